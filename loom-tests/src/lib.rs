@@ -1,0 +1,1 @@
+//! Loom models of the sessionreg protocol live in `tests/`.

@@ -1,0 +1,212 @@
+//! Configuration, validated once, when the registry is built.
+
+use crate::activity::MAX_TIMEOUT;
+use crate::id::{SessionId, INDEX, NODE};
+use crate::reason::Reason;
+use crate::registry::{OnClose, Registry};
+use crate::storage::{Config, Storage};
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// The largest capacity a registry accepts (what the id's index field can
+/// address, with room for the shard bits).
+pub const MAX_CAPACITY: usize = 1 << (INDEX.bits() - 1);
+/// The most shards a registry accepts.
+pub const MAX_SHARDS: usize = 256;
+/// The capacity of a registry built without [`Builder::capacity`].
+pub const DEFAULT_CAPACITY: usize = 1 << 16;
+
+/// Builds a [`Registry`]; see [`Registry::builder`].
+#[must_use]
+pub struct Builder<S> {
+    capacity: usize,
+    idle_timeout: Option<Duration>,
+    shards: Option<usize>,
+    node: u8,
+    on_close: Option<OnClose<S>>,
+    _values: PhantomData<fn(S)>,
+}
+
+impl<S: Send + Sync + 'static> Builder<S> {
+    pub(crate) fn new() -> Builder<S> {
+        Builder {
+            capacity: DEFAULT_CAPACITY,
+            idle_timeout: None,
+            shards: None,
+            node: 0,
+            on_close: None,
+            _values: PhantomData,
+        }
+    }
+
+    /// The maximum number of live sessions (default [`DEFAULT_CAPACITY`]). At
+    /// the maximum, inserts fail at once.
+    ///
+    /// Memory grows with use, in pages, up to this many slots; a session that
+    /// has ended keeps its slot until the last handle to it is dropped.
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// Ends sessions that had nothing in flight for this long (by
+    /// [`Registry::reap_idle`], or on lookup). Default: never.
+    ///
+    /// Time is read from a coarse monotonic clock: expect a few milliseconds
+    /// of slack.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = Some(timeout);
+        self
+    }
+
+    /// How many shards (each with its own free list) spread concurrent
+    /// inserts; a power of two. Default: twice the available parallelism,
+    /// rounded up to a power of two.
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// The node id written into every id (default 0); ids of another node are
+    /// unknown here. Reserved for multi-node routing; below 64.
+    pub fn node_id(mut self, node: u8) -> Self {
+        self.node = node;
+        self
+    }
+
+    /// Called exactly once per session, by the caller that ended it, with the
+    /// reason it ended for. It runs on that caller's thread before
+    /// `terminate` returns, so keep it short (hand slow work to a task).
+    pub fn on_close(mut self, f: impl Fn(&SessionId, &S, Reason) + Send + Sync + 'static) -> Self {
+        self.on_close = Some(Box::new(f));
+        self
+    }
+
+    /// Builds the registry, or says what is wrong with the configuration.
+    pub fn build(self) -> Result<Registry<S>, BuildError> {
+        if self.capacity == 0 {
+            return Err(BuildError::ZeroCapacity);
+        }
+        if self.capacity > MAX_CAPACITY {
+            return Err(BuildError::CapacityTooLarge(self.capacity));
+        }
+        let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let shards = match self.shards {
+            Some(n) if n == 0 || !n.is_power_of_two() || n > MAX_SHARDS => {
+                return Err(BuildError::Shards(n))
+            }
+            Some(n) => n,
+            None => (2 * parallelism).next_power_of_two().min(MAX_SHARDS),
+        };
+        if u64::from(self.node) > NODE.max() {
+            return Err(BuildError::NodeId(self.node));
+        }
+        let idle_timeout_ms = match self.idle_timeout {
+            Some(t) if t > MAX_TIMEOUT => return Err(BuildError::IdleTimeoutTooLong(t)),
+            Some(t) => Some(t.as_millis() as u64),
+            None => None,
+        };
+        let config = Config {
+            capacity: self.capacity,
+            shards,
+            stripes: (4 * parallelism).clamp(8, 256),
+            node: u64::from(self.node),
+            idle_timeout_ms,
+        };
+        Ok(Registry::from_parts(
+            Storage::new(&config),
+            self.on_close,
+            self.capacity,
+        ))
+    }
+}
+
+impl<S> fmt::Debug for Builder<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("capacity", &self.capacity)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("shards", &self.shards)
+            .field("node", &self.node)
+            .field("on_close", &self.on_close.is_some())
+            .finish()
+    }
+}
+
+/// What is wrong with a registry's configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A capacity of zero would refuse every session.
+    ZeroCapacity,
+    /// More sessions than an id can address.
+    CapacityTooLarge(usize),
+    /// The shard count is not a power of two between 1 and [`MAX_SHARDS`].
+    Shards(usize),
+    /// The node id does not fit the id's node field.
+    NodeId(u8),
+    /// The idle timeout is longer than the activity clock can measure.
+    IdleTimeoutTooLong(Duration),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ZeroCapacity => f.write_str("capacity must be at least 1"),
+            BuildError::CapacityTooLarge(n) => {
+                write!(f, "capacity {n} is over the maximum of {MAX_CAPACITY}")
+            }
+            BuildError::Shards(n) => write!(
+                f,
+                "shards must be a power of two from 1 to {MAX_SHARDS}, not {n}"
+            ),
+            BuildError::NodeId(n) => {
+                write!(
+                    f,
+                    "node id {n} does not fit: it must be below {}",
+                    NODE.max() + 1
+                )
+            }
+            BuildError::IdleTimeoutTooLong(t) => write!(
+                f,
+                "idle timeout {t:?} is over the maximum of {MAX_TIMEOUT:?}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    fn build(b: Builder<()>) -> Result<(), String> {
+        b.build().map(drop).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_with_a_reason() {
+        let err = build(Registry::builder().capacity(0)).unwrap_err();
+        assert!(err.contains("at least 1"), "{err}");
+        let err = build(Registry::builder().capacity(MAX_CAPACITY + 1)).unwrap_err();
+        assert!(err.contains("maximum"), "{err}");
+        for n in [0, 3, 512] {
+            let err = build(Registry::builder().shards(n)).unwrap_err();
+            assert!(err.contains("power of two"), "{err}");
+        }
+        let err = build(Registry::builder().node_id(64)).unwrap_err();
+        assert!(err.contains("node id 64"), "{err}");
+        let err =
+            build(Registry::builder().idle_timeout(Duration::from_secs(u64::MAX))).unwrap_err();
+        assert!(err.contains("idle timeout"), "{err}");
+    }
+
+    #[test]
+    fn edges_are_accepted() {
+        build(Registry::builder().capacity(1).shards(MAX_SHARDS)).unwrap();
+        build(Registry::builder().capacity(MAX_CAPACITY).shards(1)).unwrap();
+        build(Registry::builder().node_id(63).idle_timeout(Duration::ZERO)).unwrap();
+    }
+}

@@ -1,0 +1,5 @@
+//! Documentation only: how the registry works and why.
+
+pub mod design {
+    #![doc = include_str!("docs/design.md")]
+}

@@ -1,0 +1,271 @@
+//! Session ids: which slot, which generation of it, and a secret.
+//!
+//! A [`SessionId`] is 128 bits. The low 64 are a secret drawn from a CSPRNG;
+//! the high 64 pack, from the bottom up, the slot index, the slot's generation
+//! when the session was created, and a node id reserved for routing in a
+//! multi-node deployment (always 0 today, checked on lookup):
+//!
+//! ```text
+//!  127      122 121                92 91              64 63                  0
+//! +----------+----------------------+------------------+---------------------+
+//! | node (6) |   generation (30)    |    index (28)    |     secret (64)     |
+//! +----------+----------------------+------------------+---------------------+
+//! ```
+//!
+//! The text form is the 128 bits as 32 lowercase hex digits, most significant
+//! first: fixed length, visible ASCII, and parsed back without allocating.
+
+use crate::pack::Field;
+use std::fmt;
+use std::str::FromStr;
+
+/// Slot index: which slot of the registry holds the session.
+pub(crate) const INDEX: Field = Field::lowest(28);
+/// The slot's generation at the time the session was created.
+pub(crate) const GENERATION: Field = INDEX.then(30);
+/// Reserved for multi-node routing.
+pub(crate) const NODE: Field = GENERATION.then(6);
+const _: () = assert!(NODE.end() == 64, "the id's high word is fully used");
+
+/// Length of the text form, in bytes.
+pub const TEXT_LEN: usize = 32;
+
+/// The name of one session: its slot, the slot's generation and a secret.
+///
+/// Ids are minted by [`Registry::insert`](crate::Registry::insert). An id stays
+/// the name of the one session it was minted for: once that session has ended,
+/// the slot's generation has moved on and the id no longer finds anything,
+/// even after the slot holds a new session.
+///
+/// ```
+/// use sessionreg::{Registry, SessionId};
+///
+/// let registry = Registry::<&str>::builder().build().unwrap();
+/// let id = registry.insert("hello").unwrap();
+/// let text = id.to_string();
+/// assert_eq!(text.len(), sessionreg::id::TEXT_LEN);
+/// assert_eq!(text.parse::<SessionId>().unwrap(), id);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(u128);
+
+impl SessionId {
+    /// Packs an id from its fields.
+    pub(crate) fn new(index: u64, generation: u64, node: u64, secret: u64) -> Self {
+        let high = NODE.set(GENERATION.set(INDEX.set(0, index), generation), node);
+        SessionId((u128::from(high) << 64) | u128::from(secret))
+    }
+
+    #[inline]
+    fn high(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+
+    /// The slot index.
+    #[inline]
+    pub(crate) fn index(self) -> u64 {
+        INDEX.get(self.high())
+    }
+
+    /// The slot's generation when the session was created.
+    #[inline]
+    pub(crate) fn generation(self) -> u64 {
+        GENERATION.get(self.high())
+    }
+
+    /// The node id (reserved; 0 unless the registry was built with another).
+    #[inline]
+    pub fn node(self) -> u8 {
+        NODE.get(self.high()) as u8
+    }
+
+    /// The secret part.
+    #[inline]
+    pub(crate) fn secret(self) -> u64 {
+        self.0 as u64
+    }
+
+    /// The id as one 128-bit number (the same bits as the text form).
+    pub fn to_u128(self) -> u128 {
+        self.0
+    }
+
+    /// The id whose text form is `bytes`, e.g. a header value.
+    ///
+    /// Accepts exactly [`TEXT_LEN`] lowercase hex digits.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<SessionId, ParseIdError> {
+        if bytes.len() != TEXT_LEN {
+            return Err(ParseIdError::Length(bytes.len()));
+        }
+        let mut value: u128 = 0;
+        for (at, &byte) in bytes.iter().enumerate() {
+            let digit = match byte {
+                b'0'..=b'9' => byte - b'0',
+                b'a'..=b'f' => byte - b'a' + 10,
+                _ => return Err(ParseIdError::Digit { at }),
+            };
+            value = (value << 4) | u128::from(digit);
+        }
+        Ok(SessionId(value))
+    }
+
+    /// Writes the text form into `out` and returns it as a `&str`, without
+    /// allocating.
+    pub fn encode<'a>(&self, out: &'a mut [u8; TEXT_LEN]) -> &'a str {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        for (i, byte) in out.iter_mut().enumerate() {
+            let nibble = (self.0 >> (4 * (TEXT_LEN - 1 - i))) & 0xf;
+            *byte = DIGITS[nibble as usize];
+        }
+        // Every byte is one of DIGITS, so this cannot fail.
+        std::str::from_utf8(out).expect("hex digits are ASCII")
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.encode(&mut [0; TEXT_LEN]))
+    }
+}
+
+impl fmt::Debug for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The secret is a bearer credential: keep it out of logs.
+        f.debug_struct("SessionId")
+            .field("index", &self.index())
+            .field("generation", &self.generation())
+            .field("node", &self.node())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FromStr for SessionId {
+    type Err = ParseIdError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SessionId::parse_bytes(s.as_bytes())
+    }
+}
+
+/// Why a text is not a session id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseIdError {
+    /// The text is not [`TEXT_LEN`] bytes long; holds the length it had.
+    Length(usize),
+    /// The byte at this offset is not a lowercase hex digit.
+    Digit {
+        /// Byte offset of the first bad byte.
+        at: usize,
+    },
+}
+
+impl fmt::Display for ParseIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseIdError::Length(len) => {
+                write!(
+                    f,
+                    "a session id is {TEXT_LEN} bytes long, this one is {len}"
+                )
+            }
+            ParseIdError::Digit { at } => {
+                write!(
+                    f,
+                    "byte {at} of the session id is not a lowercase hex digit"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ParseIdError {}
+
+/// A fresh 64-bit secret from the thread-local CSPRNG (ChaCha, seeded and
+/// periodically reseeded from the OS): no syscall per id.
+pub(crate) fn fresh_secret() -> u64 {
+    use rand::Rng as _;
+    rand::rng().next_u64()
+}
+
+/// Compares two secrets without a data-dependent branch or early exit.
+///
+/// A `u64` comparison is a single instruction; `black_box` keeps the
+/// optimiser from turning the XOR into anything that depends on where the two
+/// values first differ.
+#[inline]
+pub(crate) fn secrets_match(a: u64, b: u64) -> bool {
+    std::hint::black_box(a ^ b) == 0
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn packing_round_trips(
+            index in 0..=INDEX.max(),
+            generation in 0..=GENERATION.max(),
+            node in 0..=NODE.max(),
+            secret: u64,
+        ) {
+            let id = SessionId::new(index, generation, node, secret);
+            prop_assert_eq!(id.index(), index);
+            prop_assert_eq!(id.generation(), generation);
+            prop_assert_eq!(u64::from(id.node()), node);
+            prop_assert_eq!(id.secret(), secret);
+        }
+
+        #[test]
+        fn text_round_trips_and_is_fixed_visible_ascii(bits: u128) {
+            let id = SessionId(bits);
+            let text = id.to_string();
+            prop_assert_eq!(text.len(), TEXT_LEN);
+            prop_assert!(text.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+            prop_assert_eq!(text.parse::<SessionId>(), Ok(id));
+        }
+
+        #[test]
+        fn parse_never_panics(text in ".{0,40}") {
+            let _ = text.parse::<SessionId>();
+        }
+    }
+
+    #[test]
+    fn parse_rejects_with_the_reason() {
+        assert_eq!("".parse::<SessionId>(), Err(ParseIdError::Length(0)));
+        assert_eq!(
+            "0".repeat(33).parse::<SessionId>(),
+            Err(ParseIdError::Length(33))
+        );
+        let mut upper = "0".repeat(32);
+        upper.replace_range(5..6, "A");
+        assert_eq!(
+            upper.parse::<SessionId>(),
+            Err(ParseIdError::Digit { at: 5 })
+        );
+        assert_eq!(
+            "g".repeat(32).parse::<SessionId>(),
+            Err(ParseIdError::Digit { at: 0 })
+        );
+    }
+
+    #[test]
+    fn debug_hides_the_secret() {
+        let id = SessionId::new(1, 2, 0, 0xdead_beef_dead_beef);
+        let debug = format!("{id:?}");
+        assert!(!debug.contains("deadbeef"), "{debug}");
+        assert!(!debug.contains(&0xdead_beef_dead_beef_u64.to_string()));
+    }
+
+    #[test]
+    fn secrets_differ() {
+        let a = fresh_secret();
+        let b = fresh_secret();
+        assert_ne!(a, b);
+        assert!(secrets_match(a, a));
+        assert!(!secrets_match(a, b));
+    }
+}

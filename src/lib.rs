@@ -1,0 +1,62 @@
+//! A lock-free registry of sessions, for servers whose sessions come and go
+//! by the thousands per second.
+//!
+//! Sessions live in a slab. Each id names a slot, the slot's *generation* when
+//! the session was created, and a secret, so an id that outlives its session
+//! never reaches another one: after termination the generation moves on and
+//! the old id finds nothing. And every way a session ends goes through one
+//! call, [`Registry::terminate`], in which a single compare-and-swap picks one
+//! winner; only the winner runs the close callback, once.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use sessionreg::{Reason, Registry, Termination};
+//!
+//! let closed = Arc::new(AtomicUsize::new(0));
+//! let counter = closed.clone();
+//! let registry = Registry::builder()
+//!     .capacity(1000)
+//!     .on_close(move |_id, _name: &String, _reason| {
+//!         counter.fetch_add(1, Ordering::SeqCst);
+//!     })
+//!     .build()
+//!     .unwrap();
+//!
+//! let id = registry.insert("alice".to_string()).unwrap();
+//! assert_eq!(*registry.get(&id).unwrap(), "alice");
+//!
+//! // Two paths race to end the session: exactly one wins.
+//! assert_eq!(registry.terminate(&id, Reason::Deleted), Termination::Won);
+//! assert_eq!(registry.terminate(&id, Reason::IdleTimeout), Termination::AlreadyTerminated);
+//! assert_eq!(closed.load(Ordering::SeqCst), 1);
+//! assert!(registry.get(&id).is_none());
+//! assert!(registry.is_empty());
+//! ```
+//!
+//! The design, in prose, is in [`docs::design`].
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod activity;
+mod builder;
+pub mod docs;
+mod free_list;
+pub mod id;
+mod lifecycle;
+mod pack;
+mod reason;
+mod registry;
+mod session;
+mod slot;
+mod stats;
+mod storage;
+mod sync;
+mod tid;
+
+pub use builder::{BuildError, Builder, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
+pub use id::{ParseIdError, SessionId};
+pub use reason::{Reason, Rejection};
+pub use registry::{InsertError, Registry, Termination};
+pub use session::{InFlight, Session};
+pub use stats::Stats;

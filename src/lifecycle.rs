@@ -1,0 +1,364 @@
+//! One slot's lifecycle word: state, reference count and generation.
+//!
+//! ```text
+//!  63                34 33                 3   2      1  0
+//! +-------------------+--------------------+--------+-----+
+//! |  generation (30)  |     refs (31)      | orphan |state|
+//! +-------------------+--------------------+--------+-----+
+//! ```
+//!
+//! The states, and the only transitions between them:
+//!
+//! ```text
+//! FREE(g) --publish--> LIVE(g) --terminate (one CAS)--> TERMINATED(g) --last ref out--> FREE(g+1)
+//! ```
+//!
+//! * `refs` counts the handles ([`Session`](crate::Session)) and in-progress
+//!   operations that may read the slot's value. While `refs > 0` the value is
+//!   in place and the slot cannot be freed or reused.
+//! * A reference can be *taken* only on `LIVE(g)`, and only by a CAS that
+//!   expects the generation the caller asked for; it can be *cloned* from an
+//!   existing one in any state.
+//! * `TERMINATED` is entered exactly once per generation, by a CAS from `LIVE`:
+//!   whoever's CAS succeeds is the one winner.
+//! * The reference that leaves `TERMINATED(g)` with zero refs is the *last
+//!   one out*; it, and only it, frees the slot as `FREE(g+1)`.
+//! * `orphan` is set on every slot when the registry is dropped, so the last
+//!   handle of a slot knows it must also account for the storage (see
+//!   `storage.rs`).
+//!
+//! Every transition is a method returning a `#[must_use]` value that says what
+//! the caller must do next, in the style of tokio's task state.
+
+use crate::id::GENERATION as ID_GENERATION;
+use crate::pack::Field;
+use crate::sync::{AtomicU64, Ordering};
+
+const STATE: Field = Field::lowest(2);
+const ORPHAN: Field = STATE.then(1);
+const REFS: Field = ORPHAN.then(31);
+const GENERATION: Field = REFS.then(ID_GENERATION.bits());
+const _: () = assert!(GENERATION.end() == 64);
+
+const FREE: u64 = 0;
+const LIVE: u64 = 1;
+const TERMINATED: u64 = 2;
+
+/// A snapshot of a lifecycle word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Word(u64);
+
+impl Word {
+    const fn new(state: u64, generation: u64) -> Word {
+        Word(GENERATION.set(STATE.set(0, state), generation))
+    }
+
+    pub(crate) fn generation(self) -> u64 {
+        GENERATION.get(self.0)
+    }
+
+    pub(crate) fn refs(self) -> u64 {
+        REFS.get(self.0)
+    }
+
+    pub(crate) fn is_live(self) -> bool {
+        STATE.get(self.0) == LIVE
+    }
+
+    pub(crate) fn is_terminated(self) -> bool {
+        STATE.get(self.0) == TERMINATED
+    }
+
+    pub(crate) fn is_free(self) -> bool {
+        STATE.get(self.0) == FREE
+    }
+
+    fn is_orphaned(self) -> bool {
+        ORPHAN.get(self.0) == 1
+    }
+
+    /// Whether the slot holds (or held) the session of generation `generation`,
+    /// rather than one that came later or has not been minted yet.
+    pub(crate) fn names(self, generation: u64) -> bool {
+        self.generation() == generation && !self.is_free()
+    }
+
+    /// Whether `generation` is older than this word's: the session it named
+    /// has come and gone. Generations wrap, so "older" means within half the
+    /// range behind.
+    pub(crate) fn has_passed(self, generation: u64) -> bool {
+        let behind = self.generation().wrapping_sub(generation) & GENERATION.max();
+        behind != 0 && behind <= GENERATION.max() / 2
+    }
+}
+
+impl std::fmt::Debug for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match STATE.get(self.0) {
+            FREE => "FREE",
+            LIVE => "LIVE",
+            TERMINATED => "TERMINATED",
+            _ => "INVALID",
+        };
+        write!(f, "{state}(gen {}, refs {}", self.generation(), self.refs())?;
+        if self.is_orphaned() {
+            f.write_str(", orphan")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// What [`Lifecycle::try_acquire`] did.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Acquire {
+    /// A reference is held: the caller must give it back with
+    /// [`Lifecycle::release`].
+    Acquired,
+    /// The word changed since the caller looked; here is what it is now.
+    Changed(Word),
+}
+
+/// What [`Lifecycle::try_terminate`] did.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Terminate {
+    /// This call moved the slot from `LIVE` to `TERMINATED`: the caller is the
+    /// one winner and runs the session's cleanup. It holds a reference (one
+    /// it had, or one the CAS took for it) and must release it afterwards.
+    Won,
+    /// The word changed since the caller looked; here is what it is now.
+    Changed(Word),
+}
+
+/// What [`Lifecycle::release`] left the caller to do.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Other references remain, or the session is still live.
+    Done,
+    /// This was the last reference out of a terminated session: the caller
+    /// must drop the value and call [`Lifecycle::free`]. If `orphaned`, the
+    /// registry is gone and the caller must also account for the storage.
+    LastOut { orphaned: bool },
+}
+
+/// The atomic lifecycle word of one slot.
+pub(crate) struct Lifecycle(AtomicU64);
+
+impl Lifecycle {
+    /// A slot that was never used: `FREE(0)`.
+    pub(crate) fn new() -> Lifecycle {
+        Lifecycle(AtomicU64::new(Word::new(FREE, 0).0))
+    }
+
+    /// Reads the word.
+    ///
+    /// Acquire: if the word is `LIVE(g)`, this pairs with the Release in
+    /// [`publish`](Self::publish) (or any RMW after it in the release sequence)
+    /// so the caller then sees the secret, the activity word and the value the
+    /// inserter wrote before it.
+    #[inline]
+    pub(crate) fn load(&self) -> Word {
+        Word(self.0.load(Ordering::Acquire))
+    }
+
+    /// `FREE(g)` → `LIVE(g)`; returns `g`.
+    ///
+    /// The caller owns the slot exclusively (it popped the slot from the free
+    /// list, or took a fresh one), so a plain store suffices: no one else
+    /// writes a `FREE` word. Release: publishes the value, secret and activity
+    /// written before it to every reader that loads `LIVE(g)` with Acquire.
+    pub(crate) fn publish(&self) -> u64 {
+        // Relaxed: the Acquire that made the slot ours (the free-list pop, or
+        // the page allocation for a fresh slot) already ordered this after the
+        // `free` store that wrote it.
+        let free = Word(self.0.load(Ordering::Relaxed));
+        debug_assert!(free.is_free() && free.refs() == 0, "{free:?}");
+        let generation = free.generation();
+        self.0
+            .store(Word::new(LIVE, generation).0, Ordering::Release);
+        generation
+    }
+
+    /// `LIVE(g, r)` → `LIVE(g, r + 1)` if the word is still `seen`.
+    ///
+    /// Acquire on success, for the same reason as [`load`](Self::load): the
+    /// reference lets the caller read the value. Acquire on failure too, since
+    /// the caller inspects the word it gets back.
+    #[inline]
+    pub(crate) fn try_acquire(&self, seen: Word) -> Acquire {
+        debug_assert!(seen.is_live());
+        check_refs(seen);
+        match self.0.compare_exchange(
+            seen.0,
+            seen.0 + REFS.one(),
+            Ordering::Acquire,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => Acquire::Acquired,
+            Err(now) => Acquire::Changed(Word(now)),
+        }
+    }
+
+    /// Adds a reference next to one the caller already holds (cloning a
+    /// handle). Works in any state: the held reference keeps the slot from
+    /// being freed, so the generation cannot move.
+    ///
+    /// Relaxed, as for `Arc::clone`: the caller's own reference already
+    /// ordered its access to the value; the new one is ordered by whatever
+    /// hands it to another thread.
+    pub(crate) fn clone_ref(&self) {
+        let before = Word(self.0.fetch_add(REFS.one(), Ordering::Relaxed));
+        check_refs(before);
+    }
+
+    /// `LIVE(g, r)` → `TERMINATED(g, r + extra_ref)` if the word is still
+    /// `seen`: the linearization point of every way a session ends.
+    ///
+    /// `extra_ref` is 1 when the caller holds no reference yet (terminate by
+    /// id), so the winner can run cleanup without the value being freed under
+    /// it; 0 when it already holds one (the reaper, an expired lookup).
+    ///
+    /// AcqRel on success: Acquire so the winner sees the value it hands to the
+    /// close callback; Release so a reader that later loads `TERMINATED` also
+    /// sees everything the winner did before it. Acquire on failure, since the
+    /// caller inspects the word it gets back.
+    pub(crate) fn try_terminate(&self, seen: Word, extra_ref: bool) -> Terminate {
+        debug_assert!(seen.is_live());
+        check_refs(seen);
+        let next = STATE.set(seen.0, TERMINATED) + if extra_ref { REFS.one() } else { 0 };
+        match self
+            .0
+            .compare_exchange(seen.0, next, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Terminate::Won,
+            Err(now) => Terminate::Changed(Word(now)),
+        }
+    }
+
+    /// Gives back one reference.
+    ///
+    /// AcqRel: Release so this holder's reads of the value happen before the
+    /// last one out drops it; Acquire so that, if this is the last one out, it
+    /// sees every other holder's accesses before dropping the value (the same
+    /// pairing as `Arc`'s drop, without a separate fence).
+    pub(crate) fn release(&self) -> Release {
+        let before = Word(self.0.fetch_sub(REFS.one(), Ordering::AcqRel));
+        debug_assert!(
+            before.refs() > 0,
+            "released a reference never taken: {before:?}"
+        );
+        if before.refs() == 1 && before.is_terminated() {
+            Release::LastOut {
+                orphaned: before.is_orphaned(),
+            }
+        } else {
+            Release::Done
+        }
+    }
+
+    /// `TERMINATED(g, 0)` → `FREE(g + 1)`, by the last one out, after it has
+    /// dropped the value.
+    ///
+    /// Release: the value's drop happens before whoever next takes the slot
+    /// (through the free list's Release/Acquire pair, which this store
+    /// precedes in program order) writes a new one.
+    pub(crate) fn free(&self) {
+        // Relaxed: only the last one out writes now; it read this word in
+        // `release`, and nobody can change it (no refs, not LIVE).
+        let done = Word(self.0.load(Ordering::Relaxed));
+        debug_assert!(done.is_terminated() && done.refs() == 0, "{done:?}");
+        let next = (done.generation() + 1) & GENERATION.max();
+        self.0.store(Word::new(FREE, next).0, Ordering::Release);
+    }
+
+    /// Marks the slot as outliving its registry; returns whether references
+    /// were held at that moment (the caller then counts the slot as pending).
+    ///
+    /// AcqRel: this RMW and the holders' `release` RMWs are totally ordered on
+    /// this word, so exactly one of them sees the other: either the last
+    /// release came first (no refs here, nothing pending), or it comes after
+    /// and sees the orphan bit.
+    pub(crate) fn orphan(&self) -> bool {
+        let before = Word(self.0.fetch_or(ORPHAN.one(), Ordering::AcqRel));
+        debug_assert!(!before.is_live(), "orphaned a live slot: {before:?}");
+        before.refs() > 0
+    }
+}
+
+/// Aborts on reference-count overflow, like `Arc`: two billion handles to one
+/// session can only come from a leak (e.g. `mem::forget` in a loop).
+#[inline]
+fn check_refs(word: Word) {
+    if word.refs() >= REFS.max() - 1 {
+        std::process::abort();
+    }
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_life() {
+        let slot = Lifecycle::new();
+        assert!(slot.load().is_free());
+        let generation = slot.publish();
+        assert_eq!(generation, 0);
+        let live = slot.load();
+        assert!(live.is_live() && live.names(0));
+
+        assert_eq!(slot.try_acquire(live), Acquire::Acquired);
+        // A stale snapshot loses.
+        assert!(matches!(
+            slot.try_terminate(live, true),
+            Terminate::Changed(_)
+        ));
+        let held = slot.load();
+        assert_eq!(held.refs(), 1);
+        assert_eq!(slot.try_terminate(held, true), Terminate::Won);
+        let ended = slot.load();
+        assert!(ended.is_terminated() && ended.refs() == 2);
+
+        assert_eq!(slot.release(), Release::Done);
+        assert_eq!(slot.release(), Release::LastOut { orphaned: false });
+        slot.free();
+        let next = slot.load();
+        assert!(next.is_free() && next.generation() == 1);
+        assert!(next.has_passed(0));
+        assert!(!next.names(0) && !next.names(1));
+    }
+
+    #[test]
+    fn release_of_a_live_session_never_frees() {
+        let slot = Lifecycle::new();
+        let _ = slot.publish();
+        assert_eq!(slot.try_acquire(slot.load()), Acquire::Acquired);
+        assert_eq!(slot.release(), Release::Done);
+        assert!(slot.load().is_live());
+    }
+
+    #[test]
+    fn orphan_reaches_the_last_holder() {
+        let slot = Lifecycle::new();
+        let _ = slot.publish();
+        assert_eq!(slot.try_terminate(slot.load(), true), Terminate::Won);
+        assert!(slot.orphan());
+        assert_eq!(slot.release(), Release::LastOut { orphaned: true });
+    }
+
+    #[test]
+    fn generations_wrap_and_still_compare() {
+        let max = GENERATION.max();
+        let word = Word::new(LIVE, 0);
+        assert!(word.has_passed(max), "gen max is just behind gen 0");
+        assert!(!word.has_passed(1), "gen 1 is ahead of gen 0");
+        assert!(!word.has_passed(0));
+        assert!(Word::new(FREE, 5).has_passed(4));
+        assert!(
+            !Word::new(FREE, 5).has_passed(5),
+            "FREE(5): gen 5 not minted yet"
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! Why a session ended, and why a lookup found nothing.
+
+use std::fmt;
+
+/// Why a session ended: the reason its one terminate call won with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The client ended it (an HTTP `DELETE`).
+    Deleted,
+    /// Nothing was in flight and it saw no activity for the idle timeout.
+    IdleTimeout,
+    /// Its handler failed or panicked.
+    Failed,
+    /// The server shut down.
+    Shutdown,
+    /// Its first request was rejected after the session was created.
+    Rejected,
+}
+
+impl Reason {
+    /// Every reason, in the order of [`Reason::index`].
+    pub const ALL: [Reason; 5] = [
+        Reason::Deleted,
+        Reason::IdleTimeout,
+        Reason::Failed,
+        Reason::Shutdown,
+        Reason::Rejected,
+    ];
+
+    /// The metric label value: `deleted`, `idle_timeout`, `failed`,
+    /// `shutdown` or `rejected`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Reason::Deleted => "deleted",
+            Reason::IdleTimeout => "idle_timeout",
+            Reason::Failed => "failed",
+            Reason::Shutdown => "shutdown",
+            Reason::Rejected => "rejected",
+        }
+    }
+
+    pub(crate) const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a lookup by id found no live session. Every cause answers the same to
+/// a client (HTTP 404); they are told apart only in [`Stats`](crate::Stats).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// The text was not a session id at all.
+    Malformed,
+    /// No session was ever minted under this id here (another node's id, a
+    /// slot or generation not reached yet).
+    Unknown,
+    /// The session this id named has ended.
+    Stale,
+    /// The slot and generation are live, but the secret is wrong.
+    Forged,
+    /// The session had been idle past the timeout; this lookup ended it.
+    Expired,
+}
+
+impl Rejection {
+    /// Every cause, in the order of [`Rejection::index`].
+    pub const ALL: [Rejection; 5] = [
+        Rejection::Malformed,
+        Rejection::Unknown,
+        Rejection::Stale,
+        Rejection::Forged,
+        Rejection::Expired,
+    ];
+
+    /// The metric label value: `malformed`, `unknown`, `stale`, `forged` or
+    /// `expired`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Rejection::Malformed => "malformed",
+            Rejection::Unknown => "unknown",
+            Rejection::Stale => "stale",
+            Rejection::Forged => "forged",
+            Rejection::Expired => "expired",
+        }
+    }
+
+    pub(crate) const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Rejection::Malformed => "malformed session id",
+            Rejection::Unknown => "unknown session id",
+            Rejection::Stale => "the session has ended",
+            Rejection::Forged => "session id with a wrong secret",
+            Rejection::Expired => "the session expired",
+        })
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_follow_all() {
+        for (i, reason) in Reason::ALL.iter().enumerate() {
+            assert_eq!(reason.index(), i);
+        }
+        for (i, cause) in Rejection::ALL.iter().enumerate() {
+            assert_eq!(cause.index(), i);
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! The registry: insert, look up and terminate sessions by id.
+
+use crate::activity::Expire;
+use crate::builder::Builder;
+use crate::id::{fresh_secret, secrets_match, ParseIdError, SessionId};
+use crate::lifecycle::{Acquire, Terminate, Word};
+use crate::reason::{Reason, Rejection};
+use crate::session::Session;
+use crate::slot::Slot;
+use crate::stats::Stats;
+use crate::storage::{self, Storage};
+use crate::tid;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+pub(crate) type OnClose<S> = Box<dyn Fn(&SessionId, &S, Reason) + Send + Sync>;
+
+/// A concurrent registry of sessions of type `S`.
+///
+/// Share it as `Arc<Registry<S>>`. Every way a session ends goes through
+/// [`terminate`](Registry::terminate) (or the sweeps [`reap_idle`] and
+/// [`terminate_all`], which end each session the same way): one atomic CAS
+/// picks one winner per session, and only the winner runs the close callback,
+/// once, with the reason it won for.
+///
+/// Dropping the registry terminates every session still live with
+/// [`Reason::Shutdown`] (the close callback runs for each); handles still held
+/// stay valid, and the storage is freed with the last of them.
+///
+/// [`reap_idle`]: Registry::reap_idle
+/// [`terminate_all`]: Registry::terminate_all
+pub struct Registry<S> {
+    storage: NonNull<Storage<S>>,
+    on_close: Option<OnClose<S>>,
+    capacity: usize,
+    _owns: PhantomData<S>,
+}
+
+// SAFETY: the registry hands `&S` to any thread (`S: Sync`) and values are
+// dropped on whichever thread releases them last (`S: Send`); the storage is
+// only atomics and the values; the close callback is `Send + Sync`.
+unsafe impl<S: Send + Sync> Send for Registry<S> {}
+// SAFETY: as above; every `&self` method is safe to call concurrently.
+unsafe impl<S: Send + Sync> Sync for Registry<S> {}
+
+/// The outcome of [`Registry::terminate`].
+#[must_use = "only the `Won` caller knows the session ended because of it"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Termination {
+    /// This call ended the session: its CAS was the one winner, and the close
+    /// callback has run, with this call's reason.
+    Won,
+    /// The session had already ended, by another path or an earlier call:
+    /// every caller but the winner gets this. Not an error, and not counted
+    /// as a rejected lookup.
+    AlreadyTerminated,
+    /// The id never named a session here: another node's, a slot or
+    /// generation not reached yet ([`Rejection::Unknown`]), or a wrong secret
+    /// ([`Rejection::Forged`]). Counted in [`Stats`].
+    Rejected(Rejection),
+}
+
+impl Termination {
+    /// Whether this call ended the session.
+    pub fn is_won(self) -> bool {
+        self == Termination::Won
+    }
+}
+
+/// The error from [`Registry::insert`] at capacity. Holds the value, so
+/// nothing is lost.
+pub struct InsertError<S> {
+    value: S,
+    capacity: usize,
+}
+
+impl<S> InsertError<S> {
+    /// The value that was not inserted.
+    pub fn into_inner(self) -> S {
+        self.value
+    }
+}
+
+impl<S> fmt::Debug for InsertError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InsertError")
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> fmt::Display for InsertError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the registry is at capacity ({} sessions)",
+            self.capacity
+        )
+    }
+}
+
+impl<S> std::error::Error for InsertError<S> {}
+
+impl<S: Send + Sync + 'static> Registry<S> {
+    /// A builder, to set capacity, idle timeout and close callback.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sessionreg::Registry;
+    ///
+    /// let registry = Registry::<u32>::builder()
+    ///     .capacity(10_000)
+    ///     .idle_timeout(Duration::from_secs(30 * 60))
+    ///     .on_close(|id, value, reason| println!("{id} ({value}) ended: {reason}"))
+    ///     .build()
+    ///     .expect("valid configuration");
+    /// assert_eq!(registry.capacity(), 10_000);
+    /// ```
+    pub fn builder() -> Builder<S> {
+        Builder::new()
+    }
+}
+
+impl<S> Registry<S> {
+    pub(crate) fn from_parts(
+        storage: Storage<S>,
+        on_close: Option<OnClose<S>>,
+        capacity: usize,
+    ) -> Registry<S> {
+        Registry {
+            storage: NonNull::from(Box::leak(Box::new(storage))),
+            on_close,
+            capacity,
+            _owns: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn storage(&self) -> &Storage<S> {
+        // SAFETY: the storage is freed only after the registry is dropped
+        // (see `Storage::orphan_all`).
+        unsafe { self.storage.as_ref() }
+    }
+
+    /// Creates a session holding `value` and returns its id.
+    ///
+    /// At capacity it fails at once and hands the value back: it never
+    /// blocks and never evicts another session.
+    pub fn insert(&self, value: S) -> Result<SessionId, InsertError<S>> {
+        let storage = self.storage();
+        let Some((index, slot)) = storage.allocate(storage.home_shard(tid::current())) else {
+            return Err(InsertError {
+                value,
+                capacity: self.capacity,
+            });
+        };
+        let secret = fresh_secret();
+        // Counted before the session is visible, so that a racing terminate
+        // can never make the live count dip below zero.
+        storage.counters.created();
+        // SAFETY: `allocate` handed the free slot to us alone.
+        let generation = unsafe { slot.fill(value, secret, storage.now()) };
+        Ok(SessionId::new(index, generation, storage.node, secret))
+    }
+
+    /// The live session named by `id`, if there is one.
+    ///
+    /// It must be live, in exactly the slot, generation and secret of the id.
+    /// A session idle past the timeout is ended here, with
+    /// [`Reason::IdleTimeout`], and not returned. Allocates nothing; a lookup
+    /// of an ended session costs only loads.
+    #[inline]
+    pub fn get(&self, id: &SessionId) -> Option<Session<S>> {
+        self.lookup(id).ok()
+    }
+
+    /// Like [`get`](Registry::get), saying why nothing was found.
+    pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
+        let result = self
+            .acquire(id)
+            .and_then(|slot| self.unless_expired(id, slot));
+        if let Err(cause) = result {
+            self.storage().counters.rejected(cause);
+        }
+        result
+    }
+
+    /// Parses the text form of an id (a header value), counting a malformed
+    /// one in [`Stats`].
+    pub fn parse_id(&self, text: &[u8]) -> Result<SessionId, ParseIdError> {
+        let parsed = SessionId::parse_bytes(text);
+        if parsed.is_err() {
+            self.storage().counters.rejected(Rejection::Malformed);
+        }
+        parsed
+    }
+
+    /// Ends the session named by `id`, for `reason`: the one function every
+    /// way a session ends goes through.
+    ///
+    /// One CAS on the session's lifecycle word decides: the caller whose CAS
+    /// moves it from live to terminated gets [`Termination::Won`], the live
+    /// count drops, and the close callback runs, once, on this thread, before
+    /// this returns. Every other caller with the same id, now or later, gets
+    /// `AlreadyTerminated`, which is not an error.
+    ///
+    /// If the close callback panics, the panic propagates from here; the
+    /// session is terminated all the same and its slot is not leaked.
+    pub fn terminate(&self, id: &SessionId, reason: Reason) -> Termination {
+        let (index, slot) = match self.locate(id) {
+            Ok(found) => found,
+            Err(cause) => return self.rejected(cause),
+        };
+        let mut word = slot.lifecycle.load();
+        loop {
+            if !word.names(id.generation()) {
+                return match stale_or_unknown(word, id) {
+                    Rejection::Stale => Termination::AlreadyTerminated,
+                    cause => self.rejected(cause),
+                };
+            }
+            if !word.is_live() {
+                return Termination::AlreadyTerminated;
+            }
+            if !secrets_match(slot.secret(), id.secret()) {
+                match forged_or_recycled(slot, word) {
+                    Some(now) => word = now,
+                    None => return self.rejected(Rejection::Forged),
+                }
+                continue;
+            }
+            match slot.lifecycle.try_terminate(word, true) {
+                Terminate::Won => {
+                    self.finish(index, slot, *id, reason);
+                    return Termination::Won;
+                }
+                Terminate::Changed(now) => word = now,
+            }
+        }
+    }
+
+    /// Ends every session that is idle now (nothing in flight, no activity
+    /// for the idle timeout) with [`Reason::IdleTimeout`]; returns how many
+    /// this call ended. Does nothing without an idle timeout.
+    ///
+    /// Run it periodically (the HTTP layer runs it on a timer). Each session
+    /// ends through the same CAS as [`terminate`](Registry::terminate).
+    pub fn reap_idle(&self) -> usize {
+        let storage = self.storage();
+        let Some(timeout) = storage.idle_timeout_ms else {
+            return 0;
+        };
+        let now = storage.clock.now_ms();
+        let mut ended = 0;
+        for (index, slot) in storage.used_slots() {
+            let mut word = slot.lifecycle.load();
+            // A cheap look first: most sessions are busy or recent.
+            while word.is_live() && slot.activity.looks_idle(now, timeout) {
+                match slot.lifecycle.try_acquire(word) {
+                    Acquire::Changed(now) => word = now,
+                    Acquire::Acquired => {
+                        let id = self.id_of(index, slot, word);
+                        if slot.activity.try_expire(now, timeout) == Expire::Expired {
+                            ended +=
+                                usize::from(self.end_held(index, slot, id, Reason::IdleTimeout));
+                        } else {
+                            // SAFETY: we hold the reference just taken.
+                            unsafe { storage::release(self.storage, index) };
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        ended
+    }
+
+    /// Ends every live session with `reason` (for shutdown: see also
+    /// [`Reason::Shutdown`]); returns how many this call ended.
+    ///
+    /// Sessions inserted while it runs may survive it: stop inserting first.
+    pub fn terminate_all(&self, reason: Reason) -> usize {
+        let mut ended = 0;
+        for (index, slot) in self.storage().used_slots() {
+            let mut word = slot.lifecycle.load();
+            while word.is_live() {
+                match slot.lifecycle.try_terminate(word, true) {
+                    Terminate::Won => {
+                        let id = self.id_of(index, slot, word);
+                        self.finish(index, slot, id, reason);
+                        ended += 1;
+                        break;
+                    }
+                    Terminate::Changed(now) => word = now,
+                }
+            }
+        }
+        ended
+    }
+
+    /// Live sessions: created and not yet terminated. Exact when no insert or
+    /// terminate is running concurrently.
+    pub fn len(&self) -> usize {
+        self.storage().counters.live()
+    }
+
+    /// Whether no session is live.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The configured maximum of live sessions.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> Stats {
+        self.storage().counters.snapshot(self.capacity)
+    }
+
+    /// The slot an id points at, if the id is for this registry and the slot
+    /// has ever been used.
+    #[inline]
+    fn locate(&self, id: &SessionId) -> Result<(u64, &Slot<S>), Rejection> {
+        let storage = self.storage();
+        if u64::from(id.node()) != storage.node {
+            return Err(Rejection::Unknown);
+        }
+        match storage.slot(id.index()) {
+            Some(slot) => Ok((id.index(), slot)),
+            None => Err(Rejection::Unknown),
+        }
+    }
+
+    /// Takes a reference on the live session named by `id`.
+    #[inline]
+    fn acquire(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
+        let (_, slot) = self.locate(id)?;
+        let mut word = slot.lifecycle.load();
+        loop {
+            if !word.names(id.generation()) {
+                return Err(stale_or_unknown(word, id));
+            }
+            if !word.is_live() {
+                return Err(Rejection::Stale);
+            }
+            if !secrets_match(slot.secret(), id.secret()) {
+                match forged_or_recycled(slot, word) {
+                    Some(now) => word = now,
+                    None => return Err(Rejection::Forged),
+                }
+                continue;
+            }
+            match slot.lifecycle.try_acquire(word) {
+                Acquire::Acquired => return Ok(slot),
+                Acquire::Changed(now) => word = now,
+            }
+        }
+    }
+
+    /// Wraps a held reference in a handle, unless the session is idle past
+    /// the timeout, in which case it is ended and the reference given back.
+    #[inline]
+    fn unless_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<Session<S>, Rejection> {
+        let storage = self.storage();
+        if let Some(timeout) = storage.idle_timeout_ms {
+            let now = storage.clock.now_ms();
+            if slot.activity.looks_idle(now, timeout)
+                && slot.activity.try_expire(now, timeout) == Expire::Expired
+            {
+                // Whether or not this call is the one that ends it, the
+                // session is over for this caller.
+                let _ = self.end_held(id.index(), slot, *id, Reason::IdleTimeout);
+                return Err(Rejection::Expired);
+            }
+        }
+        // SAFETY: `acquire` took a reference on this slot for us.
+        Ok(unsafe { Session::from_held(self.storage, slot, *id) })
+    }
+
+    /// With a reference held on a session that has been closed to new
+    /// requests (or must end for another reason): ends it with `reason` if it
+    /// is still live, and gives the reference back either way. Returns
+    /// whether this call ended it.
+    fn end_held(&self, index: u64, slot: &Slot<S>, id: SessionId, reason: Reason) -> bool {
+        let mut word = slot.lifecycle.load();
+        while word.is_live() {
+            match slot.lifecycle.try_terminate(word, false) {
+                Terminate::Won => {
+                    // `finish` gives back the reference we hold.
+                    self.finish(index, slot, id, reason);
+                    return true;
+                }
+                Terminate::Changed(now) => word = now,
+            }
+        }
+        // SAFETY: we hold a reference, and the storage is alive (we are in a
+        // `&self` method of the registry).
+        unsafe { storage::release(self.storage, index) };
+        false
+    }
+
+    /// Runs the cleanup of a session whose termination this thread won, and
+    /// gives back the reference the winner holds. The one place where a
+    /// session's end is counted and announced.
+    fn finish(&self, index: u64, slot: &Slot<S>, id: SessionId, reason: Reason) {
+        /// Gives the winner's reference back even if the callback panics, so
+        /// the slot is not leaked.
+        struct Held<S> {
+            storage: NonNull<Storage<S>>,
+            index: u64,
+        }
+        impl<S> Drop for Held<S> {
+            fn drop(&mut self) {
+                // SAFETY: constructed below over the winner's reference,
+                // which is given back exactly once, here.
+                unsafe { storage::release(self.storage, self.index) }
+            }
+        }
+        let _held = Held {
+            storage: self.storage,
+            index,
+        };
+        self.storage().counters.terminated(reason);
+        if let Some(on_close) = &self.on_close {
+            // SAFETY: the winner holds a reference until `_held` drops.
+            on_close(&id, unsafe { slot.value() }, reason);
+        }
+    }
+
+    fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
+        SessionId::new(index, word.generation(), self.storage().node, slot.secret())
+    }
+
+    fn rejected(&self, cause: Rejection) -> Termination {
+        self.storage().counters.rejected(cause);
+        Termination::Rejected(cause)
+    }
+}
+
+/// Why an id whose generation the slot does not hold finds nothing.
+fn stale_or_unknown(word: Word, id: &SessionId) -> Rejection {
+    if word.has_passed(id.generation()) {
+        Rejection::Stale
+    } else {
+        Rejection::Unknown
+    }
+}
+
+/// After a secret mismatch on `LIVE(g)`: if the slot has moved on since we
+/// read the word, the secret we read may be a newer session's (or a free-list
+/// link), so the caller must look again (`Some`); otherwise the id is forged.
+fn forged_or_recycled<S>(slot: &Slot<S>, seen: Word) -> Option<Word> {
+    let now = slot.lifecycle.load();
+    (now.generation() != seen.generation() || now.is_free()).then_some(now)
+}
+
+impl<S> Drop for Registry<S> {
+    fn drop(&mut self) {
+        let _ = self.terminate_all(Reason::Shutdown);
+        if self.storage().orphan_all() {
+            // SAFETY: no slot is held and the registry is going: nobody else
+            // can reach the storage, which `from_parts` allocated as a Box.
+            drop(unsafe { Box::from_raw(self.storage.as_ptr()) });
+        }
+    }
+}
+
+impl<S> fmt::Debug for Registry<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("live", &self.len())
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,189 @@
+//! The handle to one session, and the guard that counts a request in flight.
+
+use crate::activity::Enter;
+use crate::id::SessionId;
+use crate::slot::Slot;
+use crate::storage::{self, Storage};
+use std::fmt;
+use std::ops::Deref;
+use std::ptr::NonNull;
+
+/// An owned handle to one session, returned by
+/// [`Registry::get`](crate::Registry::get).
+///
+/// It derefs to the session's value, is cheap to clone (one atomic increment
+/// on the session's own slot, nothing shared with other sessions), and is
+/// `'static`: an async handler can hold it across `.await`, and it may even
+/// outlive the registry.
+///
+/// While a handle exists the value stays in place, even after the session is
+/// terminated; [`is_terminated`](Session::is_terminated) tells a handler in
+/// flight that it should stop. The slot is reused, under a new generation,
+/// only after the last handle is dropped.
+///
+/// ```
+/// use sessionreg::{Reason, Registry};
+///
+/// let registry = Registry::builder().build().unwrap();
+/// let id = registry.insert(String::from("state")).unwrap();
+/// let session = registry.get(&id).unwrap();
+/// assert_eq!(session.as_str(), "state");
+/// assert_eq!(session.id(), id);
+///
+/// assert!(registry.terminate(&id, Reason::Deleted).is_won());
+/// assert!(session.is_terminated());
+/// assert_eq!(session.as_str(), "state"); // still readable by its holder
+/// assert!(registry.get(&id).is_none());
+/// ```
+pub struct Session<S> {
+    storage: NonNull<Storage<S>>,
+    slot: NonNull<Slot<S>>,
+    id: SessionId,
+}
+
+// SAFETY: a `Session` gives shared access to `S` from whichever thread holds
+// it (so `S: Sync`), and the last handle may drop the value on its thread (so
+// `S: Send`). Everything else it touches is atomics in the storage.
+unsafe impl<S: Send + Sync> Send for Session<S> {}
+// SAFETY: as above; `&Session` only gives `&S` and atomic operations.
+unsafe impl<S: Send + Sync> Sync for Session<S> {}
+
+impl<S> Session<S> {
+    /// Wraps a reference the caller holds on `slot`.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a reference on the slot at `id.index()` of `storage`
+    /// (which `slot` points to), and hands it over to the new handle.
+    pub(crate) unsafe fn from_held(
+        storage: NonNull<Storage<S>>,
+        slot: &Slot<S>,
+        id: SessionId,
+    ) -> Session<S> {
+        Session {
+            storage,
+            slot: NonNull::from(slot),
+            id,
+        }
+    }
+
+    #[inline]
+    fn slot(&self) -> &Slot<S> {
+        // SAFETY: this handle holds a reference on the slot, so the storage
+        // (and the page the slot sits in) outlives it.
+        unsafe { self.slot.as_ref() }
+    }
+
+    #[inline]
+    fn storage(&self) -> &Storage<S> {
+        // SAFETY: as in `slot`: a held reference keeps the storage alive.
+        unsafe { self.storage.as_ref() }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// Whether the session has ended (by any path). Its value stays readable
+    /// through this handle regardless.
+    pub fn is_terminated(&self) -> bool {
+        // The handle's reference pins the generation, so the word is this
+        // session's: LIVE or TERMINATED.
+        !self.slot().lifecycle.load().is_live()
+    }
+
+    /// Counts a request in flight until the returned guard is dropped, which
+    /// stamps the session's last activity. While any guard lives the session
+    /// is never idle, however long the request takes.
+    ///
+    /// Returns `None` if the session has ended or is being expired: the
+    /// request must not start (an HTTP server answers 404).
+    pub fn begin(&self) -> Option<InFlight<'_, S>> {
+        if self.is_terminated() {
+            return None;
+        }
+        match self.slot().activity.enter() {
+            Enter::Entered => Some(InFlight { session: self }),
+            Enter::Closed => None,
+        }
+    }
+
+    /// Stamps the session's last activity now, restarting its idle clock.
+    pub fn touch(&self) {
+        self.slot().activity.touch(self.storage().now());
+    }
+
+    /// Requests in flight on this session right now.
+    pub fn in_flight(&self) -> u64 {
+        self.slot().activity.in_flight()
+    }
+}
+
+impl<S> Deref for Session<S> {
+    type Target = S;
+
+    #[inline]
+    fn deref(&self) -> &S {
+        // SAFETY: this handle holds a reference on the slot for as long as
+        // the borrow of `self` lasts.
+        unsafe { self.slot().value() }
+    }
+}
+
+impl<S> Clone for Session<S> {
+    fn clone(&self) -> Self {
+        self.slot().lifecycle.clone_ref();
+        Session {
+            storage: self.storage,
+            slot: self.slot,
+            id: self.id,
+        }
+    }
+}
+
+impl<S> Drop for Session<S> {
+    fn drop(&mut self) {
+        // SAFETY: this handle holds a reference on the slot at `id.index()`
+        // of a live storage, and gives it up here, never to use it again.
+        unsafe { storage::release(self.storage, self.id.index()) }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Session<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("terminated", &self.is_terminated())
+            .field("value", &**self)
+            .finish()
+    }
+}
+
+/// A request in flight on a session; see [`Session::begin`].
+#[must_use = "the request counts as in flight only while the guard lives"]
+pub struct InFlight<'a, S> {
+    session: &'a Session<S>,
+}
+
+impl<S> InFlight<'_, S> {
+    /// The session this request runs on.
+    pub fn session(&self) -> &Session<S> {
+        self.session
+    }
+}
+
+impl<S> Drop for InFlight<'_, S> {
+    fn drop(&mut self) {
+        let now = self.session.storage().now();
+        self.session.slot().activity.exit(now);
+    }
+}
+
+impl<S> fmt::Debug for InFlight<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InFlight")
+            .field("id", &self.session.id)
+            .finish()
+    }
+}

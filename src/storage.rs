@@ -1,0 +1,329 @@
+//! Where the slots live: shards of pages that never move, with a free list
+//! each, and the rule for when the storage itself may go.
+//!
+//! A slot's global index packs its shard in the low bits and its place in the
+//! shard above them. A thread allocates from its home shard (chosen by its
+//! thread id), so threads that insert at the same time touch different free
+//! lists; when the home shard has nothing, it takes from the others, so the
+//! capacity is exact however sessions spread.
+//!
+//! Within a shard, slots sit in fixed-size pages allocated on first use and
+//! kept until the storage is dropped, so a slot never moves and a reference to
+//! it stays valid as long as the storage does. A shard allocates fresh slots
+//! only when its free list is empty, so the pages grow to the peak number of
+//! sessions, not beyond.
+//!
+//! The storage outlives the [`Registry`](crate::Registry) that built it for as
+//! long as any [`Session`](crate::Session) handle remains: see
+//! [`Storage::orphan_all`] and [`release`].
+
+use crate::activity::Clock;
+use crate::free_list::FreeList;
+use crate::lifecycle::Release;
+use crate::slot::Slot;
+use crate::stats::Counters;
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+use std::ptr::{self, NonNull};
+
+/// Slots per page, at most: 32 KiB pages for pointer-sized values.
+const MAX_PAGE: u64 = 1024;
+
+/// The parts of a shard that inserting threads write.
+struct Alloc {
+    free: FreeList,
+    /// How many slots of this shard have ever been handed out fresh.
+    fresh: AtomicU64,
+}
+
+struct Shard<S> {
+    /// Written on every insert and free: a cache line of its own, away from
+    /// the read-mostly page table that every lookup reads.
+    alloc: CachePadded<Alloc>,
+    /// This shard's share of the capacity: it never holds more slots.
+    limit: u64,
+    page_shift: u32,
+    pages: Box<[AtomicPtr<Slot<S>>]>,
+}
+
+impl<S> Shard<S> {
+    fn new(limit: u64) -> Shard<S> {
+        let page = limit.next_power_of_two().clamp(1, MAX_PAGE);
+        let pages = limit.div_ceil(page);
+        Shard {
+            alloc: CachePadded::new(Alloc {
+                free: FreeList::new(),
+                fresh: AtomicU64::new(0),
+            }),
+            limit,
+            page_shift: page.trailing_zeros(),
+            pages: (0..pages)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+        }
+    }
+
+    fn page_len(&self) -> usize {
+        1 << self.page_shift
+    }
+
+    /// The slot at `local`, if its page exists.
+    #[inline]
+    fn slot(&self, local: u64) -> Option<&Slot<S>> {
+        let page = self.pages.get((local >> self.page_shift) as usize)?;
+        // Acquire: pairs with the Release CAS that installed the page, so the
+        // slots' initial state is visible.
+        let page = page.load(Ordering::Acquire);
+        if page.is_null() {
+            return None;
+        }
+        let offset = (local & ((1 << self.page_shift) - 1)) as usize;
+        // SAFETY: an installed page is an allocation of `page_len` slots that
+        // stays until the storage is dropped (which needs `&mut`), and
+        // `offset < page_len`.
+        Some(unsafe { &*page.add(offset) })
+    }
+
+    /// A free slot of this shard, from its free list or fresh.
+    fn take(&self) -> Option<(u64, &Slot<S>)> {
+        let link = |local: u32| {
+            self.slot(u64::from(local))
+                .expect("free-listed slots have pages")
+                .link()
+        };
+        if let Some(local) = self.alloc.free.pop(link) {
+            let local = u64::from(local);
+            return Some((local, self.slot(local).expect("popped slots have pages")));
+        }
+        self.take_fresh()
+    }
+
+    fn take_fresh(&self) -> Option<(u64, &Slot<S>)> {
+        // Relaxed: the counter only hands out distinct numbers below the
+        // limit; the page, not this counter, publishes the slot.
+        let mut fresh = self.alloc.fresh.load(Ordering::Relaxed);
+        loop {
+            if fresh >= self.limit {
+                return None;
+            }
+            match self.alloc.fresh.compare_exchange_weak(
+                fresh,
+                fresh + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => fresh = now,
+            }
+        }
+        Some((fresh, self.install_page_for(fresh)))
+    }
+
+    /// The slot at `local`, allocating its page if nobody has yet.
+    fn install_page_for(&self, local: u64) -> &Slot<S> {
+        if let Some(slot) = self.slot(local) {
+            return slot;
+        }
+        let cell = &self.pages[(local >> self.page_shift) as usize];
+        let page: Box<[Slot<S>]> = (0..self.page_len()).map(|_| Slot::new()).collect();
+        let page = Box::into_raw(page) as *mut Slot<S>;
+        // AcqRel: Release publishes the new page's initialised slots; Acquire
+        // (on failure too) sees those of the page another thread installed.
+        if let Err(_other) =
+            cell.compare_exchange(ptr::null_mut(), page, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // SAFETY: `page` came from `Box::into_raw` of a slice of
+            // `page_len` slots just above and was never shared.
+            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len())) });
+        }
+        self.slot(local).expect("the page is installed")
+    }
+
+    /// Every slot that has been handed out, in index order.
+    fn used_slots(&self) -> impl Iterator<Item = (u64, &Slot<S>)> {
+        // Acquire is not needed: `slot` orders each page.
+        let fresh = self.alloc.fresh.load(Ordering::Relaxed);
+        // A slot whose page is not installed yet has never held a session.
+        (0..fresh).filter_map(|local| self.slot(local).map(|slot| (local, slot)))
+    }
+}
+
+impl<S> Drop for Shard<S> {
+    fn drop(&mut self) {
+        for page in self.pages.iter() {
+            let page = page.load(Ordering::Relaxed);
+            if !page.is_null() {
+                // SAFETY: installed pages come from `Box::into_raw` of a slice
+                // of `page_len` slots; we have `&mut self`, so nobody else
+                // uses them. Every value has been dropped already (see
+                // `release`): a `Slot` drops none itself.
+                drop(unsafe {
+                    Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len()))
+                });
+            }
+        }
+    }
+}
+
+/// Configuration the storage needs, validated by the builder.
+pub(crate) struct Config {
+    pub(crate) capacity: usize,
+    pub(crate) shards: usize,
+    pub(crate) stripes: usize,
+    pub(crate) node: u64,
+    pub(crate) idle_timeout_ms: Option<u64>,
+}
+
+/// Everything a registry and its handles share.
+pub(crate) struct Storage<S> {
+    shards: Box<[Shard<S>]>,
+    shard_bits: u32,
+    pub(crate) node: u64,
+    pub(crate) clock: Clock,
+    pub(crate) idle_timeout_ms: Option<u64>,
+    pub(crate) counters: Counters,
+    /// Used only once the registry is gone (see `orphan_all`).
+    pending: AtomicU64,
+}
+
+/// The `pending` count the registry holds while it orphans slots, larger
+/// than any number of slots.
+const REGISTRY_HOLDS: u64 = 1 << 62;
+
+impl<S> Storage<S> {
+    pub(crate) fn new(config: &Config) -> Storage<S> {
+        let n = config.shards as u64;
+        let capacity = config.capacity as u64;
+        Storage {
+            shards: (0..n)
+                .map(|i| Shard::new(capacity / n + u64::from(i < capacity % n)))
+                .collect(),
+            shard_bits: n.trailing_zeros(),
+            node: config.node,
+            clock: Clock::new(),
+            idle_timeout_ms: config.idle_timeout_ms,
+            counters: Counters::new(config.stripes),
+            pending: AtomicU64::new(0),
+        }
+    }
+
+    /// The time for activity stamps, or 0 when sessions never expire (so
+    /// registries without an idle timeout never read the clock).
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        match self.idle_timeout_ms {
+            Some(_) => self.clock.now_ms(),
+            None => 0,
+        }
+    }
+
+    /// The slot at global `index`, if it has ever been handed out.
+    #[inline]
+    pub(crate) fn slot(&self, index: u64) -> Option<&Slot<S>> {
+        let shard = self
+            .shards
+            .get((index & ((1 << self.shard_bits) - 1)) as usize)?;
+        let local = index >> self.shard_bits;
+        if local >= shard.limit {
+            return None;
+        }
+        shard.slot(local)
+    }
+
+    /// Takes a free slot, trying shard `home` first: the caller owns the slot
+    /// until it publishes it. `None` means every slot is in use.
+    pub(crate) fn allocate(&self, home: usize) -> Option<(u64, &Slot<S>)> {
+        let mask = self.shards.len() - 1;
+        (0..self.shards.len()).find_map(|k| {
+            let shard_index = (home + k) & mask;
+            self.shards[shard_index]
+                .take()
+                .map(|(local, slot)| ((local << self.shard_bits) | shard_index as u64, slot))
+        })
+    }
+
+    pub(crate) fn home_shard(&self, tid: usize) -> usize {
+        tid & (self.shards.len() - 1)
+    }
+
+    /// Every slot that has ever been handed out, with its global index.
+    pub(crate) fn used_slots(&self) -> impl Iterator<Item = (u64, &Slot<S>)> {
+        self.shards.iter().enumerate().flat_map(move |(i, shard)| {
+            shard
+                .used_slots()
+                .map(move |(local, slot)| ((local << self.shard_bits) | i as u64, slot))
+        })
+    }
+
+    /// Called by the registry as it drops, after it has terminated every
+    /// session: marks every slot orphaned, so the last handle of each slot
+    /// still held reports back. Returns whether the storage must be freed
+    /// now (no handle was left).
+    ///
+    /// `pending` counts the slots still held, plus `REGISTRY_HOLDS` while this
+    /// runs, so that handles releasing during the scan cannot bring it to zero
+    /// early. Each slot found held adds one that its last handle takes away
+    /// (`release`); the registry then takes away its own, and whichever
+    /// subtraction reaches zero frees the storage, exactly once.
+    pub(crate) fn orphan_all(&self) -> bool {
+        // Relaxed: nobody else touches `pending` before the first orphan bit
+        // is set, which happens after this in the same thread and publishes
+        // it through the AcqRel RMW on the slot word.
+        self.pending.store(REGISTRY_HOLDS, Ordering::Relaxed);
+        let held = self
+            .used_slots()
+            .filter(|(_, slot)| slot.lifecycle.orphan())
+            .count() as u64;
+        // AcqRel: whoever reaches zero frees the storage, so it must see every
+        // other party's accesses (their Release) before it does (Acquire).
+        self.pending
+            .fetch_sub(REGISTRY_HOLDS - held, Ordering::AcqRel)
+            == REGISTRY_HOLDS - held
+    }
+
+    /// Gives a freed slot back to its shard's free list.
+    fn give_back(&self, index: u64) {
+        let shard = &self.shards[(index & ((1 << self.shard_bits) - 1)) as usize];
+        let local = (index >> self.shard_bits) as u32;
+        shard.alloc.free.push(local, |local| {
+            shard
+                .slot(u64::from(local))
+                .expect("freed slots have pages")
+                .link()
+        });
+    }
+}
+
+/// Gives back one reference on the slot at `index`. The last one out of a
+/// terminated session drops the value, frees the slot under its next
+/// generation and puts it back on the free list; if the registry is gone, it
+/// also settles the storage's account and frees it when it was the last.
+///
+/// # Safety
+///
+/// `storage` points to a live `Storage`, and the caller holds a reference on
+/// the slot at `index`, which it gives up here. (A held reference keeps the
+/// storage alive: it is freed only after every held slot is released.)
+pub(crate) unsafe fn release<S>(storage: NonNull<Storage<S>>, index: u64) {
+    // SAFETY: the caller's reference keeps the storage alive until the
+    // `pending` decrement below, after which we no longer touch it.
+    let shared = unsafe { storage.as_ref() };
+    let slot = shared.slot(index).expect("a held slot exists");
+    match slot.lifecycle.release() {
+        Release::Done => {}
+        Release::LastOut { orphaned } => {
+            // SAFETY: `release` said we are the last one out of a terminated
+            // slot, and we have not freed it.
+            unsafe { slot.drop_value() };
+            slot.lifecycle.free();
+            shared.give_back(index);
+            // AcqRel: see `Storage::orphan_all`.
+            if orphaned && shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                // SAFETY: `pending` reached zero: the registry is gone and no
+                // slot is held, so nobody else can reach the storage; it was
+                // allocated with `Box::new` by the registry.
+                drop(unsafe { Box::from_raw(storage.as_ptr()) });
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The one place where the core gets its atomics, cells and thread-locals.
+//!
+//! Under `--cfg sessionreg_loom` together with the `loom` feature, every item
+//! here is loom's model of it, so the loom suite sees every shared access the
+//! core makes. Otherwise they are `std`'s. No other file names `std::sync` or
+//! `core::sync` directly: the module tree compiles the same way under both.
+//!
+//! We use our own cfg name rather than the bare `loom` cfg because tokio (and
+//! crates built on it) change how they compile under that one.
+
+#[cfg(all(sessionreg_loom, not(feature = "loom")))]
+compile_error!("`--cfg sessionreg_loom` needs the `loom` feature of sessionreg");
+
+#[cfg(all(sessionreg_loom, feature = "loom"))]
+mod imp {
+    pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use loom::thread_local;
+
+    /// loom's cell: it checks that no `with_mut` overlaps another access.
+    #[derive(Debug)]
+    pub(crate) struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Self(loom::cell::UnsafeCell::new(value))
+        }
+
+        #[inline]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            self.0.with(f)
+        }
+
+        #[inline]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            self.0.with_mut(f)
+        }
+    }
+}
+
+#[cfg(not(all(sessionreg_loom, feature = "loom")))]
+mod imp {
+    pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use std::thread_local;
+
+    /// `std`'s cell with loom's closure-based API, so call sites are the same
+    /// under both. The closures compile away.
+    #[derive(Debug)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(value: T) -> Self {
+            Self(std::cell::UnsafeCell::new(value))
+        }
+
+        #[inline(always)]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline(always)]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+}
+
+pub(crate) use imp::*;
+
+/// A lock for process-wide statics, `std`'s even under loom: loom's objects
+/// live for one model execution, so a `static` cannot hold one. Only the
+/// thread-id pool uses it (see `tid.rs`), and it takes no part in the
+/// protocols the loom suite checks.
+pub(crate) use std::sync::Mutex as StaticMutex;

@@ -1,0 +1,95 @@
+//! Small, dense, reusable ids for threads.
+//!
+//! Each thread that touches a registry gets the smallest id no other living
+//! thread holds; the id is given back when the thread exits. Counter stripes
+//! (`stats.rs`) are indexed by it, so a stripe has one writer at a time, and
+//! shards (`storage.rs`) are chosen by it, so threads spread over shards.
+
+use crate::sync::{thread_local, StaticMutex};
+
+/// The pool of ids not held by any living thread.
+///
+/// The handover it provides (an exiting thread's last counter writes happen
+/// before the next holder of its id reads them) is the mutex's own
+/// release/acquire.
+static POOL: StaticMutex<Pool> = StaticMutex::new(Pool {
+    next: 0,
+    free: Vec::new(),
+});
+
+struct Pool {
+    next: usize,
+    free: Vec<usize>,
+}
+
+/// Returned by [`current`] during thread teardown, after this thread's id has
+/// been given back: callers must treat it as shared with other threads.
+pub(crate) const SHARED: usize = usize::MAX;
+
+struct Tid(usize);
+
+impl Tid {
+    fn take() -> Tid {
+        let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Smallest first, so ids stay dense and fit the stripes.
+        let id = match pool.free.iter().enumerate().min_by_key(|(_, id)| **id) {
+            Some((at, _)) => pool.free.swap_remove(at),
+            None => {
+                pool.next += 1;
+                pool.next - 1
+            }
+        };
+        Tid(id)
+    }
+}
+
+impl Drop for Tid {
+    fn drop(&mut self) {
+        let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        pool.free.push(self.0);
+    }
+}
+
+thread_local! {
+    static TID: Tid = Tid::take();
+}
+
+/// This thread's id, or [`SHARED`] once its thread-locals are being torn down.
+#[inline]
+pub(crate) fn current() -> usize {
+    TID.try_with(|tid| tid.0).unwrap_or(SHARED)
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn living_threads_hold_distinct_ids_and_exits_give_them_back() {
+        let here = current();
+        assert_eq!(current(), here, "stable within a thread");
+        let barrier = std::sync::Barrier::new(4);
+        let ids: Vec<usize> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let id = current();
+                        barrier.wait(); // all four alive at once
+                        id
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 4, "{ids:?}");
+        assert!(!ids.contains(&here));
+        // The four have exited: a new thread reuses one of their ids (or a
+        // smaller one freed by another test), never a fresh larger one.
+        let max = *ids.iter().max().unwrap();
+        let reused = std::thread::spawn(current).join().unwrap();
+        assert!(reused <= max, "{reused} > {max}");
+    }
+}
