@@ -54,6 +54,10 @@ mod storage;
 mod sync;
 mod tid;
 
+/// The streamable-HTTP session layer for MCP servers (hyper 1 + tokio).
+#[cfg(feature = "http")]
+pub mod http;
+
 pub use builder::{BuildError, Builder, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 pub use id::{ParseIdError, SessionId};
 pub use reason::{Reason, Rejection};

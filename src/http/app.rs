@@ -1,0 +1,150 @@
+//! The trait an application implements to serve MCP over the session
+//! manager, and what its handlers receive and return.
+
+use super::jsonrpc::{Message, Request, RpcError};
+use super::manager::Entry;
+use super::rules::Version;
+use crate::{Reason, Session, SessionId};
+use futures_util::stream::BoxStream;
+use serde_json::Value;
+use std::fmt;
+use std::future::Future;
+
+/// An MCP application served by a [`SessionManager`](super::SessionManager).
+///
+/// The manager owns everything about sessions (ids, lookups, status codes,
+/// streams, expiry, shutdown); the application only sees messages.
+pub trait App: Send + Sync + 'static {
+    /// Per-session state, created by [`open`](App::open).
+    type Session: Send + Sync + 'static;
+
+    /// Opens a session for a valid `initialize` request, or refuses it
+    /// (answered 400 with the error; nothing is registered). Called before
+    /// the session is inserted: a refusal creates nothing. The request is
+    /// then handed to [`handle`](App::handle) like any other, in the new
+    /// session.
+    fn open(&self, initialize: &Request) -> Result<Self::Session, RpcError>;
+
+    /// Handles one message from the client.
+    ///
+    /// For a request, reply with [`Reply::Result`], [`Reply::Error`] or
+    /// [`Reply::Stream`]; for a notification or a response the reply is
+    /// ignored (the client gets `202 Accepted`). An `Err` (or a panic) ends
+    /// the session with [`Reason::Failed`] and answers 500; other sessions
+    /// are not affected. If the reply to `initialize` is an error, the new
+    /// session ends with [`Reason::Rejected`] and no id is sent.
+    ///
+    /// The session counts as busy (never idle) while this runs, however
+    /// long; it may still be deleted meanwhile:
+    /// [`Context::is_terminated`] tells.
+    fn handle(
+        &self,
+        ctx: Context<Self::Session>,
+        message: Message,
+    ) -> impl Future<Output = Result<Reply, HandlerError>> + Send;
+
+    /// The session ended, for `reason`. Called exactly once per session
+    /// that was inserted, synchronously, by whichever end path won the
+    /// registry's terminate. Keep it short; it must not block.
+    fn closed(&self, id: &SessionId, session: &Self::Session, reason: Reason) {
+        let _ = (id, session, reason);
+    }
+}
+
+/// What a handler answers a request with.
+pub enum Reply {
+    /// `{"result": ...}` as `application/json`.
+    Result(Value),
+    /// `{"error": ...}` as `application/json` (HTTP 200: a JSON-RPC error,
+    /// not a transport one).
+    Error(RpcError),
+    /// An SSE stream of JSON-RPC messages (notifications, server requests),
+    /// the last of which should be the response to the request. Each gets
+    /// an event id unique in the session. It ends early if the session ends.
+    Stream(BoxStream<'static, Value>),
+    /// Nothing to say: the answer for notifications and responses.
+    Accepted,
+}
+
+impl fmt::Debug for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reply::Result(v) => f.debug_tuple("Result").field(v).finish(),
+            Reply::Error(e) => f.debug_tuple("Error").field(e).finish(),
+            Reply::Stream(_) => f.write_str("Stream(..)"),
+            Reply::Accepted => f.write_str("Accepted"),
+        }
+    }
+}
+
+/// A handler failure: the session ends with [`Reason::Failed`].
+#[derive(Debug)]
+pub struct HandlerError(Box<dyn std::error::Error + Send + Sync>);
+
+impl HandlerError {
+    /// A failure with a message.
+    pub fn msg(message: impl Into<String>) -> HandlerError {
+        HandlerError(message.into().into())
+    }
+}
+
+impl fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
+    fn from(error: E) -> HandlerError {
+        HandlerError(Box::new(error))
+    }
+}
+
+/// What a handler knows about the request it serves.
+pub struct Context<S: Send + Sync + 'static> {
+    pub(crate) session: Option<Session<Entry<S>>>,
+    pub(crate) version: Version,
+}
+
+impl<S: Send + Sync + 'static> Context<S> {
+    /// The session's id; `None` for a stateless (2026-07-28) request.
+    pub fn id(&self) -> Option<SessionId> {
+        self.session.as_ref().map(Session::id)
+    }
+
+    /// The application's state of this session; `None` for a stateless
+    /// request.
+    pub fn state(&self) -> Option<&S> {
+        self.session.as_ref().map(|s| &s.state)
+    }
+
+    /// The protocol version the request was sent at.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Whether the session has ended meanwhile (deleted, shut down, ...).
+    /// A long handler may stop early; its answer is still delivered if the
+    /// connection is there.
+    pub fn is_terminated(&self) -> bool {
+        self.session.as_ref().is_some_and(Session::is_terminated)
+    }
+
+    /// Sends a server-to-client message on the session's standalone `GET`
+    /// stream. Returns whether an open stream took it (it is also kept in
+    /// the event log, when enabled, for a client that resumes).
+    pub fn notify(&self, message: &Value) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|s| s.streams.push(message))
+    }
+}
+
+impl<S: Send + Sync + 'static> fmt::Debug for Context<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.id())
+            .field("version", &self.version)
+            .finish()
+    }
+}

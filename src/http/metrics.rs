@@ -1,0 +1,107 @@
+//! The registry's counters in Prometheus text format. The names are stable:
+//! tests and dashboards read them.
+
+use crate::{Reason, Rejection, Stats};
+use std::fmt::Write;
+
+/// Renders `stats` as Prometheus text (exposition format 0.0.4):
+///
+/// ```text
+/// sessionreg_sessions_live                       gauge
+/// sessionreg_sessions_created_total              counter
+/// sessionreg_sessions_terminated_total{reason}   counter
+/// sessionreg_lookups_rejected_total{cause}       counter
+/// sessionreg_sessions_capacity                   gauge
+/// ```
+pub fn render(stats: &Stats) -> String {
+    let mut out = String::with_capacity(1536);
+    // Writing to a String cannot fail.
+    let _ = write_all(&mut out, stats);
+    out
+}
+
+/// The content type to serve [`render`]'s text with.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+fn write_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
+    writeln!(
+        out,
+        "# HELP sessionreg_sessions_live Sessions created and not yet terminated."
+    )?;
+    writeln!(out, "# TYPE sessionreg_sessions_live gauge")?;
+    writeln!(out, "sessionreg_sessions_live {}", stats.live)?;
+    writeln!(
+        out,
+        "# HELP sessionreg_sessions_created_total Sessions ever created."
+    )?;
+    writeln!(out, "# TYPE sessionreg_sessions_created_total counter")?;
+    writeln!(out, "sessionreg_sessions_created_total {}", stats.created)?;
+    writeln!(
+        out,
+        "# HELP sessionreg_sessions_terminated_total Sessions ended, by reason."
+    )?;
+    writeln!(out, "# TYPE sessionreg_sessions_terminated_total counter")?;
+    for reason in Reason::ALL {
+        writeln!(
+            out,
+            "sessionreg_sessions_terminated_total{{reason=\"{}\"}} {}",
+            reason.as_str(),
+            stats.terminated(reason)
+        )?;
+    }
+    writeln!(
+        out,
+        "# HELP sessionreg_lookups_rejected_total Session lookups that found nothing, by cause."
+    )?;
+    writeln!(out, "# TYPE sessionreg_lookups_rejected_total counter")?;
+    for cause in Rejection::ALL {
+        writeln!(
+            out,
+            "sessionreg_lookups_rejected_total{{cause=\"{}\"}} {}",
+            cause.as_str(),
+            stats.rejected(cause)
+        )?;
+    }
+    writeln!(
+        out,
+        "# HELP sessionreg_sessions_capacity Maximum live sessions."
+    )?;
+    writeln!(out, "# TYPE sessionreg_sessions_capacity gauge")?;
+    writeln!(out, "sessionreg_sessions_capacity {}", stats.capacity)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Reason, Registry};
+
+    #[test]
+    fn names_and_values() {
+        let registry = Registry::builder().capacity(7).build().unwrap();
+        let id = registry.insert(()).unwrap();
+        let _ = registry.terminate(&id, Reason::Deleted);
+        let _ = registry.get(&id);
+        let text = super::render(&registry.stats());
+        for line in [
+            "# TYPE sessionreg_sessions_live gauge",
+            "sessionreg_sessions_live 0",
+            "sessionreg_sessions_created_total 1",
+            "sessionreg_sessions_terminated_total{reason=\"deleted\"} 1",
+            "sessionreg_sessions_terminated_total{reason=\"idle_timeout\"} 0",
+            "sessionreg_sessions_terminated_total{reason=\"failed\"} 0",
+            "sessionreg_sessions_terminated_total{reason=\"shutdown\"} 0",
+            "sessionreg_sessions_terminated_total{reason=\"rejected\"} 0",
+            "sessionreg_lookups_rejected_total{cause=\"malformed\"} 0",
+            "sessionreg_lookups_rejected_total{cause=\"unknown\"} 0",
+            "sessionreg_lookups_rejected_total{cause=\"forged\"} 0",
+            "sessionreg_lookups_rejected_total{cause=\"expired\"} 0",
+            "# TYPE sessionreg_sessions_capacity gauge",
+            "sessionreg_sessions_capacity 7",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        assert!(text.contains("sessionreg_lookups_rejected_total{cause=\"stale\"}"));
+    }
+}

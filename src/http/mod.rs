@@ -1,0 +1,77 @@
+//! The streamable-HTTP session layer (feature `http`): MCP sessions over
+//! hyper 1 and tokio, every one of them kept in a [`Registry`](crate::Registry).
+//!
+//! A [`SessionManager`] serves one MCP endpoint. The application implements
+//! [`App`]: it opens a session from an `initialize` request, handles one
+//! JSON-RPC message at a time, and hears, exactly once, that a session
+//! ended and why. The manager does the rest, following the MCP 2025-11-25
+//! transport:
+//!
+//! * `POST initialize` without a session id is validated completely
+//!   (method, `Content-Type`, `Accept`, body size, JSON, JSON-RPC shape,
+//!   protocol version, origin) before a session is inserted; a rejected
+//!   request creates nothing and sees no id. The response carries
+//!   `MCP-Session-Id`.
+//! * Any other request without an id: 400. An id that is malformed,
+//!   unknown, stale, forged, expired or terminated: 404 with a JSON-RPC
+//!   error. An unsupported `MCP-Protocol-Version`: 400 (any supported one is
+//!   accepted; absent means 2025-03-26). Other methods: 405 with `Allow`.
+//!   Oversized bodies: 413. Wrong `Content-Type`: 415. `Accept` without
+//!   both `application/json` and `text/event-stream`: 406. Bad JSON: 400
+//!   with a `-32700` parse error. Batches: 400.
+//! * Notifications and responses: 202. Requests: JSON, or an SSE stream
+//!   when the handler returns [`Reply::Stream`].
+//! * `DELETE` with a live id: `terminate(Deleted)`, 200; again: 404.
+//! * `GET`: the session's one standalone SSE stream (409 for a second
+//!   one), with keep-alive comments and optional `Last-Event-ID` replay
+//!   ([`Builder::event_log`]). An open stream counts as a request in
+//!   flight; when it drops, the session stays and its idle clock starts.
+//! * Idle sessions are ended by the [reaper](SessionManager::spawn_reaper)
+//!   (or by the lookup that finds them expired); a request in flight keeps
+//!   its session from being idle, and nothing is ever cancelled.
+//! * A handler error or panic ends its session with `Failed` (500 to that
+//!   request); every other session is served on.
+//! * At capacity: 503 with `Retry-After`.
+//! * [`serve`] shuts down gracefully: stop accepting, end every session
+//!   with `Shutdown`, wait for requests in flight up to a deadline.
+//! * `Origin`/`Host` allow-lists answer 403 to foreign ones; when bound to
+//!   loopback only loopback hosts and origins are let in by default
+//!   (DNS-rebinding protection, [`RebindingProtection`]).
+//! * Requests at protocol version 2026-07-28 (no sessions) bypass the
+//!   registry: no id is minted or echoed; `GET` and `DELETE` answer 405.
+//!
+//! Each request runs in a `tracing` span `mcp` with the session id; the
+//! close reason is logged once, by the terminate winner.
+//!
+//! ### How each end path reaches the registry
+//!
+//! | path | who | registry call |
+//! |---|---|---|
+//! | `DELETE` | request handler | `terminate(id, Deleted)` |
+//! | idle | reaper task / any lookup | `reap_idle()` / `lookup` → `IdleTimeout` |
+//! | handler error or panic | the handler's task | `terminate(id, Failed)` |
+//! | `initialize` answered with an error | the initialize request | `terminate(id, Rejected)` |
+//! | shutdown | [`SessionManager::shutdown`] | `terminate_all(Shutdown)` |
+//!
+//! In all of them the close callback (streams closed, reason logged,
+//! [`App::closed`]) runs inside the winning call, once.
+
+mod app;
+mod body;
+pub mod jsonrpc;
+mod manager;
+pub mod metrics;
+mod reaper;
+pub mod rules;
+mod shutdown;
+mod sse;
+
+pub use app::{App, Context, HandlerError, Reply};
+pub use body::Body;
+pub use manager::{
+    Builder, Entry, RebindingProtection, ResponseFuture, SessionManager, DEFAULT_KEEP_ALIVE,
+    DEFAULT_MAX_BODY,
+};
+pub use reaper::Reaper;
+pub use shutdown::{serve, ShutdownReport};
+pub use sse::SseBody;
