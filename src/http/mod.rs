@@ -67,7 +67,7 @@ mod shutdown;
 mod sse;
 
 pub use app::{App, Context, HandlerError, Reply};
-pub use body::Body;
+pub use body::{full as body_from, Body};
 pub use manager::{
     Builder, Entry, RebindingProtection, ResponseFuture, SessionManager, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BODY,
