@@ -1,1 +1,205 @@
-fn main() {}
+//! Heap bytes per live session at 100k live sessions, for `sessionreg` and
+//! each peer, counted by a global allocator that tracks every byte requested.
+//!
+//! What is counted: everything the container allocates to hold 100k sessions
+//! (slab pages, hash tables, buckets, the string keys a string-keyed map owns,
+//! shard and counter arrays) from just before it is built. What is not: the
+//! payload. Every session stores a clone of one shared `Arc<Payload>`, so the
+//! payload allocation (the same `ArcInner<Payload>` for every peer, printed
+//! below the table) is outside every figure alike; the 8-byte `Arc` pointer
+//! inside the container is counted. Keys handed back to the caller are
+//! dropped at once: a server sends them to the client, it does not keep them.
+//! Sizes are the sizes requested from the allocator (`Layout::size`), not
+//! what the allocator rounds them up to.
+//!
+//! Run: `cargo bench --bench memory`
+
+#[path = "support/payload.rs"]
+mod payload;
+#[path = "support/peers.rs"]
+mod peers;
+
+use payload::Payload;
+use peers::{
+    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, ShardedSlab, TokioStringMap,
+    Value,
+};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const SESSIONS: usize = 100_000;
+/// Room for `SESSIONS`; the registry allocates pages only as it fills.
+const CAPACITY: usize = 1 << 17;
+
+struct Counting;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+static PEAK_BYTES: AtomicUsize = AtomicUsize::new(0);
+static LIVE_ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; the counters
+// are only bookkeeping.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is passed on to `System` as is.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            added(layout.size());
+            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        ptr
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as in `alloc`.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            added(layout.size());
+            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        ptr
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as in `alloc`.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        LIVE_ALLOCS.fetch_sub(1, Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as in `alloc`.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() {
+            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+            added(new_size);
+        }
+        new
+    }
+}
+
+fn added(size: usize) {
+    let now = LIVE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
+    PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+struct Row {
+    name: &'static str,
+    bytes: usize,
+    peak: usize,
+    allocs: usize,
+}
+
+/// Counts from here: returns (bytes, allocations) now, and resets the peak.
+fn mark() -> (usize, usize) {
+    let bytes = LIVE_BYTES.load(Ordering::Relaxed);
+    PEAK_BYTES.store(bytes, Ordering::Relaxed);
+    (bytes, LIVE_ALLOCS.load(Ordering::Relaxed))
+}
+
+fn since(name: &'static str, (bytes, allocs): (usize, usize)) -> Row {
+    Row {
+        name,
+        bytes: LIVE_BYTES.load(Ordering::Relaxed) - bytes,
+        peak: PEAK_BYTES.load(Ordering::Relaxed) - bytes,
+        allocs: LIVE_ALLOCS.load(Ordering::Relaxed) - allocs,
+    }
+}
+
+fn measure<P: Peer>(name: &'static str, value: &Value) -> Row {
+    let start = mark();
+    let peer = P::new(CAPACITY);
+    let mut last = None;
+    for _ in 0..SESSIONS {
+        last = Some(peer.insert(Arc::clone(value)));
+    }
+    let row = since(name, start);
+    // The map holds what it should: a last look, outside the count.
+    let last = last.expect("inserted");
+    assert!(peer.get(&last).is_some());
+    assert!(peer.remove(&last));
+    assert!(peer.get(&last).is_none());
+    drop(peer);
+    row
+}
+
+fn measure_tokio(value: &Value) -> Row {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let start = mark();
+        let peer = TokioStringMap::new();
+        let mut last = String::new();
+        for _ in 0..SESSIONS {
+            // The copy handed back is dropped by the next assignment.
+            last = peer.insert(Arc::clone(value)).await;
+        }
+        // Minus the one key still held here.
+        let mut row = since("tokio_rwlock_string", start);
+        row.bytes -= last.capacity();
+        row.allocs -= 1;
+        assert!(peer.get(&last).await.is_some());
+        assert!(peer.remove(&last).await);
+        row
+    })
+}
+
+fn main() {
+    // Warm thread-locals (CSPRNG, thread ids, epoch guards) outside the count.
+    let value = Payload::new();
+    for _ in 0..2 {
+        measure::<SessionReg>("warm-up", &value);
+        measure::<ShardedSlab>("warm-up", &value);
+        measure::<Papaya>("warm-up", &value);
+        measure::<Scc>("warm-up", &value);
+    }
+    let rows = vec![
+        measure::<SessionReg>("sessionreg", &value),
+        measure::<ShardedSlab>("sharded_slab", &value),
+        measure::<Dash>("dashmap", &value),
+        measure::<Scc>("scc", &value),
+        measure::<Papaya>("papaya", &value),
+        measure::<MutexSlab>("mutex_slab", &value),
+        measure::<RwLockHashMap>("rwlock_hashmap", &value),
+        measure_tokio(&value),
+    ];
+    let per = |bytes: usize| bytes as f64 / SESSIONS as f64;
+    let smallest = rows.iter().map(|r| r.bytes).min().expect("rows");
+    let of = |name: &str| rows.iter().find(|r| r.name == name).expect("row").bytes as f64;
+    println!("heap bytes per live session at {SESSIONS} live sessions (payload excluded)\n");
+    println!("| peer | bytes/session | × smallest | × sessionreg | peak bytes/session | allocations/session |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for row in &rows {
+        println!(
+            "| {} | {:.1} | {:.2} | {:.2} | {:.1} | {:.3} |",
+            row.name,
+            per(row.bytes),
+            row.bytes as f64 / smallest as f64,
+            row.bytes as f64 / of("sessionreg"),
+            per(row.peak),
+            row.allocs as f64 / SESSIONS as f64,
+        );
+    }
+    println!();
+    println!(
+        "payload, outside every figure: one ArcInner<Payload> = {} bytes per session if each had its own",
+        std::mem::size_of::<Payload>() + 2 * std::mem::size_of::<usize>()
+    );
+    println!(
+        "goals: sessionreg ≤ 0.5× tokio_rwlock_string: {:.2}× ({}); ≤ 1.3× sharded_slab: {:.2}× ({})",
+        of("sessionreg") / of("tokio_rwlock_string"),
+        met(of("sessionreg") / of("tokio_rwlock_string") <= 0.5),
+        of("sessionreg") / of("sharded_slab"),
+        met(of("sessionreg") / of("sharded_slab") <= 1.3),
+    );
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "missed"
+    }
+}
