@@ -1,0 +1,411 @@
+//! Shared by the `tests/http_*.rs` files: a test application, a server on
+//! 127.0.0.1:0 started by the test itself, and a hyper client.
+#![allow(dead_code)]
+
+use bytes::Bytes;
+use futures_util::stream;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use sessionreg::http::jsonrpc::{self, Message, RpcError};
+use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply, SessionManager};
+use sessionreg::{Reason, SessionId};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Records every close callback, so tests can check "exactly once".
+#[derive(Default)]
+pub struct Closes {
+    pub log: Mutex<Vec<(SessionId, Reason)>>,
+}
+
+impl Closes {
+    pub fn count(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+
+    pub fn count_reason(&self, reason: Reason) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, r)| *r == reason)
+            .count()
+    }
+
+    /// Panics if any session was closed twice.
+    pub fn assert_each_once(&self) {
+        let log = self.log.lock().unwrap();
+        let mut seen = HashMap::new();
+        for (id, reason) in log.iter() {
+            if let Some(first) = seen.insert(*id, *reason) {
+                panic!("session {id} closed twice: {first} then {reason}");
+            }
+        }
+    }
+}
+
+/// The test application: tools that sleep, fail, panic, stream, notify.
+pub struct TestApp {
+    pub closes: Arc<Closes>,
+}
+
+impl App for TestApp {
+    type Session = String;
+
+    fn open(&self, initialize: &jsonrpc::Request) -> Result<String, RpcError> {
+        let name = initialize
+            .params
+            .as_ref()
+            .and_then(|p| p.pointer("/clientInfo/name"))
+            .and_then(Value::as_str)
+            .unwrap_or("client")
+            .to_string();
+        if name == "refuse-open" {
+            return Err(RpcError::new(-32000, "refused"));
+        }
+        Ok(name)
+    }
+
+    async fn handle(&self, ctx: Context<String>, message: Message) -> Result<Reply, HandlerError> {
+        let request = match message {
+            Message::Request(request) => request,
+            _ => return Ok(Reply::Accepted),
+        };
+        let params = request.params.clone().unwrap_or(Value::Null);
+        match request.method.as_str() {
+            "initialize" => {
+                if ctx.state().map(String::as_str) == Some("reject-initialize") {
+                    return Ok(Reply::Error(RpcError::invalid_params("rejected")));
+                }
+                if ctx.state().map(String::as_str) == Some("panic-initialize") {
+                    panic!("initialize panicked on purpose");
+                }
+                Ok(Reply::Result(json!({
+                    "protocolVersion": mcp::rules::negotiate(params.get("protocolVersion").and_then(Value::as_str)),
+                    "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "test", "version": "0" },
+                })))
+            }
+            "tools/call" => {
+                let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+                match params.get("name").and_then(Value::as_str) {
+                    Some("echo") => Ok(Reply::Result(json!({ "echo": args }))),
+                    Some("sleep") => {
+                        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        Ok(Reply::Result(json!({ "slept": ms })))
+                    }
+                    Some("fail") => Err(HandlerError::msg("failed on purpose")),
+                    Some("panic") => panic!("handler panicked on purpose"),
+                    Some("notify") => {
+                        let n = args.get("n").and_then(Value::as_u64).unwrap_or(1);
+                        let mut delivered = 0;
+                        for i in 0..n {
+                            let note = jsonrpc::notification_message(
+                                "notifications/message",
+                                json!({ "i": i }),
+                            );
+                            delivered += u64::from(ctx.notify(&note));
+                        }
+                        Ok(Reply::Result(json!({ "delivered": delivered })))
+                    }
+                    Some("stream") => {
+                        let id = request.id.clone();
+                        let messages = vec![
+                            jsonrpc::notification_message(
+                                "notifications/progress",
+                                json!({ "progress": 1 }),
+                            ),
+                            jsonrpc::notification_message(
+                                "notifications/progress",
+                                json!({ "progress": 2 }),
+                            ),
+                            jsonrpc::result_message(&id, json!({ "streamed": true })),
+                        ];
+                        Ok(Reply::Stream(Box::pin(stream::iter(messages))))
+                    }
+                    _ => Ok(Reply::Error(RpcError::invalid_params("unknown tool"))),
+                }
+            }
+            "ping" => Ok(Reply::Result(json!({}))),
+            other => Ok(Reply::Error(RpcError::method_not_found(other))),
+        }
+    }
+
+    fn closed(&self, id: &SessionId, _session: &String, reason: Reason) {
+        self.closes.log.lock().unwrap().push((*id, reason));
+    }
+}
+
+pub type Builder = sessionreg::http::Builder<TestApp>;
+
+/// A server on 127.0.0.1:0, served by `sessionreg::http::serve`.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub url: String,
+    pub manager: SessionManager<TestApp>,
+    pub closes: Arc<Closes>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<mcp::ShutdownReport>>>,
+}
+
+impl Server {
+    pub async fn start() -> Server {
+        Server::start_with(|b| b).await
+    }
+
+    pub async fn start_with(configure: impl FnOnce(Builder) -> Builder) -> Server {
+        let closes = Arc::new(Closes::default());
+        let app = TestApp {
+            closes: Arc::clone(&closes),
+        };
+        let manager = configure(SessionManager::builder(app))
+            .build()
+            .expect("valid config");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(mcp::serve(
+            listener,
+            manager.clone(),
+            manager.clone(),
+            async move {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(10),
+        ));
+        Server {
+            addr,
+            url: format!("http://{addr}/mcp"),
+            manager,
+            closes,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn live(&self) -> u64 {
+        self.manager.stats().live
+    }
+
+    pub fn created(&self) -> u64 {
+        self.manager.stats().created
+    }
+
+    /// Shuts the server down gracefully and returns its report.
+    pub async fn shutdown(&mut self) -> mcp::ShutdownReport {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.take().unwrap().await.unwrap().unwrap()
+    }
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn session_id(&self) -> Option<String> {
+        self.headers
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_string())
+    }
+}
+
+pub struct Client {
+    inner: HyperClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    pub url: String,
+}
+
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+impl Client {
+    pub fn new(url: &str) -> Client {
+        Client {
+            inner: HyperClient::builder(TokioExecutor::new()).build_http(),
+            url: url.to_string(),
+        }
+    }
+
+    pub fn request(&self, method: Method) -> http::request::Builder {
+        Request::builder().method(method).uri(&self.url)
+    }
+
+    /// Sends a request; returns the response with its body still unread.
+    pub async fn send_raw(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> http::Response<hyper::body::Incoming> {
+        self.inner.request(request).await.expect("request failed")
+    }
+
+    pub async fn send(&self, request: Request<Full<Bytes>>) -> Answer {
+        let response = self.send_raw(request).await;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.expect("body").to_bytes();
+        Answer {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        }
+    }
+
+    /// A POST with the right headers, an optional session id, and `body`.
+    pub async fn post(&self, session: Option<&str>, body: &Value) -> Answer {
+        let mut request = self
+            .request(Method::POST)
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT_BOTH);
+        if let Some(id) = session {
+            request = request.header("mcp-session-id", id);
+        }
+        self.send(
+            request
+                .body(Full::new(Bytes::from(body.to_string())))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// A real initialize handshake; returns the session id.
+    pub async fn initialize(&self) -> String {
+        self.initialize_as("client").await
+    }
+
+    pub async fn initialize_as(&self, name: &str) -> String {
+        let reply = self.post(None, &initialize_body(name)).await;
+        assert_eq!(reply.status, StatusCode::OK, "initialize: {:?}", reply.body);
+        assert_eq!(reply.json()["result"]["protocolVersion"], "2025-11-25");
+        reply
+            .session_id()
+            .expect("initialize echoes MCP-Session-Id")
+    }
+
+    pub async fn initialized(&self, session: &str) -> Answer {
+        self.post(
+            Some(session),
+            &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        )
+        .await
+    }
+
+    pub async fn call(&self, session: &str, tool: &str, arguments: Value) -> Answer {
+        self.post(
+            Some(session),
+            &json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                     "params": { "name": tool, "arguments": arguments } }),
+        )
+        .await
+    }
+
+    pub async fn delete(&self, session: &str) -> Answer {
+        self.send(
+            self.request(Method::DELETE)
+                .header("mcp-session-id", session)
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Opens the standalone GET stream; the body is left unread.
+    pub async fn open_stream(
+        &self,
+        session: &str,
+        last_event_id: Option<&str>,
+    ) -> http::Response<hyper::body::Incoming> {
+        let mut request = self
+            .request(Method::GET)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session);
+        if let Some(last) = last_event_id {
+            request = request.header("last-event-id", last);
+        }
+        self.send_raw(request.body(Full::new(Bytes::new())).unwrap())
+            .await
+    }
+}
+
+pub fn initialize_body(name: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": name, "version": "1" },
+        },
+    })
+}
+
+/// Reads SSE text from a streaming body until `done` says the text so far
+/// is enough, the body ends, or the deadline passes. Returns the text and
+/// whether the body ended.
+pub async fn read_sse(
+    body: &mut hyper::body::Incoming,
+    deadline: Duration,
+    done: impl Fn(&str) -> bool,
+) -> (String, bool) {
+    let mut text = String::new();
+    let until = tokio::time::Instant::now() + deadline;
+    loop {
+        if done(&text) {
+            return (text, false);
+        }
+        match tokio::time::timeout_at(until, body.frame()).await {
+            Err(_) => return (text, false),
+            Ok(None) => return (text, true),
+            Ok(Some(Err(e))) => panic!("stream error: {e}"),
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    text.push_str(std::str::from_utf8(&data).unwrap());
+                }
+            }
+        }
+    }
+}
+
+/// The `(id, data)` of each event in SSE text.
+pub fn sse_events(text: &str) -> Vec<(Option<u64>, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut id = None;
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    id = v.trim().parse().ok();
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data = serde_json::from_str(v).ok();
+                }
+            }
+            data.map(|d| (id, d))
+        })
+        .collect()
+}
+
+/// Waits until `condition` holds or a generous deadline passes; returns
+/// whether it held. Not a timing threshold: only an upper bound on waiting.
+pub async fn eventually(mut condition: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        if condition() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    condition()
+}
