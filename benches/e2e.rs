@@ -1,1 +1,483 @@
-fn main() {}
+//! End to end: MCP session churn over real loopback sockets, with one raw
+//! HTTP/1.1 client for every server.
+//!
+//! Each session is three requests on a keep-alive connection: `initialize`
+//! (POST, no session id; the answer's `MCP-Session-Id` header names the
+//! session), `notifications/initialized` (POST with the id, 202) and
+//! `DELETE` (200 or 204). The client is hand-written blocking HTTP/1.1 over
+//! `std::net::TcpStream` (Content-Length and chunked bodies, JSON or SSE), so
+//! it costs the same against every server and shares no code with them.
+//!
+//! It measures, on the server process only:
+//! * sessions per second over `--sessions` churned sessions from `--clients`
+//!   connections in parallel (threads started on a barrier);
+//! * server CPU per session: user + system time from `/proc/<pid>/stat`
+//!   across the churn, ÷ sessions;
+//! * RSS (`VmRSS` in `/proc/<pid>/status`) before and after the churn, and per
+//!   idle session: RSS with `--idle` sessions initialized and left open, minus
+//!   RSS before they were opened, ÷ their number; with the server's thread
+//!   count and `sessionreg_sessions_live` from `GET /metrics` beside it.
+//!
+//! By default it spawns `target/release/examples/mcp_server` (build it first:
+//! `cargo build --release --example mcp_server`); `--server PATH` runs
+//! another binary that takes the same flags, and `--url URL --pid PID`
+//! measures a server already running (another SDK's, say).
+//!
+//! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N]`
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+const PROTOCOL: &str = "2025-11-25";
+
+struct Options {
+    sessions: usize,
+    clients: usize,
+    idle: usize,
+    server: Option<PathBuf>,
+    url: Option<String>,
+    pid: Option<u32>,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        sessions: 20_000,
+        clients: 2,
+        idle: 10_000,
+        server: None,
+        url: None,
+        pid: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--sessions" => o.sessions = value().parse().expect("--sessions N"),
+            "--clients" => o.clients = value().parse().expect("--clients N"),
+            "--idle" => o.idle = value().parse().expect("--idle N"),
+            "--server" => o.server = Some(value().into()),
+            "--url" => o.url = Some(value()),
+            "--pid" => o.pid = Some(value().parse().expect("--pid PID")),
+            // What cargo bench passes to every harness.
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    o
+}
+
+/// `http://127.0.0.1:PORT/mcp` → (address, path).
+fn split_url(url: &str) -> (SocketAddr, String) {
+    let rest = url.strip_prefix("http://").expect("an http:// url");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    (
+        host.parse().expect("a numeric host:port"),
+        if path.is_empty() {
+            "/".into()
+        } else {
+            path.into()
+        },
+    )
+}
+
+/// The built example next to this bench binary (target/<profile>/deps/..).
+fn default_server() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    dir.join("examples").join("mcp_server")
+}
+
+fn spawn_server(path: &PathBuf, max_sessions: usize) -> (Child, String) {
+    let mut child = Command::new(path)
+        .args(["--addr", "127.0.0.1:0"])
+        .args(["--max-sessions", &max_sessions.to_string()])
+        // Long enough that no session expires during the run.
+        .args(["--idle-timeout-ms", "3600000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}); build it: cargo build --release --example mcp_server",
+                path.display()
+            )
+        });
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the server's first line");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (child, url)
+}
+
+// ---- /proc ----
+
+fn ticks_per_second() -> f64 {
+    let out = Command::new("getconf").arg("CLK_TCK").output();
+    out.ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// User + system CPU time of `pid`, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/pid/stat");
+    // Fields after the command name (which may hold spaces) start at ")".
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("stat") + 2..]
+        .split_whitespace()
+        .collect();
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / ticks_per_second()
+}
+
+/// A field of `/proc/<pid>/status`, e.g. `VmRSS` (in kB) or `Threads`.
+fn status(pid: u32, key: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/pid/status");
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"))
+}
+
+fn rss_bytes(pid: u32) -> u64 {
+    status(pid, "VmRSS") * 1024
+}
+
+// ---- the raw HTTP/1.1 client ----
+
+struct Response {
+    status: u16,
+    session_id: Option<String>,
+    body: Vec<u8>,
+}
+
+struct Client {
+    addr: SocketAddr,
+    host: String,
+    path: String,
+    conn: Option<BufReader<TcpStream>>,
+    request: Vec<u8>,
+}
+
+impl Client {
+    fn new(addr: SocketAddr, path: &str) -> Client {
+        Client {
+            addr,
+            host: addr.to_string(),
+            path: path.to_string(),
+            conn: None,
+            request: Vec::with_capacity(1024),
+        }
+    }
+
+    fn send(&mut self, method: &str, path: &str, session: Option<&str>, body: &str) -> Response {
+        self.request.clear();
+        let r = &mut self.request;
+        write!(r, "{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host).unwrap();
+        if !body.is_empty() {
+            write!(
+                r,
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            )
+            .unwrap();
+        }
+        r.extend_from_slice(b"Accept: application/json, text/event-stream\r\n");
+        if let Some(id) = session {
+            write!(
+                r,
+                "Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: {PROTOCOL}\r\n"
+            )
+            .unwrap();
+        }
+        r.extend_from_slice(b"\r\n");
+        r.extend_from_slice(body.as_bytes());
+        // One retry on a fresh connection if the server closed an idle one.
+        for attempt in 0..2 {
+            if self.conn.is_none() {
+                let stream = TcpStream::connect(self.addr).expect("connect");
+                stream.set_nodelay(true).unwrap();
+                self.conn = Some(BufReader::with_capacity(16 * 1024, stream));
+            }
+            let conn = self.conn.as_mut().unwrap();
+            if conn.get_mut().write_all(&self.request).is_ok() {
+                match read_response(conn) {
+                    Ok((response, keep)) => {
+                        if !keep {
+                            self.conn = None;
+                        }
+                        return response;
+                    }
+                    Err(e) if attempt == 0 => {
+                        let _ = e;
+                    }
+                    Err(e) => panic!("{method} {path}: {e}"),
+                }
+            }
+            self.conn = None;
+        }
+        panic!("{method} {path}: the server closed the connection twice")
+    }
+
+    fn initialize(&mut self) -> String {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"e2e","version":"0"}}}}}}"#
+        );
+        let path = self.path.clone();
+        let r = self.send("POST", &path, None, &body);
+        assert_eq!(
+            r.status,
+            200,
+            "initialize: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        r.session_id
+            .expect("initialize answers with MCP-Session-Id")
+    }
+
+    fn initialized(&mut self, id: &str) {
+        let path = self.path.clone();
+        let r = self.send(
+            "POST",
+            &path,
+            Some(id),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert!(
+            r.status == 202 || r.status == 200,
+            "initialized: {}",
+            r.status
+        );
+    }
+
+    fn delete(&mut self, id: &str) {
+        let path = self.path.clone();
+        let r = self.send("DELETE", &path, Some(id), "");
+        assert!(r.status == 200 || r.status == 204, "DELETE: {}", r.status);
+    }
+
+    fn session(&mut self) {
+        let id = self.initialize();
+        self.initialized(&id);
+        self.delete(&id);
+    }
+
+    fn metrics(&mut self) -> String {
+        let r = self.send("GET", "/metrics", None, "");
+        String::from_utf8_lossy(&r.body).into_owned()
+    }
+}
+
+/// Reads one response; returns it and whether the connection stays open.
+fn read_response(conn: &mut BufReader<TcpStream>) -> std::io::Result<(Response, bool)> {
+    let mut line = String::new();
+    if conn.read_line(&mut line)? == 0 {
+        return Err(std::io::Error::other("closed before the status line"));
+    }
+    let status: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
+    let (mut length, mut chunked, mut keep, mut session_id) = (None, false, true, None);
+    loop {
+        line.clear();
+        conn.read_line(&mut line)?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let Some((name, value)) = header.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse::<usize>().ok();
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.eq_ignore_ascii_case("chunked");
+        } else if name.eq_ignore_ascii_case("connection") {
+            keep = !value.eq_ignore_ascii_case("close");
+        } else if name.eq_ignore_ascii_case("mcp-session-id") {
+            session_id = Some(value.to_string());
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            conn.read_line(&mut line)?;
+            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+                .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
+            if size == 0 {
+                // Trailers, then the empty line.
+                loop {
+                    line.clear();
+                    conn.read_line(&mut line)?;
+                    if line.trim_end().is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            let start = body.len();
+            body.resize(start + size, 0);
+            conn.read_exact(&mut body[start..])?;
+            line.clear();
+            conn.read_line(&mut line)?;
+        }
+    } else if let Some(n) = length {
+        body.resize(n, 0);
+        conn.read_exact(&mut body)?;
+    } else if status != 204 && status != 304 && !(100..200).contains(&status) {
+        conn.read_to_end(&mut body)?;
+        keep = false;
+    }
+    Ok((
+        Response {
+            status,
+            session_id,
+            body,
+        },
+        keep,
+    ))
+}
+
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Churns `n` sessions over `clients` connections started on a barrier;
+/// returns the wall time.
+fn churn(addr: SocketAddr, path: &str, clients: usize, n: usize) -> Duration {
+    let barrier = Barrier::new(clients + 1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|c| {
+                let barrier = &barrier;
+                let count = n / clients + usize::from(c < n % clients);
+                s.spawn(move || {
+                    let mut client = Client::new(addr, path);
+                    barrier.wait();
+                    for _ in 0..count {
+                        client.session();
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        for h in handles {
+            h.join().expect("a client failed");
+        }
+        start.elapsed()
+    })
+}
+
+fn main() {
+    let o = options();
+    let (mut child, url, pid) = match (&o.url, o.pid) {
+        (Some(url), Some(pid)) => (None, url.clone(), pid),
+        (None, None) => {
+            let path = o.server.clone().unwrap_or_else(default_server);
+            let (child, url) = spawn_server(&path, o.idle + 1_000);
+            let pid = child.id();
+            (Some(child), url, pid)
+        }
+        _ => panic!("--url and --pid go together"),
+    };
+    let (addr, path) = split_url(&url);
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    println!("server: {url} (pid {pid})");
+    let rss_start = rss_bytes(pid);
+
+    // Warm up: connections, thread pools, allocator arenas.
+    churn(addr, &path, o.clients, 1_000.min(o.sessions));
+
+    let (rss_before, cpu_before) = (rss_bytes(pid), cpu_seconds(pid));
+    let wall = churn(addr, &path, o.clients, o.sessions);
+    let (rss_after, cpu_after) = (rss_bytes(pid), cpu_seconds(pid));
+    let rate = o.sessions as f64 / wall.as_secs_f64();
+    let cpu_per = (cpu_after - cpu_before) / o.sessions as f64;
+    println!("\nchurn: {} sessions (initialize, notifications/initialized, DELETE), {} client connections", o.sessions, o.clients);
+    println!("| metric | value |");
+    println!("|---|---:|");
+    println!("| sessions/s | {rate:.0} |");
+    println!("| server CPU per session | {:.1} µs |", cpu_per * 1e6);
+    println!(
+        "| server CPU utilisation during churn | {:.0}% of one core |",
+        100.0 * (cpu_after - cpu_before) / wall.as_secs_f64()
+    );
+    println!(
+        "| RSS at start / before churn / after churn | {:.1} / {:.1} / {:.1} MiB |",
+        mib(rss_start),
+        mib(rss_before),
+        mib(rss_after)
+    );
+
+    // Idle sessions: opened (initialize + initialized) and left open.
+    let mut client = Client::new(addr, &path);
+    let threads_before = status(pid, "Threads");
+    let rss_idle_before = rss_bytes(pid);
+    let ids: Vec<String> = (0..o.idle)
+        .map(|_| {
+            let id = client.initialize();
+            client.initialized(&id);
+            id
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let rss_idle = rss_bytes(pid);
+    let text = client.metrics();
+    let live = metric(&text, "sessionreg_sessions_live");
+    let threads_idle = status(pid, "Threads");
+    for id in &ids {
+        client.delete(id);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let rss_end = rss_bytes(pid);
+    let live_end = metric(&client.metrics(), "sessionreg_sessions_live");
+    println!(
+        "\nidle: {} sessions opened and left open on one connection",
+        o.idle
+    );
+    println!("| metric | value |");
+    println!("|---|---:|");
+    println!(
+        "| RSS per idle session | {:.0} bytes |",
+        rss_idle.saturating_sub(rss_idle_before) as f64 / o.idle as f64
+    );
+    println!(
+        "| RSS before / with idle sessions / after deleting them | {:.1} / {:.1} / {:.1} MiB |",
+        mib(rss_idle_before),
+        mib(rss_idle),
+        mib(rss_end)
+    );
+    println!("| server threads before / with idle sessions | {threads_before} / {threads_idle} |");
+    println!(
+        "| sessionreg_sessions_live with idle / after | {} / {} |",
+        live.map_or("n/a".into(), |v| v.to_string()),
+        live_end.map_or("n/a".into(), |v| v.to_string())
+    );
+
+    if let Some(child) = child.as_mut() {
+        // SIGTERM: a graceful shutdown, as the example supports.
+        let _ = Command::new("kill").arg(child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
