@@ -1,0 +1,102 @@
+//! A fixed number of one workload's operations on one peer, untimed: the
+//! program to run under `valgrind --tool=callgrind` (deterministic
+//! instruction counts, where the timed benches on a shared 2-core machine are
+//! noisy), or `perf`.
+//!
+//! `cargo bench --bench profile -- <life|get|stale> <peer> <n>`; peers are
+//! the function ids of `registry.rs`. `run.sh callgrind` runs each at two
+//! sizes and reports the difference ÷ the extra operations: instructions per
+//! operation, free of setup.
+
+#[path = "support/payload.rs"]
+mod payload;
+#[path = "support/peers.rs"]
+mod peers;
+#[path = "support/workload.rs"]
+#[allow(dead_code)] // the multi-thread harness and the mix are not used here
+mod workload;
+
+use payload::Payload;
+use peers::{
+    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, ShardedSlab, TokioStringMap,
+};
+use std::hint::black_box;
+use std::sync::Arc;
+use workload::Rng;
+
+/// Live sessions beside the looked-up ones, as in `registry.rs`'s `stale`.
+const LIVE: usize = 1_000;
+
+fn run<P: Peer>(what: &str, n: u64) {
+    let peer = P::new(1 << 16);
+    let value = Payload::new();
+    let live: Vec<P::Key> = (0..LIVE).map(|_| peer.insert(Arc::clone(&value))).collect();
+    match what {
+        "life" => workload::life(&peer, &value, n),
+        "get" => {
+            let mut rng = Rng::new(1);
+            for _ in 0..n {
+                drop(black_box(peer.get(&live[rng.below(LIVE)])));
+            }
+        }
+        "stale" => {
+            let removed = peer.insert(Arc::clone(&value));
+            assert!(peer.remove(&removed));
+            for _ in 0..n {
+                assert!(peer.get(black_box(&removed)).is_none());
+            }
+        }
+        other => panic!("unknown workload {other}"),
+    }
+}
+
+fn run_tokio(what: &str, n: u64) {
+    let rt = workload::runtime();
+    let peer = TokioStringMap::new();
+    let value = Payload::new();
+    rt.block_on(async {
+        let mut live = Vec::new();
+        for _ in 0..LIVE {
+            live.push(peer.insert(Arc::clone(&value)).await);
+        }
+        match what {
+            "life" => workload::life_async(&peer, &value, n).await,
+            "get" => {
+                let mut rng = Rng::new(1);
+                for _ in 0..n {
+                    drop(black_box(peer.get(&live[rng.below(LIVE)]).await));
+                }
+            }
+            "stale" => {
+                let removed = peer.insert(Arc::clone(&value)).await;
+                assert!(peer.remove(&removed).await);
+                for _ in 0..n {
+                    assert!(peer.get(black_box(&removed)).await.is_none());
+                }
+            }
+            other => panic!("unknown workload {other}"),
+        }
+    });
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let [what, peer, n] = &args[..] else {
+        panic!("usage: profile <life|get|stale> <peer> <n>");
+    };
+    let n: u64 = n.parse().expect("a number of operations");
+    match peer.as_str() {
+        "sessionreg" => run::<SessionReg>(what, n),
+        "sharded_slab" => run::<ShardedSlab>(what, n),
+        "dashmap" => run::<Dash>(what, n),
+        "scc" => run::<Scc>(what, n),
+        "papaya" => run::<Papaya>(what, n),
+        "mutex_slab" => run::<MutexSlab>(what, n),
+        "rwlock_hashmap" => run::<RwLockHashMap>(what, n),
+        "tokio_rwlock_string" => run_tokio(what, n),
+        other => panic!("unknown peer {other}"),
+    }
+}
