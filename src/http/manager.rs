@@ -603,76 +603,100 @@ impl<A: App> SessionManager<A> {
     }
 
     async fn initialize(&self, request: Request, version: Version) -> Response<Body> {
+        // A session that idles out before its first request began (only
+        // possible with a timeout shorter than a scheduling delay) was reaped
+        // like any other, with its close callback; the client gets a fresh
+        // one instead.
+        const ATTEMPTS: usize = 3;
+        for _ in 1..ATTEMPTS {
+            if let Some(response) = self.try_initialize(&request, version).await {
+                return response;
+            }
+        }
+        match self.try_initialize(&request, version).await {
+            Some(response) => response,
+            None => unavailable(
+                &self.inner,
+                &request.id,
+                "the new session expired before it started",
+            ),
+        }
+    }
+
+    /// One attempt at starting a session: `None` if it ended before its
+    /// first request could begin, for any reason but shutdown.
+    async fn try_initialize(&self, request: &Request, version: Version) -> Option<Response<Body>> {
         let inner = &self.inner;
         if inner.shutting_down.load(Ordering::SeqCst) {
-            return shutting_down();
+            return Some(shutting_down());
         }
-        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(&request)));
+        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(request)));
         let state = match opened {
             Ok(Ok(state)) => state,
             Ok(Err(error)) => {
-                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
+                return Some(body::rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Some(&request.id),
+                    &error,
+                ))
             }
             Err(panic) => {
                 tracing::error!(panic = panic_message(&*panic), "App::open panicked");
-                return internal_error(Some(&request.id));
+                return Some(internal_error(Some(&request.id)));
             }
         };
         let entry = Entry {
             state,
             streams: Streams::new(inner.config.event_log),
         };
-        let id = match inner.registry.insert(entry) {
-            Ok(id) => id,
-            Err(_full) => {
-                let mut response = body::rpc_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    Some(&request.id),
-                    &RpcError::new(jsonrpc::SERVER_ERROR, "too many sessions; retry later"),
-                );
-                response
-                    .headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from(inner.config.retry_after));
-                return response;
-            }
+        let Ok(id) = inner.registry.insert(entry) else {
+            return Some(unavailable(
+                inner,
+                &request.id,
+                "too many sessions; retry later",
+            ));
         };
         tracing::Span::current().record("session", tracing::field::display(id));
         if inner.shutting_down.load(Ordering::SeqCst) {
             // Inserted while `shutdown` swept: end it ourselves.
             let _ = inner.registry.terminate(&id, Reason::Shutdown);
-            return shutting_down();
+            return Some(shutting_down());
         }
-        let Some(session) = inner.registry.get(&id) else {
-            // Only shutdown can end a session nobody has seen yet.
-            return shutting_down();
+        let gone = || (inner.shutting_down.load(Ordering::SeqCst)).then(shutting_down);
+        let session = match inner.registry.get(&id) {
+            Some(session) => session,
+            None => return gone(),
         };
-        let request_id = request.id.clone();
-        let message = Message::Request(request);
-        let head = self.run(Some(session), message, version);
+        let head = self.run(Some(session), Message::Request(request.clone()), version);
         let mut response = match head.await {
             Ok(Head::Reply(Reply::Result(result))) => body::json(
                 StatusCode::OK,
-                &jsonrpc::result_message(&request_id, result),
+                &jsonrpc::result_message(&request.id, result),
             ),
             Ok(Head::Stream(rx)) => self.sse(rx, None),
             Ok(Head::Reply(Reply::Error(error))) => {
                 // The application rejected the first request: the session
                 // ends, and its id is never shown.
                 let _ = inner.registry.terminate(&id, Reason::Rejected);
-                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request_id), &error);
+                return Some(body::rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Some(&request.id),
+                    &error,
+                ));
             }
             Ok(Head::Reply(Reply::Stream(_) | Reply::Accepted)) => {
                 let _ = inner.registry.terminate(&id, Reason::Rejected);
-                return internal_error(Some(&request_id));
+                return Some(internal_error(Some(&request.id)));
             }
-            Ok(Head::Failed) => return internal_error(Some(&request_id)),
-            Ok(Head::Gone) | Err(_) => return shutting_down(),
+            Ok(Head::Failed) => return Some(internal_error(Some(&request.id))),
+            Ok(Head::Gone) => return gone(),
+            Err(_) => return Some(shutting_down()),
         };
         let mut text = [0u8; 32];
         let value =
             HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
         response.headers_mut().insert(rules::SESSION_HEADER, value);
-        response
+        Some(response)
     }
 
     /// Runs the application on one message in a task of its own (so a
@@ -939,6 +963,19 @@ fn too_large() -> Response<Body> {
         jsonrpc::SERVER_ERROR,
         "request body too large",
     )
+}
+
+/// 503 with `Retry-After`, for an `initialize` that found no room.
+fn unavailable<A: App>(inner: &Inner<A>, id: &serde_json::Value, why: &str) -> Response<Body> {
+    let mut response = body::rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Some(id),
+        &RpcError::new(jsonrpc::SERVER_ERROR, why),
+    );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(inner.config.retry_after));
+    response
 }
 
 fn shutting_down() -> Response<Body> {
