@@ -99,12 +99,17 @@ impl<S> Session<S> {
     ///
     /// Returns `None` if the session has ended or is being expired: the
     /// request must not start (an HTTP server answers 404).
-    pub fn begin(&self) -> Option<InFlight<'_, S>> {
+    ///
+    /// The guard owns a handle of its own, so it can move into a spawned
+    /// task (an SSE stream, say) and outlive this one.
+    pub fn begin(&self) -> Option<InFlight<S>> {
         if self.is_terminated() {
             return None;
         }
         match self.slot().activity.enter() {
-            Enter::Entered => Some(InFlight { session: self }),
+            Enter::Entered => Some(InFlight {
+                session: self.clone(),
+            }),
             Enter::Closed => None,
         }
     }
@@ -160,27 +165,29 @@ impl<S: fmt::Debug> fmt::Debug for Session<S> {
     }
 }
 
-/// A request in flight on a session; see [`Session::begin`].
+/// A request in flight on a session; see [`Session::begin`]. Derefs to the
+/// session.
 #[must_use = "the request counts as in flight only while the guard lives"]
-pub struct InFlight<'a, S> {
-    session: &'a Session<S>,
+pub struct InFlight<S> {
+    session: Session<S>,
 }
 
-impl<S> InFlight<'_, S> {
-    /// The session this request runs on.
-    pub fn session(&self) -> &Session<S> {
-        self.session
+impl<S> Deref for InFlight<S> {
+    type Target = Session<S>;
+
+    fn deref(&self) -> &Session<S> {
+        &self.session
     }
 }
 
-impl<S> Drop for InFlight<'_, S> {
+impl<S> Drop for InFlight<S> {
     fn drop(&mut self) {
         let now = self.session.storage().now();
         self.session.slot().activity.exit(now);
     }
 }
 
-impl<S> fmt::Debug for InFlight<'_, S> {
+impl<S> fmt::Debug for InFlight<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InFlight")
             .field("id", &self.session.id)
