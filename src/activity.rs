@@ -23,6 +23,9 @@ use crate::pack::Field;
 use crate::sync::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// The largest stamp (milliseconds since the registry was built).
+pub(crate) const MAX_STAMP: u64 = STAMP.max();
+
 const IN_FLIGHT: Field = Field::lowest(23);
 const CLOSED: Field = IN_FLIGHT.then(1);
 const STAMP: Field = CLOSED.then(40);
@@ -30,28 +33,6 @@ const _: () = assert!(STAMP.end() == 64);
 
 /// The longest idle timeout the stamp can measure (about 34 years).
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_millis(STAMP.max() / 2);
-
-/// Milliseconds since the registry was built, from the coarse monotonic clock
-/// (a few nanoseconds a read, resolution of a few milliseconds: plenty for
-/// idle timeouts).
-#[derive(Clone, Copy)]
-pub(crate) struct Clock {
-    epoch: coarsetime::Instant,
-}
-
-impl Clock {
-    pub(crate) fn new() -> Clock {
-        Clock {
-            epoch: coarsetime::Instant::now(),
-        }
-    }
-
-    #[inline]
-    pub(crate) fn now_ms(&self) -> u64 {
-        let elapsed = coarsetime::Instant::now().duration_since(self.epoch);
-        elapsed.as_millis().min(STAMP.max())
-    }
-}
 
 /// What [`Activity::try_expire`] found.
 #[must_use]
@@ -214,13 +195,5 @@ mod tests {
         activity.touch(70);
         assert_eq!(activity.try_expire(79, 10), Expire::Active);
         assert_eq!(activity.try_expire(80, 10), Expire::Expired);
-    }
-
-    #[test]
-    fn clock_is_monotonic() {
-        let clock = Clock::new();
-        let a = clock.now_ms();
-        let b = clock.now_ms();
-        assert!(b >= a);
     }
 }

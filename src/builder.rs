@@ -1,6 +1,7 @@
 //! Configuration, validated once, when the registry is built.
 
 use crate::activity::MAX_TIMEOUT;
+use crate::clock::{Clock, ManualClock};
 use crate::id::{SessionId, INDEX, NODE};
 use crate::reason::Reason;
 use crate::registry::{OnClose, Registry};
@@ -24,6 +25,7 @@ pub struct Builder<S> {
     idle_timeout: Option<Duration>,
     shards: Option<usize>,
     node: u8,
+    clock: Option<ManualClock>,
     on_close: Option<OnClose<S>>,
     _values: PhantomData<fn(S)>,
 }
@@ -35,6 +37,7 @@ impl<S: Send + Sync + 'static> Builder<S> {
             idle_timeout: None,
             shards: None,
             node: 0,
+            clock: None,
             on_close: None,
             _values: PhantomData,
         }
@@ -72,6 +75,13 @@ impl<S: Send + Sync + 'static> Builder<S> {
     /// unknown here. Reserved for multi-node routing; below 64.
     pub fn node_id(mut self, node: u8) -> Self {
         self.node = node;
+        self
+    }
+
+    /// Reads idle time from `clock` instead of the system's monotonic clock,
+    /// so tests can move time by hand.
+    pub fn manual_clock(mut self, clock: &ManualClock) -> Self {
+        self.clock = Some(clock.clone());
         self
     }
 
@@ -113,6 +123,7 @@ impl<S: Send + Sync + 'static> Builder<S> {
             stripes: (4 * parallelism).clamp(8, 256),
             node: u64::from(self.node),
             idle_timeout_ms,
+            clock: self.clock.map_or_else(Clock::coarse, Clock::Manual),
         };
         Ok(Registry::from_parts(
             Storage::new(&config),

@@ -40,6 +40,7 @@
 
 mod activity;
 mod builder;
+mod clock;
 pub mod docs;
 mod free_list;
 pub mod id;
@@ -59,6 +60,7 @@ mod tid;
 pub mod http;
 
 pub use builder::{BuildError, Builder, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
+pub use clock::ManualClock;
 pub use id::{ParseIdError, SessionId};
 pub use reason::{Reason, Rejection};
 pub use registry::{InsertError, Registry, Termination};

@@ -17,7 +17,7 @@
 //! long as any [`Session`](crate::Session) handle remains: see
 //! [`Storage::orphan_all`] and [`release`].
 
-use crate::activity::Clock;
+use crate::clock::Clock;
 use crate::free_list::FreeList;
 use crate::lifecycle::Release;
 use crate::slot::Slot;
@@ -172,6 +172,7 @@ pub(crate) struct Config {
     pub(crate) stripes: usize,
     pub(crate) node: u64,
     pub(crate) idle_timeout_ms: Option<u64>,
+    pub(crate) clock: Clock,
 }
 
 /// Everything a registry and its handles share.
@@ -200,7 +201,7 @@ impl<S> Storage<S> {
                 .collect(),
             shard_bits: n.trailing_zeros(),
             node: config.node,
-            clock: Clock::new(),
+            clock: config.clock.clone(),
             idle_timeout_ms: config.idle_timeout_ms,
             counters: Counters::new(config.stripes),
             pending: AtomicU64::new(0),

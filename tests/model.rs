@@ -1,0 +1,373 @@
+//! Model-based property test: random sequences of registry operations, run
+//! against the registry and against a plain map that says what each must do,
+//! compared at every step (results, close callbacks, value drops, counters).
+
+use proptest::prelude::*;
+use sessionreg::{
+    InFlight, ManualClock, Reason, Registry, Rejection, Session, SessionId, Termination,
+};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const CAPACITY: usize = 6;
+const TIMEOUT_MS: u64 = 10;
+/// The serial of a value that an insert refused and handed back.
+const REFUSED: u64 = u64::MAX;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert,
+    /// Look up the k-th id ever minted (modulo how many there are).
+    Get(usize),
+    /// Look up, then start a request that stays in flight.
+    Begin(usize),
+    /// Finish the j-th request in flight.
+    EndRequest(usize),
+    /// Keep a handle from a lookup.
+    Hold(usize),
+    /// Drop the j-th held handle.
+    DropHandle(usize),
+    Terminate(usize, Reason),
+    /// Terminate with an id whose secret is wrong.
+    Forge(usize),
+    Advance(u64),
+    Reap,
+    TerminateAll,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let reason = prop_oneof![
+        Just(Reason::Deleted),
+        Just(Reason::Failed),
+        Just(Reason::Rejected),
+        Just(Reason::Shutdown),
+    ];
+    prop_oneof![
+        4 => Just(Op::Insert),
+        3 => any::<usize>().prop_map(Op::Get),
+        2 => any::<usize>().prop_map(Op::Begin),
+        2 => any::<usize>().prop_map(Op::EndRequest),
+        2 => any::<usize>().prop_map(Op::Hold),
+        2 => any::<usize>().prop_map(Op::DropHandle),
+        3 => (any::<usize>(), reason).prop_map(|(k, r)| Op::Terminate(k, r)),
+        1 => any::<usize>().prop_map(Op::Forge),
+        2 => (0..2 * TIMEOUT_MS).prop_map(Op::Advance),
+        1 => Just(Op::Reap),
+        1 => Just(Op::TerminateAll),
+    ]
+}
+
+/// The value: says who it is and reports its drop.
+struct Value {
+    serial: u64,
+    drops: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Drop for Value {
+    fn drop(&mut self) {
+        if self.serial != REFUSED {
+            self.drops.lock().unwrap().push(self.serial);
+        }
+    }
+}
+
+/// What the model knows of one session.
+#[derive(Debug, Default)]
+struct Expected {
+    live: bool,
+    in_flight: u64,
+    last_activity: u64,
+    /// Handles and guards that keep the ended session's value alive.
+    holders: u64,
+    dropped: bool,
+}
+
+impl Expected {
+    fn idle(&self, now: u64) -> bool {
+        self.live && self.in_flight == 0 && now - self.last_activity >= TIMEOUT_MS
+    }
+
+    /// The slot stays taken while the session is live or held.
+    fn occupies_slot(&self) -> bool {
+        self.live || self.holders > 0
+    }
+}
+
+struct Harness {
+    registry: Registry<Value>,
+    clock: ManualClock,
+    closes: Arc<Mutex<Vec<(SessionId, u64, Reason)>>>,
+    drops: Arc<Mutex<Vec<u64>>>,
+    ids: Vec<SessionId>,
+    expected: Vec<Expected>,
+    closes_expected: Vec<(SessionId, u64, Reason)>,
+    handles: Vec<(usize, Session<Value>)>,
+    requests: Vec<(usize, InFlight<Value>)>,
+    now: u64,
+    stale: u64,
+    expired: u64,
+    forged: u64,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let clock = ManualClock::new();
+        let closes = Arc::new(Mutex::new(Vec::new()));
+        let log = closes.clone();
+        let registry = Registry::builder()
+            .capacity(CAPACITY)
+            .shards(2)
+            .idle_timeout(Duration::from_millis(TIMEOUT_MS))
+            .manual_clock(&clock)
+            .on_close(move |id: &SessionId, value: &Value, reason| {
+                log.lock().unwrap().push((*id, value.serial, reason));
+            })
+            .build()
+            .unwrap();
+        Harness {
+            registry,
+            clock,
+            closes,
+            drops: Arc::new(Mutex::new(Vec::new())),
+            ids: Vec::new(),
+            expected: Vec::new(),
+            closes_expected: Vec::new(),
+            handles: Vec::new(),
+            requests: Vec::new(),
+            now: 0,
+            stale: 0,
+            expired: 0,
+            forged: 0,
+        }
+    }
+
+    fn end(&mut self, k: usize, reason: Reason) {
+        let e = &mut self.expected[k];
+        assert!(e.live);
+        e.live = false;
+        self.closes_expected.push((self.ids[k], k as u64, reason));
+        self.settle(k);
+    }
+
+    /// A session that has ended and is held by nobody has its value dropped.
+    fn settle(&mut self, k: usize) {
+        let e = &mut self.expected[k];
+        if !e.live && e.holders == 0 {
+            e.dropped = true;
+        }
+    }
+
+    /// What a lookup of session `k` must do; updates the model.
+    fn expect_lookup(&mut self, k: usize) -> Result<(), Rejection> {
+        let e = &self.expected[k];
+        if !e.live {
+            self.stale += 1;
+            Err(Rejection::Stale)
+        } else if e.idle(self.now) {
+            self.expired += 1;
+            self.end(k, Reason::IdleTimeout);
+            Err(Rejection::Expired)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn lookup(&mut self, k: usize) -> Result<Session<Value>, Rejection> {
+        let found = self.registry.lookup(&self.ids[k]);
+        let expected = self.expect_lookup(k);
+        match (&found, expected) {
+            (Ok(session), Ok(())) => {
+                assert_eq!(session.id(), self.ids[k]);
+                assert_eq!(session.serial, k as u64, "found another session's value");
+                assert!(!session.is_terminated());
+            }
+            (Err(got), Err(want)) => assert_eq!(*got, want),
+            (got, want) => panic!("lookup of {k}: got {:?}, want {want:?}", got.as_ref().err()),
+        }
+        found
+    }
+
+    fn apply(&mut self, op: Op) {
+        let pick = |n: usize, k: usize| if n == 0 { None } else { Some(k % n) };
+        match op {
+            Op::Insert => {
+                let serial = self.ids.len() as u64;
+                let value = Value {
+                    serial,
+                    drops: self.drops.clone(),
+                };
+                let full = self.expected.iter().filter(|e| e.occupies_slot()).count() == CAPACITY;
+                match self.registry.insert(value) {
+                    Ok(id) => {
+                        assert!(!full, "insert beyond capacity");
+                        assert!(!self.ids.contains(&id), "an id was minted twice");
+                        self.ids.push(id);
+                        self.expected.push(Expected {
+                            live: true,
+                            last_activity: self.now,
+                            ..Expected::default()
+                        });
+                    }
+                    Err(err) => {
+                        assert!(full, "insert refused below capacity");
+                        // The value comes back, whole; its drop is not a
+                        // session's, so it is marked to be left out.
+                        let mut value = err.into_inner();
+                        assert_eq!(value.serial, serial);
+                        value.serial = REFUSED;
+                    }
+                }
+            }
+            Op::Get(k) => {
+                if let Some(k) = pick(self.ids.len(), k) {
+                    let _ = self.lookup(k);
+                }
+            }
+            Op::Hold(k) => {
+                if let Some(k) = pick(self.ids.len(), k) {
+                    if let Ok(session) = self.lookup(k) {
+                        self.expected[k].holders += 1;
+                        self.handles.push((k, session));
+                    }
+                }
+            }
+            Op::Begin(k) => {
+                if let Some(k) = pick(self.ids.len(), k) {
+                    if let Ok(session) = self.lookup(k) {
+                        let request = session.begin().expect("live and not idle");
+                        self.expected[k].in_flight += 1;
+                        self.expected[k].holders += 1;
+                        self.requests.push((k, request));
+                    }
+                }
+            }
+            Op::EndRequest(j) => {
+                if let Some(j) = pick(self.requests.len(), j) {
+                    let (k, request) = self.requests.swap_remove(j);
+                    drop(request);
+                    let e = &mut self.expected[k];
+                    e.in_flight -= 1;
+                    e.holders -= 1;
+                    e.last_activity = e.last_activity.max(self.now);
+                    self.settle(k);
+                }
+            }
+            Op::DropHandle(j) => {
+                if let Some(j) = pick(self.handles.len(), j) {
+                    let (k, session) = self.handles.swap_remove(j);
+                    assert_eq!(session.is_terminated(), !self.expected[k].live);
+                    assert_eq!(session.serial, k as u64, "a held value changed");
+                    drop(session);
+                    self.expected[k].holders -= 1;
+                    self.settle(k);
+                }
+            }
+            Op::Terminate(k, reason) => {
+                if let Some(k) = pick(self.ids.len(), k) {
+                    let outcome = self.registry.terminate(&self.ids[k], reason);
+                    if self.expected[k].live {
+                        assert_eq!(outcome, Termination::Won);
+                        self.end(k, reason);
+                    } else {
+                        assert_eq!(outcome, Termination::AlreadyTerminated);
+                    }
+                }
+            }
+            Op::Forge(k) => {
+                if let Some(k) = pick(self.ids.len(), k) {
+                    let real = self.ids[k].to_u128();
+                    let forged: SessionId = format!("{:032x}", real ^ 1).parse().unwrap();
+                    let outcome = self.registry.terminate(&forged, Reason::Deleted);
+                    if self.expected[k].live {
+                        // A wrong secret on a live session is caught.
+                        assert_eq!(outcome, Termination::Rejected(Rejection::Forged));
+                        self.forged += 1;
+                    } else {
+                        // The session has ended: the id, forged or not,
+                        // can end nothing.
+                        assert_eq!(outcome, Termination::AlreadyTerminated);
+                    }
+                }
+            }
+            Op::Advance(ms) => {
+                self.clock.advance(Duration::from_millis(ms));
+                self.now += ms;
+            }
+            Op::Reap => {
+                let idle: Vec<usize> = (0..self.ids.len())
+                    .filter(|&k| self.expected[k].idle(self.now))
+                    .collect();
+                assert_eq!(self.registry.reap_idle(), idle.len());
+                for k in idle {
+                    self.end(k, Reason::IdleTimeout);
+                }
+            }
+            Op::TerminateAll => {
+                let live: Vec<usize> = (0..self.ids.len())
+                    .filter(|&k| self.expected[k].live)
+                    .collect();
+                assert_eq!(self.registry.terminate_all(Reason::Shutdown), live.len());
+                for k in live {
+                    self.end(k, Reason::Shutdown);
+                }
+            }
+        }
+        self.check();
+    }
+
+    fn check(&mut self) {
+        // Closes: exactly the expected ones, each once (order within a sweep
+        // follows slot order, so compare as sets).
+        let mut got = self.closes.lock().unwrap().clone();
+        let mut want = self.closes_expected.clone();
+        got.sort_by_key(|c| c.1);
+        want.sort_by_key(|c| c.1);
+        assert_eq!(got, want, "close callbacks");
+        // Drops: exactly the ended, unheld sessions, each once.
+        let mut dropped = self.drops.lock().unwrap().clone();
+        dropped.sort_unstable();
+        let want: Vec<u64> = (0..self.ids.len() as u64)
+            .filter(|&k| self.expected[k as usize].dropped)
+            .collect();
+        assert_eq!(dropped, want, "value drops");
+        // Counters.
+        let live = self.expected.iter().filter(|e| e.live).count();
+        assert_eq!(self.registry.len(), live);
+        let stats = self.registry.stats();
+        assert_eq!(stats.live, live as u64);
+        assert_eq!(stats.created, self.ids.len() as u64);
+        for reason in Reason::ALL {
+            let n = self
+                .closes_expected
+                .iter()
+                .filter(|c| c.2 == reason)
+                .count();
+            assert_eq!(stats.terminated(reason), n as u64, "{reason}");
+        }
+        assert_eq!(stats.rejected(Rejection::Stale), self.stale);
+        assert_eq!(stats.rejected(Rejection::Expired), self.expired);
+        assert_eq!(stats.rejected(Rejection::Forged), self.forged);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn registry_agrees_with_the_model(ops in proptest::collection::vec(op(), 1..120)) {
+        let mut harness = Harness::new();
+        for op in ops {
+            harness.apply(op);
+        }
+        // Dropping the registry ends what is live (Shutdown) and, once the
+        // handles go too, every value has been dropped exactly once.
+        let Harness { registry, handles, requests, drops, ids, closes, .. } = harness;
+        drop(registry);
+        drop(handles);
+        drop(requests);
+        let mut dropped = drops.lock().unwrap().clone();
+        dropped.sort_unstable();
+        prop_assert_eq!(dropped, (0..ids.len() as u64).collect::<Vec<_>>());
+        prop_assert_eq!(closes.lock().unwrap().len(), ids.len());
+    }
+}
