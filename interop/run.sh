@@ -103,7 +103,11 @@ else
     show_log "$WORK/build.log" 40
     abort
   fi
-  SERVER_CMD=("$ROOT/target/release/examples/mcp_server")
+  # Where cargo put it (CARGO_TARGET_DIR or build.target-dir may move target/).
+  TARGET_DIR="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps </dev/null 2>/dev/null |
+    "$NODE" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))' ||
+    true)"
+  SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/release/examples/mcp_server")
   step_ok build "examples/mcp_server ($((SECONDS - t))s)"
 fi
 
