@@ -1,14 +1,21 @@
 //! The churn demo: sessions come and go through every way a session can end,
 //! and at the end the registry is empty and every close ran exactly once.
 //!
+//! By default it runs over real loopback sockets: the session manager
+//! (`sessionreg::http`) in-process on 127.0.0.1:0, client tasks driving MCP
+//! sessions (`http_mode.rs`). `--core` drives the registry directly, with
+//! threads and no HTTP (`core_mode.rs`).
+//!
 //! ```text
-//! cargo run --release --example churn                 # defaults: a few seconds
-//! cargo run --release --example churn -- --sessions 1000000 --threads 4
+//! cargo run --release --example churn                 # HTTP, a few seconds
+//! cargo run --release --example churn -- --http-sessions 100000 --clients 64
+//! cargo run --release --example churn -- --core --sessions 1000000 --threads 4
 //! ```
 //!
 //! Exits non-zero if a session is left live, or closes differ from creates.
 
 mod core_mode;
+mod http_mode;
 
 use clap::Parser;
 
@@ -16,12 +23,25 @@ use clap::Parser;
 #[derive(Parser, Debug, Clone)]
 #[command(version, about)]
 pub struct Args {
+    /// Drive the registry directly (threads, no HTTP) instead of over HTTP.
+    #[arg(long)]
+    core: bool,
     /// Worker threads creating and ending sessions.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Sessions to create in all.
+    /// Sessions to create in all (core mode).
     #[arg(long, default_value_t = 5_000_000)]
     sessions: u64,
+    /// Sessions to create in all over HTTP (the default mode).
+    #[arg(long, default_value_t = 4_000)]
+    http_sessions: u64,
+    /// Idle timeout over HTTP, in milliseconds: longer than in core mode,
+    /// since a session's requests are network round trips apart.
+    #[arg(long, default_value_t = 250)]
+    http_idle_timeout_ms: u64,
+    /// Concurrent client tasks (HTTP mode).
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
     /// The registry's capacity (maximum live sessions).
     #[arg(long, default_value_t = 65_536)]
     capacity: usize,
@@ -32,5 +52,9 @@ pub struct Args {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    core_mode::run(&args)
+    if args.core {
+        core_mode::run(&args)
+    } else {
+        http_mode::run(&args)
+    }
 }
