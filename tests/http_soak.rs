@@ -41,10 +41,8 @@ async fn soak_every_end_path() {
         clients.push(tokio::spawn(async move {
             let mut kept = VecDeque::new();
             let check = |status: StatusCode, wanted: &[StatusCode]| {
-                if !wanted.contains(&status) {
-                    if unexpected.fetch_add(1, Ordering::Relaxed) < 5 {
-                        eprintln!("unexpected {status}, wanted {wanted:?}");
-                    }
+                if !wanted.contains(&status) && unexpected.fetch_add(1, Ordering::Relaxed) < 5 {
+                    eprintln!("unexpected {status}, wanted {wanted:?}");
                 }
             };
             loop {
