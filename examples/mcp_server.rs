@@ -53,15 +53,8 @@ impl App for Server {
     type Session = Client;
 
     fn open(&self, initialize: &Request) -> Result<Client, RpcError> {
+        // The manager has checked the request's shape (params.protocolVersion).
         let params = initialize.params.as_ref();
-        if !params
-            .and_then(|p| p.get("protocolVersion"))
-            .is_some_and(Value::is_string)
-        {
-            return Err(RpcError::invalid_params(
-                "initialize needs params.protocolVersion",
-            ));
-        }
         let name = params
             .and_then(|p| p.pointer("/clientInfo/name"))
             .and_then(Value::as_str)

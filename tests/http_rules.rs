@@ -134,6 +134,26 @@ async fn bad_json_is_400_with_a_parse_error() {
 }
 
 #[tokio::test]
+async fn initialize_without_a_protocol_version_is_400_and_creates_nothing() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url);
+    for params in [
+        None,
+        Some(json!({})),
+        Some(json!({ "protocolVersion": 2025 })),
+    ] {
+        let mut body = initialize_body("client");
+        match params {
+            Some(params) => body["params"] = params,
+            None => drop(body.as_object_mut().unwrap().remove("params")),
+        }
+        let answer = client.post(None, &body).await;
+        assert_refused_initialize(&server, &answer, StatusCode::BAD_REQUEST).await;
+        assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
+    }
+}
+
+#[tokio::test]
 async fn oversized_body_is_413_and_creates_nothing() {
     let server = Server::start_with(|b| b.max_body_bytes(1024)).await;
     let client = Client::new(&server.url);

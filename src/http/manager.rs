@@ -568,6 +568,9 @@ impl<A: App> SessionManager<A> {
         }
         match (headers.get(rules::SESSION_HEADER), message) {
             (None, Message::Request(request)) if request.method == "initialize" => {
+                if let Err(error) = check_initialize(&request) {
+                    return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
+                }
                 self.initialize(request, version).await
             }
             (None, _) => body::refuse(
@@ -915,6 +918,23 @@ async fn pump<A: App>(
                 break;
             }
         }
+    }
+}
+
+/// The shape an `initialize` request must have before a session is made
+/// for it: params with the protocol version the client asks for (any
+/// string: an unknown one is negotiated down by the application, see
+/// [`rules::negotiate`]).
+fn check_initialize(request: &Request) -> Result<(), RpcError> {
+    let version = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("protocolVersion"));
+    match version {
+        Some(serde_json::Value::String(_)) => Ok(()),
+        _ => Err(RpcError::invalid_params(
+            "initialize needs params.protocolVersion (a string)",
+        )),
     }
 }
 
