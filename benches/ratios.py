@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Turns one criterion run of benches/registry.rs into the ratio tables of
+BENCHMARKS.md: each figure ÷ the fastest peer's (sessionreg excluded) in the
+same group of the same run, and each goal of issue 4 checked.
+
+usage: ratios.py <criterion output dir, e.g. target/criterion>
+"""
+import json
+import os
+import sys
+
+GROUPS = ["life_1t", "life_2t", "mix_2t", "stale"]
+PEERS = ["sharded_slab", "mutex_slab", "dashmap", "scc", "papaya",
+         "rwlock_hashmap", "tokio_rwlock_string"]
+ALL = ["sessionreg"] + PEERS
+LABEL = {
+    "life_1t": "one session's life, 1 thread",
+    "life_2t": "one session's life, 2 threads",
+    "mix_2t": "95% get / 5% churn, 2 threads, 10k live",
+    "stale": "lookup of a removed id",
+}
+
+
+def median(root, group, fid):
+    path = os.path.join(root, group, fid, "new", "estimates.json")
+    with open(path) as f:
+        return json.load(f)["median"]["point_estimate"]
+
+
+def main():
+    root = sys.argv[1]
+    t = {g: {p: median(root, g, p) for p in ALL} for g in GROUPS}
+    floor = {f: median(root, "floor", f) for f in ["cas", "arc_clone_drop"]}
+
+    print("Medians in ns per operation (2-thread rows: wall time ÷ total ops):\n")
+    print("| workload | " + " | ".join(ALL) + " |")
+    print("|---|" + "---:|" * len(ALL))
+    for g in GROUPS:
+        print(f"| {LABEL[g]} | " + " | ".join(f"{t[g][p]:.1f}" for p in ALL) + " |")
+    print(f"\nFloors: one uncontended CAS {floor['cas']:.1f} ns; "
+          f"one Arc clone+drop {floor['arc_clone_drop']:.1f} ns.\n")
+
+    print("Ratios: each figure ÷ the fastest peer's in its row "
+          "(lower is better; 1.00 = the fastest peer):\n")
+    print("| workload | fastest peer | " + " | ".join(ALL) + " |")
+    print("|---|---|" + "---:|" * len(ALL))
+    for g in GROUPS:
+        best = min(PEERS, key=lambda p: t[g][p])
+        print(f"| {LABEL[g]} | {best} | "
+              + " | ".join(f"{t[g][p] / t[g][best]:.2f}" for p in ALL) + " |")
+
+    def fastest(g):
+        return min(t[g][p] for p in PEERS)
+
+    s = {g: t[g]["sessionreg"] for g in GROUPS}
+    scaling = s["life_1t"] / s["life_2t"]
+    goals = [
+        ("life, 1 thread: ≤ 0.7× the fastest peer",
+         s["life_1t"] / fastest("life_1t"), 0.7),
+        ("life, 2 threads: ≤ 0.9× sharded_slab",
+         s["life_2t"] / t["life_2t"]["sharded_slab"], 0.9),
+        ("life, 2 threads: ≥ 1.8× sessionreg's own 1-thread throughput",
+         scaling, None),
+        ("95/5 mix, 2 threads: ≤ 0.8× the fastest peer",
+         s["mix_2t"] / fastest("mix_2t"), 0.8),
+        ("removed-id lookup: ≤ 1.0× sharded_slab",
+         s["stale"] / t["stale"]["sharded_slab"], 1.0),
+    ]
+    print("\nGoals (issue 4) for sessionreg in this run:\n")
+    print("| goal | measured | met? |")
+    print("|---|---:|---|")
+    for name, value, bound in goals:
+        ok = value >= 1.8 if bound is None else value <= bound
+        print(f"| {name} | {value:.2f}× | {'met' if ok else 'missed'} |")
+    print(f"\n(sharded_slab's own 2-thread scaling in this run: "
+          f"{t['life_1t']['sharded_slab'] / t['life_2t']['sharded_slab']:.2f}×)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Regenerates every figure of BENCHMARKS.md. One step or all:
+#
+#   benches/run.sh registry    # criterion, all groups (~7 min), then the ratio tables
+#   benches/run.sh memory      # heap bytes per live session at 100k
+#   benches/run.sh e2e         # end to end against examples/mcp_server
+#   benches/run.sh callgrind   # instructions per operation (deterministic)
+#   benches/run.sh             # all four, in that order, into target/bench-results/
+#
+# Extra arguments after the step go to the harness, e.g.
+#   benches/run.sh registry --warm-up-time 0.2 --measurement-time 0.5   (a quick look)
+#   benches/run.sh e2e --sessions 50000 --clients 4
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+out="$target/bench-results"
+mkdir -p "$out"
+
+machine() {
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores"
+    echo "kernel: $(uname -r); $(rustc --version)"
+    echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+registry() {
+    machine | tee "$out/registry.txt"
+    cargo bench --bench registry -- "$@" 2>&1 | tee -a "$out/registry.txt" | grep -E '^[a-z_0-9]+/[a-z_]+ +time:|time:' || true
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/registry.txt"
+    python3 benches/ratios.py "$target/criterion" | tee "$out/registry-ratios.md"
+}
+
+memory() {
+    cargo bench --bench memory -- "$@" 2>/dev/null | tee "$out/memory.md"
+}
+
+e2e() {
+    cargo build --release --example mcp_server
+    machine | tee "$out/e2e.md"
+    cargo bench --bench e2e -- "$@" 2>/dev/null | tee -a "$out/e2e.md"
+}
+
+# Instructions per operation: each workload at n and 2n operations, the
+# difference ÷ n, so setup (prefill, runtime, thread-locals) cancels out.
+callgrind() {
+    cargo bench --bench profile --no-run
+    local bin
+    bin=$(cargo bench --bench profile --no-run --message-format json 2>/dev/null \
+        | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("executable") and m["target"]["name"] == "profile": print(m["executable"])')
+    local peers="sessionreg sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
+    ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : //p'; }
+    {
+        echo "Instructions per operation (callgrind, Ir; (Ir(2n) - Ir(n)) / n):"
+        echo
+        echo "| workload | $(echo $peers | sed 's/ / | /g') |"
+        echo "|---|$(for _ in $peers; do printf -- '---:|'; done)"
+        for w in life get stale; do
+            local n=100000
+            [ "$w" = life ] && n=50000
+            printf '| %s |' "$w"
+            for p in $peers; do
+                local a b
+                a=$(ir "$w" "$p" "$n"); b=$(ir "$w" "$p" $((2 * n)))
+                printf ' %s |' "$(( (b - a) / n ))"
+            done
+            echo
+        done
+    } | tee "$out/callgrind.md"
+}
+
+step=${1:-all}
+[ $# -gt 0 ] && shift
+case "$step" in
+    registry) registry "$@" ;;
+    memory) memory "$@" ;;
+    e2e) e2e "$@" ;;
+    callgrind) callgrind ;;
+    all) registry; memory; e2e; callgrind ;;
+    *) echo "usage: $0 [registry|memory|e2e|callgrind|all] [harness args]" >&2; exit 2 ;;
+esac
