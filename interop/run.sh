@@ -43,17 +43,28 @@ PASSED=0
 FAILED=0
 T0=$SECONDS
 
+# stop_server PID -> SIGTERM, then up to 10 s for a graceful exit, then
+# SIGKILL. Sets STOP_STATUS to the exit status; returns 1 if it had to be
+# killed or did not exit 0 (143 means SIGTERM was not handled).
+stop_server() {
+  local pid=$1 exited=0
+  STOP_STATUS=""
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || { exited=1; break; }; sleep 0.1; done
+    if [[ $exited == 0 ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+  else
+    exited=1
+  fi
+  wait "$pid" 2>/dev/null && STOP_STATUS=0 || STOP_STATUS=$?
+  [[ $exited == 1 && $STOP_STATUS == 0 ]]
+}
+
 cleanup() {
   local rc=$?
   local pid
   for pid in "${SERVER_PIDS[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      # Graceful shutdown first; after 5 s, no more waiting.
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
+    stop_server "$pid" || true
   done
   if [[ "${INTEROP_KEEP:-0}" == 1 ]]; then
     echo "interop: logs kept in $WORK"
@@ -278,6 +289,30 @@ if ! kill -0 "$MAIN_PID" 2>/dev/null; then
   step_fail server-alive "the server exited during the run; stderr:"
   show_log "$WORK/main.stderr" 40
 fi
+
+# SIGTERM must shut each server down gracefully, and a run of well-behaved
+# clients must not make a server log an error (shutdown included).
+for name in main dns; do
+  [[ -f "$WORK/$name.stderr" ]] || continue
+  if [[ $name == main ]]; then pid=$MAIN_PID; else pid=$DNS_PID; fi
+  t=$SECONDS
+  if [[ -n "$pid" ]]; then
+    if stop_server "$pid"; then
+      step_ok "server-shutdown ($name)" "exited 0 on SIGTERM ($((SECONDS - t))s)"
+    elif [[ $STOP_STATUS == 137 ]]; then
+      step_fail "server-shutdown ($name)" "still running 10 s after SIGTERM; killed"
+    else
+      step_fail "server-shutdown ($name)" "exit status $STOP_STATUS after SIGTERM, expected 0"
+    fi
+  fi
+  sed 's/\x1b\[[0-9;]*m//g' "$WORK/$name.stderr" >"$WORK/$name.stderr.plain"
+  if grep -q -E '(^|[[:space:]])(ERROR|panicked)([[:space:]]|$)' "$WORK/$name.stderr.plain"; then
+    step_fail "server-log ($name)" "the server logged errors during the run:"
+    grep -E '(^|[[:space:]])(ERROR|panicked)([[:space:]]|$)' "$WORK/$name.stderr.plain" | head -20 | sed 's/^/    | /'
+  else
+    step_ok "server-log ($name)" "no ERROR lines in the server's stderr"
+  fi
+done
 
 echo "interop: finished in $((SECONDS - T0))s"
 echo "interop: $PASSED passed, $FAILED failed"
