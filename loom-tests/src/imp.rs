@@ -1,0 +1,356 @@
+use sessionreg::{Reason, Registry, SessionId, Termination};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The preemption bound a model runs with when `LOOM_MAX_PREEMPTIONS` is not
+/// set (the whole suite takes seconds at 3). The environment always wins, so
+/// CI can bound the whole suite (`.ci/loom` runs it at 2).
+pub const DEFAULT_PREEMPTIONS: usize = 3;
+
+/// Branches (atomic accesses and scheduling points) one execution may take,
+/// unless `LOOM_MAX_BRANCHES` says otherwise.
+pub const MAX_BRANCHES: usize = 20_000;
+
+/// Checks `f` under every interleaving loom explores, with at most
+/// [`DEFAULT_PREEMPTIONS`] preemptions (or `LOOM_MAX_PREEMPTIONS`).
+///
+/// The model runs twice: once as written, once with the main thread yielding
+/// at [`race_point`], so that the spawned threads start first. Loom's DPOR
+/// can miss the reordering of a load with a later write when the writer did
+/// its own load of the same atomic just before (tokio-rs/loom#166, #392):
+/// with one schedule only, an insert racing a terminate was explored in one
+/// order only. Starting from both ends covers both orders.
+pub fn model<F>(f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    model_bounded(DEFAULT_PREEMPTIONS, f);
+}
+
+/// Like [`model`], with `bound` preemptions unless `LOOM_MAX_PREEMPTIONS`
+/// says otherwise: for models small enough to afford more.
+pub fn model_bounded<F>(bound: usize, f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(bound);
+    }
+    // Every atomic access is a branch, and the checks after the threads are
+    // joined read every counter stripe (`len`, `stats`): well over loom's
+    // default of 1000 in one execution, though they add no interleavings.
+    if std::env::var_os("LOOM_MAX_BRANCHES").is_none() {
+        builder.max_branches = MAX_BRANCHES;
+    }
+    let f = Arc::new(f);
+    for others_first in [false, true] {
+        let executions = Arc::new(AtomicUsize::new(0));
+        let (counter, f) = (executions.clone(), f.clone());
+        let start = std::time::Instant::now();
+        OTHERS_FIRST.with(|flag| flag.set(others_first));
+        builder.check(move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+            f();
+        });
+        OTHERS_FIRST.with(|flag| flag.set(false));
+        // Shown with `--nocapture`: how big each model is.
+        eprintln!(
+            "{} ({}): {} executions, preemption bound {:?}, {:.1?}",
+            std::thread::current().name().unwrap_or("model"),
+            if others_first {
+                "others first"
+            } else {
+                "main first"
+            },
+            executions.load(Ordering::Relaxed),
+            builder.preemption_bound,
+            start.elapsed()
+        );
+    }
+}
+
+std::thread_local! {
+    /// Set while [`model`] runs its second pass. A loom model runs all its
+    /// threads on the test's OS thread, so they all see it.
+    static OTHERS_FIRST: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks where the model's main thread starts racing the threads it spawned:
+/// in the second pass of [`model`] it yields here, so they run first.
+pub fn race_point() {
+    if OTHERS_FIRST.with(Cell::get) {
+        loom::thread::yield_now();
+    }
+}
+
+/// What every model records: how often each value was dropped, and every
+/// call of the close callback. Plain `std` types: they take no part in the
+/// protocol, so loom need not explore them (and models stay small).
+#[derive(Default)]
+pub struct Log {
+    made: AtomicUsize,
+    drops: Mutex<Vec<usize>>,
+    closes: Mutex<Vec<Close>>,
+}
+
+/// One call of the close callback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Close {
+    /// The id it was called with.
+    pub id: SessionId,
+    /// The serial of the value it was handed (read through the value, so a
+    /// freed or foreign value shows).
+    pub serial: u32,
+    /// The reason it was called with.
+    pub reason: Reason,
+}
+
+impl Log {
+    /// A fresh, empty log.
+    pub fn new() -> Arc<Log> {
+        Arc::default()
+    }
+
+    /// A new drop-tracked value; serials count up from 0.
+    pub fn value(self: &Arc<Self>) -> Tracked {
+        let serial = self.made.fetch_add(1, Ordering::Relaxed);
+        self.drops.lock().unwrap().push(0);
+        Tracked {
+            serial: serial as u32,
+            payload: loom::cell::UnsafeCell::new(serial as u32),
+            log: self.clone(),
+        }
+    }
+
+    /// How many times the value with `serial` has been dropped.
+    pub fn drops(&self, serial: u32) -> usize {
+        self.drops.lock().unwrap()[serial as usize]
+    }
+
+    /// Every close so far, in the order they ran.
+    pub fn closes(&self) -> Vec<Close> {
+        self.closes.lock().unwrap().clone()
+    }
+
+    /// Asserts that every value ever made has been dropped exactly once.
+    pub fn assert_all_dropped_once(&self) {
+        let drops = self.drops.lock().unwrap();
+        for (serial, n) in drops.iter().enumerate() {
+            assert_eq!(*n, 1, "value {serial} dropped {n} times (drops: {drops:?})");
+        }
+    }
+
+    fn record_close(&self, close: Close) {
+        self.closes.lock().unwrap().push(close);
+    }
+}
+
+/// A session value that knows whether it is still alive.
+///
+/// Its payload sits in a loom cell: reading it after (or racing with) the
+/// value's drop is either a causality violation loom reports, or reads the
+/// poison the drop wrote. Every drop is counted in the [`Log`].
+pub struct Tracked {
+    serial: u32,
+    payload: loom::cell::UnsafeCell<u32>,
+    log: Arc<Log>,
+}
+
+/// What a dropped value's payload holds.
+const POISON: u32 = 0xDEAD_DEAD;
+
+// SAFETY: the payload is written only by `drop` (through `&mut self`), and
+// read through `&self`; loom checks the two never race.
+unsafe impl Sync for Tracked {}
+
+impl Tracked {
+    /// The value's serial, read through its payload: panics if the value has
+    /// been dropped.
+    pub fn read(&self) -> u32 {
+        // SAFETY: a shared read; loom's cell checks it against the drop.
+        let payload = self.payload.with(|p| unsafe { *p });
+        assert_ne!(payload, POISON, "value {} read after its drop", self.serial);
+        assert_eq!(payload, self.serial, "value {} corrupted", self.serial);
+        payload
+    }
+
+    /// The serial, without touching the payload.
+    pub fn serial(&self) -> u32 {
+        self.serial
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self`: nobody else can be reading.
+        let payload = self
+            .payload
+            .with_mut(|p| unsafe { std::mem::replace(&mut *p, POISON) });
+        assert_eq!(payload, self.serial, "value {} dropped twice", self.serial);
+        self.log.drops.lock().unwrap()[self.serial as usize] += 1;
+    }
+}
+
+impl std::fmt::Debug for Tracked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tracked({})", self.serial)
+    }
+}
+
+/// A registry of `capacity` slots in one shard (so every insert and free goes
+/// through one free list), whose close callback records into `log`. With
+/// `idle`, the idle timeout is zero: a session with nothing in flight is idle
+/// at once, so the reaper (and an expiring lookup) races deterministically.
+pub fn registry(log: &Arc<Log>, capacity: usize, idle: bool) -> Registry<Tracked> {
+    let closes = log.clone();
+    let mut builder = Registry::builder().capacity(capacity).shards(1).on_close(
+        move |id, value: &Tracked, reason| {
+            closes.record_close(Close {
+                id: *id,
+                serial: value.read(),
+                reason,
+            });
+        },
+    );
+    if idle {
+        builder = builder.idle_timeout(Duration::ZERO);
+    }
+    builder.build().expect("a valid configuration")
+}
+
+/// Asserts, once every thread of a model has been joined and every handle
+/// dropped, that the registry holds nothing and has lost nothing: no live
+/// session, every value made so far dropped exactly once, and all `capacity`
+/// slots free (filling them succeeds, one more insert fails and hands its
+/// value back). Leaves the registry empty again.
+pub fn assert_clean(registry: &Registry<Tracked>, log: &Arc<Log>) {
+    assert_eq!(registry.len(), 0, "live sessions left");
+    let stats = registry.stats();
+    assert_eq!(stats.live, 0, "{stats:?}");
+    assert_eq!(stats.created, stats.terminated_total(), "{stats:?}");
+    log.assert_all_dropped_once();
+
+    let ids: Vec<SessionId> = (0..registry.capacity())
+        .map(|_| match registry.insert(log.value()) {
+            Ok(id) => id,
+            Err(e) => panic!("a slot leaked: {e}"),
+        })
+        .collect();
+    let mut distinct = ids.iter().map(|id| id.to_string()).collect::<Vec<_>>();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ids.len(), "two sessions share an id");
+    let extra = log.value();
+    let serial = extra.serial();
+    match registry.insert(extra) {
+        Ok(_) => panic!("more sessions than capacity: a slot is on the free list twice"),
+        Err(e) => assert_eq!(e.into_inner().serial(), serial),
+    }
+    for id in &ids {
+        assert_eq!(registry.terminate(id, Reason::Deleted), Termination::Won);
+    }
+    assert_eq!(registry.len(), 0);
+    log.assert_all_dropped_once();
+}
+
+/// Counts live heap blocks aligned to 64..=256 bytes, per OS thread.
+///
+/// A loom model runs all its threads on the test's OS thread, so the count
+/// covers the whole model and nothing from tests running beside it. The
+/// registry's shared storage and its counter stripes are cache-padded
+/// (`crossbeam_utils::CachePadded`), so they are such blocks, and hardly
+/// anything else is: the count going back to where it was shows that the
+/// storage was freed, exactly once.
+struct Counting;
+
+std::thread_local! {
+    static PADDED_BLOCKS: Cell<isize> = const { Cell::new(0) };
+}
+
+fn is_padded(layout: Layout) -> bool {
+    (64..=256).contains(&layout.align())
+}
+
+fn count(layout: Layout, delta: isize) {
+    if is_padded(layout) {
+        let _ = PADDED_BLOCKS.try_with(|n| n.set(n.get() + delta));
+    }
+}
+
+// SAFETY: forwards to `System` unchanged; counting touches only a
+// const-initialised thread-local without a destructor (no allocation).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            count(layout, 1);
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            count(layout, 1);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(layout, -1);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Cache-padded heap blocks live on this OS thread now (see [`Counting`]).
+pub fn padded_blocks() -> isize {
+    PADDED_BLOCKS.with(Cell::get)
+}
+
+/// Watches the registry storage come and go through [`padded_blocks`].
+pub struct StorageWatch {
+    before: isize,
+}
+
+impl StorageWatch {
+    /// Starts watching: call before building the registry.
+    pub fn start() -> StorageWatch {
+        StorageWatch {
+            before: padded_blocks(),
+        }
+    }
+
+    /// Asserts the storage exists now (so that [`assert_freed`] means
+    /// something: if the storage stops being cache-padded, this fails).
+    ///
+    /// [`assert_freed`]: StorageWatch::assert_freed
+    pub fn assert_allocated(&self) {
+        assert!(
+            padded_blocks() > self.before,
+            "no cache-padded block allocated: the storage watch sees nothing"
+        );
+    }
+
+    /// Asserts everything allocated since [`start`](StorageWatch::start) has
+    /// been freed, exactly once.
+    pub fn assert_freed(&self) {
+        let now = padded_blocks();
+        assert!(now >= self.before, "the registry storage was freed twice");
+        assert_eq!(now, self.before, "the registry storage leaked");
+    }
+}

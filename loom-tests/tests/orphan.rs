@@ -1,0 +1,92 @@
+//! The registry dropped while handles are still held elsewhere (the orphan
+//! protocol of `storage.rs`): every value dropped exactly once, by whoever
+//! lets go last, and the shared storage freed exactly once, after both.
+//!
+//! A use after free shows up as loom panicking on a garbage object index
+//! (the freed storage's atomics), or as a poisoned or twice-dropped
+//! [`Tracked`](loom_tests::Tracked) value; a leak or double free of the
+//! storage as [`StorageWatch`] failing.
+//!
+//! Both models fail against the core as of this writing: the handle's last
+//! `release` can return `LastOut { orphaned: false }` just before the
+//! registry's `orphan_all` reaches the slot, which then sees no reference
+//! left, counts nothing pending and frees the storage, while the handle's
+//! thread is still dropping the value, storing `FREE(g+1)` and pushing the
+//! slot on the free list, all in the freed storage.
+#![cfg(sessionreg_loom)]
+
+use loom::thread;
+use loom_tests::{model, race_point, registry, Close, Log, StorageWatch};
+use sessionreg::Reason;
+
+/// A live session's handle on another thread while the registry drops (and
+/// ends the session with `Shutdown`).
+#[test]
+fn registry_dropped_while_a_live_handle_is_held() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let registry = registry(&log, 2, false);
+        let id = registry.insert(log.value()).unwrap();
+        let session = registry.get(&id).unwrap();
+        watch.assert_allocated();
+
+        let holder = thread::spawn(move || {
+            assert_eq!(session.read(), 0);
+            let ended = session.is_terminated();
+            drop(session);
+            ended
+        });
+        race_point();
+        drop(registry);
+        let _ = holder.join().unwrap();
+
+        assert_eq!(log.drops(0), 1);
+        assert_eq!(
+            log.closes(),
+            [Close {
+                id,
+                serial: 0,
+                reason: Reason::Shutdown
+            }]
+        );
+        watch.assert_freed();
+    });
+}
+
+/// An ended session held on two threads, another session never looked up,
+/// and the registry dropping: three parties settle the storage's account.
+#[test]
+fn registry_dropped_while_two_threads_hold_an_ended_session() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let registry = registry(&log, 2, false);
+        let ended = registry.insert(log.value()).unwrap();
+        let _live = registry.insert(log.value()).unwrap();
+        let first = registry.get(&ended).unwrap();
+        let second = first.clone();
+        assert!(registry.terminate(&ended, Reason::Failed).is_won());
+
+        let holders: Vec<_> = [first, second]
+            .into_iter()
+            .map(|session| {
+                thread::spawn(move || {
+                    assert_eq!(session.read(), 0);
+                    assert!(session.is_terminated());
+                })
+            })
+            .collect();
+        race_point();
+        drop(registry);
+        for holder in holders {
+            holder.join().unwrap();
+        }
+
+        log.assert_all_dropped_once();
+        let mut reasons: Vec<_> = log.closes().iter().map(|c| (c.serial, c.reason)).collect();
+        reasons.sort_by_key(|c| c.0);
+        assert_eq!(reasons, [(0, Reason::Failed), (1, Reason::Shutdown)]);
+        watch.assert_freed();
+    });
+}
