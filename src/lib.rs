@@ -66,3 +66,8 @@ pub use reason::{Reason, Rejection};
 pub use registry::{InsertError, Registry, Termination};
 pub use session::{InFlight, Session};
 pub use stats::Stats;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -19,7 +19,7 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// Every reason, in the order of [`Reason::index`].
+    /// Every reason, in declaration order.
     pub const ALL: [Reason; 5] = [
         Reason::Deleted,
         Reason::IdleTimeout,
@@ -70,7 +70,7 @@ pub enum Rejection {
 }
 
 impl Rejection {
-    /// Every cause, in the order of [`Rejection::index`].
+    /// Every cause, in declaration order.
     pub const ALL: [Rejection; 5] = [
         Rejection::Malformed,
         Rejection::Unknown,
