@@ -1,4 +1,4 @@
-use sessionreg::{Reason, Registry, SessionId, Termination};
+use sessionreg::{Builder, Reason, Registry, SessionId, Termination};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -206,20 +206,27 @@ impl std::fmt::Debug for Tracked {
 /// `idle`, the idle timeout is zero: a session with nothing in flight is idle
 /// at once, so the reaper (and an expiring lookup) races deterministically.
 pub fn registry(log: &Arc<Log>, capacity: usize, idle: bool) -> Registry<Tracked> {
+    let mut builder = builder(log, capacity);
+    if idle {
+        builder = builder.idle_timeout(Duration::ZERO);
+    }
+    builder.build().expect("a valid configuration")
+}
+
+/// The builder behind [`registry`], for models that configure more (a
+/// manual clock, say).
+pub fn builder(log: &Arc<Log>, capacity: usize) -> Builder<Tracked> {
     let closes = log.clone();
-    let mut builder = Registry::builder().capacity(capacity).shards(1).on_close(
-        move |id, value: &Tracked, reason| {
+    Registry::builder()
+        .capacity(capacity)
+        .shards(1)
+        .on_close(move |id, value: &Tracked, reason| {
             closes.record_close(Close {
                 id: *id,
                 serial: value.read(),
                 reason,
             });
-        },
-    );
-    if idle {
-        builder = builder.idle_timeout(Duration::ZERO);
-    }
-    builder.build().expect("a valid configuration")
+        })
 }
 
 /// Asserts, once every thread of a model has been joined and every handle

@@ -1,0 +1,74 @@
+//! Idle expiry racing work on the session: a request in flight is never
+//! reaped, and a session being reaped admits no new request.
+#![cfg(sessionreg_loom)]
+
+use loom::sync::Arc;
+use loom::thread;
+use loom_tests::{assert_clean, builder, model, race_point, Close, Log};
+use sessionreg::{ManualClock, Reason};
+use std::time::Duration;
+
+/// The session is idle (its last activity one timeout ago) when a request
+/// begins on a handle taken earlier, while the reaper sweeps. Either the
+/// request gets in first, and then the reaper leaves the session alone (the
+/// request is in flight, then its end restarts the idle clock), or the
+/// reaper closes the session first, and then the request is refused. Never
+/// both, never neither.
+#[test]
+fn reaper_vs_a_request_beginning() {
+    model(|| {
+        let log = Log::new();
+        let clock = ManualClock::new();
+        let registry = builder(&log, 1)
+            .idle_timeout(Duration::from_millis(1))
+            .manual_clock(&clock)
+            .build()
+            .unwrap();
+        let registry = Arc::new(registry);
+        let id = registry.insert(log.value()).unwrap();
+        let session = registry.get(&id).expect("not idle yet");
+        clock.advance(Duration::from_millis(1));
+
+        let reaper = {
+            let registry = registry.clone();
+            thread::spawn(move || registry.reap_idle())
+        };
+        race_point();
+        let began = match session.begin() {
+            Some(request) => {
+                // In flight: the reaper cannot end it now.
+                assert!(!request.is_terminated(), "reaped under a request");
+                assert_eq!(session.read(), 0);
+                drop(request);
+                true
+            }
+            None => false,
+        };
+        let reaped = reaper.join().unwrap();
+
+        assert!(
+            began != (reaped == 1),
+            "request began: {began}, sessions reaped: {reaped}"
+        );
+        if began {
+            assert!(!session.is_terminated(), "reaped under a request");
+            assert!(registry.terminate(&id, Reason::Deleted).is_won());
+        }
+        assert!(session.is_terminated());
+        drop(session);
+        let reason = if began {
+            Reason::Deleted
+        } else {
+            Reason::IdleTimeout
+        };
+        assert_eq!(
+            log.closes(),
+            [Close {
+                id,
+                serial: 0,
+                reason
+            }]
+        );
+        assert_clean(&registry, &log);
+    });
+}
