@@ -792,7 +792,11 @@ impl<A: App> SessionManager<A> {
         }
     }
 
-    fn sse(&self, rx: mpsc::Receiver<Bytes>, hold: Option<oneshot::Sender<()>>) -> Response<Body> {
+    fn sse(
+        &self,
+        rx: mpsc::Receiver<Bytes>,
+        hold: Option<Box<dyn Any + Send + Sync>>,
+    ) -> Response<Body> {
         let body = SseBody::new(rx, self.inner.config.keep_alive, hold);
         let mut response = Response::new(BodyExt::boxed(body));
         let headers = response.headers_mut();
@@ -824,9 +828,9 @@ impl<A: App> SessionManager<A> {
             Ok(session) => session,
             Err(response) => return response,
         };
-        if session.begin().is_none() {
+        let Some(in_flight) = session.begin() else {
             return not_found();
-        }
+        };
         let last_event_id = headers
             .get(rules::LAST_EVENT_ID)
             .and_then(|v| v.to_str().ok())
@@ -841,19 +845,10 @@ impl<A: App> SessionManager<A> {
                 )
             }
         };
-        let (hold_tx, hold_rx) = oneshot::channel::<()>();
-        tokio::spawn(
-            async move {
-                let _guard = session.begin();
-                let closed = session.streams.closed();
-                tokio::select! {
-                    _ = hold_rx => {}
-                    _ = closed => {}
-                }
-            }
-            .in_current_span(),
-        );
-        self.sse(rx, Some(hold_tx))
+        // The body holds the guard: the session is busy while the client
+        // keeps the stream, and its idle clock starts when the body drops
+        // (the client went away, or the session ended and the stream with it).
+        self.sse(rx, Some(Box::new(in_flight)))
     }
 
     /// `DELETE`: ends the session, through the one terminate call.

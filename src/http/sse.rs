@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Interval, MissedTickBehavior};
 
 /// Frames that may wait in a stream's channel for a slow client. A server
@@ -143,16 +143,17 @@ impl Streams {
 pub struct SseBody {
     rx: mpsc::Receiver<Bytes>,
     keep_alive: Option<Interval>,
-    /// Dropped with the body: tells whoever holds the other end (the task
-    /// that keeps the request counted in flight) that the client is gone.
-    _hold: Option<oneshot::Sender<()>>,
+    /// Dropped with the body: for the standalone stream, the session's
+    /// [`InFlight`](crate::InFlight) guard, so the session counts as busy
+    /// exactly as long as the client holds the stream open.
+    _hold: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl SseBody {
     pub(crate) fn new(
         rx: mpsc::Receiver<Bytes>,
         keep_alive: Option<Duration>,
-        hold: Option<oneshot::Sender<()>>,
+        hold: Option<Box<dyn std::any::Any + Send + Sync>>,
     ) -> SseBody {
         let keep_alive = keep_alive.map(|period| {
             let mut interval =
