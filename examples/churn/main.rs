@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5_000_000)]
     sessions: u64,
     /// Sessions to create in all over HTTP (the default mode).
-    #[arg(long, default_value_t = 4_000)]
+    #[arg(long, default_value_t = 25_000)]
     http_sessions: u64,
     /// Idle timeout over HTTP, in milliseconds: longer than in core mode,
     /// since a session's requests are network round trips apart.
