@@ -1,6 +1,6 @@
 //! Races between end paths and requests on the same session, over real
 //! sockets, on a multi-threaded runtime: never a 5xx, never a warning or
-//! error log, exactly one close per session.
+//! error log, exactly one close per session, and its reason logged once.
 
 mod http_support;
 
@@ -8,8 +8,9 @@ use http::StatusCode;
 use http_support::{Client, Server};
 use serde_json::json;
 use sessionreg::Reason;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -19,7 +20,34 @@ const WAVE: usize = 20;
 /// Warnings and errors logged by anything in this test binary.
 static WARNINGS: AtomicUsize = AtomicUsize::new(0);
 
+/// "session closed" log lines, by session id and reason.
+static CLOSE_LOGS: Mutex<Option<HashMap<String, Vec<String>>>> = Mutex::new(None);
+
 struct CountWarnings;
+
+/// Reads the `message`, `session` and `reason` fields of an event.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    session: String,
+    reason: String,
+}
+
+impl tracing::field::Visit for Fields {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "reason" {
+            self.reason = value.to_string();
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "session" => self.session = format!("{value:?}"),
+            _ => {}
+        }
+    }
+}
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CountWarnings {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
@@ -27,6 +55,26 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for CountWarnings {
             eprintln!("unexpected log: {event:?}");
             WARNINGS.fetch_add(1, Ordering::SeqCst);
         }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        if fields.message == "session closed" {
+            let mut logs = CLOSE_LOGS.lock().unwrap();
+            logs.get_or_insert_with(HashMap::new)
+                .entry(fields.session)
+                .or_default()
+                .push(fields.reason);
+        }
+    }
+}
+
+/// Each session the server closed has exactly one "session closed" line,
+/// with the reason its close callback got.
+fn assert_close_logged_once(server: &Server) {
+    let logs = CLOSE_LOGS.lock().unwrap();
+    let logs = logs.as_ref().expect("close lines were logged");
+    for (id, reason) in server.closes.log.lock().unwrap().iter() {
+        let lines = logs.get(&id.to_string()).map(Vec::as_slice).unwrap_or(&[]);
+        assert_eq!(lines, [reason.as_str()], "close log lines of {id}");
     }
 }
 
@@ -91,6 +139,7 @@ async fn delete_racing_in_flight_requests_never_5xx() {
     assert_eq!(server.closes.count(), ITERATIONS);
     assert_eq!(server.closes.count_reason(Reason::Deleted), ITERATIONS);
     server.closes.assert_each_once();
+    assert_close_logged_once(&server);
     assert_eq!(
         WARNINGS.load(Ordering::SeqCst),
         0,
@@ -146,6 +195,7 @@ async fn delete_racing_idle_expiry_closes_once() {
         server.closes.count_reason(Reason::IdleTimeout),
         ITERATIONS - deleted
     );
+    assert_close_logged_once(&server);
     assert_eq!(
         WARNINGS.load(Ordering::SeqCst),
         0,
@@ -193,6 +243,7 @@ async fn idle_expiry_racing_requests_never_5xx() {
     assert!(server.created() >= ITERATIONS as u64);
     assert_eq!(server.closes.count() as u64, server.created());
     server.closes.assert_each_once();
+    assert_close_logged_once(&server);
     assert_eq!(
         WARNINGS.load(Ordering::SeqCst),
         0,
