@@ -155,3 +155,30 @@ async fn shutdown_refuses_new_sessions() {
     assert_eq!(server.live(), 0);
     assert_eq!(server.created(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_waits_only_up_to_its_deadline() {
+    let mut server = Server::start_full(|b| b, Duration::from_millis(300)).await;
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    let call = {
+        let client = Client::new(&server.url);
+        let id = id.clone();
+        tokio::spawn(async move { client.call(&id, "sleep", json!({ "ms": 60_000 })).await })
+    };
+    let busy = server
+        .manager
+        .registry()
+        .get(&id.parse::<SessionId>().unwrap())
+        .unwrap();
+    assert!(eventually(|| busy.in_flight() > 0).await);
+    drop(busy);
+    let report = server.shutdown().await;
+    assert!(
+        !report.drained,
+        "a request still running at the deadline is reported"
+    );
+    assert_eq!(report.sessions_ended, 1);
+    assert_eq!(server.closes.count_reason(Reason::Shutdown), 1);
+    call.abort();
+}

@@ -694,3 +694,32 @@ async fn metrics_text_has_the_stable_names() {
         assert!(text.lines().any(|l| l == line), "missing {line:?}");
     }
 }
+
+/// The manager is a `tower_service::Service` (what axum's `route_service`
+/// mounts): the same rules apply through it.
+#[tokio::test]
+async fn usable_as_a_tower_service() {
+    use tower_service::Service;
+    let server = Server::start().await;
+    let mut service = server.manager.clone();
+    std::future::poll_fn(|cx| Service::<http::Request<Full<Bytes>>>::poll_ready(&mut service, cx))
+        .await
+        .unwrap();
+    let request = http::Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .body(Full::new(Bytes::from(init_text())))
+        .unwrap();
+    let response = service.call(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let id = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let delete = http::Request::delete("/mcp")
+        .header("mcp-session-id", &id)
+        .body(Full::<Bytes>::default())
+        .unwrap();
+    assert_eq!(service.call(delete).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(server.live(), 0);
+}

@@ -162,6 +162,14 @@ impl Server {
     }
 
     pub async fn start_with(configure: impl FnOnce(Builder) -> Builder) -> Server {
+        Server::start_full(configure, Duration::from_secs(10)).await
+    }
+
+    /// With `deadline` for in-flight requests at shutdown.
+    pub async fn start_full(
+        configure: impl FnOnce(Builder) -> Builder,
+        deadline: Duration,
+    ) -> Server {
         let closes = Arc::new(Closes::default());
         let app = TestApp {
             closes: Arc::clone(&closes),
@@ -179,7 +187,7 @@ impl Server {
             async move {
                 let _ = stopped.await;
             },
-            Duration::from_secs(10),
+            deadline,
         ));
         Server {
             addr,
