@@ -55,7 +55,8 @@ mod storage;
 mod sync;
 mod tid;
 
-/// The streamable-HTTP session layer for MCP servers (hyper 1 + tokio).
+// The streamable-HTTP session layer for MCP servers (hyper 1 + tokio); its
+// docs are in src/http/mod.rs (outer docs here would break its links).
 #[cfg(feature = "http")]
 pub mod http;
 

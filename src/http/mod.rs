@@ -55,6 +55,27 @@
 //!
 //! In all of them the close callback (streams closed, reason logged,
 //! [`App::closed`]) runs inside the winning call, once.
+//!
+//! ### Choices and limits
+//!
+//! * **An open `GET` stream counts as in flight.** The client is
+//!   demonstrably there while it holds the stream, so the session is not
+//!   reaped under it; keep-alive comments find out when the peer is gone,
+//!   the body is dropped, and with it the in-flight guard, which stamps the
+//!   activity: the idle clock runs from that moment. (The other choice, not
+//!   counting it, would let the reaper end a session whose client is
+//!   listening.)
+//! * The event log ([`Builder::event_log`]) covers the standalone `GET`
+//!   stream. Event ids of `POST` replies come from the same per-session
+//!   counter (unique in the session) but those streams are not logged:
+//!   their events cannot be replayed.
+//! * JSON-RPC batches are refused (400): MCP 2025-06-18 removed them.
+//! * A handler runs in a task of its own: a client that disconnects does
+//!   not cancel it.
+//! * A session that idles out between its insert and the first request of
+//!   its `initialize` (a timeout shorter than a scheduling delay) is ended
+//!   like any idle session, and the `initialize` tries again with a fresh
+//!   one (at most three times, then 503).
 
 mod app;
 mod body;
@@ -68,6 +89,7 @@ mod sse;
 
 pub use app::{App, Context, HandlerError, Reply};
 pub use body::{full as body_from, Body};
+
 pub use manager::{
     Builder, Entry, RebindingProtection, ResponseFuture, SessionManager, DEFAULT_KEEP_ALIVE,
     DEFAULT_MAX_BODY,
