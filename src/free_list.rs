@@ -41,8 +41,10 @@ impl FreeList {
     pub(crate) fn push<'a>(&self, index: u32, link: impl Fn(u32) -> &'a AtomicU64) {
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
-            // Relaxed: published by the Release CAS below.
-            link(index).store(TOP.get(head), Ordering::Relaxed);
+            // Release, although the CAS below publishes it to poppers: a
+            // reader comparing this word as a secret must, having read the
+            // link, see that the session has ended (see `Slot::secret`).
+            link(index).store(TOP.get(head), Ordering::Release);
             let next = TAG.set(
                 TOP.set(0, u64::from(index) + 1),
                 (TAG.get(head) + 1) & TAG.max(),

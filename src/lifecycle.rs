@@ -23,9 +23,12 @@
 //!   whoever's CAS succeeds is the one winner.
 //! * The reference that leaves `TERMINATED(g)` with zero refs is the *last
 //!   one out*; it, and only it, frees the slot as `FREE(g+1)`.
+//! * The last one out drops the value and pushes the slot on the free list
+//!   while the word still reads `TERMINATED(g, 0)`, and only then frees it:
+//!   that swap is its last access to the storage.
 //! * `orphan` is set on every slot when the registry is dropped, so the last
-//!   handle of a slot knows it must also account for the storage (see
-//!   `storage.rs`).
+//!   one out of a slot still held or being freed knows it must also account
+//!   for the storage (see `storage.rs`).
 //!
 //! Every transition is a method returning a `#[must_use]` value that says what
 //! the caller must do next, in the style of tokio's task state.
@@ -138,9 +141,21 @@ pub(crate) enum Release {
     /// Other references remain, or the session is still live.
     Done,
     /// This was the last reference out of a terminated session: the caller
-    /// must drop the value and call [`Lifecycle::free`]. If `orphaned`, the
-    /// registry is gone and the caller must also account for the storage.
-    LastOut { orphaned: bool },
+    /// must drop the value, put the slot on its free list, and then call
+    /// [`Lifecycle::free`]: the slot stays `TERMINATED(g, 0)` ("being freed")
+    /// until then.
+    LastOut,
+}
+
+/// What [`Lifecycle::free`] found.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Freed {
+    /// The registry is alive, or had not looked at this slot yet.
+    Done,
+    /// The registry was dropped while this slot was being freed and counted
+    /// it as pending: the caller must settle the storage's account.
+    Orphaned,
 }
 
 /// The atomic lifecycle word of one slot.
@@ -250,40 +265,60 @@ impl Lifecycle {
             "released a reference never taken: {before:?}"
         );
         if before.refs() == 1 && before.is_terminated() {
-            Release::LastOut {
-                orphaned: before.is_orphaned(),
-            }
+            Release::LastOut
         } else {
             Release::Done
         }
     }
 
-    /// `TERMINATED(g, 0)` → `FREE(g + 1)`, by the last one out, after it has
-    /// dropped the value.
+    /// `TERMINATED(g, 0)` → `FREE(g + 1)`: the last access the last one out
+    /// makes to the slot, after dropping the value and pushing the slot on
+    /// the free list. (A popper that gets the slot before this waits for it:
+    /// see [`wait_free`](Self::wait_free).)
     ///
-    /// Release: the value's drop happens before whoever next takes the slot
-    /// (through the free list's Release/Acquire pair, which this store
-    /// precedes in program order) writes a new one.
-    pub(crate) fn free(&self) {
-        // Relaxed: only the last one out writes now; it read this word in
-        // `release`, and nobody can change it (no refs, not LIVE).
+    /// A swap rather than a store, because `orphan` may set its bit
+    /// meanwhile, and the caller must learn whether it did. AcqRel: Release
+    /// so the popper that sees `FREE(g + 1)` also sees the value dropped;
+    /// Acquire so an orphaning registry's writes (`pending`) are visible.
+    pub(crate) fn free(&self) -> Freed {
+        // Relaxed: only `orphan` can change the word now (no refs, not LIVE),
+        // and only its bit, which the swap below reports.
         let done = Word(self.0.load(Ordering::Relaxed));
         debug_assert!(done.is_terminated() && done.refs() == 0, "{done:?}");
         let next = (done.generation() + 1) & GENERATION.max();
-        self.0.store(Word::new(FREE, next).0, Ordering::Release);
+        let before = Word(self.0.swap(Word::new(FREE, next).0, Ordering::AcqRel));
+        if before.is_orphaned() {
+            Freed::Orphaned
+        } else {
+            Freed::Done
+        }
     }
 
-    /// Marks the slot as outliving its registry; returns whether references
-    /// were held at that moment (the caller then counts the slot as pending).
+    /// Waits until a slot just popped from the free list is `FREE`: its last
+    /// one out pushes it before its final [`free`](Self::free), so for a few
+    /// instructions a popped slot can still read `TERMINATED(g, 0)`.
     ///
-    /// AcqRel: this RMW and the holders' `release` RMWs are totally ordered on
-    /// this word, so exactly one of them sees the other: either the last
-    /// release came first (no refs here, nothing pending), or it comes after
-    /// and sees the orphan bit.
+    /// Acquire: pairs with `free`'s Release.
+    pub(crate) fn wait_free(&self) {
+        while !Word(self.0.load(Ordering::Acquire)).is_free() {
+            crate::sync::spin_wait();
+        }
+    }
+
+    /// Marks the slot as outliving its registry; returns whether the slot
+    /// must be counted as pending: it is held (refs > 0), or its last one out
+    /// is freeing it right now (`TERMINATED` with no refs). Either way, the
+    /// last one out's `free` will see the bit and settle the count.
+    ///
+    /// AcqRel: this RMW and the last one out's `free` swap are totally ordered
+    /// on this word, so exactly one of two things happens: `free` comes first
+    /// (the slot is `FREE` here, not counted, and its last one out touches the
+    /// storage no more), or this comes first (counted, and `free` sees the
+    /// bit).
     pub(crate) fn orphan(&self) -> bool {
         let before = Word(self.0.fetch_or(ORPHAN.one(), Ordering::AcqRel));
         debug_assert!(!before.is_live(), "orphaned a live slot: {before:?}");
-        before.refs() > 0
+        before.is_terminated()
     }
 }
 
@@ -322,8 +357,8 @@ mod tests {
         assert!(ended.is_terminated() && ended.refs() == 2);
 
         assert_eq!(slot.release(), Release::Done);
-        assert_eq!(slot.release(), Release::LastOut { orphaned: false });
-        slot.free();
+        assert_eq!(slot.release(), Release::LastOut);
+        assert_eq!(slot.free(), Freed::Done);
         let next = slot.load();
         assert!(next.is_free() && next.generation() == 1);
         assert!(next.has_passed(0));
@@ -344,8 +379,10 @@ mod tests {
         let slot = Lifecycle::new();
         let _ = slot.publish();
         assert_eq!(slot.try_terminate(slot.load(), true), Terminate::Won);
-        assert!(slot.orphan());
-        assert_eq!(slot.release(), Release::LastOut { orphaned: true });
+        assert!(slot.orphan(), "held: counted");
+        assert_eq!(slot.release(), Release::LastOut);
+        assert_eq!(slot.free(), Freed::Orphaned);
+        assert!(!slot.orphan(), "free: not counted again");
     }
 
     #[test]

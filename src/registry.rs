@@ -449,12 +449,13 @@ fn stale_or_unknown(word: Word, id: &SessionId) -> Rejection {
     }
 }
 
-/// After a secret mismatch on `LIVE(g)`: if the slot has moved on since we
-/// read the word, the secret we read may be a newer session's (or a free-list
-/// link), so the caller must look again (`Some`); otherwise the id is forged.
+/// After a secret mismatch on `LIVE(g)`: if the session has ended since we
+/// read the word, the secret we read may be a free-list link or a newer
+/// session's, so the caller must look again (`Some`); otherwise the id is
+/// forged. (`Slot::secret` makes sure an ended session shows here.)
 fn forged_or_recycled<S>(slot: &Slot<S>, seen: Word) -> Option<Word> {
     let now = slot.lifecycle.load();
-    (now.generation() != seen.generation() || now.is_free()).then_some(now)
+    (!now.is_live() || now.generation() != seen.generation()).then_some(now)
 }
 
 impl<S> Drop for Registry<S> {

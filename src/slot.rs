@@ -45,24 +45,31 @@ impl<S> Slot<S> {
         // value cell concurrently; the cell is uninitialised (a FREE slot's
         // value was dropped by the last one out, or never written).
         self.value.with_mut(|cell| unsafe { (*cell).write(value) });
-        // Relaxed: published by the Release in `publish`.
-        self.secret_or_link.store(secret, Ordering::Relaxed);
+        // Release, although `publish` publishes it too: a reader that loaded
+        // an older `LIVE(g)` and reads this new secret must then see the slot
+        // has moved on (see `secret`).
+        self.secret_or_link.store(secret, Ordering::Release);
         self.activity.reset(now);
         self.lifecycle.publish()
     }
 
     /// The secret of the session in the slot.
     ///
-    /// Relaxed: callers have loaded `LIVE(g)` or `TERMINATED(g)` with Acquire,
-    /// which orders this after the inserter's store. If the slot has been
-    /// freed and refilled since, this may read a newer secret or a link: the
-    /// caller's next CAS on the lifecycle word then fails, or it re-checks.
+    /// Callers have loaded `LIVE(g)` with Acquire, which orders this after
+    /// the inserter's store. But the slot may have ended since, and this may
+    /// read a free-list link or a newer session's secret. Acquire, pairing
+    /// with the Release of both of those stores, guarantees that a caller
+    /// who reads one of them and then reloads the lifecycle word sees that
+    /// the slot is no longer `LIVE(g)` (the link is written after the
+    /// session ended, the new secret after it was freed), so a mismatch is
+    /// never mistaken for a forged id.
     #[inline]
     pub(crate) fn secret(&self) -> u64 {
-        self.secret_or_link.load(Ordering::Relaxed)
+        self.secret_or_link.load(Ordering::Acquire)
     }
 
-    /// The free-list link word (see `free_list.rs`).
+    /// The free-list link word (see `free_list.rs`), written while the slot
+    /// is `TERMINATED(g, 0)`, being freed.
     #[inline]
     pub(crate) fn link(&self) -> &AtomicU64 {
         &self.secret_or_link

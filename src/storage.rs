@@ -19,7 +19,7 @@
 
 use crate::clock::Clock;
 use crate::free_list::FreeList;
-use crate::lifecycle::Release;
+use crate::lifecycle::{Freed, Release};
 use crate::slot::Slot;
 use crate::stats::Counters;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
@@ -93,7 +93,9 @@ impl<S> Shard<S> {
         };
         if let Some(local) = self.alloc.free.pop(link) {
             let local = u64::from(local);
-            return Some((local, self.slot(local).expect("popped slots have pages")));
+            let slot = self.slot(local).expect("popped slots have pages");
+            slot.lifecycle.wait_free();
+            return Some((local, slot));
         }
         self.take_fresh()
     }
@@ -204,7 +206,7 @@ impl<S> Storage<S> {
             clock: config.clock.clone(),
             idle_timeout_ms: config.idle_timeout_ms,
             counters: Counters::new(config.stripes),
-            pending: AtomicU64::new(0),
+            pending: AtomicU64::new(REGISTRY_HOLDS),
         }
     }
 
@@ -261,16 +263,13 @@ impl<S> Storage<S> {
     /// still held reports back. Returns whether the storage must be freed
     /// now (no handle was left).
     ///
-    /// `pending` counts the slots still held, plus `REGISTRY_HOLDS` while this
-    /// runs, so that handles releasing during the scan cannot bring it to zero
-    /// early. Each slot found held adds one that its last handle takes away
-    /// (`release`); the registry then takes away its own, and whichever
-    /// subtraction reaches zero frees the storage, exactly once.
+    /// `pending` starts at `REGISTRY_HOLDS`, so that slots settling during
+    /// the scan cannot bring it to zero early. Each slot found held, or being
+    /// freed, counts one, which its last one out takes away when its `free`
+    /// sees the orphan bit (`release`); the registry then takes away its own
+    /// share, and whichever subtraction reaches zero frees the storage,
+    /// exactly once.
     pub(crate) fn orphan_all(&self) -> bool {
-        // Relaxed: nobody else touches `pending` before the first orphan bit
-        // is set, which happens after this in the same thread and publishes
-        // it through the AcqRel RMW on the slot word.
-        self.pending.store(REGISTRY_HOLDS, Ordering::Relaxed);
         let held = self
             .used_slots()
             .filter(|(_, slot)| slot.lifecycle.orphan())
@@ -296,9 +295,9 @@ impl<S> Storage<S> {
 }
 
 /// Gives back one reference on the slot at `index`. The last one out of a
-/// terminated session drops the value, frees the slot under its next
-/// generation and puts it back on the free list; if the registry is gone, it
-/// also settles the storage's account and frees it when it was the last.
+/// terminated session drops the value, puts the slot back on the free list
+/// and frees it under its next generation; if the registry is gone, it also
+/// settles the storage's account and frees it when it was the last.
 ///
 /// # Safety
 ///
@@ -306,25 +305,26 @@ impl<S> Storage<S> {
 /// the slot at `index`, which it gives up here. (A held reference keeps the
 /// storage alive: it is freed only after every held slot is released.)
 pub(crate) unsafe fn release<S>(storage: NonNull<Storage<S>>, index: u64) {
-    // SAFETY: the caller's reference keeps the storage alive until the
-    // `pending` decrement below, after which we no longer touch it.
+    // SAFETY: the caller's reference keeps the storage alive: the slot is
+    // LIVE or TERMINATED with refs until `release`, then TERMINATED with no
+    // refs ("being freed", which `orphan_all` counts) until `free`.
     let shared = unsafe { storage.as_ref() };
     let slot = shared.slot(index).expect("a held slot exists");
-    match slot.lifecycle.release() {
-        Release::Done => {}
-        Release::LastOut { orphaned } => {
-            // SAFETY: `release` said we are the last one out of a terminated
-            // slot, and we have not freed it.
-            unsafe { slot.drop_value() };
-            slot.lifecycle.free();
-            shared.give_back(index);
-            // AcqRel: see `Storage::orphan_all`.
-            if orphaned && shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                // SAFETY: `pending` reached zero: the registry is gone and no
-                // slot is held, so nobody else can reach the storage; it was
-                // allocated with `Box::new` by the registry.
-                drop(unsafe { Box::from_raw(storage.as_ptr()) });
-            }
+    if slot.lifecycle.release() == Release::Done {
+        return;
+    }
+    // SAFETY: `release` said we are the last one out of a terminated slot,
+    // and we have not freed it.
+    unsafe { slot.drop_value() };
+    shared.give_back(index);
+    // The last access to the slot, and to the storage unless orphaned.
+    if slot.lifecycle.free() == Freed::Orphaned {
+        // AcqRel: see `Storage::orphan_all`.
+        if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: `pending` reached zero: the registry is gone and no
+            // slot is held or being freed, so nobody else can reach the
+            // storage; the registry allocated it as a Box.
+            drop(unsafe { Box::from_raw(storage.as_ptr()) });
         }
     }
 }

@@ -13,6 +13,12 @@ compile_error!("`--cfg sessionreg_loom` needs the `loom` feature of sessionreg")
 
 #[cfg(all(sessionreg_loom, feature = "loom"))]
 mod imp {
+    /// One round of waiting for another thread: loom must be told to run
+    /// someone else.
+    pub(crate) fn spin_wait() {
+        loom::thread::yield_now();
+    }
+
     pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
     pub(crate) use loom::thread_local;
 
@@ -39,6 +45,13 @@ mod imp {
 
 #[cfg(not(all(sessionreg_loom, feature = "loom")))]
 mod imp {
+    /// One round of waiting for another thread that is a few instructions
+    /// from done: a spin hint, and a yield in case it was preempted.
+    pub(crate) fn spin_wait() {
+        std::hint::spin_loop();
+        std::thread::yield_now();
+    }
+
     pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
     pub(crate) use std::thread_local;
 

@@ -76,16 +76,8 @@ fn the_old_id_never_reaches_the_new_session_while_racing() {
         let wins = [first, second].iter().filter(|t| t.is_won()).count();
         assert_eq!(wins, 1, "terminate(old) won {first:?} / {second:?}");
         for t in [first, second] {
-            // `Rejected(Forged)` is the bug shown in terminate.rs
-            // (`a_spent_id_is_never_forged_after_reuse`); tolerated here
-            // until the core is fixed.
             assert!(
-                matches!(
-                    t,
-                    Termination::Won
-                        | Termination::AlreadyTerminated
-                        | Termination::Rejected(Rejection::Forged)
-                ),
+                matches!(t, Termination::Won | Termination::AlreadyTerminated),
                 "{t:?}"
             );
         }
@@ -132,13 +124,7 @@ fn a_stale_lookup_racing_reuse_finds_nothing_new() {
                 assert_eq!(session.id(), old);
                 assert_eq!(session.read(), 0);
             }
-            Err(cause) => assert!(
-                // `Forged`: the bug shown in terminate.rs
-                // (`a_spent_id_is_never_forged_after_reuse`); tolerated here
-                // until the core is fixed.
-                matches!(cause, Rejection::Stale | Rejection::Forged),
-                "{cause:?}"
-            ),
+            Err(cause) => assert_eq!(*cause, Rejection::Stale),
         }
         drop(found);
         match reuser.join().unwrap() {

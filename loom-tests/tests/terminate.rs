@@ -37,11 +37,6 @@ impl Path {
                 match registry.terminate(id, self.reason()) {
                     Termination::Won => 1,
                     Termination::AlreadyTerminated => 0,
-                    // Not the winner either. A wrong answer (the id is
-                    // real), shown by `a_spent_id_is_never_forged` below;
-                    // tolerated here so these models check the one-winner
-                    // protocol. Drop this arm once the core is fixed.
-                    Termination::Rejected(Rejection::Forged) => 0,
                     other => panic!("{self:?} on a real id: {other:?}"),
                 }
             }
@@ -172,12 +167,7 @@ fn expiring_get_vs_delete() {
         let reason = if deleted.is_won() {
             Reason::Deleted
         } else {
-            // (`Rejected(Forged)`: the bug `a_spent_id_is_never_forged`
-            // shows; tolerated here until the core is fixed.)
-            assert!(matches!(
-                deleted,
-                Termination::AlreadyTerminated | Termination::Rejected(Rejection::Forged)
-            ));
+            assert_eq!(deleted, Termination::AlreadyTerminated);
             Reason::IdleTimeout
         };
         assert_eq!(
@@ -200,18 +190,13 @@ fn expiring_get_vs_delete() {
 /// call it forged (a wrong secret: an attack, counted as such).
 ///
 /// The loser loads `LIVE(g)`, then reads the slot's secret word. By then the
-/// winner may have freed the slot and pushed it on the free list, which
-/// stores the list link in that same word (`free_list.rs`, `push`, Relaxed),
-/// or an insert may have refilled it (`slot.rs`, `fill`, Relaxed). The
-/// loser's secret load (`slot.rs`, `secret`, Relaxed) can see that new word
-/// while its re-check of the lifecycle word in `forged_or_recycled`
-/// (`registry.rs`) still sees the old `LIVE(g)`: nothing orders the two
-/// locations. So it concludes "forged".
-///
-/// Both stores to the secret word (`push`'s link, `fill`'s secret) need
-/// Release and `secret`'s load Acquire: then a loser that reads the new word
-/// also sees the lifecycle change made before it (`free`'s `FREE(g+1)`), and
-/// `forged_or_recycled` sends it round again to "already terminated".
+/// winner may have ended the session and pushed the slot on the free list,
+/// which stores the list link in that same word, or an insert may have
+/// refilled it. Unless those stores are Release and the secret load Acquire
+/// (as they are, for this reason), the loser can read the new word while its
+/// re-check of the lifecycle word in `forged_or_recycled` still sees the old
+/// `LIVE(g)`, and conclude "forged". (Loom found this; the model keeps it
+/// fixed.)
 #[test]
 fn a_spent_id_is_never_forged() {
     model(|| {
