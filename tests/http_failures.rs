@@ -1,5 +1,6 @@
 //! Failures and endings: handler errors and panics end only their own
 //! session, the reaper never cancels a running handler, graceful shutdown.
+#![cfg(feature = "http")]
 
 mod http_support;
 

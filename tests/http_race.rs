@@ -1,6 +1,7 @@
 //! Races between end paths and requests on the same session, over real
 //! sockets, on a multi-threaded runtime: never a 5xx, never a warning or
 //! error log, exactly one close per session, and its reason logged once.
+#![cfg(feature = "http")]
 
 mod http_support;
 

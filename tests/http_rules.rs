@@ -1,5 +1,6 @@
 //! One test per status-code rule of the streamable-HTTP transport, over
 //! real sockets.
+#![cfg(feature = "http")]
 
 mod http_support;
 

@@ -1,6 +1,7 @@
 //! The four seed scenarios over real sockets: sessions created by a real
 //! `initialize` handshake and ended by DELETE (A, B) or by the idle timeout
 //! (C), and 2026-07-28 requests that must register nothing (D).
+#![cfg(feature = "http")]
 
 mod http_support;
 

@@ -7,6 +7,7 @@
 //! ```
 //!
 //! `SOAK_SESSIONS` overrides the count.
+#![cfg(feature = "http")]
 
 mod http_support;
 
