@@ -6,6 +6,9 @@
 #   benches/run.sh e2e         # end to end against examples/mcp_server
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
 #   benches/run.sh             # all four, in that order, into target/bench-results/
+#   benches/run.sh --snapshot [step]   # the same, built from a clean `git archive HEAD`
+#                                      # (other people's uncommitted edits in this tree
+#                                      # stay out of the figures)
 #
 # Extra arguments after the step go to the harness, e.g.
 #   benches/run.sh registry --warm-up-time 0.2 --measurement-time 0.5   (a quick look)
@@ -16,7 +19,22 @@ target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,s
 out="$target/bench-results"
 mkdir -p "$out"
 
+if [ "${1:-}" = "--snapshot" ]; then
+    shift
+    src="$target/bench-src"
+    rm -rf "$src" && mkdir -p "$src"
+    git archive HEAD | tar -x -C "$src"
+    git rev-parse --short HEAD > "$src/.commit"
+    echo "building a clean export of commit $(cat "$src/.commit") in $src" >&2
+    CARGO_TARGET_DIR="$target" exec "$src/benches/run.sh" "$@"
+fi
+
 machine() {
+    if [ -f .commit ]; then
+        echo "commit: $(cat .commit) (clean export)"
+    else
+        echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src benches examples || echo ' plus uncommitted edits in this tree')"
+    fi
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores"
     echo "kernel: $(uname -r); $(rustc --version)"
@@ -31,7 +49,8 @@ registry() {
 }
 
 memory() {
-    cargo bench --bench memory -- "$@" 2>/dev/null | tee "$out/memory.md"
+    machine | tee "$out/memory.md"
+    cargo bench --bench memory -- "$@" 2>/dev/null | tee -a "$out/memory.md"
 }
 
 e2e() {
@@ -53,6 +72,7 @@ for l in sys.stdin:
     local peers="sessionreg sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
     ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : //p'; }
     {
+        machine
         echo "Instructions per operation (callgrind, Ir; (Ir(2n) - Ir(n)) / n):"
         echo
         echo "| workload | $(echo $peers | sed 's/ / | /g') |"

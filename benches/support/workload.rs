@@ -120,19 +120,16 @@ pub struct Mix<K> {
     pub rings: Vec<Mutex<VecDeque<K>>>,
 }
 
+/// Each long-lived session gets a payload of its own, so a lookup that
+/// clones an `Arc` out touches that session's count, not one count shared by
+/// every session (which would make the `Arc`-valued peers fight over one
+/// cache line that `sessionreg`'s handles never touch).
 pub fn mix_fill<P: Peer>(peer: &P, threads: usize) -> Mix<P::Key> {
-    let value = Payload::new();
     let hot = (0..MIX_LIVE - threads * MIX_RING)
-        .map(|_| peer.insert(Arc::clone(&value)))
+        .map(|_| peer.insert(Payload::new()))
         .collect();
     let rings = (0..threads)
-        .map(|_| {
-            Mutex::new(
-                (0..MIX_RING)
-                    .map(|_| peer.insert(Arc::clone(&value)))
-                    .collect(),
-            )
-        })
+        .map(|_| Mutex::new((0..MIX_RING).map(|_| peer.insert(Payload::new())).collect()))
         .collect();
     Mix { hot, rings }
 }
@@ -160,16 +157,15 @@ pub fn mix<P: Peer>(
 }
 
 pub async fn mix_fill_async(peer: &TokioStringMap, threads: usize) -> Mix<String> {
-    let value = Payload::new();
     let mut hot = Vec::new();
     for _ in 0..MIX_LIVE - threads * MIX_RING {
-        hot.push(peer.insert(Arc::clone(&value)).await);
+        hot.push(peer.insert(Payload::new()).await);
     }
     let mut rings = Vec::new();
     for _ in 0..threads {
         let mut ring = VecDeque::new();
         for _ in 0..MIX_RING {
-            ring.push_back(peer.insert(Arc::clone(&value)).await);
+            ring.push_back(peer.insert(Payload::new()).await);
         }
         rings.push(Mutex::new(ring));
     }
