@@ -316,7 +316,10 @@ impl Drop for TaskGuard<'_> {
 /// [`hyper::service::Service`]), through [`serve`](super::serve) (which adds
 /// the reaper and graceful shutdown), or on tower/axum (it is a
 /// [`tower_service::Service`]): e.g.
-/// `Router::new().route_service("/mcp", manager)`.
+/// `Router::new().route_service("/mcp", manager)`. Outside `serve`, start
+/// the idle reaper with [`spawn_reaper`](SessionManager::spawn_reaper), and
+/// at shutdown call [`shutdown`](SessionManager::shutdown) once the
+/// listener has stopped, then [`wait_idle`](SessionManager::wait_idle).
 pub struct SessionManager<A: App> {
     pub(crate) inner: Arc<Inner<A>>,
 }
