@@ -33,13 +33,11 @@ impl Path {
     /// Takes this path; returns how many sessions it ended (0 or 1 here).
     fn run(self, registry: &Registry<Tracked>, id: &SessionId) -> usize {
         match self {
-            Path::Delete | Path::Fail => {
-                match registry.terminate(id, self.reason()) {
-                    Termination::Won => 1,
-                    Termination::AlreadyTerminated => 0,
-                    other => panic!("{self:?} on a real id: {other:?}"),
-                }
-            }
+            Path::Delete | Path::Fail => match registry.terminate(id, self.reason()) {
+                Termination::Won => 1,
+                Termination::AlreadyTerminated => 0,
+                other => panic!("{self:?} on a real id: {other:?}"),
+            },
             Path::Reap => registry.reap_idle(),
             Path::Shutdown => registry.terminate_all(Reason::Shutdown),
         }
