@@ -63,10 +63,14 @@ impl Activity {
         Activity(AtomicU64::new(0))
     }
 
-    /// Starts a fresh session's clock. Called by the inserter, which owns the
-    /// slot; published by the lifecycle word's Release store.
-    pub(crate) fn reset(&self, now: u64) {
-        self.0.store(STAMP.set(0, now), Ordering::Relaxed);
+    /// Starts a fresh session's clock, with `in_flight` requests already
+    /// counted. Called by the inserter, which owns the slot; published by the
+    /// lifecycle word's Release store.
+    pub(crate) fn reset(&self, now: u64, in_flight: u64) {
+        self.0.store(
+            IN_FLIGHT.set(STAMP.set(0, now), in_flight),
+            Ordering::Relaxed,
+        );
     }
 
     /// Counts one more request in flight, unless the session is being expired.
@@ -171,7 +175,7 @@ mod tests {
     #[test]
     fn in_flight_work_is_never_idle() {
         let activity = Activity::new();
-        activity.reset(100);
+        activity.reset(100, 0);
         assert_eq!(activity.enter(), Enter::Entered);
         // However old the stamp, a request in flight keeps the session.
         assert_eq!(activity.try_expire(1_000_000, 10), Expire::Active);
@@ -189,7 +193,7 @@ mod tests {
     #[test]
     fn stamps_only_move_forward() {
         let activity = Activity::new();
-        activity.reset(50);
+        activity.reset(50, 0);
         activity.touch(40);
         assert_eq!(activity.try_expire(59, 10), Expire::Active);
         activity.touch(70);

@@ -178,21 +178,22 @@ impl Lifecycle {
         Word(self.0.load(Ordering::Acquire))
     }
 
-    /// `FREE(g)` → `LIVE(g)`; returns `g`.
+    /// `FREE(g)` → `LIVE(g)`, holding `refs` references for the caller;
+    /// returns `g`.
     ///
     /// The caller owns the slot exclusively (it popped the slot from the free
     /// list, or took a fresh one), so a plain store suffices: no one else
     /// writes a `FREE` word. Release: publishes the value, secret and activity
     /// written before it to every reader that loads `LIVE(g)` with Acquire.
-    pub(crate) fn publish(&self) -> u64 {
+    pub(crate) fn publish(&self, refs: u64) -> u64 {
         // Relaxed: the Acquire that made the slot ours (the free-list pop, or
         // the page allocation for a fresh slot) already ordered this after the
         // `free` store that wrote it.
         let free = Word(self.0.load(Ordering::Relaxed));
         debug_assert!(free.is_free() && free.refs() == 0, "{free:?}");
         let generation = free.generation();
-        self.0
-            .store(Word::new(LIVE, generation).0, Ordering::Release);
+        let live = REFS.set(Word::new(LIVE, generation).0, refs);
+        self.0.store(live, Ordering::Release);
         generation
     }
 
@@ -339,7 +340,7 @@ mod tests {
     fn a_full_life() {
         let slot = Lifecycle::new();
         assert!(slot.load().is_free());
-        let generation = slot.publish();
+        let generation = slot.publish(0);
         assert_eq!(generation, 0);
         let live = slot.load();
         assert!(live.is_live() && live.names(0));
@@ -368,7 +369,7 @@ mod tests {
     #[test]
     fn release_of_a_live_session_never_frees() {
         let slot = Lifecycle::new();
-        let _ = slot.publish();
+        let _ = slot.publish(0);
         assert_eq!(slot.try_acquire(slot.load()), Acquire::Acquired);
         assert_eq!(slot.release(), Release::Done);
         assert!(slot.load().is_live());
@@ -377,7 +378,7 @@ mod tests {
     #[test]
     fn orphan_reaches_the_last_holder() {
         let slot = Lifecycle::new();
-        let _ = slot.publish();
+        let _ = slot.publish(0);
         assert_eq!(slot.try_terminate(slot.load(), true), Terminate::Won);
         assert!(slot.orphan(), "held: counted");
         assert_eq!(slot.release(), Release::LastOut);

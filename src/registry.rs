@@ -5,7 +5,7 @@ use crate::builder::Builder;
 use crate::id::{fresh_secret, secrets_match, ParseIdError, SessionId};
 use crate::lifecycle::{Acquire, Terminate, Word};
 use crate::reason::{Reason, Rejection};
-use crate::session::Session;
+use crate::session::{InFlight, Session};
 use crate::slot::Slot;
 use crate::stats::Stats;
 use crate::storage::{self, Storage};
@@ -52,8 +52,9 @@ pub enum Termination {
     /// callback has run, with this call's reason.
     Won,
     /// The session had already ended, by another path or an earlier call:
-    /// every caller but the winner gets this. Not an error, and not counted
-    /// as a rejected lookup.
+    /// every caller but the winner gets this. Not an error; counted in
+    /// [`Stats`] as a [`Rejection::Stale`] lookup (the id named a session
+    /// that is over).
     AlreadyTerminated,
     /// The id never named a session here: another node's, a slot or
     /// generation not reached yet ([`Rejection::Unknown`]), or a wrong secret
@@ -148,6 +149,41 @@ impl<S> Registry<S> {
     /// At capacity it fails at once and hands the value back: it never
     /// blocks and never evicts another session.
     pub fn insert(&self, value: S) -> Result<SessionId, InsertError<S>> {
+        self.create(value, false).map(|(id, _)| id)
+    }
+
+    /// Creates a session with its first request already in flight, and
+    /// returns that request's guard (which derefs to the session: its
+    /// [`id`](Session::id) is the new id).
+    ///
+    /// Use this when a request creates the session (an MCP `initialize`):
+    /// the session cannot be idle, nor expire, before the request that
+    /// created it has even started, however long this thread is descheduled.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sessionreg::Registry;
+    ///
+    /// let registry = Registry::builder()
+    ///     .idle_timeout(Duration::ZERO) // idle the moment nothing is in flight
+    ///     .build()
+    ///     .unwrap();
+    /// let request = registry.insert_in_flight("state").unwrap();
+    /// let id = request.id();
+    /// assert_eq!(registry.reap_idle(), 0, "a request is in flight");
+    /// drop(request);
+    /// assert_eq!(registry.reap_idle(), 1);
+    /// assert!(registry.get(&id).is_none());
+    /// ```
+    pub fn insert_in_flight(&self, value: S) -> Result<InFlight<S>, InsertError<S>> {
+        let (id, slot) = self.create(value, true)?;
+        // SAFETY: `create` with `in_flight` published the session holding a
+        // reference for us, and counted one request in flight.
+        let session = unsafe { Session::from_held(self.storage, slot, id) };
+        Ok(InFlight::counted(session))
+    }
+
+    fn create(&self, value: S, in_flight: bool) -> Result<(SessionId, &Slot<S>), InsertError<S>> {
         let storage = self.storage();
         let Some((index, slot)) = storage.allocate(storage.home_shard(tid::current())) else {
             return Err(InsertError {
@@ -160,8 +196,11 @@ impl<S> Registry<S> {
         // can never make the live count dip below zero.
         storage.counters.created();
         // SAFETY: `allocate` handed the free slot to us alone.
-        let generation = unsafe { slot.fill(value, secret, storage.now()) };
-        Ok(SessionId::new(index, generation, storage.node, secret))
+        let generation = unsafe { slot.fill(value, secret, storage.now(), in_flight) };
+        Ok((
+            SessionId::new(index, generation, storage.node, secret),
+            slot,
+        ))
     }
 
     /// The live session named by `id`, if there is one.
@@ -216,12 +255,12 @@ impl<S> Registry<S> {
         loop {
             if !word.names(id.generation()) {
                 return match stale_or_unknown(word, id) {
-                    Rejection::Stale => Termination::AlreadyTerminated,
+                    Rejection::Stale => self.already_terminated(),
                     cause => self.rejected(cause),
                 };
             }
             if !word.is_live() {
-                return Termination::AlreadyTerminated;
+                return self.already_terminated();
             }
             if !secrets_match(slot.secret(), id.secret()) {
                 match forged_or_recycled(slot, word) {
@@ -432,6 +471,13 @@ impl<S> Registry<S> {
 
     fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
         SessionId::new(index, word.generation(), self.storage().node, slot.secret())
+    }
+
+    /// Counted as a stale lookup: the id named a session that has ended,
+    /// which is what a `DELETE` of an old id, or the loser of a race, did.
+    fn already_terminated(&self) -> Termination {
+        self.storage().counters.rejected(Rejection::Stale);
+        Termination::AlreadyTerminated
     }
 
     fn rejected(&self, cause: Rejection) -> Termination {

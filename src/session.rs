@@ -165,11 +165,19 @@ impl<S: fmt::Debug> fmt::Debug for Session<S> {
     }
 }
 
-/// A request in flight on a session; see [`Session::begin`]. Derefs to the
-/// session.
+/// A request in flight on a session; see [`Session::begin`] and
+/// [`Registry::insert_in_flight`](crate::Registry::insert_in_flight). Derefs
+/// to the session.
 #[must_use = "the request counts as in flight only while the guard lives"]
 pub struct InFlight<S> {
     session: Session<S>,
+}
+
+impl<S> InFlight<S> {
+    /// Wraps a session whose in-flight count already includes this request.
+    pub(crate) fn counted(session: Session<S>) -> InFlight<S> {
+        InFlight { session }
+    }
 }
 
 impl<S> Deref for InFlight<S> {

@@ -17,6 +17,8 @@ const REFUSED: u64 = u64::MAX;
 #[derive(Clone, Debug)]
 enum Op {
     Insert,
+    /// Create a session with its first request in flight.
+    InsertInFlight,
     /// Look up the k-th id ever minted (modulo how many there are).
     Get(usize),
     /// Look up, then start a request that stays in flight.
@@ -43,7 +45,8 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Reason::Shutdown),
     ];
     prop_oneof![
-        4 => Just(Op::Insert),
+        3 => Just(Op::Insert),
+        1 => Just(Op::InsertInFlight),
         3 => any::<usize>().prop_map(Op::Get),
         2 => any::<usize>().prop_map(Op::Begin),
         2 => any::<usize>().prop_map(Op::EndRequest),
@@ -190,14 +193,26 @@ impl Harness {
     fn apply(&mut self, op: Op) {
         let pick = |n: usize, k: usize| if n == 0 { None } else { Some(k % n) };
         match op {
-            Op::Insert => {
+            Op::Insert | Op::InsertInFlight => {
+                let in_flight = matches!(op, Op::InsertInFlight);
                 let serial = self.ids.len() as u64;
                 let value = Value {
                     serial,
                     drops: self.drops.clone(),
                 };
                 let full = self.expected.iter().filter(|e| e.occupies_slot()).count() == CAPACITY;
-                match self.registry.insert(value) {
+                let inserted = if in_flight {
+                    self.registry.insert_in_flight(value).map(|request| {
+                        assert_eq!(request.serial, serial);
+                        assert_eq!(request.in_flight(), 1);
+                        let id = request.id();
+                        self.requests.push((serial as usize, request));
+                        id
+                    })
+                } else {
+                    self.registry.insert(value)
+                };
+                match inserted {
                     Ok(id) => {
                         assert!(!full, "insert beyond capacity");
                         assert!(!self.ids.contains(&id), "an id was minted twice");
@@ -205,7 +220,9 @@ impl Harness {
                         self.expected.push(Expected {
                             live: true,
                             last_activity: self.now,
-                            ..Expected::default()
+                            in_flight: u64::from(in_flight),
+                            holders: u64::from(in_flight),
+                            dropped: false,
                         });
                     }
                     Err(err) => {
@@ -270,6 +287,7 @@ impl Harness {
                         self.end(k, reason);
                     } else {
                         assert_eq!(outcome, Termination::AlreadyTerminated);
+                        self.stale += 1;
                     }
                 }
             }
@@ -286,6 +304,7 @@ impl Harness {
                         // The session has ended: the id, forged or not,
                         // can end nothing.
                         assert_eq!(outcome, Termination::AlreadyTerminated);
+                        self.stale += 1;
                     }
                 }
             }
