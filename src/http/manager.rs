@@ -15,7 +15,7 @@ use super::body::{self, Body};
 use super::jsonrpc::{self, Message, Request, RpcError};
 use super::rules::{self, Forbidden, OriginPolicy, Version};
 use super::sse::{self, SseBody, Streams};
-use crate::{BuildError, Reason, Registry, Session, SessionId, Stats};
+use crate::{BuildError, InFlight, Reason, Registry, Session, SessionId, Stats};
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use http::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
@@ -343,8 +343,6 @@ impl<A: App> fmt::Debug for SessionManager<A> {
 enum Head {
     Reply(Reply),
     Stream(mpsc::Receiver<Bytes>),
-    /// The session ended before the request could start.
-    Gone,
     /// The handler failed; the session was terminated with `Failed`.
     Failed,
 }
@@ -591,7 +589,13 @@ impl<A: App> SessionManager<A> {
                     Ok(session) => session,
                     Err(response) => return response,
                 };
-                let head = self.run(Some(session), message.clone(), version);
+                // Counted in flight from here, so the reaper cannot take the
+                // session while the handler is being scheduled; `None` if it
+                // ended (or is being expired) since the lookup.
+                let Some(request) = session.begin() else {
+                    return not_found();
+                };
+                let head = self.run(Some(request), message.clone(), version);
                 self.answer(head, &message).await
             }
         }
@@ -609,71 +613,38 @@ impl<A: App> SessionManager<A> {
     }
 
     async fn initialize(&self, request: Request, version: Version) -> Response<Body> {
-        // A session that idles out before its first request began (only
-        // possible with a timeout shorter than a scheduling delay) was reaped
-        // like any other, with its close callback; the client gets a fresh
-        // one instead.
-        const ATTEMPTS: usize = 3;
-        for _ in 1..ATTEMPTS {
-            if let Some(response) = self.try_initialize(&request, version).await {
-                return response;
-            }
-        }
-        match self.try_initialize(&request, version).await {
-            Some(response) => response,
-            None => unavailable(
-                &self.inner,
-                &request.id,
-                "the new session expired before it started",
-            ),
-        }
-    }
-
-    /// One attempt at starting a session: `None` if it ended before its
-    /// first request could begin, for any reason but shutdown.
-    async fn try_initialize(&self, request: &Request, version: Version) -> Option<Response<Body>> {
         let inner = &self.inner;
         if inner.shutting_down.load(Ordering::SeqCst) {
-            return Some(shutting_down());
+            return shutting_down();
         }
-        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(request)));
+        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(&request)));
         let state = match opened {
             Ok(Ok(state)) => state,
             Ok(Err(error)) => {
-                return Some(body::rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(&request.id),
-                    &error,
-                ))
+                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
             }
             Err(panic) => {
                 tracing::error!(panic = panic_message(&*panic), "App::open panicked");
-                return Some(internal_error(Some(&request.id)));
+                return internal_error(Some(&request.id));
             }
         };
         let entry = Entry {
             state,
             streams: Streams::new(inner.config.event_log),
         };
-        let Ok(id) = inner.registry.insert(entry) else {
-            return Some(unavailable(
-                inner,
-                &request.id,
-                "too many sessions; retry later",
-            ));
+        // Created with this request already in flight: it cannot idle out
+        // before its handler has even started.
+        let Ok(first) = inner.registry.insert_in_flight(entry) else {
+            return unavailable(inner, &request.id, "too many sessions; retry later");
         };
+        let id = first.id();
         tracing::Span::current().record("session", tracing::field::display(id));
         if inner.shutting_down.load(Ordering::SeqCst) {
             // Inserted while `shutdown` swept: end it ourselves.
             let _ = inner.registry.terminate(&id, Reason::Shutdown);
-            return Some(shutting_down());
+            return shutting_down();
         }
-        let gone = || (inner.shutting_down.load(Ordering::SeqCst)).then(shutting_down);
-        let session = match inner.registry.get(&id) {
-            Some(session) => session,
-            None => return gone(),
-        };
-        let head = self.run(Some(session), Message::Request(request.clone()), version);
+        let head = self.run(Some(first), Message::Request(request.clone()), version);
         let mut response = match head.await {
             Ok(Head::Reply(Reply::Result(result))) => body::json(
                 StatusCode::OK,
@@ -684,33 +655,28 @@ impl<A: App> SessionManager<A> {
                 // The application rejected the first request: the session
                 // ends, and its id is never shown.
                 let _ = inner.registry.terminate(&id, Reason::Rejected);
-                return Some(body::rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(&request.id),
-                    &error,
-                ));
+                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
             }
             Ok(Head::Reply(Reply::Stream(_) | Reply::Accepted)) => {
                 let _ = inner.registry.terminate(&id, Reason::Rejected);
-                return Some(internal_error(Some(&request.id)));
+                return internal_error(Some(&request.id));
             }
-            Ok(Head::Failed) => return Some(internal_error(Some(&request.id))),
-            Ok(Head::Gone) => return gone(),
-            Err(_) => return Some(shutting_down()),
+            Ok(Head::Failed) => return internal_error(Some(&request.id)),
+            Err(_) => return shutting_down(),
         };
         let mut text = [0u8; 32];
         let value =
             HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
         response.headers_mut().insert(rules::SESSION_HEADER, value);
-        Some(response)
+        response
     }
 
     /// Runs the application on one message in a task of its own (so a
-    /// client that disconnects does not cancel it), holding the session's
+    /// client that disconnects does not cancel it), holding the request's
     /// in-flight guard for as long as the handler (and its SSE reply) runs.
     fn run(
         &self,
-        session: Option<Session<Entry<A::Session>>>,
+        guard: Option<InFlight<Entry<A::Session>>>,
         message: Message,
         version: Version,
     ) -> oneshot::Receiver<Head> {
@@ -718,16 +684,7 @@ impl<A: App> SessionManager<A> {
         let inner = Arc::clone(&self.inner);
         let task = async move {
             let _task = inner.tasks.enter();
-            let guard = match &session {
-                Some(s) => match s.begin() {
-                    Some(guard) => Some(guard),
-                    None => {
-                        let _ = head_tx.send(Head::Gone);
-                        return;
-                    }
-                },
-                None => None,
-            };
+            let session = guard.as_deref().cloned();
             let is_request = matches!(message, Message::Request(_));
             let ctx = Context {
                 session: session.clone(),
@@ -771,7 +728,6 @@ impl<A: App> SessionManager<A> {
             _ => None,
         };
         match head.await {
-            Ok(Head::Gone) => not_found(),
             Ok(Head::Failed) => internal_error(id),
             Ok(Head::Stream(rx)) => self.sse(rx, None),
             Ok(Head::Reply(reply)) => match (id, reply) {
