@@ -4,7 +4,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, builder, model, race_point, Close, Log};
+use loom_tests::{assert_clean, builder, model, race_point, registry, Close, Log};
 use sessionreg::{ManualClock, Reason};
 use std::time::Duration;
 
@@ -57,6 +57,48 @@ fn reaper_vs_a_request_beginning() {
         assert!(session.is_terminated());
         drop(session);
         let reason = if began {
+            Reason::Deleted
+        } else {
+            Reason::IdleTimeout
+        };
+        assert_eq!(
+            log.closes(),
+            [Close {
+                id,
+                serial: 0,
+                reason
+            }]
+        );
+        assert_clean(&registry, &log);
+    });
+}
+
+/// A session created with its first request in flight cannot be reaped
+/// while that request runs, even with a zero idle timeout; once the request
+/// ends, the reaper may take it, and exactly one of the reaper and a later
+/// DELETE ends it.
+#[test]
+fn insert_in_flight_vs_reaper() {
+    model(|| {
+        let log = Log::new();
+        let registry = Arc::new(registry(&log, 1, true));
+        let request = registry.insert_in_flight(log.value()).unwrap();
+        let id = request.id();
+        let reaper = {
+            let registry = registry.clone();
+            thread::spawn(move || registry.reap_idle())
+        };
+        race_point();
+        assert!(!request.is_terminated(), "reaped under its first request");
+        assert_eq!(request.read(), 0);
+        drop(request);
+        let reaped = reaper.join().unwrap();
+        let deleted = registry.terminate(&id, Reason::Deleted).is_won();
+        assert!(
+            deleted != (reaped == 1),
+            "deleted: {deleted}, reaped: {reaped}"
+        );
+        let reason = if deleted {
             Reason::Deleted
         } else {
             Reason::IdleTimeout
