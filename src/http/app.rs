@@ -1,8 +1,8 @@
 //! The trait an application implements to serve MCP over the session
 //! manager, and what its handlers receive and return.
 
+use super::entry::Entry;
 use super::jsonrpc::{Message, Request, RpcError};
-use super::manager::Entry;
 use super::rules::Version;
 use crate::{Reason, Session, SessionId};
 use futures_util::stream::BoxStream;

@@ -79,10 +79,16 @@
 
 mod app;
 mod body;
+mod builder;
+mod delete;
+mod entry;
+mod get;
 pub mod jsonrpc;
 mod manager;
 pub mod metrics;
+mod post;
 mod reaper;
+mod responses;
 pub mod rules;
 mod shutdown;
 mod sse;
@@ -90,10 +96,9 @@ mod sse;
 pub use app::{App, Context, HandlerError, Reply};
 pub use body::{full as body_from, Body};
 
-pub use manager::{
-    Builder, Entry, RebindingProtection, ResponseFuture, SessionManager, DEFAULT_KEEP_ALIVE,
-    DEFAULT_MAX_BODY,
-};
+pub use builder::{Builder, RebindingProtection, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY};
+pub use entry::Entry;
+pub use manager::{ResponseFuture, SessionManager};
 pub use reaper::Reaper;
 pub use shutdown::{serve, ShutdownReport};
 pub use sse::SseBody;

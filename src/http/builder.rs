@@ -1,0 +1,217 @@
+//! Configuring a [`SessionManager`]: the HTTP [`Builder`], its defaults, and
+//! `build`, which makes the registry and the manager's shared state.
+
+use super::app::App;
+use super::entry::{on_close, Entry};
+use super::manager::{Config, Inner, SessionManager, Tasks};
+use super::rules::OriginPolicy;
+use crate::{BuildError, Reason, Registry, SessionId};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Request bodies larger than this are refused with 413 unless configured.
+pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+/// How often an SSE stream gets a keep-alive comment unless configured.
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Whether `Origin`/`Host` are restricted to loopback (DNS-rebinding
+/// protection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RebindingProtection {
+    /// On when the server is bound to a loopback address (see
+    /// [`SessionManager::set_local_addr`]; [`serve`](super::serve) sets it).
+    #[default]
+    Auto,
+    /// Always restrict to loopback hosts and origins (plus the allow-lists).
+    On,
+    /// Never restrict (the allow-lists, if any, still apply).
+    Off,
+}
+
+/// Configures a [`SessionManager`]; from [`SessionManager::builder`].
+pub struct Builder<A> {
+    app: A,
+    capacity: Option<usize>,
+    idle_timeout: Option<Duration>,
+    shards: Option<usize>,
+    node_id: Option<u8>,
+    max_body: usize,
+    keep_alive: Option<Duration>,
+    event_log: usize,
+    standalone_stream: bool,
+    allowed_origins: Vec<String>,
+    allowed_hosts: Vec<String>,
+    protection: RebindingProtection,
+    reap_interval: Option<Duration>,
+    retry_after: Duration,
+}
+
+impl<A: App> Builder<A> {
+    /// Maximum live sessions (the registry's capacity); at it, `initialize`
+    /// gets 503 with `Retry-After`.
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// Sessions with nothing in flight for this long end with
+    /// [`Reason::IdleTimeout`].
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = Some(timeout);
+        self
+    }
+
+    /// The registry's shard count (see [`crate::Builder::shards`]).
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// The node id put into session ids (see [`crate::Builder::node_id`]).
+    pub fn node_id(mut self, node: u8) -> Self {
+        self.node_id = Some(node);
+        self
+    }
+
+    /// Request bodies over `bytes` get 413 (default [`DEFAULT_MAX_BODY`]).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// The keep-alive comment period of SSE streams; `None` sends none
+    /// (default [`DEFAULT_KEEP_ALIVE`]).
+    pub fn keep_alive(mut self, period: Option<Duration>) -> Self {
+        self.keep_alive = period;
+        self
+    }
+
+    /// Keep the last `events` messages of each session's standalone stream,
+    /// so a client reconnecting with `Last-Event-ID` gets what it missed
+    /// (default 0: no log, no replay).
+    pub fn event_log(mut self, events: usize) -> Self {
+        self.event_log = events;
+        self
+    }
+
+    /// Whether `GET` opens a standalone SSE stream (default) or answers 405.
+    pub fn standalone_stream(mut self, enabled: bool) -> Self {
+        self.standalone_stream = enabled;
+        self
+    }
+
+    /// Allows an `Origin` (exact, e.g. `https://app.example`); any other
+    /// origin then gets 403 (loopback ones too, unless protection is on).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Allows a `Host` (`name` or `name:port`); any other host then gets 403
+    /// (loopback ones too, unless protection is on).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// DNS-rebinding protection (default [`RebindingProtection::Auto`]).
+    pub fn rebinding_protection(mut self, protection: RebindingProtection) -> Self {
+        self.protection = protection;
+        self
+    }
+
+    /// How often the reaper task sweeps for idle sessions (default: a
+    /// quarter of the idle timeout, between 10 ms and 1 s).
+    pub fn reap_interval(mut self, interval: Duration) -> Self {
+        self.reap_interval = Some(interval);
+        self
+    }
+
+    /// The `Retry-After` of a 503 at capacity (whole seconds, at least 1).
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = after;
+        self
+    }
+
+    /// Builds the manager and its registry.
+    pub fn build(self) -> Result<SessionManager<A>, BuildError> {
+        let app = Arc::new(self.app);
+        let closer = Arc::clone(&app);
+        let mut registry = Registry::<Entry<A::Session>>::builder().on_close(
+            move |id: &SessionId, entry: &Entry<A::Session>, reason: Reason| {
+                on_close(&*closer, id, entry, reason)
+            },
+        );
+        if let Some(capacity) = self.capacity {
+            registry = registry.capacity(capacity);
+        }
+        if let Some(timeout) = self.idle_timeout {
+            registry = registry.idle_timeout(timeout);
+        }
+        if let Some(shards) = self.shards {
+            registry = registry.shards(shards);
+        }
+        if let Some(node) = self.node_id {
+            registry = registry.node_id(node);
+        }
+        let registry = registry.build()?;
+        let reap_interval = self.reap_interval.unwrap_or_else(|| {
+            self.idle_timeout.map_or(Duration::from_secs(1), |t| {
+                (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+            })
+        });
+        let open = OriginPolicy {
+            allowed_origins: self.allowed_origins,
+            allowed_hosts: self.allowed_hosts,
+            loopback_only: false,
+        };
+        let loopback = OriginPolicy {
+            loopback_only: true,
+            ..open.clone()
+        };
+        Ok(SessionManager {
+            inner: Arc::new(Inner {
+                app,
+                registry,
+                config: Config {
+                    max_body: self.max_body,
+                    keep_alive: self.keep_alive,
+                    event_log: self.event_log,
+                    standalone_stream: self.standalone_stream,
+                    protection: self.protection,
+                    reap_interval,
+                    retry_after: self.retry_after.as_secs().max(1),
+                    idle: self.idle_timeout.is_some(),
+                },
+                open_policy: open,
+                loopback_policy: loopback,
+                bound_to_loopback: AtomicBool::new(false),
+                shutting_down: AtomicBool::new(false),
+                tasks: Tasks::default(),
+            }),
+        })
+    }
+}
+
+impl<A: App> SessionManager<A> {
+    /// Starts configuring a manager for `app`.
+    pub fn builder(app: A) -> Builder<A> {
+        Builder {
+            app,
+            capacity: None,
+            idle_timeout: None,
+            shards: None,
+            node_id: None,
+            max_body: DEFAULT_MAX_BODY,
+            keep_alive: Some(DEFAULT_KEEP_ALIVE),
+            event_log: 0,
+            standalone_stream: true,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            protection: RebindingProtection::Auto,
+            reap_interval: None,
+            retry_after: Duration::from_secs(1),
+        }
+    }
+}

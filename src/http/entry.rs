@@ -1,0 +1,43 @@
+//! What a session is in the registry ([`Entry`]: the application's state
+//! and the session's streams), and the close callback the registry runs
+//! when one ends.
+
+use super::app::App;
+use super::sse::Streams;
+use crate::{Reason, SessionId};
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+
+/// What a session is in the registry: the application's state plus the
+/// session's streams.
+pub struct Entry<S> {
+    pub(crate) state: S,
+    pub(crate) streams: Streams,
+}
+
+impl<S> Entry<S> {
+    /// The application's state of the session.
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Entry<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The registry's close callback: run once per session, by the winner of
+/// its terminate, whatever the path.
+pub(super) fn on_close<A: App>(app: &A, id: &SessionId, entry: &Entry<A::Session>, reason: Reason) {
+    entry.streams.close();
+    tracing::info!(session = %id, reason = reason.as_str(), "session closed");
+    let closed =
+        std::panic::catch_unwind(AssertUnwindSafe(|| app.closed(id, &entry.state, reason)));
+    if closed.is_err() {
+        tracing::error!(session = %id, "App::closed panicked");
+    }
+}

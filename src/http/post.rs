@@ -1,0 +1,373 @@
+//! `POST`: one JSON-RPC message, checked against the transport's rules, run
+//! by the application in a task of its own and answered with JSON, 202 or
+//! an SSE stream; an `initialize` without a session id creates the session.
+
+use super::app::{App, Context, HandlerError, Reply};
+use super::body::{self, Body};
+use super::entry::Entry;
+use super::jsonrpc::{self, Message, Request, RpcError};
+use super::manager::Inner;
+use super::responses::{internal_error, not_found, shutting_down, too_large, unavailable};
+use super::rules::{self, Version};
+use super::sse::{self, Streams};
+use super::SessionManager;
+use crate::{InFlight, Reason, Session};
+use bytes::Bytes;
+use futures_util::{FutureExt, StreamExt};
+use http::header::{HeaderValue, CONTENT_LENGTH};
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Body as HttpBody;
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
+
+enum Head {
+    Reply(Reply),
+    Stream(mpsc::Receiver<Bytes>),
+    /// The handler failed; the session was terminated with `Failed`.
+    Failed,
+}
+
+impl<A: App> SessionManager<A> {
+    pub(super) async fn post<B>(
+        &self,
+        request: http::Request<B>,
+        version: Version,
+    ) -> Response<Body>
+    where
+        B: HttpBody + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = request.into_parts();
+        let headers = &parts.headers;
+        if !(rules::accepts(headers, "application/json")
+            && rules::accepts(headers, "text/event-stream"))
+        {
+            return body::refuse(
+                StatusCode::NOT_ACCEPTABLE,
+                jsonrpc::SERVER_ERROR,
+                "Accept must list application/json and text/event-stream",
+            );
+        }
+        if !rules::is_json(headers) {
+            return body::refuse(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                jsonrpc::SERVER_ERROR,
+                "Content-Type must be application/json",
+            );
+        }
+        let limit = self.inner.config.max_body;
+        let declared = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|len| len > limit as u64) {
+            return too_large();
+        }
+        let bytes = match Limited::new(body, limit).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error)
+                if error
+                    .downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some() =>
+            {
+                return too_large()
+            }
+            Err(_) => {
+                return body::refuse(
+                    StatusCode::BAD_REQUEST,
+                    jsonrpc::SERVER_ERROR,
+                    "could not read the request body",
+                )
+            }
+        };
+        let value: serde_json::Value = match serde_json::from_slice(&bytes) {
+            Ok(value) => value,
+            Err(error) => {
+                return body::rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    &RpcError::new(jsonrpc::PARSE_ERROR, format!("parse error: {error}")),
+                )
+            }
+        };
+        if value.is_array() {
+            return body::refuse(
+                StatusCode::BAD_REQUEST,
+                jsonrpc::INVALID_REQUEST,
+                "JSON-RPC batches are not supported",
+            );
+        }
+        let message = match Message::from_value(value) {
+            Ok(message) => message,
+            Err(error) => return body::rpc_error(StatusCode::BAD_REQUEST, None, &error),
+        };
+        if version == Version::Stateless {
+            let head = self.run(None, message.clone(), version);
+            return self.answer(head, &message).await;
+        }
+        match (headers.get(rules::SESSION_HEADER), message) {
+            (None, Message::Request(request)) if request.method == "initialize" => {
+                if let Err(error) = check_initialize(&request) {
+                    return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
+                }
+                self.initialize(request, version).await
+            }
+            (None, _) => body::refuse(
+                StatusCode::BAD_REQUEST,
+                jsonrpc::SERVER_ERROR,
+                "missing MCP-Session-Id (only initialize starts a session)",
+            ),
+            (Some(_), message) if message.is_initialize() => body::refuse(
+                StatusCode::BAD_REQUEST,
+                jsonrpc::INVALID_REQUEST,
+                "initialize must not carry an MCP-Session-Id",
+            ),
+            (Some(header), message) => {
+                let session = match self.find(header.as_bytes()) {
+                    Ok(session) => session,
+                    Err(response) => return response,
+                };
+                // Counted in flight from here, so the reaper cannot take the
+                // session while the handler is being scheduled; `None` if it
+                // ended (or is being expired) since the lookup.
+                let Some(request) = session.begin() else {
+                    return not_found();
+                };
+                let head = self.run(Some(request), message.clone(), version);
+                self.answer(head, &message).await
+            }
+        }
+    }
+
+    async fn initialize(&self, request: Request, version: Version) -> Response<Body> {
+        let inner = &self.inner;
+        if inner.shutting_down.load(Ordering::SeqCst) {
+            return shutting_down();
+        }
+        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(&request)));
+        let state = match opened {
+            Ok(Ok(state)) => state,
+            Ok(Err(error)) => {
+                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
+            }
+            Err(panic) => {
+                tracing::error!(panic = panic_message(&*panic), "App::open panicked");
+                return internal_error(Some(&request.id));
+            }
+        };
+        let entry = Entry {
+            state,
+            streams: Streams::new(inner.config.event_log),
+        };
+        // Created with this request already in flight: it cannot idle out
+        // before its handler has even started.
+        let Ok(first) = inner.registry.insert_in_flight(entry) else {
+            return unavailable(inner, &request.id, "too many sessions; retry later");
+        };
+        let id = first.id();
+        tracing::Span::current().record("session", tracing::field::display(id));
+        if inner.shutting_down.load(Ordering::SeqCst) {
+            // Inserted while `shutdown` swept: end it ourselves.
+            let _ = inner.registry.terminate(&id, Reason::Shutdown);
+            return shutting_down();
+        }
+        let head = self.run(Some(first), Message::Request(request.clone()), version);
+        let mut response = match head.await {
+            Ok(Head::Reply(Reply::Result(result))) => body::json(
+                StatusCode::OK,
+                &jsonrpc::result_message(&request.id, result),
+            ),
+            Ok(Head::Stream(rx)) => self.sse(rx, None),
+            Ok(Head::Reply(Reply::Error(error))) => {
+                // The application rejected the first request: the session
+                // ends, and its id is never shown.
+                let _ = inner.registry.terminate(&id, Reason::Rejected);
+                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
+            }
+            Ok(Head::Reply(Reply::Stream(_) | Reply::Accepted)) => {
+                let _ = inner.registry.terminate(&id, Reason::Rejected);
+                return internal_error(Some(&request.id));
+            }
+            Ok(Head::Failed) => return internal_error(Some(&request.id)),
+            Err(_) => return shutting_down(),
+        };
+        let mut text = [0u8; 32];
+        let value =
+            HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
+        response.headers_mut().insert(rules::SESSION_HEADER, value);
+        response
+    }
+
+    /// Runs the application on one message in a task of its own (so a
+    /// client that disconnects does not cancel it), holding the request's
+    /// in-flight guard for as long as the handler (and its SSE reply) runs.
+    fn run(
+        &self,
+        guard: Option<InFlight<Entry<A::Session>>>,
+        message: Message,
+        version: Version,
+    ) -> oneshot::Receiver<Head> {
+        let (head_tx, head_rx) = oneshot::channel();
+        let inner = Arc::clone(&self.inner);
+        let task = async move {
+            let _task = inner.tasks.enter();
+            let session = guard.as_deref().cloned();
+            let is_request = matches!(message, Message::Request(_));
+            let ctx = Context {
+                session: session.clone(),
+                version,
+            };
+            let outcome = AssertUnwindSafe(inner.app.handle(ctx, message))
+                .catch_unwind()
+                .await;
+            match outcome {
+                Ok(Ok(Reply::Stream(stream))) if is_request => {
+                    let (tx, rx) = mpsc::channel(sse::CHANNEL_CAPACITY);
+                    if head_tx.send(Head::Stream(rx)).is_ok() {
+                        pump(&inner, session.as_ref(), stream, tx).await;
+                    }
+                }
+                Ok(Ok(reply)) => {
+                    let reply = if is_request { reply } else { Reply::Accepted };
+                    let _ = head_tx.send(Head::Reply(reply));
+                }
+                Ok(Err(error)) => {
+                    fail(&inner, session.as_ref(), &error);
+                    let _ = head_tx.send(Head::Failed);
+                }
+                Err(panic) => {
+                    let error =
+                        HandlerError::msg(format!("handler panicked: {}", panic_message(&*panic)));
+                    fail(&inner, session.as_ref(), &error);
+                    let _ = head_tx.send(Head::Failed);
+                }
+            }
+            drop(guard);
+        };
+        tokio::spawn(task.in_current_span());
+        head_rx
+    }
+
+    /// Turns a handler's outcome into the response to a non-initialize POST.
+    async fn answer(&self, head: oneshot::Receiver<Head>, message: &Message) -> Response<Body> {
+        let id = match message {
+            Message::Request(r) => Some(&r.id),
+            _ => None,
+        };
+        match head.await {
+            Ok(Head::Failed) => internal_error(id),
+            Ok(Head::Stream(rx)) => self.sse(rx, None),
+            Ok(Head::Reply(reply)) => match (id, reply) {
+                (None, _) => body::status(StatusCode::ACCEPTED),
+                (Some(id), Reply::Result(result)) => {
+                    body::json(StatusCode::OK, &jsonrpc::result_message(id, result))
+                }
+                (Some(id), Reply::Error(error)) => {
+                    body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
+                }
+                (Some(id), Reply::Accepted | Reply::Stream(_)) => body::json(
+                    StatusCode::OK,
+                    &jsonrpc::error_message(
+                        Some(id),
+                        &RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler gave no response"),
+                    ),
+                ),
+            },
+            // The task was dropped unfinished: the runtime is going away.
+            Err(_) => shutting_down(),
+        }
+    }
+}
+
+/// Streams a handler's SSE reply to the client until it ends, the client
+/// goes, or the session ends.
+async fn pump<A: App>(
+    inner: &Inner<A>,
+    session: Option<&Session<Entry<A::Session>>>,
+    mut stream: futures_util::stream::BoxStream<'static, serde_json::Value>,
+    tx: mpsc::Sender<Bytes>,
+) {
+    let closed = async {
+        match session {
+            Some(s) => s.streams.closed().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(closed);
+    let mut local_ids = 0u64;
+    loop {
+        let next = AssertUnwindSafe(stream.next()).catch_unwind();
+        let item = tokio::select! {
+            _ = &mut closed => break,
+            _ = tx.closed() => break,
+            item = next => item,
+        };
+        match item {
+            Ok(Some(message)) => {
+                let id = match session {
+                    Some(s) => s.streams.next_event_id(),
+                    None => {
+                        local_ids += 1;
+                        local_ids
+                    }
+                };
+                if tx.send(sse::event(id, &message)).await.is_err() {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(panic) => {
+                let error =
+                    HandlerError::msg(format!("reply stream panicked: {}", panic_message(&*panic)));
+                fail(inner, session, &error);
+                break;
+            }
+        }
+    }
+}
+
+/// The shape an `initialize` request must have before a session is made
+/// for it: params with the protocol version the client asks for (any
+/// string: an unknown one is negotiated down by the application, see
+/// [`rules::negotiate`]).
+fn check_initialize(request: &Request) -> Result<(), RpcError> {
+    let version = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("protocolVersion"));
+    match version {
+        Some(serde_json::Value::String(_)) => Ok(()),
+        _ => Err(RpcError::invalid_params(
+            "initialize needs params.protocolVersion (a string)",
+        )),
+    }
+}
+
+/// A handler failed: end its session with `Failed`.
+fn fail<A: App>(
+    inner: &Inner<A>,
+    session: Option<&Session<Entry<A::Session>>>,
+    error: &HandlerError,
+) {
+    match session {
+        Some(session) => {
+            tracing::warn!(session = %session.id(), %error, "handler failed; ending the session");
+            let _ = inner.registry.terminate(&session.id(), Reason::Failed);
+        }
+        None => tracing::warn!(%error, "stateless handler failed"),
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("<non-string panic>")
+}
