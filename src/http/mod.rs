@@ -72,10 +72,10 @@
 //! * JSON-RPC batches are refused (400): MCP 2025-06-18 removed them.
 //! * A handler runs in a task of its own: a client that disconnects does
 //!   not cancel it.
-//! * A session that idles out between its insert and the first request of
-//!   its `initialize` (a timeout shorter than a scheduling delay) is ended
-//!   like any idle session, and the `initialize` tries again with a fresh
-//!   one (at most three times, then 503).
+//! * `initialize` creates its session with that request already in flight
+//!   ([`Registry::insert_in_flight`](crate::Registry::insert_in_flight)),
+//!   so a session cannot idle out before its first request has started,
+//!   however short the timeout.
 
 mod app;
 mod body;
