@@ -4,8 +4,9 @@
 #   benches/run.sh registry    # criterion, all groups (~7 min), then the ratio tables
 #   benches/run.sh memory      # heap bytes per live session at 100k
 #   benches/run.sh e2e         # end to end against examples/mcp_server
+#   benches/run.sh e2e-rmcp    # the same client against rmcp (workspace member e2e-rmcp)
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
-#   benches/run.sh             # all four, in that order, into target/bench-results/
+#   benches/run.sh             # all five, in that order, into target/bench-results/
 #   benches/run.sh --snapshot [step]   # the same, built from a clean `git archive HEAD`
 #                                      # (other people's uncommitted edits in this tree
 #                                      # stay out of the figures)
@@ -59,6 +60,13 @@ e2e() {
     cargo bench --bench e2e -- "$@" 2>/dev/null | tee -a "$out/e2e.md"
 }
 
+# rmcp 3.11 behind the same flags (e2e-rmcp/), measured by the same client.
+e2e_rmcp() {
+    cargo build --release -p e2e-rmcp
+    machine | tee "$out/e2e-rmcp.md"
+    cargo bench --bench e2e -- --server "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-rmcp.md"
+}
+
 # Instructions per operation: each workload at n and 3n operations, the
 # difference ÷ 2n, so setup (prefill, runtime, thread-locals) cancels out.
 # (papaya's epoch reclamation makes its counts move a little from run to run.)
@@ -98,7 +106,8 @@ case "$step" in
     registry) registry "$@" ;;
     memory) memory "$@" ;;
     e2e) e2e "$@" ;;
+    e2e-rmcp) e2e_rmcp "$@" ;;
     callgrind) callgrind ;;
-    all) registry; memory; e2e; callgrind ;;
-    *) echo "usage: $0 [registry|memory|e2e|callgrind|all] [harness args]" >&2; exit 2 ;;
+    all) registry; memory; e2e; e2e_rmcp; callgrind ;;
+    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-rmcp|callgrind|all] [harness args]" >&2; exit 2 ;;
 esac
