@@ -33,18 +33,18 @@ impl FreeList {
         }
     }
 
-    /// Pushes `index`; `link(index)` is that slot's link word.
+    /// Pushes `index`, whose slot's link word is `link`.
     ///
     /// Release on the CAS: the pusher's writes to the slot (the last one out
     /// dropped the value and stored `FREE(g+1)`), and the link itself, happen
     /// before the pop that takes this index.
-    pub(crate) fn push<'a>(&self, index: u32, link: impl Fn(u32) -> &'a AtomicU64) {
+    pub(crate) fn push(&self, index: u32, link: &AtomicU64) {
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
             // Release, although the CAS below publishes it to poppers: a
             // reader comparing this word as a secret must, having read the
             // link, see that the session has ended (see `Slot::secret`).
-            link(index).store(TOP.get(head), Ordering::Release);
+            link.store(TOP.get(head), Ordering::Release);
             let next = TAG.set(
                 TOP.set(0, u64::from(index) + 1),
                 (TAG.get(head) + 1) & TAG.max(),
@@ -104,12 +104,12 @@ mod tests {
         let list = FreeList::new();
         let link = |i: u32| &links[i as usize];
         assert_eq!(list.pop(link), None);
-        list.push(2, link);
-        list.push(0, link);
-        list.push(3, link);
+        list.push(2, link(2));
+        list.push(0, link(0));
+        list.push(3, link(3));
         assert_eq!(list.pop(link), Some(3));
         assert_eq!(list.pop(link), Some(0));
-        list.push(1, link);
+        list.push(1, link(1));
         assert_eq!(list.pop(link), Some(1));
         assert_eq!(list.pop(link), Some(2));
         assert_eq!(list.pop(link), None);
@@ -122,7 +122,7 @@ mod tests {
         let list = FreeList::new();
         let link = |i: u32| &links[i as usize];
         for i in 0..N {
-            list.push(i, link);
+            list.push(i, link(i));
         }
         std::thread::scope(|s| {
             for _ in 0..4 {
@@ -135,7 +135,7 @@ mod tests {
                             }
                         }
                         for i in held {
-                            list.push(i, link);
+                            list.push(i, link(i));
                         }
                     }
                 });

@@ -130,6 +130,10 @@ pub(crate) enum Terminate {
     /// one winner and runs the session's cleanup. It holds a reference (one
     /// it had, or one the CAS took for it) and must release it afterwards.
     Won,
+    /// As `Won`, and nobody held the session: the slot went straight to
+    /// `TERMINATED(g, 0)`, so the caller is also its last one out and, after
+    /// the cleanup, frees it itself (no reference to take and give back).
+    WonAlone,
     /// The word changed since the caller looked; here is what it is now.
     Changed(Word),
 }
@@ -234,7 +238,10 @@ impl Lifecycle {
     ///
     /// `extra_ref` is 1 when the caller holds no reference yet (terminate by
     /// id), so the winner can run cleanup without the value being freed under
-    /// it; 0 when it already holds one (the reaper, an expired lookup).
+    /// it; 0 when it already holds one (the reaper, an expired lookup). When
+    /// the caller holds none and nobody else does either (`r == 0`), no
+    /// reference is needed: nobody can take one on a `TERMINATED` slot, so
+    /// the winner owns the slot outright (`WonAlone`).
     ///
     /// AcqRel on success: Acquire so the winner sees the value it hands to the
     /// close callback; Release so a reader that later loads `TERMINATED` also
@@ -243,11 +250,14 @@ impl Lifecycle {
     pub(crate) fn try_terminate(&self, seen: Word, extra_ref: bool) -> Terminate {
         debug_assert!(seen.is_live());
         check_refs(seen);
-        let next = STATE.set(seen.0, TERMINATED) + if extra_ref { REFS.one() } else { 0 };
+        let alone = extra_ref && seen.refs() == 0;
+        let add = if extra_ref && !alone { REFS.one() } else { 0 };
+        let next = STATE.set(seen.0, TERMINATED) + add;
         match self
             .0
             .compare_exchange(seen.0, next, Ordering::AcqRel, Ordering::Acquire)
         {
+            Ok(_) if alone => Terminate::WonAlone,
             Ok(_) => Terminate::Won,
             Err(now) => Terminate::Changed(Word(now)),
         }
@@ -353,6 +363,7 @@ mod tests {
         ));
         let held = slot.load();
         assert_eq!(held.refs(), 1);
+        // Held by someone: the winner gets a reference of its own.
         assert_eq!(slot.try_terminate(held, true), Terminate::Won);
         let ended = slot.load();
         assert!(ended.is_terminated() && ended.refs() == 2);
@@ -367,6 +378,17 @@ mod tests {
     }
 
     #[test]
+    fn a_winner_alone_needs_no_reference() {
+        let slot = Lifecycle::new();
+        let _ = slot.publish(0);
+        assert_eq!(slot.try_terminate(slot.load(), true), Terminate::WonAlone);
+        let word = slot.load();
+        assert!(word.is_terminated() && word.refs() == 0);
+        assert!(slot.orphan(), "being freed: counted");
+        assert_eq!(slot.free(), Freed::Orphaned);
+    }
+
+    #[test]
     fn release_of_a_live_session_never_frees() {
         let slot = Lifecycle::new();
         let _ = slot.publish(0);
@@ -378,8 +400,9 @@ mod tests {
     #[test]
     fn orphan_reaches_the_last_holder() {
         let slot = Lifecycle::new();
-        let _ = slot.publish(0);
+        let _ = slot.publish(1);
         assert_eq!(slot.try_terminate(slot.load(), true), Terminate::Won);
+        assert_eq!(slot.release(), Release::Done);
         assert!(slot.orphan(), "held: counted");
         assert_eq!(slot.release(), Release::LastOut);
         assert_eq!(slot.free(), Freed::Orphaned);

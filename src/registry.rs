@@ -215,6 +215,7 @@ impl<S> Registry<S> {
     }
 
     /// Like [`get`](Registry::get), saying why nothing was found.
+    #[inline]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
         let result = self
             .acquire(id)
@@ -271,7 +272,11 @@ impl<S> Registry<S> {
             }
             match slot.lifecycle.try_terminate(word, true) {
                 Terminate::Won => {
-                    self.finish(index, slot, *id, reason);
+                    self.finish(index, slot, *id, reason, Hold::Ref);
+                    return Termination::Won;
+                }
+                Terminate::WonAlone => {
+                    self.finish(index, slot, *id, reason, Hold::Alone);
                     return Termination::Won;
                 }
                 Terminate::Changed(now) => word = now,
@@ -305,7 +310,7 @@ impl<S> Registry<S> {
                                 usize::from(self.end_held(index, slot, id, Reason::IdleTimeout));
                         } else {
                             // SAFETY: we hold the reference just taken.
-                            unsafe { storage::release(self.storage, index) };
+                            unsafe { storage::release(self.storage, index, NonNull::from(slot)) };
                         }
                         break;
                     }
@@ -324,15 +329,18 @@ impl<S> Registry<S> {
         for (index, slot) in self.storage().used_slots() {
             let mut word = slot.lifecycle.load();
             while word.is_live() {
-                match slot.lifecycle.try_terminate(word, true) {
-                    Terminate::Won => {
-                        let id = self.id_of(index, slot, word);
-                        self.finish(index, slot, id, reason);
-                        ended += 1;
-                        break;
+                let hold = match slot.lifecycle.try_terminate(word, true) {
+                    Terminate::Won => Hold::Ref,
+                    Terminate::WonAlone => Hold::Alone,
+                    Terminate::Changed(now) => {
+                        word = now;
+                        continue;
                     }
-                    Terminate::Changed(now) => word = now,
-                }
+                };
+                let id = self.id_of(index, slot, word);
+                self.finish(index, slot, id, reason, hold);
+                ended += 1;
+                break;
             }
         }
         ended
@@ -427,9 +435,10 @@ impl<S> Registry<S> {
         let mut word = slot.lifecycle.load();
         while word.is_live() {
             match slot.lifecycle.try_terminate(word, false) {
-                Terminate::Won => {
+                // (Never alone: we hold a reference.)
+                Terminate::Won | Terminate::WonAlone => {
                     // `finish` gives back the reference we hold.
-                    self.finish(index, slot, id, reason);
+                    self.finish(index, slot, id, reason, Hold::Ref);
                     return true;
                 }
                 Terminate::Changed(now) => word = now,
@@ -437,34 +446,45 @@ impl<S> Registry<S> {
         }
         // SAFETY: we hold a reference, and the storage is alive (we are in a
         // `&self` method of the registry).
-        unsafe { storage::release(self.storage, index) };
+        unsafe { storage::release(self.storage, index, NonNull::from(slot)) };
         false
     }
 
-    /// Runs the cleanup of a session whose termination this thread won, and
-    /// gives back the reference the winner holds. The one place where a
-    /// session's end is counted and announced.
-    fn finish(&self, index: u64, slot: &Slot<S>, id: SessionId, reason: Reason) {
-        /// Gives the winner's reference back even if the callback panics, so
-        /// the slot is not leaked.
-        struct Held<S> {
+    /// Runs the cleanup of a session whose termination this thread won, then
+    /// lets go of the slot as `hold` says. The one place where a session's
+    /// end is counted and announced.
+    fn finish(&self, index: u64, slot: &Slot<S>, id: SessionId, reason: Reason, hold: Hold) {
+        /// Lets go of the slot even if the callback panics, so it is not
+        /// leaked.
+        struct LetGo<S> {
             storage: NonNull<Storage<S>>,
             index: u64,
+            slot: NonNull<Slot<S>>,
+            hold: Hold,
         }
-        impl<S> Drop for Held<S> {
+        impl<S> Drop for LetGo<S> {
             fn drop(&mut self) {
-                // SAFETY: constructed below over the winner's reference,
-                // which is given back exactly once, here.
-                unsafe { storage::release(self.storage, self.index) }
+                // SAFETY: constructed below over the winner's hold on the
+                // slot, which is let go exactly once, here: a reference is
+                // given back, or a slot nobody held is retired.
+                unsafe {
+                    match self.hold {
+                        Hold::Ref => storage::release(self.storage, self.index, self.slot),
+                        Hold::Alone => storage::retire(self.storage, self.index, self.slot),
+                    }
+                }
             }
         }
-        let _held = Held {
+        let _let_go = LetGo {
             storage: self.storage,
             index,
+            slot: NonNull::from(slot),
+            hold,
         };
         self.storage().counters.terminated(reason);
         if let Some(on_close) = &self.on_close {
-            // SAFETY: the winner holds a reference until `_held` drops.
+            // SAFETY: the winner holds the slot (a reference, or the slot
+            // alone) until `_let_go` drops.
             on_close(&id, unsafe { slot.value() }, reason);
         }
     }
@@ -484,6 +504,16 @@ impl<S> Registry<S> {
         self.storage().counters.rejected(cause);
         Termination::Rejected(cause)
     }
+}
+
+/// How the winner of a terminate holds the slot while it cleans up.
+#[derive(Clone, Copy)]
+enum Hold {
+    /// A reference, given back afterwards (others may hold some too).
+    Ref,
+    /// The slot itself: nobody held the session, so the winner is also its
+    /// last one out and retires it afterwards.
+    Alone,
 }
 
 /// Why an id whose generation the slot does not hold finds nothing.

@@ -151,7 +151,7 @@ impl<S> Drop for Session<S> {
     fn drop(&mut self) {
         // SAFETY: this handle holds a reference on the slot at `id.index()`
         // of a live storage, and gives it up here, never to use it again.
-        unsafe { storage::release(self.storage, self.id.index()) }
+        unsafe { storage::release(self.storage, self.id.index(), self.slot) }
     }
 }
 

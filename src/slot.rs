@@ -81,15 +81,17 @@ impl<S> Slot<S> {
     ///
     /// # Safety
     ///
-    /// The caller holds a reference on the slot (taken with a successful
-    /// `try_acquire`, `try_terminate` with an extra ref, or `clone_ref`) for
-    /// at least as long as it uses the returned borrow.
+    /// For at least as long as it uses the returned borrow, the caller holds
+    /// a reference on the slot (taken with a successful `try_acquire`,
+    /// `try_terminate` with an extra ref, or `clone_ref`), or is the slot's
+    /// last one out and has not dropped the value (`WonAlone`, `LastOut`).
     #[inline]
     pub(crate) unsafe fn value(&self) -> &S {
         // SAFETY: a held reference means the slot is LIVE or TERMINATED and
         // not yet freed, so the value was initialised by `fill` (ordered
         // before us by the Acquire that took the reference) and will not be
-        // dropped before the reference is released.
+        // dropped before the reference is released; the last one out drops
+        // it only after its last use.
         self.value.with(|cell| unsafe { (*cell).assume_init_ref() })
     }
 

@@ -54,14 +54,17 @@ impl Counters {
         }
     }
 
+    #[inline]
     pub(crate) fn created(&self) {
         self.bump(|s| &s.created);
     }
 
+    #[inline]
     pub(crate) fn terminated(&self, reason: Reason) {
         self.bump(|s| &s.terminated[reason.index()]);
     }
 
+    #[inline]
     pub(crate) fn rejected(&self, cause: Rejection) {
         self.bump(|s| &s.rejected[cause.index()]);
     }

@@ -282,48 +282,60 @@ impl<S> Storage<S> {
     }
 
     /// Gives a freed slot back to its shard's free list.
-    fn give_back(&self, index: u64) {
+    fn give_back(&self, index: u64, slot: &Slot<S>) {
         let shard = &self.shards[(index & ((1 << self.shard_bits) - 1)) as usize];
         let local = (index >> self.shard_bits) as u32;
-        shard.alloc.free.push(local, |local| {
-            shard
-                .slot(u64::from(local))
-                .expect("freed slots have pages")
-                .link()
-        });
+        shard.alloc.free.push(local, slot.link());
     }
 }
 
-/// Gives back one reference on the slot at `index`. The last one out of a
-/// terminated session drops the value, puts the slot back on the free list
-/// and frees it under its next generation; if the registry is gone, it also
-/// settles the storage's account and frees it when it was the last.
+/// Gives back one reference on `slot`, the slot at `index`; the last one out
+/// of a terminated session then [`retire`]s it.
 ///
 /// # Safety
 ///
-/// `storage` points to a live `Storage`, and the caller holds a reference on
-/// the slot at `index`, which it gives up here. (A held reference keeps the
-/// storage alive: it is freed only after every held slot is released.)
-pub(crate) unsafe fn release<S>(storage: NonNull<Storage<S>>, index: u64) {
-    // SAFETY: the caller's reference keeps the storage alive: the slot is
-    // LIVE or TERMINATED with refs until `release`, then TERMINATED with no
-    // refs ("being freed", which `orphan_all` counts) until `free`.
-    let shared = unsafe { storage.as_ref() };
-    let slot = shared.slot(index).expect("a held slot exists");
-    if slot.lifecycle.release() == Release::Done {
+/// `storage` points to a live `Storage` whose slot at `index` is `slot`, and
+/// the caller holds a reference on it, which it gives up here. (A held
+/// reference keeps the storage alive: it is freed only after every held slot
+/// is released.)
+pub(crate) unsafe fn release<S>(storage: NonNull<Storage<S>>, index: u64, slot: NonNull<Slot<S>>) {
+    // SAFETY: the caller's reference keeps the slot (and its page) alive.
+    if unsafe { slot.as_ref() }.lifecycle.release() == Release::Done {
         return;
     }
-    // SAFETY: `release` said we are the last one out of a terminated slot,
-    // and we have not freed it.
+    // SAFETY: `release` said we are the last one out of a terminated slot.
+    unsafe { retire(storage, index, slot) }
+}
+
+/// The last one out's work: drops the value, puts the slot back on its free
+/// list and frees it under its next generation; if the registry is gone, it
+/// also settles the storage's account and frees it when it was the last.
+///
+/// The slot is passed as a pointer, not a reference: the storage it lives in
+/// may be freed before this returns.
+///
+/// # Safety
+///
+/// `storage` points to a live `Storage` whose slot at `index` is `slot`, and
+/// the caller is that slot's last one out: it is `TERMINATED` with no refs
+/// (`release` returned `LastOut`, or `try_terminate` returned `WonAlone`),
+/// and the caller has not retired it yet.
+pub(crate) unsafe fn retire<S>(storage: NonNull<Storage<S>>, index: u64, slot: NonNull<Slot<S>>) {
+    // SAFETY: a slot TERMINATED with no refs is "being freed", which
+    // `orphan_all` counts as pending, so the storage stays until our `free`
+    // below has settled the count.
+    let (shared, slot) = unsafe { (storage.as_ref(), slot.as_ref()) };
+    // SAFETY: we are the last one out, and have not dropped the value.
     unsafe { slot.drop_value() };
-    shared.give_back(index);
+    shared.give_back(index, slot);
     // The last access to the slot, and to the storage unless orphaned.
     if slot.lifecycle.free() == Freed::Orphaned {
         // AcqRel: see `Storage::orphan_all`.
         if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
             // SAFETY: `pending` reached zero: the registry is gone and no
             // slot is held or being freed, so nobody else can reach the
-            // storage; the registry allocated it as a Box.
+            // storage (`shared` and `slot` are not used again); the registry
+            // allocated it as a Box.
             drop(unsafe { Box::from_raw(storage.as_ptr()) });
         }
     }

@@ -79,6 +79,13 @@ mod imp {
 
 pub(crate) use imp::*;
 
+/// Thread-locals that are caches, taking no part in any protocol the loom
+/// suite checks (the secret buffer in `id.rs`): `std`'s even under loom,
+/// where every model thread shares one OS thread's copy. That is sound
+/// because no access holds a borrow across an operation loom can switch
+/// threads at.
+pub(crate) use std::thread_local as cache_thread_local;
+
 /// A lock for process-wide statics, `std`'s even under loom: loom's objects
 /// live for one model execution, so a `static` cannot hold one. Only the
 /// thread-id pool uses it (see `tid.rs`), and it takes no part in the
