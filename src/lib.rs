@@ -46,6 +46,7 @@ mod free_list;
 pub mod id;
 mod lifecycle;
 mod pack;
+mod pages;
 mod reason;
 mod registry;
 mod session;

@@ -7,10 +7,10 @@
 //! lists; when the home shard has nothing, it takes from the others, so the
 //! capacity is exact however sessions spread.
 //!
-//! Within a shard, slots sit in fixed-size pages allocated on first use and
-//! kept until the storage is dropped, so a slot never moves and a reference to
-//! it stays valid as long as the storage does. A shard allocates fresh slots
-//! only when its free list is empty, so the pages grow to the peak number of
+//! Slots sit in fixed-size pages (`pages.rs`) allocated on first use and kept
+//! until the storage is dropped, so a slot never moves and a reference to it
+//! stays valid as long as the storage does. A shard takes fresh slots only
+//! when its free list is empty, so the pages grow to the peak number of
 //! sessions, not beyond.
 //!
 //! The storage outlives the [`Registry`](crate::Registry) that built it for as
@@ -20,151 +20,21 @@
 use crate::clock::Clock;
 use crate::free_list::FreeList;
 use crate::lifecycle::{Freed, Release};
+use crate::pages::Pages;
 use crate::slot::Slot;
 use crate::stats::Counters;
-use crate::sync::{AtomicPtr, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
-use std::ptr::{self, NonNull};
+use std::ptr::NonNull;
 
-/// Slots per page, at most: 32 KiB pages for pointer-sized values.
-const MAX_PAGE: u64 = 1024;
-
-/// The parts of a shard that inserting threads write.
-struct Alloc {
+/// The parts of a shard that inserting threads write: a cache line of their
+/// own, away from the read-mostly page table that every lookup reads.
+struct Shard {
     free: FreeList,
     /// How many slots of this shard have ever been handed out fresh.
     fresh: AtomicU64,
-}
-
-struct Shard<S> {
-    /// Written on every insert and free: a cache line of its own, away from
-    /// the read-mostly page table that every lookup reads.
-    alloc: CachePadded<Alloc>,
     /// This shard's share of the capacity: it never holds more slots.
     limit: u64,
-    page_shift: u32,
-    pages: Box<[AtomicPtr<Slot<S>>]>,
-}
-
-impl<S> Shard<S> {
-    fn new(limit: u64) -> Shard<S> {
-        let page = limit.next_power_of_two().clamp(1, MAX_PAGE);
-        let pages = limit.div_ceil(page);
-        Shard {
-            alloc: CachePadded::new(Alloc {
-                free: FreeList::new(),
-                fresh: AtomicU64::new(0),
-            }),
-            limit,
-            page_shift: page.trailing_zeros(),
-            pages: (0..pages)
-                .map(|_| AtomicPtr::new(ptr::null_mut()))
-                .collect(),
-        }
-    }
-
-    fn page_len(&self) -> usize {
-        1 << self.page_shift
-    }
-
-    /// The slot at `local`, if its page exists.
-    #[inline]
-    fn slot(&self, local: u64) -> Option<&Slot<S>> {
-        let page = self.pages.get((local >> self.page_shift) as usize)?;
-        // Acquire: pairs with the Release CAS that installed the page, so the
-        // slots' initial state is visible.
-        let page = page.load(Ordering::Acquire);
-        if page.is_null() {
-            return None;
-        }
-        let offset = (local & ((1 << self.page_shift) - 1)) as usize;
-        // SAFETY: an installed page is an allocation of `page_len` slots that
-        // stays until the storage is dropped (which needs `&mut`), and
-        // `offset < page_len`.
-        Some(unsafe { &*page.add(offset) })
-    }
-
-    /// A free slot of this shard, from its free list or fresh.
-    fn take(&self) -> Option<(u64, &Slot<S>)> {
-        let link = |local: u32| {
-            self.slot(u64::from(local))
-                .expect("free-listed slots have pages")
-                .link()
-        };
-        if let Some(local) = self.alloc.free.pop(link) {
-            let local = u64::from(local);
-            let slot = self.slot(local).expect("popped slots have pages");
-            slot.lifecycle.wait_free();
-            return Some((local, slot));
-        }
-        self.take_fresh()
-    }
-
-    fn take_fresh(&self) -> Option<(u64, &Slot<S>)> {
-        // Relaxed: the counter only hands out distinct numbers below the
-        // limit; the page, not this counter, publishes the slot.
-        let mut fresh = self.alloc.fresh.load(Ordering::Relaxed);
-        loop {
-            if fresh >= self.limit {
-                return None;
-            }
-            match self.alloc.fresh.compare_exchange_weak(
-                fresh,
-                fresh + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(now) => fresh = now,
-            }
-        }
-        Some((fresh, self.install_page_for(fresh)))
-    }
-
-    /// The slot at `local`, allocating its page if nobody has yet.
-    fn install_page_for(&self, local: u64) -> &Slot<S> {
-        if let Some(slot) = self.slot(local) {
-            return slot;
-        }
-        let cell = &self.pages[(local >> self.page_shift) as usize];
-        let page: Box<[Slot<S>]> = (0..self.page_len()).map(|_| Slot::new()).collect();
-        let page = Box::into_raw(page) as *mut Slot<S>;
-        // AcqRel: Release publishes the new page's initialised slots; Acquire
-        // (on failure too) sees those of the page another thread installed.
-        if let Err(_other) =
-            cell.compare_exchange(ptr::null_mut(), page, Ordering::AcqRel, Ordering::Acquire)
-        {
-            // SAFETY: `page` came from `Box::into_raw` of a slice of
-            // `page_len` slots just above and was never shared.
-            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len())) });
-        }
-        self.slot(local).expect("the page is installed")
-    }
-
-    /// Every slot that has been handed out, in index order.
-    fn used_slots(&self) -> impl Iterator<Item = (u64, &Slot<S>)> {
-        // Acquire is not needed: `slot` orders each page.
-        let fresh = self.alloc.fresh.load(Ordering::Relaxed);
-        // A slot whose page is not installed yet has never held a session.
-        (0..fresh).filter_map(|local| self.slot(local).map(|slot| (local, slot)))
-    }
-}
-
-impl<S> Drop for Shard<S> {
-    fn drop(&mut self) {
-        for page in self.pages.iter() {
-            let page = page.load(Ordering::Relaxed);
-            if !page.is_null() {
-                // SAFETY: installed pages come from `Box::into_raw` of a slice
-                // of `page_len` slots; we have `&mut self`, so nobody else
-                // uses them. Every value has been dropped already (see
-                // `release`): a `Slot` drops none itself.
-                drop(unsafe {
-                    Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len()))
-                });
-            }
-        }
-    }
 }
 
 /// Configuration the storage needs, validated by the builder.
@@ -179,7 +49,8 @@ pub(crate) struct Config {
 
 /// Everything a registry and its handles share.
 pub(crate) struct Storage<S> {
-    shards: Box<[Shard<S>]>,
+    pages: Pages<S>,
+    shards: Box<[CachePadded<Shard>]>,
     shard_bits: u32,
     pub(crate) node: u64,
     pub(crate) clock: Clock,
@@ -198,8 +69,15 @@ impl<S> Storage<S> {
         let n = config.shards as u64;
         let capacity = config.capacity as u64;
         Storage {
+            pages: Pages::new(n, capacity.div_ceil(n)),
             shards: (0..n)
-                .map(|i| Shard::new(capacity / n + u64::from(i < capacity % n)))
+                .map(|i| {
+                    CachePadded::new(Shard {
+                        free: FreeList::new(),
+                        fresh: AtomicU64::new(0),
+                        limit: capacity / n + u64::from(i < capacity % n),
+                    })
+                })
                 .collect(),
             shard_bits: n.trailing_zeros(),
             node: config.node,
@@ -220,29 +98,58 @@ impl<S> Storage<S> {
         }
     }
 
-    /// The slot at global `index`, if it has ever been handed out.
+    /// The slot at global `index`, if its page exists.
     #[inline]
     pub(crate) fn slot(&self, index: u64) -> Option<&Slot<S>> {
-        let shard = self
-            .shards
-            .get((index & ((1 << self.shard_bits) - 1)) as usize)?;
-        let local = index >> self.shard_bits;
-        if local >= shard.limit {
-            return None;
-        }
-        shard.slot(local)
+        self.pages.get(index)
+    }
+
+    /// The global index of slot `local` of shard `shard`.
+    fn global(&self, shard: usize, local: u64) -> u64 {
+        (local << self.shard_bits) | shard as u64
     }
 
     /// Takes a free slot, trying shard `home` first: the caller owns the slot
     /// until it publishes it. `None` means every slot is in use.
     pub(crate) fn allocate(&self, home: usize) -> Option<(u64, &Slot<S>)> {
         let mask = self.shards.len() - 1;
-        (0..self.shards.len()).find_map(|k| {
-            let shard_index = (home + k) & mask;
-            self.shards[shard_index]
-                .take()
-                .map(|(local, slot)| ((local << self.shard_bits) | shard_index as u64, slot))
-        })
+        (0..self.shards.len()).find_map(|k| self.take((home + k) & mask))
+    }
+
+    /// A free slot of shard `i`, from its free list or fresh.
+    fn take(&self, i: usize) -> Option<(u64, &Slot<S>)> {
+        let shard = &self.shards[i];
+        let link = |local: u32| {
+            self.pages
+                .get(self.global(i, u64::from(local)))
+                .expect("free-listed slots have pages")
+                .link()
+        };
+        if let Some(local) = shard.free.pop(link) {
+            let index = self.global(i, u64::from(local));
+            let slot = self.pages.get(index).expect("popped slots have pages");
+            slot.lifecycle.wait_free();
+            return Some((index, slot));
+        }
+        // Relaxed: the counter only hands out distinct numbers below the
+        // limit; the page, not this counter, publishes the slot.
+        let mut fresh = shard.fresh.load(Ordering::Relaxed);
+        loop {
+            if fresh >= shard.limit {
+                return None;
+            }
+            match shard.fresh.compare_exchange_weak(
+                fresh,
+                fresh + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => fresh = now,
+            }
+        }
+        let index = self.global(i, fresh);
+        Some((index, self.pages.get_or_install(index)))
     }
 
     pub(crate) fn home_shard(&self, tid: usize) -> usize {
@@ -252,9 +159,13 @@ impl<S> Storage<S> {
     /// Every slot that has ever been handed out, with its global index.
     pub(crate) fn used_slots(&self) -> impl Iterator<Item = (u64, &Slot<S>)> {
         self.shards.iter().enumerate().flat_map(move |(i, shard)| {
-            shard
-                .used_slots()
-                .map(move |(local, slot)| ((local << self.shard_bits) | i as u64, slot))
+            // Relaxed: `Pages::get` orders each page; a slot whose page is
+            // not installed yet has never held a session.
+            let fresh = shard.fresh.load(Ordering::Relaxed);
+            (0..fresh).filter_map(move |local| {
+                let index = self.global(i, local);
+                self.pages.get(index).map(|slot| (index, slot))
+            })
         })
     }
 
@@ -285,7 +196,7 @@ impl<S> Storage<S> {
     fn give_back(&self, index: u64, slot: &Slot<S>) {
         let shard = &self.shards[(index & ((1 << self.shard_bits) - 1)) as usize];
         let local = (index >> self.shard_bits) as u32;
-        shard.alloc.free.push(local, slot.link());
+        shard.free.push(local, slot.link());
     }
 }
 

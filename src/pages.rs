@@ -1,0 +1,135 @@
+//! The page table: every slot of every shard, in fixed-size pages that are
+//! allocated on first use and never move until the storage is dropped.
+//!
+//! A slot's global index packs its shard in the low bits and its place in
+//! the shard above them; the table is flat, with page `p` of shard `s` at
+//! `(p << shard_bits) | s`, so finding a slot is shifts and masks, one bounds
+//! check and one load of the page pointer: no per-shard indirection on the
+//! lookup path.
+
+use crate::slot::Slot;
+use crate::sync::{AtomicPtr, Ordering};
+use std::ptr;
+
+/// Slots per page, at most: 32 KiB pages for pointer-sized values.
+const MAX_PAGE: u64 = 1024;
+
+pub(crate) struct Pages<S> {
+    table: Box<[AtomicPtr<Slot<S>>]>,
+    shard_bits: u32,
+    page_shift: u32,
+}
+
+impl<S> Pages<S> {
+    /// A table for `shards` shards (a power of two) of at most `per_shard`
+    /// slots each.
+    pub(crate) fn new(shards: u64, per_shard: u64) -> Pages<S> {
+        let page = per_shard.next_power_of_two().clamp(1, MAX_PAGE);
+        let pages = per_shard.div_ceil(page) * shards;
+        Pages {
+            table: (0..pages)
+                .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+            shard_bits: shards.trailing_zeros(),
+            page_shift: page.trailing_zeros(),
+        }
+    }
+
+    fn page_len(&self) -> usize {
+        1 << self.page_shift
+    }
+
+    /// Where the slot at global `index` sits: its page's cell, and its offset
+    /// in the page.
+    #[inline]
+    fn locate(&self, index: u64) -> Option<(&AtomicPtr<Slot<S>>, usize)> {
+        let shard_mask = (1 << self.shard_bits) - 1;
+        let local = index >> self.shard_bits;
+        let page = ((local >> self.page_shift) << self.shard_bits) | (index & shard_mask);
+        let offset = (local & ((1 << self.page_shift) - 1)) as usize;
+        Some((self.table.get(page as usize)?, offset))
+    }
+
+    /// The slot at global `index`, if its page exists.
+    ///
+    /// Slots past a shard's limit in its last page exist but are never handed
+    /// out: they stay `FREE(0)`, which no id names.
+    #[inline]
+    pub(crate) fn get(&self, index: u64) -> Option<&Slot<S>> {
+        let (cell, offset) = self.locate(index)?;
+        // Acquire: pairs with the Release CAS that installed the page, so the
+        // slots' initial state is visible.
+        let page = cell.load(Ordering::Acquire);
+        if page.is_null() {
+            return None;
+        }
+        // SAFETY: an installed page is an allocation of `page_len` slots that
+        // stays until the table is dropped (which needs `&mut`), and
+        // `offset < page_len`.
+        Some(unsafe { &*page.add(offset) })
+    }
+
+    /// The slot at global `index`, allocating its page if nobody has yet.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is beyond the table (callers hand out only indices below
+    /// their shard's limit).
+    pub(crate) fn get_or_install(&self, index: u64) -> &Slot<S> {
+        if let Some(slot) = self.get(index) {
+            return slot;
+        }
+        let (cell, _) = self.locate(index).expect("index within the table");
+        let page: Box<[Slot<S>]> = (0..self.page_len()).map(|_| Slot::new()).collect();
+        let page = Box::into_raw(page) as *mut Slot<S>;
+        // AcqRel: Release publishes the new page's initialised slots; Acquire
+        // (on failure too) sees those of the page another thread installed.
+        if let Err(_other) =
+            cell.compare_exchange(ptr::null_mut(), page, Ordering::AcqRel, Ordering::Acquire)
+        {
+            // SAFETY: `page` came from `Box::into_raw` of a slice of
+            // `page_len` slots just above and was never shared.
+            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len())) });
+        }
+        self.get(index).expect("the page is installed")
+    }
+}
+
+impl<S> Drop for Pages<S> {
+    fn drop(&mut self) {
+        for page in self.table.iter() {
+            let page = page.load(Ordering::Relaxed);
+            if !page.is_null() {
+                // SAFETY: installed pages come from `Box::into_raw` of a slice
+                // of `page_len` slots; we have `&mut self`, so nobody else
+                // uses them. Every value has been dropped already (see
+                // `storage::retire`): a `Slot` drops none itself.
+                drop(unsafe {
+                    Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len()))
+                });
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_of_every_shard_has_its_own_slot() {
+        // 4 shards of up to 2500 slots: 3 pages of 1024 each.
+        let pages = Pages::<u8>::new(4, 2500);
+        let mut seen = std::collections::HashSet::new();
+        for shard in 0..4u64 {
+            for local in 0..2500u64 {
+                let index = (local << 2) | shard;
+                let slot = pages.get_or_install(index) as *const Slot<u8>;
+                assert!(seen.insert(slot as usize), "two indices share a slot");
+                assert_eq!(pages.get(index).map(|s| s as *const _), Some(slot));
+            }
+        }
+        // Beyond the last page: no slot.
+        assert!(pages.get((3072 << 2) | 1).is_none());
+    }
+}
