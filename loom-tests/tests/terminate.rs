@@ -225,8 +225,9 @@ fn a_spent_id_is_never_forged() {
 }
 
 /// The same, when the slot has been refilled meanwhile: the loser may read
-/// the new session's secret (stored Relaxed in `slot.rs`, `fill`) while its
-/// re-check still sees the old `LIVE(g)`.
+/// the new session's secret (`slot.rs`, `fill`), and must then see on its
+/// re-check that the old `LIVE(g)` is gone (the store is Release and the load
+/// Acquire for this reason).
 #[test]
 fn a_spent_id_is_never_forged_after_reuse() {
     model(|| {
