@@ -7,12 +7,13 @@
 //! [`Tracked`](loom_tests::Tracked) value; a leak or double free of the
 //! storage as [`StorageWatch`] failing.
 //!
-//! Both models fail against the core as of this writing: the handle's last
-//! `release` can return `LastOut { orphaned: false }` just before the
-//! registry's `orphan_all` reaches the slot, which then sees no reference
-//! left, counts nothing pending and frees the storage, while the handle's
-//! thread is still dropping the value, storing `FREE(g+1)` and pushing the
-//! slot on the free list, all in the freed storage.
+//! Both models found a use after free in an earlier core (66e6aac fixed it):
+//! the handle's last `release` could come just before the registry's
+//! `orphan_all` reached the slot, which then saw no reference left, counted
+//! nothing pending and freed the storage while the handle's thread was still
+//! dropping the value and pushing the slot on the free list. Now a slot
+//! being freed (`TERMINATED` with no refs) counts as pending, and the last
+//! one out's final `free` swap settles it.
 #![cfg(sessionreg_loom)]
 
 use loom::thread;
