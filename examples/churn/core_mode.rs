@@ -55,7 +55,7 @@ pub fn run(args: &Args) -> ExitCode {
     let on_close_books = books.clone();
     let registry = Registry::builder()
         .capacity(args.capacity)
-        .idle_timeout(Duration::from_millis(args.idle_timeout_ms))
+        .idle_timeout(Duration::from_millis(args.idle_timeout_ms()))
         .on_close(move |_id: &SessionId, _conn: &Conn, reason| {
             on_close_books.close_calls.fetch_add(1, Ordering::Relaxed);
             on_close_books.closes[Reason::ALL.iter().position(|r| *r == reason).unwrap()]
@@ -68,13 +68,16 @@ pub fn run(args: &Args) -> ExitCode {
     let done = Arc::new(AtomicBool::new(false));
     eprintln!(
         "churn (core): {} sessions on {} threads, capacity {}, idle timeout {} ms",
-        args.sessions, args.threads, args.capacity, args.idle_timeout_ms
+        args.sessions(),
+        args.threads,
+        args.capacity,
+        args.idle_timeout_ms()
     );
     let started = Instant::now();
 
     let reaper = {
         let (registry, done) = (registry.clone(), done.clone());
-        let period = Duration::from_millis(args.idle_timeout_ms.clamp(1, 1000) / 2 + 1);
+        let period = Duration::from_millis(args.idle_timeout_ms().clamp(1, 1000) / 2 + 1);
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
                 let _ = registry.reap_idle();
@@ -86,7 +89,7 @@ pub fn run(args: &Args) -> ExitCode {
         .map(|_| {
             let (registry, books, drops, next) =
                 (registry.clone(), books.clone(), drops.clone(), next.clone());
-            let total = args.sessions;
+            let total = args.sessions();
             let max_long = (args.capacity / (4 * args.threads)).max(1);
             std::thread::spawn(move || work(&registry, &books, &drops, &next, total, max_long))
         })

@@ -306,7 +306,7 @@ async fn drive(args: &Args) -> ExitCode {
         closes: Arc::clone(&closes),
     })
     .capacity(args.capacity)
-    .idle_timeout(Duration::from_millis(args.http_idle_timeout_ms))
+    .idle_timeout(Duration::from_millis(args.idle_timeout_ms()))
     .build()
     .expect("valid configuration");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -323,10 +323,10 @@ async fn drive(args: &Args) -> ExitCode {
         },
         Duration::from_secs(10),
     ));
-    let total = args.http_sessions;
+    let total = args.sessions();
     eprintln!(
         "churn (http): {total} sessions through http://{addr}/mcp, {} clients, {} threads, capacity {}, idle timeout {} ms",
-        args.clients, args.threads, args.capacity, args.http_idle_timeout_ms
+        args.clients, args.threads, args.capacity, args.idle_timeout_ms()
     );
 
     let driver = Arc::new(Driver {
@@ -387,7 +387,7 @@ async fn drive(args: &Args) -> ExitCode {
     }
     let kept = streams.len();
     // The abandoned sessions go to the reaper; wait for it (generously).
-    let deadline = Instant::now() + Duration::from_millis(args.http_idle_timeout_ms * 10 + 10_000);
+    let deadline = Instant::now() + Duration::from_millis(args.idle_timeout_ms() * 10 + 10_000);
     while manager.stats().live as usize > kept && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

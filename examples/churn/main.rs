@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! cargo run --release --example churn                 # HTTP, a few seconds
-//! cargo run --release --example churn -- --http-sessions 100000 --clients 64
+//! cargo run --release --example churn -- --sessions 100000 --clients 64
 //! cargo run --release --example churn -- --core --sessions 1000000 --threads 4
 //! ```
 //!
@@ -29,25 +29,35 @@ pub struct Args {
     /// Worker threads creating and ending sessions.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Sessions to create in all (core mode).
-    #[arg(long, default_value_t = 5_000_000)]
-    sessions: u64,
-    /// Sessions to create in all over HTTP (the default mode).
-    #[arg(long, default_value_t = 25_000)]
-    http_sessions: u64,
-    /// Idle timeout over HTTP, in milliseconds: longer than in core mode,
-    /// since a session's requests are network round trips apart.
-    #[arg(long, default_value_t = 250)]
-    http_idle_timeout_ms: u64,
+    /// Sessions to create in all [default: 25000 over HTTP, 5000000 with
+    /// --core].
+    #[arg(long)]
+    sessions: Option<u64>,
     /// Concurrent client tasks (HTTP mode).
     #[arg(long, default_value_t = 32)]
     clients: usize,
     /// The registry's capacity (maximum live sessions).
     #[arg(long, default_value_t = 65_536)]
     capacity: usize,
-    /// Idle timeout for abandoned sessions, in milliseconds.
-    #[arg(long, default_value_t = 20)]
-    idle_timeout_ms: u64,
+    /// Idle timeout for abandoned sessions, in milliseconds [default: 250
+    /// over HTTP, where a session's requests are round trips apart; 20 with
+    /// --core].
+    #[arg(long)]
+    idle_timeout_ms: Option<u64>,
+}
+
+impl Args {
+    /// Sessions to create, for the mode chosen.
+    pub fn sessions(&self) -> u64 {
+        let default = if self.core { 5_000_000 } else { 25_000 };
+        self.sessions.unwrap_or(default)
+    }
+
+    /// The idle timeout in milliseconds, for the mode chosen.
+    pub fn idle_timeout_ms(&self) -> u64 {
+        let default = if self.core { 20 } else { 250 };
+        self.idle_timeout_ms.unwrap_or(default)
+    }
 }
 
 fn main() -> std::process::ExitCode {
