@@ -185,13 +185,15 @@ impl<S> Registry<S> {
 
     fn create(&self, value: S, in_flight: bool) -> Result<(SessionId, &Slot<S>), InsertError<S>> {
         let storage = self.storage();
+        // Drawn before a slot is taken, so that nothing can fail (and leak
+        // the slot) between taking it and publishing it.
+        let secret = fresh_secret();
         let Some((index, slot)) = storage.allocate(storage.home_shard(tid::current())) else {
             return Err(InsertError {
                 value,
                 capacity: self.capacity,
             });
         };
-        let secret = fresh_secret();
         // Counted before the session is visible, so that a racing terminate
         // can never make the live count dip below zero.
         storage.counters.created();
