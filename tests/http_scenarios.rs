@@ -41,9 +41,14 @@ async fn delete_all(server: &Server) {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(server.live(), 0);
     assert_eq!(server.manager.registry().len(), 0);
+    assert_all_closed_and_gone(&server, &client, &ids).await;
+}
+
+/// Every session closed once, and every id answered 404 afterwards.
+async fn assert_all_closed_and_gone(server: &Server, client: &Client, ids: &[String]) {
     assert_eq!(server.closes.count(), N);
     server.closes.assert_each_once();
-    for id in &ids {
+    for id in ids {
         assert_eq!(
             client.call(id, "echo", json!({})).await.status,
             StatusCode::NOT_FOUND
@@ -79,13 +84,7 @@ async fn c_abandoned_sessions_end_by_idle_timeout() {
     );
     assert!(eventually(|| server.closes.count() == N).await);
     assert_eq!(server.closes.count_reason(Reason::IdleTimeout), N);
-    server.closes.assert_each_once();
-    for id in &ids {
-        assert_eq!(
-            client.call(id, "echo", json!({})).await.status,
-            StatusCode::NOT_FOUND
-        );
-    }
+    assert_all_closed_and_gone(&server, &client, &ids).await;
 }
 
 #[tokio::test]
