@@ -41,7 +41,7 @@ async fn delete_all(server: &Server) {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(server.live(), 0);
     assert_eq!(server.manager.registry().len(), 0);
-    assert_all_closed_and_gone(&server, &client, &ids).await;
+    assert_all_closed_and_gone(server, &client, &ids).await;
 }
 
 /// Every session closed once, and every id answered 404 afterwards.
