@@ -30,12 +30,12 @@ pub enum RebindingProtection {
 }
 
 /// Configures a [`SessionManager`]; from [`SessionManager::builder`].
-pub struct Builder<A> {
+pub struct Builder<A: App> {
     app: A,
-    capacity: Option<usize>,
+    /// The registry's settings are passed straight to its own builder.
+    registry: crate::Builder<Entry<A::Session>>,
+    /// Kept too: it also sets the reaper's period.
     idle_timeout: Option<Duration>,
-    shards: Option<usize>,
-    node_id: Option<u8>,
     max_body: usize,
     keep_alive: Option<Duration>,
     event_log: usize,
@@ -51,26 +51,27 @@ impl<A: App> Builder<A> {
     /// Maximum live sessions (the registry's capacity); at it, `initialize`
     /// gets 503 with `Retry-After`.
     pub fn capacity(mut self, capacity: usize) -> Self {
-        self.capacity = Some(capacity);
+        self.registry = self.registry.capacity(capacity);
         self
     }
 
     /// Sessions with nothing in flight for this long end with
     /// [`Reason::IdleTimeout`].
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.registry = self.registry.idle_timeout(timeout);
         self.idle_timeout = Some(timeout);
         self
     }
 
     /// The registry's shard count (see [`crate::Builder::shards`]).
     pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
+        self.registry = self.registry.shards(shards);
         self
     }
 
     /// The node id put into session ids (see [`crate::Builder::node_id`]).
     pub fn node_id(mut self, node: u8) -> Self {
-        self.node_id = Some(node);
+        self.registry = self.registry.node_id(node);
         self
     }
 
@@ -138,23 +139,11 @@ impl<A: App> Builder<A> {
     pub fn build(self) -> Result<SessionManager<A>, BuildError> {
         let app = Arc::new(self.app);
         let closer = Arc::clone(&app);
-        let mut registry = Registry::<Entry<A::Session>>::builder().on_close(
+        let registry = self.registry.on_close(
             move |id: &SessionId, entry: &Entry<A::Session>, reason: Reason| {
                 on_close(&*closer, id, entry, reason)
             },
         );
-        if let Some(capacity) = self.capacity {
-            registry = registry.capacity(capacity);
-        }
-        if let Some(timeout) = self.idle_timeout {
-            registry = registry.idle_timeout(timeout);
-        }
-        if let Some(shards) = self.shards {
-            registry = registry.shards(shards);
-        }
-        if let Some(node) = self.node_id {
-            registry = registry.node_id(node);
-        }
         let registry = registry.build()?;
         let reap_interval = self.reap_interval.unwrap_or_else(|| {
             self.idle_timeout.map_or(Duration::from_secs(1), |t| {
@@ -199,10 +188,8 @@ impl<A: App> SessionManager<A> {
     pub fn builder(app: A) -> Builder<A> {
         Builder {
             app,
-            capacity: None,
+            registry: Registry::builder(),
             idle_timeout: None,
-            shards: None,
-            node_id: None,
             max_body: DEFAULT_MAX_BODY,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             event_log: 0,
