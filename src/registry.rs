@@ -256,21 +256,14 @@ impl<S> Registry<S> {
         };
         let mut word = slot.lifecycle.load();
         loop {
-            if !word.names(id.generation()) {
-                return match stale_or_unknown(word, id) {
-                    Rejection::Stale => self.already_terminated(),
-                    cause => self.rejected(cause),
-                };
-            }
-            if !word.is_live() {
-                return self.already_terminated();
-            }
-            if !secrets_match(slot.secret(), id.secret()) {
-                match forged_or_recycled(slot, word) {
-                    Some(now) => word = now,
-                    None => return self.rejected(Rejection::Forged),
+            match examine(slot, word, id) {
+                Examined::Live => {}
+                Examined::Ended => return self.already_terminated(),
+                Examined::Rejected(cause) => return self.rejected(cause),
+                Examined::Moved(now) => {
+                    word = now;
+                    continue;
                 }
-                continue;
             }
             match slot.lifecycle.try_terminate(word, true) {
                 Terminate::Won => {
@@ -389,18 +382,14 @@ impl<S> Registry<S> {
         let (_, slot) = self.locate(id)?;
         let mut word = slot.lifecycle.load();
         loop {
-            if !word.names(id.generation()) {
-                return Err(stale_or_unknown(word, id));
-            }
-            if !word.is_live() {
-                return Err(Rejection::Stale);
-            }
-            if !secrets_match(slot.secret(), id.secret()) {
-                match forged_or_recycled(slot, word) {
-                    Some(now) => word = now,
-                    None => return Err(Rejection::Forged),
+            match examine(slot, word, id) {
+                Examined::Live => {}
+                Examined::Ended => return Err(Rejection::Stale),
+                Examined::Rejected(cause) => return Err(cause),
+                Examined::Moved(now) => {
+                    word = now;
+                    continue;
                 }
-                continue;
             }
             match slot.lifecycle.try_acquire(word) {
                 Acquire::Acquired => return Ok(slot),
@@ -518,22 +507,48 @@ enum Hold {
     Alone,
 }
 
-/// Why an id whose generation the slot does not hold finds nothing.
-fn stale_or_unknown(word: Word, id: &SessionId) -> Rejection {
-    if word.has_passed(id.generation()) {
-        Rejection::Stale
-    } else {
-        Rejection::Unknown
-    }
+/// What a lookup by id finds in its slot, from a snapshot of its word.
+#[must_use]
+enum Examined {
+    /// The id's session, live, with the right secret: go ahead with a CAS
+    /// that expects the snapshot.
+    Live,
+    /// The id named a session that has ended.
+    Ended,
+    /// The id never named a session here (`Unknown`, `Forged`).
+    Rejected(Rejection),
+    /// The session ended since the snapshot, so the secret read may not be
+    /// its own: look again at this word.
+    Moved(Word),
 }
 
-/// After a secret mismatch on `LIVE(g)`: if the session has ended since we
-/// read the word, the secret we read may be a free-list link or a newer
-/// session's, so the caller must look again (`Some`); otherwise the id is
-/// forged. (`Slot::secret` makes sure an ended session shows here.)
-fn forged_or_recycled<S>(slot: &Slot<S>, seen: Word) -> Option<Word> {
+/// Classifies `word` for `id`: generation and state by loads alone, then
+/// the secret, compared in constant time.
+#[inline]
+fn examine<S>(slot: &Slot<S>, word: Word, id: &SessionId) -> Examined {
+    if !word.names(id.generation()) {
+        return if word.has_passed(id.generation()) {
+            Examined::Ended
+        } else {
+            Examined::Rejected(Rejection::Unknown)
+        };
+    }
+    if !word.is_live() {
+        return Examined::Ended;
+    }
+    if secrets_match(slot.secret(), id.secret()) {
+        return Examined::Live;
+    }
+    // A mismatch on `LIVE(g)`: if the session has ended since the snapshot,
+    // the secret read may be a free-list link or a newer session's (and
+    // `Slot::secret` makes sure an ended session shows here); otherwise the
+    // id is forged.
     let now = slot.lifecycle.load();
-    (!now.is_live() || now.generation() != seen.generation()).then_some(now)
+    if now.is_live() && now.generation() == word.generation() {
+        Examined::Rejected(Rejection::Forged)
+    } else {
+        Examined::Moved(now)
+    }
 }
 
 impl<S> Drop for Registry<S> {
