@@ -32,9 +32,14 @@ impl<S: fmt::Debug> fmt::Debug for Entry<S> {
 
 /// The registry's close callback: run once per session, by the winner of
 /// its terminate, whatever the path.
+///
+/// The "session closed" line is at DEBUG, as per-request logs are in
+/// tower-http's `TraceLayer`: a server that ends thousands of sessions a
+/// second should not format and write a line for each by default (a failed
+/// handler is also logged at WARN where it fails).
 pub(super) fn on_close<A: App>(app: &A, id: &SessionId, entry: &Entry<A::Session>, reason: Reason) {
     entry.streams.close();
-    tracing::info!(session = %id, reason = reason.as_str(), "session closed");
+    tracing::debug!(session = %id, reason = reason.as_str(), "session closed");
     let closed =
         std::panic::catch_unwind(AssertUnwindSafe(|| app.closed(id, &entry.state, reason)));
     if closed.is_err() {

@@ -196,14 +196,16 @@ impl<A: App> SessionManager<A> {
         }
     }
 
-    /// Serves one request.
+    /// Serves one request, inside a DEBUG span `mcp` with the method and
+    /// (once known) the session id: at the default INFO level the span is
+    /// disabled and costs nothing per request.
     pub async fn handle<B>(&self, request: http::Request<B>) -> Response<Body>
     where
         B: HttpBody + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let span = tracing::info_span!(
+        let span = tracing::debug_span!(
             "mcp",
             method = %request.method(),
             session = tracing::field::Empty,
