@@ -95,6 +95,41 @@ async fn the_reaper_never_cancels_a_running_handler() {
     assert_eq!(server.closes.count_reason(Reason::IdleTimeout), 1);
 }
 
+/// A handler still running when its client goes away runs to its end (the
+/// transport says a disconnect is not a cancellation): the request stays in
+/// flight until the handler finishes, and the session lives on. The handler
+/// is first polled on the connection's task, so this checks that a pending
+/// one is handed to a task of its own rather than dropped with the
+/// connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_does_not_cancel_its_handler() {
+    let server = Server::start().await;
+    let id = Client::new(&server.url).initialize().await;
+    let session = server
+        .manager
+        .registry()
+        .get(&id.parse::<SessionId>().unwrap())
+        .unwrap();
+    let call = {
+        let client = Client::new(&server.url);
+        let id = id.clone();
+        tokio::spawn(async move { client.call(&id, "sleep", json!({ "ms": 1000 })).await })
+    };
+    assert!(eventually(|| session.in_flight() == 1).await);
+    // Dropping the request (and the client with it) closes its connection.
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(session.in_flight(), 1, "the handler was cancelled");
+    assert!(eventually(|| session.in_flight() == 0).await);
+    assert_eq!(server.closes.count(), 0);
+    let client = Client::new(&server.url);
+    assert_eq!(
+        client.call(&id, "echo", json!({})).await.status,
+        StatusCode::OK
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_ends_sessions_and_waits_for_requests() {
     let mut server = Server::start().await;

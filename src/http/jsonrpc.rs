@@ -176,6 +176,15 @@ impl Message {
         }
     }
 
+    /// The id a response to this message must carry: `None` for a
+    /// notification or a response, which get no answer.
+    pub fn request_id(&self) -> Option<Value> {
+        match self {
+            Message::Request(request) => Some(request.id.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether this is the `initialize` request.
     pub fn is_initialize(&self) -> bool {
         matches!(self, Message::Request(r) if r.method == "initialize")

@@ -70,8 +70,10 @@
 //!   counter (unique in the session) but those streams are not logged:
 //!   their events cannot be replayed.
 //! * JSON-RPC batches are refused (400): MCP 2025-06-18 removed them.
-//! * A handler runs in a task of its own: a client that disconnects does
-//!   not cancel it.
+//! * A client that disconnects does not cancel its handler. The handler is
+//!   first polled on the connection's task (most answer at once, with no
+//!   task spawned and no other thread woken); one still pending after that
+//!   poll goes on in a task of its own.
 //! * `initialize` creates its session with that request already in flight
 //!   ([`Registry::insert_in_flight`](crate::Registry::insert_in_flight)),
 //!   so a session cannot idle out before its first request has started,

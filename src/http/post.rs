@@ -1,6 +1,7 @@
 //! `POST`: one JSON-RPC message, checked against the transport's rules, run
-//! by the application in a task of its own and answered with JSON, 202 or
-//! an SSE stream; an `initialize` without a session id creates the session.
+//! by the application (on the connection's task if it answers at once, in a
+//! task of its own if not) and answered with JSON, 202 or an SSE stream; an
+//! `initialize` without a session id creates the session.
 
 use super::app::{App, Context, HandlerError, Reply};
 use super::body::{self, Body};
@@ -18,10 +19,13 @@ use http::header::{HeaderValue, CONTENT_LENGTH};
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Body as HttpBody;
+use serde_json::Value;
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
 
@@ -108,8 +112,9 @@ impl<A: App> SessionManager<A> {
             Err(error) => return body::rpc_error(StatusCode::BAD_REQUEST, None, &error),
         };
         if version == Version::Stateless {
-            let head = self.run(None, message.clone(), version);
-            return self.answer(head, &message).await;
+            let id = message.request_id();
+            let head = self.run(None, message, version).await;
+            return self.answer(head, id.as_ref()).await;
         }
         match (headers.get(rules::SESSION_HEADER), message) {
             (None, Message::Request(request)) if request.method == "initialize" => {
@@ -139,8 +144,9 @@ impl<A: App> SessionManager<A> {
                 let Some(request) = session.begin() else {
                     return not_found();
                 };
-                let head = self.run(Some(request), message.clone(), version);
-                self.answer(head, &message).await
+                let id = message.request_id();
+                let head = self.run(Some(request), message, version).await;
+                self.answer(head, id.as_ref()).await
             }
         }
     }
@@ -177,24 +183,27 @@ impl<A: App> SessionManager<A> {
             let _ = inner.registry.terminate(&id, Reason::Shutdown);
             return shutting_down();
         }
-        let head = self.run(Some(first), Message::Request(request.clone()), version);
+        let request_id = request.id.clone();
+        let head = self
+            .run(Some(first), Message::Request(request), version)
+            .await;
         let mut response = match head.await {
             Ok(Head::Reply(Reply::Result(result))) => body::json(
                 StatusCode::OK,
-                &jsonrpc::result_message(&request.id, result),
+                &jsonrpc::result_message(&request_id, result),
             ),
             Ok(Head::Stream(rx)) => self.sse(rx, None),
             Ok(Head::Reply(Reply::Error(error))) => {
                 // The application rejected the first request: the session
                 // ends, and its id is never shown.
                 let _ = inner.registry.terminate(&id, Reason::Rejected);
-                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
+                return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request_id), &error);
             }
             Ok(Head::Reply(Reply::Stream(_) | Reply::Accepted)) => {
                 let _ = inner.registry.terminate(&id, Reason::Rejected);
-                return internal_error(Some(&request.id));
+                return internal_error(Some(&request_id));
             }
-            Ok(Head::Failed) => return internal_error(Some(&request.id)),
+            Ok(Head::Failed) => return internal_error(Some(&request_id)),
             Err(_) => return shutting_down(),
         };
         let mut text = [0u8; 32];
@@ -204,10 +213,15 @@ impl<A: App> SessionManager<A> {
         response
     }
 
-    /// Runs the application on one message in a task of its own (so a
-    /// client that disconnects does not cancel it), holding the request's
+    /// Runs the application on one message, holding the request's
     /// in-flight guard for as long as the handler (and its SSE reply) runs.
-    fn run(
+    ///
+    /// The handler is polled once here, on the connection's task: most
+    /// handlers answer at once, and then no task is spawned and no other
+    /// worker thread is woken. One that is still pending after that poll
+    /// goes on in a task of its own, so a client that disconnects does not
+    /// cancel it (the spawned task's first poll registers its own wakers).
+    async fn run(
         &self,
         guard: Option<InFlight<Entry<A::Session>>>,
         message: Message,
@@ -250,16 +264,16 @@ impl<A: App> SessionManager<A> {
             }
             drop(guard);
         };
-        tokio::spawn(task.in_current_span());
+        let mut task = Box::pin(task.in_current_span());
+        let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
+        if first.is_pending() {
+            tokio::spawn(task);
+        }
         head_rx
     }
 
     /// Turns a handler's outcome into the response to a non-initialize POST.
-    async fn answer(&self, head: oneshot::Receiver<Head>, message: &Message) -> Response<Body> {
-        let id = match message {
-            Message::Request(r) => Some(&r.id),
-            _ => None,
-        };
+    async fn answer(&self, head: oneshot::Receiver<Head>, id: Option<&Value>) -> Response<Body> {
         match head.await {
             Ok(Head::Failed) => internal_error(id),
             Ok(Head::Stream(rx)) => self.sse(rx, None),
