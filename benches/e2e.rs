@@ -23,7 +23,13 @@
 //! another binary that takes the same flags, and `--url URL --pid PID`
 //! measures a server already running (another SDK's, say).
 //!
-//! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N]`
+//! A spawned server gets `RUST_LOG=warn` (`--log FILTER` to change it): both
+//! servers compared here install the same `tracing_subscriber::fmt` logger,
+//! and at WARN neither formats a line per request or per session (rmcp logs
+//! several per session at INFO), so the figures measure the session layers,
+//! not log formatting.
+//!
+//! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N] [--log FILTER]`
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -41,6 +47,7 @@ struct Options {
     server: Option<PathBuf>,
     url: Option<String>,
     pid: Option<u32>,
+    log: String,
 }
 
 fn options() -> Options {
@@ -51,6 +58,7 @@ fn options() -> Options {
         server: None,
         url: None,
         pid: None,
+        log: "warn".into(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -62,6 +70,7 @@ fn options() -> Options {
             "--server" => o.server = Some(value().into()),
             "--url" => o.url = Some(value()),
             "--pid" => o.pid = Some(value().parse().expect("--pid PID")),
+            "--log" => o.log = value(),
             // What cargo bench passes to every harness.
             "--bench" => {}
             other => panic!("unknown argument {other}"),
@@ -91,8 +100,9 @@ fn default_server() -> PathBuf {
     dir.join("examples").join("mcp_server")
 }
 
-fn spawn_server(path: &PathBuf, max_sessions: usize) -> (Child, String) {
+fn spawn_server(path: &PathBuf, max_sessions: usize, log: &str) -> (Child, String) {
     let mut child = Command::new(path)
+        .env("RUST_LOG", log)
         .args(["--addr", "127.0.0.1:0"])
         .args(["--max-sessions", &max_sessions.to_string()])
         // Long enough that no session expires during the run.
@@ -128,16 +138,16 @@ fn ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-/// User + system CPU time of `pid`, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
+/// User and system CPU time of `pid`, in seconds.
+fn cpu_seconds(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/pid/stat");
     // Fields after the command name (which may hold spaces) start at ")".
     let fields: Vec<&str> = stat[stat.rfind(')').expect("stat") + 2..]
         .split_whitespace()
         .collect();
     // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    ticks / ticks_per_second()
+    let ticks = |i: usize| fields[i].parse::<f64>().unwrap() / ticks_per_second();
+    (ticks(11), ticks(12))
 }
 
 /// A field of `/proc/<pid>/status`, e.g. `VmRSS` (in kB) or `Threads`.
@@ -391,7 +401,7 @@ fn main() {
         (Some(url), Some(pid)) => (None, url.clone(), pid),
         (None, None) => {
             let path = o.server.clone().unwrap_or_else(default_server);
-            let (child, url) = spawn_server(&path, o.idle + 1_000);
+            let (child, url) = spawn_server(&path, o.idle + 1_000, &o.log);
             let pid = child.id();
             (Some(child), url, pid)
         }
@@ -399,7 +409,7 @@ fn main() {
     };
     let (addr, path) = split_url(&url);
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-    println!("server: {url} (pid {pid})");
+    println!("server: {url} (pid {pid}), RUST_LOG={}", o.log);
     let rss_start = rss_bytes(pid);
 
     // Warm up: connections, thread pools, allocator arenas.
@@ -409,15 +419,22 @@ fn main() {
     let wall = churn(addr, &path, o.clients, o.sessions);
     let (rss_after, cpu_after) = (rss_bytes(pid), cpu_seconds(pid));
     let rate = o.sessions as f64 / wall.as_secs_f64();
-    let cpu_per = (cpu_after - cpu_before) / o.sessions as f64;
+    let user_per = (cpu_after.0 - cpu_before.0) / o.sessions as f64;
+    let system_per = (cpu_after.1 - cpu_before.1) / o.sessions as f64;
+    let cpu_per = user_per + system_per;
     println!("\nchurn: {} sessions (initialize, notifications/initialized, DELETE), {} client connections", o.sessions, o.clients);
     println!("| metric | value |");
     println!("|---|---:|");
     println!("| sessions/s | {rate:.0} |");
     println!("| server CPU per session | {:.1} µs |", cpu_per * 1e6);
     println!(
+        "| of which user / system | {:.1} / {:.1} µs |",
+        user_per * 1e6,
+        system_per * 1e6
+    );
+    println!(
         "| server CPU utilisation during churn | {:.0}% of one core |",
-        100.0 * (cpu_after - cpu_before) / wall.as_secs_f64()
+        100.0 * cpu_per * o.sessions as f64 / wall.as_secs_f64()
     );
     println!(
         "| RSS at start / before churn / after churn | {:.1} / {:.1} / {:.1} MiB |",

@@ -28,6 +28,14 @@ impl ServerHandler for Empty {}
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    // As examples/mcp_server sets up its logs (the bench passes RUST_LOG).
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     let mut addr = "127.0.0.1:8080".to_string();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
