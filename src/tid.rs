@@ -45,6 +45,8 @@ impl Tid {
 
 impl Drop for Tid {
     fn drop(&mut self) {
+        #[cfg(not(sessionreg_loom))]
+        CACHED.with(|cached| cached.set(SHARED));
         let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         pool.free.push(self.0);
     }
@@ -54,7 +56,42 @@ thread_local! {
     static TID: Tid = Tid::take();
 }
 
+// The id again, in a const-initialised thread-local without a destructor:
+// reading it is one thread-pointer-relative load with no lazy-init or
+// teardown state to check, where `TID` (which must give its id back on
+// exit, so has a destructor) costs a state check and a call on every read.
+// `UNSET` until `TID` is first read, `SHARED` once `TID` has been dropped.
+// (Not under loom, whose threads share the OS thread's std thread-locals.)
+#[cfg(not(sessionreg_loom))]
+std::thread_local! {
+    static CACHED: std::cell::Cell<usize> = const { std::cell::Cell::new(UNSET) };
+}
+
+#[cfg(not(sessionreg_loom))]
+const UNSET: usize = usize::MAX - 1;
+
 /// This thread's id, or [`SHARED`] once its thread-locals are being torn down.
+#[cfg(not(sessionreg_loom))]
+#[inline]
+pub(crate) fn current() -> usize {
+    match CACHED.with(std::cell::Cell::get) {
+        UNSET => first(),
+        id => id,
+    }
+}
+
+/// The first read on this thread: takes an id (or finds `TID` gone).
+#[cfg(not(sessionreg_loom))]
+#[cold]
+#[inline(never)]
+fn first() -> usize {
+    let id = TID.try_with(|tid| tid.0).unwrap_or(SHARED);
+    CACHED.with(|cached| cached.set(id));
+    id
+}
+
+/// This thread's id, or [`SHARED`] once its thread-locals are being torn down.
+#[cfg(sessionreg_loom)]
 #[inline]
 pub(crate) fn current() -> usize {
     TID.try_with(|tid| tid.0).unwrap_or(SHARED)
