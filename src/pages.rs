@@ -1,11 +1,12 @@
 //! The page table: every slot of every shard, in fixed-size pages that are
 //! allocated on first use and never move until the storage is dropped.
 //!
-//! A slot's global index packs its shard in the low bits and its place in
-//! the shard above them; the table is flat, with page `p` of shard `s` at
-//! `(p << shard_bits) | s`, so finding a slot is shifts and masks, one bounds
-//! check and one load of the page pointer: no per-shard indirection on the
-//! lookup path.
+//! The table is flat: page `p` of shard `s` is entry `(p << shard_bits) | s`,
+//! and a slot's global index is that page number above the slot's offset in
+//! the page. So a lookup finds its page with one shift (`index >> page_shift`),
+//! one bounds check and one load of the page pointer: no per-shard
+//! indirection on the lookup path. Only allocation and freeing, which know
+//! their shard, convert between a shard's own numbering and global indices.
 
 use crate::slot::Slot;
 use crate::sync::{AtomicPtr, Ordering};
@@ -39,15 +40,28 @@ impl<S> Pages<S> {
         1 << self.page_shift
     }
 
+    fn offset_mask(&self) -> u64 {
+        (1 << self.page_shift) - 1
+    }
+
+    /// The global index of the `local`-th slot of shard `shard`.
+    pub(crate) fn index(&self, shard: u64, local: u64) -> u64 {
+        let page = ((local >> self.page_shift) << self.shard_bits) | shard;
+        (page << self.page_shift) | (local & self.offset_mask())
+    }
+
+    /// The shard that the slot at global `index` belongs to.
+    pub(crate) fn shard_of(&self, index: u64) -> usize {
+        ((index >> self.page_shift) & ((1 << self.shard_bits) - 1)) as usize
+    }
+
     /// Where the slot at global `index` sits: its page's cell, and its offset
     /// in the page.
     #[inline]
     fn locate(&self, index: u64) -> Option<(&AtomicPtr<Slot<S>>, usize)> {
-        let shard_mask = (1 << self.shard_bits) - 1;
-        let local = index >> self.shard_bits;
-        let page = ((local >> self.page_shift) << self.shard_bits) | (index & shard_mask);
-        let offset = (local & ((1 << self.page_shift) - 1)) as usize;
-        Some((self.table.get(page as usize)?, offset))
+        let page = (index >> self.page_shift) as usize;
+        let offset = (index & self.offset_mask()) as usize;
+        Some((self.table.get(page)?, offset))
     }
 
     /// The slot at global `index`, if its page exists.
@@ -121,15 +135,19 @@ mod tests {
         // 4 shards of up to 2500 slots: 3 pages of 1024 each.
         let pages = Pages::<u8>::new(4, 2500);
         let mut seen = std::collections::HashSet::new();
+        let mut indices = std::collections::HashSet::new();
         for shard in 0..4u64 {
             for local in 0..2500u64 {
-                let index = (local << 2) | shard;
+                let index = pages.index(shard, local);
+                assert!(indices.insert(index), "two slots share an index");
+                assert_eq!(pages.shard_of(index), shard as usize);
                 let slot = pages.get_or_install(index) as *const Slot<u8>;
                 assert!(seen.insert(slot as usize), "two indices share a slot");
                 assert_eq!(pages.get(index).map(|s| s as *const _), Some(slot));
             }
         }
-        // Beyond the last page: no slot.
-        assert!(pages.get((3072 << 2) | 1).is_none());
+        // Every index is below the table's end; beyond it, no slot.
+        assert!(indices.iter().all(|&i| i < 12 * 1024));
+        assert!(pages.get(12 * 1024).is_none());
     }
 }

@@ -1,8 +1,8 @@
 //! Where the slots live: shards of pages that never move, with a free list
 //! each, and the rule for when the storage itself may go.
 //!
-//! A slot's global index packs its shard in the low bits and its place in the
-//! shard above them. A thread allocates from its home shard (chosen by its
+//! A slot's global index names its page and its place in the page (see
+//! `pages.rs`), and through the page its shard. A thread allocates from its home shard (chosen by its
 //! thread id), so threads that insert at the same time touch different free
 //! lists; when the home shard has nothing, it takes from the others, so the
 //! capacity is exact however sessions spread.
@@ -51,7 +51,6 @@ pub(crate) struct Config {
 pub(crate) struct Storage<S> {
     pages: Pages<S>,
     shards: Box<[CachePadded<Shard>]>,
-    shard_bits: u32,
     pub(crate) node: u64,
     pub(crate) clock: Clock,
     pub(crate) idle_timeout_ms: Option<u64>,
@@ -79,7 +78,6 @@ impl<S> Storage<S> {
                     })
                 })
                 .collect(),
-            shard_bits: n.trailing_zeros(),
             node: config.node,
             clock: config.clock.clone(),
             idle_timeout_ms: config.idle_timeout_ms,
@@ -104,10 +102,6 @@ impl<S> Storage<S> {
         self.pages.get(index)
     }
 
-    /// The global index of slot `local` of shard `shard`.
-    fn global(&self, shard: usize, local: u64) -> u64 {
-        (local << self.shard_bits) | shard as u64
-    }
 
     /// Takes a free slot, trying shard `home` first: the caller owns the slot
     /// until it publishes it. `None` means every slot is in use.
@@ -119,14 +113,15 @@ impl<S> Storage<S> {
     /// A free slot of shard `i`, from its free list or fresh.
     fn take(&self, i: usize) -> Option<(u64, &Slot<S>)> {
         let shard = &self.shards[i];
-        let link = |local: u32| {
+        // Free lists hold global indices (below 2^28: the id's index field).
+        let link = |index: u32| {
             self.pages
-                .get(self.global(i, u64::from(local)))
+                .get(u64::from(index))
                 .expect("free-listed slots have pages")
                 .link()
         };
-        if let Some(local) = shard.free.pop(link) {
-            let index = self.global(i, u64::from(local));
+        if let Some(index) = shard.free.pop(link) {
+            let index = u64::from(index);
             let slot = self.pages.get(index).expect("popped slots have pages");
             slot.lifecycle.wait_free();
             return Some((index, slot));
@@ -148,7 +143,7 @@ impl<S> Storage<S> {
                 Err(now) => fresh = now,
             }
         }
-        let index = self.global(i, fresh);
+        let index = self.pages.index(i as u64, fresh);
         Some((index, self.pages.get_or_install(index)))
     }
 
@@ -163,7 +158,7 @@ impl<S> Storage<S> {
             // not installed yet has never held a session.
             let fresh = shard.fresh.load(Ordering::Relaxed);
             (0..fresh).filter_map(move |local| {
-                let index = self.global(i, local);
+                let index = self.pages.index(i as u64, local);
                 self.pages.get(index).map(|slot| (index, slot))
             })
         })
@@ -194,9 +189,9 @@ impl<S> Storage<S> {
 
     /// Gives a freed slot back to its shard's free list.
     fn give_back(&self, index: u64, slot: &Slot<S>) {
-        let shard = &self.shards[(index & ((1 << self.shard_bits) - 1)) as usize];
-        let local = (index >> self.shard_bits) as u32;
-        shard.free.push(local, slot.link());
+        let shard = &self.shards[self.pages.shard_of(index)];
+        // Global indices fit the list's 32 bits (the id's index field is 28).
+        shard.free.push(index as u32, slot.link());
     }
 }
 
