@@ -305,6 +305,26 @@ impl Lifecycle {
         }
     }
 
+    /// [`free`](Self::free) by a caller that knows the slot cannot be
+    /// orphaned meanwhile: a plain store instead of a swap, one atomic
+    /// read-modify-write fewer per session's end.
+    ///
+    /// Only `orphan` could change the word now (no refs, not LIVE), and it
+    /// runs only as the registry drops, which cannot overlap a call that
+    /// borrows the registry; so the word is `TERMINATED(g, 0)`, not orphaned,
+    /// until this store. Release: as in `free`, the popper that sees
+    /// `FREE(g + 1)` also sees the value dropped.
+    pub(crate) fn free_unorphaned(&self) {
+        // Relaxed: nobody else writes the word now (see above).
+        let done = Word(self.0.load(Ordering::Relaxed));
+        debug_assert!(
+            done.is_terminated() && done.refs() == 0 && !done.is_orphaned(),
+            "{done:?}"
+        );
+        let next = (done.generation() + 1) & GENERATION.max();
+        self.0.store(Word::new(FREE, next).0, Ordering::Release);
+    }
+
     /// Waits until a slot just popped from the free list is `FREE`: its last
     /// one out pushes it before its final [`free`](Self::free), so for a few
     /// instructions a popped slot can still read `TERMINATED(g, 0)`.

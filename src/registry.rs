@@ -8,7 +8,7 @@ use crate::reason::{Reason, Rejection};
 use crate::session::{InFlight, Session};
 use crate::slot::Slot;
 use crate::stats::Stats;
-use crate::storage::{self, Storage};
+use crate::storage::{self, By, Storage};
 use crate::tid;
 use std::fmt;
 use std::marker::PhantomData;
@@ -304,8 +304,9 @@ impl<S> Registry<S> {
                             ended +=
                                 usize::from(self.end_held(index, slot, id, Reason::IdleTimeout));
                         } else {
-                            // SAFETY: we hold the reference just taken.
-                            unsafe { storage::release(self.storage, index, NonNull::from(slot)) };
+                            // SAFETY: we hold the reference just taken, in a
+                            // `&self` method of the registry (`By::Registry`).
+                            unsafe { storage::release(self.storage, index, NonNull::from(slot), By::Registry) };
                         }
                         break;
                     }
@@ -437,7 +438,7 @@ impl<S> Registry<S> {
         }
         // SAFETY: we hold a reference, and the storage is alive (we are in a
         // `&self` method of the registry).
-        unsafe { storage::release(self.storage, index, NonNull::from(slot)) };
+        unsafe { storage::release(self.storage, index, NonNull::from(slot), By::Registry) };
         false
     }
 
@@ -457,11 +458,16 @@ impl<S> Registry<S> {
             fn drop(&mut self) {
                 // SAFETY: constructed below over the winner's hold on the
                 // slot, which is let go exactly once, here: a reference is
-                // given back, or a slot nobody held is retired.
+                // given back, or a slot nobody held is retired. The guard
+                // lives inside `finish`, a `&self` method (`By::Registry`).
                 unsafe {
                     match self.hold {
-                        Hold::Ref => storage::release(self.storage, self.index, self.slot),
-                        Hold::Alone => storage::retire(self.storage, self.index, self.slot),
+                        Hold::Ref => {
+                            storage::release(self.storage, self.index, self.slot, By::Registry)
+                        }
+                        Hold::Alone => {
+                            storage::retire(self.storage, self.index, self.slot, By::Registry)
+                        }
                     }
                 }
             }

@@ -3,7 +3,7 @@
 use crate::activity::Enter;
 use crate::id::SessionId;
 use crate::slot::Slot;
-use crate::storage::{self, Storage};
+use crate::storage::{self, By, Storage};
 use std::fmt;
 use std::ops::Deref;
 use std::ptr::NonNull;
@@ -151,7 +151,7 @@ impl<S> Drop for Session<S> {
     fn drop(&mut self) {
         // SAFETY: this handle holds a reference on the slot at `id.index()`
         // of a live storage, and gives it up here, never to use it again.
-        unsafe { storage::release(self.storage, self.id.index(), self.slot) }
+        unsafe { storage::release(self.storage, self.id.index(), self.slot, By::Handle) }
     }
 }
 

@@ -195,6 +195,16 @@ impl<S> Storage<S> {
     }
 }
 
+/// Who lets go of a slot, which says whether the registry may be gone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum By {
+    /// The registry itself, inside one of its `&self` methods: it cannot be
+    /// dropped meanwhile, so nothing can orphan the slot.
+    Registry,
+    /// A [`Session`](crate::Session) handle, which may outlive the registry.
+    Handle,
+}
+
 /// Gives back one reference on `slot`, the slot at `index`; the last one out
 /// of a terminated session then [`retire`]s it.
 ///
@@ -203,14 +213,21 @@ impl<S> Storage<S> {
 /// `storage` points to a live `Storage` whose slot at `index` is `slot`, and
 /// the caller holds a reference on it, which it gives up here. (A held
 /// reference keeps the storage alive: it is freed only after every held slot
-/// is released.)
-pub(crate) unsafe fn release<S>(storage: NonNull<Storage<S>>, index: u64, slot: NonNull<Slot<S>>) {
+/// is released.) `by` is `Registry` only inside a `&self` method of the
+/// registry that owns `storage`.
+pub(crate) unsafe fn release<S>(
+    storage: NonNull<Storage<S>>,
+    index: u64,
+    slot: NonNull<Slot<S>>,
+    by: By,
+) {
     // SAFETY: the caller's reference keeps the slot (and its page) alive.
     if unsafe { slot.as_ref() }.lifecycle.release() == Release::Done {
         return;
     }
-    // SAFETY: `release` said we are the last one out of a terminated slot.
-    unsafe { retire(storage, index, slot) }
+    // SAFETY: `release` said we are the last one out of a terminated slot;
+    // the caller vouches for `by`.
+    unsafe { retire(storage, index, slot, by) }
 }
 
 /// The last one out's work: drops the value, puts the slot back on its free
@@ -225,8 +242,14 @@ pub(crate) unsafe fn release<S>(storage: NonNull<Storage<S>>, index: u64, slot: 
 /// `storage` points to a live `Storage` whose slot at `index` is `slot`, and
 /// the caller is that slot's last one out: it is `TERMINATED` with no refs
 /// (`release` returned `LastOut`, or `try_terminate` returned `WonAlone`),
-/// and the caller has not retired it yet.
-pub(crate) unsafe fn retire<S>(storage: NonNull<Storage<S>>, index: u64, slot: NonNull<Slot<S>>) {
+/// and the caller has not retired it yet. `by` is `Registry` only inside a
+/// `&self` method of the registry that owns `storage`.
+pub(crate) unsafe fn retire<S>(
+    storage: NonNull<Storage<S>>,
+    index: u64,
+    slot: NonNull<Slot<S>>,
+    by: By,
+) {
     // SAFETY: a slot TERMINATED with no refs is "being freed", which
     // `orphan_all` counts as pending, so the storage stays until our `free`
     // below has settled the count.
@@ -234,7 +257,14 @@ pub(crate) unsafe fn retire<S>(storage: NonNull<Storage<S>>, index: u64, slot: N
     // SAFETY: we are the last one out, and have not dropped the value.
     unsafe { slot.drop_value() };
     shared.give_back(index, slot);
-    // The last access to the slot, and to the storage unless orphaned.
+    // The last access to the slot, and to the storage unless orphaned. A
+    // registry that is alive (borrowed by our caller) cannot be orphaning
+    // the slot, so it frees with a store; a handle must learn, by a swap,
+    // whether the registry has gone meanwhile.
+    if by == By::Registry {
+        slot.lifecycle.free_unorphaned();
+        return;
+    }
     if slot.lifecycle.free() == Freed::Orphaned {
         // AcqRel: see `Storage::orphan_all`.
         if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
