@@ -148,6 +148,8 @@ impl<S> Registry<S> {
     ///
     /// At capacity it fails at once and hands the value back: it never
     /// blocks and never evicts another session.
+    // Inlined whole, so the id is not returned through memory (see `lookup`).
+    #[inline(always)]
     pub fn insert(&self, value: S) -> Result<SessionId, InsertError<S>> {
         self.create(value, false).map(|(id, _)| id)
     }
@@ -183,6 +185,7 @@ impl<S> Registry<S> {
         Ok(InFlight::counted(session))
     }
 
+    #[inline(always)]
     fn create(&self, value: S, in_flight: bool) -> Result<(SessionId, &Slot<S>), InsertError<S>> {
         let storage = self.storage();
         // Drawn before a slot is taken, so that nothing can fail (and leak
@@ -211,21 +214,40 @@ impl<S> Registry<S> {
     /// A session idle past the timeout is ended here, with
     /// [`Reason::IdleTimeout`], and not returned. Allocates nothing; a lookup
     /// of an ended session costs only loads.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: &SessionId) -> Option<Session<S>> {
         self.lookup(id).ok()
     }
 
     /// Like [`get`](Registry::get), saying why nothing was found.
-    #[inline]
+    //
+    // Inlined into the caller whole, as `insert` is: the handle (32 bytes)
+    // then stays in registers instead of being returned through memory and
+    // reloaded by the caller with wider loads than the stores that wrote it
+    // (a store-forwarding stall that `perf` showed on the instruction after
+    // every `get`). The expiry check, which reads the clock and may end the
+    // session, is out of line and skipped when there is no idle timeout.
+    #[inline(always)]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
-        let result = self
-            .acquire(id)
-            .and_then(|slot| self.unless_expired(id, slot));
-        if let Err(cause) = result {
-            self.storage().counters.rejected(cause);
+        let slot = match self.acquire(id) {
+            Ok(slot) => slot,
+            Err(cause) => return Err(self.reject(cause)),
+        };
+        if self.storage().idle_timeout_ms.is_some() {
+            if let Err(cause) = self.unless_expired(id, slot) {
+                return Err(self.reject(cause));
+            }
         }
-        result
+        // SAFETY: `acquire` took a reference on this slot for us, and
+        // `unless_expired` did not give it back.
+        Ok(unsafe { Session::from_held(self.storage, slot, *id) })
+    }
+
+    /// Counts a rejected lookup, and passes the cause on.
+    #[inline(always)]
+    fn reject(&self, cause: Rejection) -> Rejection {
+        self.storage().counters.rejected(cause);
+        cause
     }
 
     /// Parses the text form of an id (a header value), counting a malformed
@@ -306,7 +328,14 @@ impl<S> Registry<S> {
                         } else {
                             // SAFETY: we hold the reference just taken, in a
                             // `&self` method of the registry (`By::Registry`).
-                            unsafe { storage::release(self.storage, index, NonNull::from(slot), By::Registry) };
+                            unsafe {
+                                storage::release(
+                                    self.storage,
+                                    index,
+                                    NonNull::from(slot),
+                                    By::Registry,
+                                )
+                            };
                         }
                         break;
                     }
@@ -399,10 +428,10 @@ impl<S> Registry<S> {
         }
     }
 
-    /// Wraps a held reference in a handle, unless the session is idle past
-    /// the timeout, in which case it is ended and the reference given back.
-    #[inline]
-    fn unless_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<Session<S>, Rejection> {
+    /// With a reference held on `slot`: if the session is idle past the
+    /// timeout, ends it and gives the reference back.
+    #[inline(never)]
+    fn unless_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<(), Rejection> {
         let storage = self.storage();
         if let Some(timeout) = storage.idle_timeout_ms {
             let now = storage.clock.now_ms();
@@ -415,8 +444,7 @@ impl<S> Registry<S> {
                 return Err(Rejection::Expired);
             }
         }
-        // SAFETY: `acquire` took a reference on this slot for us.
-        Ok(unsafe { Session::from_held(self.storage, slot, *id) })
+        Ok(())
     }
 
     /// With a reference held on a session that has been closed to new
