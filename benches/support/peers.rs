@@ -70,15 +70,15 @@ impl Peer for SessionReg {
                 .expect("valid configuration"),
         )
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> SessionId {
         self.0.insert(value).expect("below capacity")
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &SessionId) -> Option<Session<Value>> {
         self.0.get(key)
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &SessionId) -> bool {
         self.0.terminate(key, Reason::Deleted).is_won()
     }
@@ -92,15 +92,15 @@ impl Peer for ShardedSlab {
     fn new(_capacity: usize) -> Self {
         ShardedSlab(sharded_slab::Slab::new())
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> usize {
         self.0.insert(value).expect("below capacity")
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &usize) -> Option<Value> {
         self.0.get(*key).map(|entry| Arc::clone(&entry))
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &usize) -> bool {
         self.0.remove(*key)
     }
@@ -114,17 +114,17 @@ impl Peer for Dash {
     fn new(_capacity: usize) -> Self {
         Dash(dashmap::DashMap::new())
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> u64 {
         let key = next_u64_key();
         self.0.insert(key, value);
         key
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &u64) -> Option<Value> {
         self.0.get(key).map(|entry| Arc::clone(&entry))
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &u64) -> bool {
         self.0.remove(key).is_some()
     }
@@ -138,17 +138,17 @@ impl Peer for Scc {
     fn new(_capacity: usize) -> Self {
         Scc(scc::HashMap::new())
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> u64 {
         let key = next_u64_key();
         assert!(self.0.insert_sync(key, value).is_ok(), "keys are fresh");
         key
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &u64) -> Option<Value> {
         self.0.read_sync(key, |_, value| Arc::clone(value))
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &u64) -> bool {
         self.0.remove_sync(key).is_some()
     }
@@ -162,17 +162,17 @@ impl Peer for Papaya {
     fn new(_capacity: usize) -> Self {
         Papaya(papaya::HashMap::new())
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> u64 {
         let key = next_u64_key();
         self.0.pin().insert(key, value);
         key
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &u64) -> Option<Value> {
         self.0.pin().get(key).cloned()
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &u64) -> bool {
         self.0.pin().remove(key).is_some()
     }
@@ -186,15 +186,15 @@ impl Peer for MutexSlab {
     fn new(_capacity: usize) -> Self {
         MutexSlab(Mutex::new(slab::Slab::new()))
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> usize {
         self.0.lock().insert(value)
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &usize) -> Option<Value> {
         self.0.lock().get(*key).cloned()
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &usize) -> bool {
         self.0.lock().try_remove(*key).is_some()
     }
@@ -208,17 +208,17 @@ impl Peer for RwLockHashMap {
     fn new(_capacity: usize) -> Self {
         RwLockHashMap(RwLock::new(HashMap::new()))
     }
-    #[inline]
+    #[inline(always)]
     fn insert(&self, value: Value) -> u64 {
         let key = next_u64_key();
         self.0.write().insert(key, value);
         key
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: &u64) -> Option<Value> {
         self.0.read().get(key).cloned()
     }
-    #[inline]
+    #[inline(always)]
     fn remove(&self, key: &u64) -> bool {
         self.0.write().remove(key).is_some()
     }
