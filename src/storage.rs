@@ -102,7 +102,6 @@ impl<S> Storage<S> {
         self.pages.get(index)
     }
 
-
     /// Takes a free slot, trying shard `home` first: the caller owns the slot
     /// until it publishes it. `None` means every slot is in use.
     pub(crate) fn allocate(&self, home: usize) -> Option<(u64, &Slot<S>)> {
