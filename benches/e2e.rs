@@ -23,13 +23,21 @@
 //! another binary that takes the same flags, and `--url URL --pid PID`
 //! measures a server already running (another SDK's, say).
 //!
+//! `--against PATH` spawns a second server (e.g. `target/release/rmcp_server`)
+//! and compares the two in one run: both stay up, and `--rounds R` (default
+//! 5) rounds each churn `--sessions` on one server and then on the other
+//! (alternating which goes first), so that both see the same machine, load
+//! and drift. It prints every round, the medians, and the median of the
+//! per-round ratios; then the idle measurement of each.
+//!
 //! A spawned server gets `RUST_LOG=warn` (`--log FILTER` to change it): both
 //! servers compared here install the same `tracing_subscriber::fmt` logger,
 //! and at WARN neither formats a line per request or per session (rmcp logs
 //! several per session at INFO), so the figures measure the session layers,
 //! not log formatting.
 //!
-//! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N] [--log FILTER]`
+//! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N] [--log FILTER]
+//!  [--against PATH [--rounds R]]`
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -48,6 +56,8 @@ struct Options {
     url: Option<String>,
     pid: Option<u32>,
     log: String,
+    against: Option<PathBuf>,
+    rounds: usize,
 }
 
 fn options() -> Options {
@@ -59,6 +69,8 @@ fn options() -> Options {
         url: None,
         pid: None,
         log: "warn".into(),
+        against: None,
+        rounds: 5,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -71,6 +83,8 @@ fn options() -> Options {
             "--url" => o.url = Some(value()),
             "--pid" => o.pid = Some(value().parse().expect("--pid PID")),
             "--log" => o.log = value(),
+            "--against" => o.against = Some(value().into()),
+            "--rounds" => o.rounds = value().parse().expect("--rounds R"),
             // What cargo bench passes to every harness.
             "--bench" => {}
             other => panic!("unknown argument {other}"),
@@ -395,59 +409,115 @@ fn churn(addr: SocketAddr, path: &str, clients: usize, n: usize) -> Duration {
     })
 }
 
-fn main() {
-    let o = options();
-    let (mut child, url, pid) = match (&o.url, o.pid) {
-        (Some(url), Some(pid)) => (None, url.clone(), pid),
-        (None, None) => {
-            let path = o.server.clone().unwrap_or_else(default_server);
-            let (child, url) = spawn_server(&path, o.idle + 1_000, &o.log);
-            let pid = child.id();
-            (Some(child), url, pid)
+/// A server under measurement.
+struct Server {
+    name: String,
+    child: Option<Child>,
+    addr: SocketAddr,
+    path: String,
+    pid: u32,
+}
+
+impl Server {
+    fn spawn(path: &PathBuf, o: &Options) -> Server {
+        let (child, url) = spawn_server(path, o.idle + 1_000, &o.log);
+        let pid = child.id();
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Server::at(&url, pid, Some(child), name)
+    }
+
+    fn at(url: &str, pid: u32, child: Option<Child>, name: String) -> Server {
+        let (addr, path) = split_url(url);
+        println!("server {name}: {url} (pid {pid})");
+        Server {
+            name,
+            child,
+            addr,
+            path,
+            pid,
         }
-        _ => panic!("--url and --pid go together"),
-    };
-    let (addr, path) = split_url(&url);
-    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-    println!("server: {url} (pid {pid}), RUST_LOG={}", o.log);
-    let rss_start = rss_bytes(pid);
+    }
 
-    // Warm up: connections, thread pools, allocator arenas.
-    churn(addr, &path, o.clients, 1_000.min(o.sessions));
+    fn stop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            // SIGTERM: a graceful shutdown, as the example supports.
+            let _ = Command::new("kill").arg(child.id().to_string()).status();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
 
-    let (rss_before, cpu_before) = (rss_bytes(pid), cpu_seconds(pid));
-    let wall = churn(addr, &path, o.clients, o.sessions);
-    let (rss_after, cpu_after) = (rss_bytes(pid), cpu_seconds(pid));
-    let rate = o.sessions as f64 / wall.as_secs_f64();
-    let user_per = (cpu_after.0 - cpu_before.0) / o.sessions as f64;
-    let system_per = (cpu_after.1 - cpu_before.1) / o.sessions as f64;
-    let cpu_per = user_per + system_per;
-    println!("\nchurn: {} sessions (initialize, notifications/initialized, DELETE), {} client connections", o.sessions, o.clients);
-    println!("| metric | value |");
-    println!("|---|---:|");
-    println!("| sessions/s | {rate:.0} |");
-    println!("| server CPU per session | {:.1} µs |", cpu_per * 1e6);
-    println!(
-        "| of which user / system | {:.1} / {:.1} µs |",
-        user_per * 1e6,
-        system_per * 1e6
-    );
-    println!(
-        "| server CPU utilisation during churn | {:.0}% of one core |",
-        100.0 * cpu_per * o.sessions as f64 / wall.as_secs_f64()
-    );
-    println!(
-        "| RSS at start / before churn / after churn | {:.1} / {:.1} / {:.1} MiB |",
-        mib(rss_start),
-        mib(rss_before),
-        mib(rss_after)
-    );
+/// One churn's figures, on the server alone.
+#[derive(Clone, Copy)]
+struct Churn {
+    rate: f64,
+    user_us: f64,
+    system_us: f64,
+    utilisation: f64,
+}
 
-    // Idle sessions: opened (initialize + initialized) and left open.
-    let mut client = Client::new(addr, &path);
+impl Churn {
+    fn cpu_us(&self) -> f64 {
+        self.user_us + self.system_us
+    }
+}
+
+fn measure_churn(server: &Server, o: &Options) -> Churn {
+    let before = cpu_seconds(server.pid);
+    let wall = churn(server.addr, &server.path, o.clients, o.sessions);
+    let after = cpu_seconds(server.pid);
+    let n = o.sessions as f64;
+    let (user, system) = (after.0 - before.0, after.1 - before.1);
+    Churn {
+        rate: n / wall.as_secs_f64(),
+        user_us: user / n * 1e6,
+        system_us: system / n * 1e6,
+        utilisation: 100.0 * (user + system) / wall.as_secs_f64(),
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn print_churn(name: &str, runs: &[Churn]) {
+    let med = |f: fn(&Churn) -> f64| median(runs.iter().map(f).collect());
+    println!(
+        "| {name} | {:.0} | {:.1} | {:.1} / {:.1} | {:.0}% |",
+        med(|c| c.rate),
+        med(Churn::cpu_us),
+        med(|c| c.user_us),
+        med(|c| c.system_us),
+        med(|c| c.utilisation),
+    );
+}
+
+/// Idle sessions: opened (initialize + initialized) and left open, then
+/// deleted.
+fn measure_idle(server: &Server, idle: usize) {
+    let pid = server.pid;
+    let mut client = Client::new(server.addr, &server.path);
     let threads_before = status(pid, "Threads");
     let rss_idle_before = rss_bytes(pid);
-    let ids: Vec<String> = (0..o.idle)
+    let ids: Vec<String> = (0..idle)
         .map(|_| {
             let id = client.initialize();
             client.initialized(&id);
@@ -456,8 +526,7 @@ fn main() {
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     let rss_idle = rss_bytes(pid);
-    let text = client.metrics();
-    let live = metric(&text, "sessionreg_sessions_live");
+    let live = metric(&client.metrics(), "sessionreg_sessions_live");
     let threads_idle = status(pid, "Threads");
     for id in &ids {
         client.delete(id);
@@ -466,14 +535,14 @@ fn main() {
     let rss_end = rss_bytes(pid);
     let live_end = metric(&client.metrics(), "sessionreg_sessions_live");
     println!(
-        "\nidle: {} sessions opened and left open on one connection",
-        o.idle
+        "\nidle, {}: {idle} sessions opened and left open on one connection",
+        server.name
     );
     println!("| metric | value |");
     println!("|---|---:|");
     println!(
         "| RSS per idle session | {:.0} bytes |",
-        rss_idle.saturating_sub(rss_idle_before) as f64 / o.idle as f64
+        rss_idle.saturating_sub(rss_idle_before) as f64 / idle as f64
     );
     println!(
         "| RSS before / with idle sessions / after deleting them | {:.1} / {:.1} / {:.1} MiB |",
@@ -487,15 +556,101 @@ fn main() {
         live.map_or("n/a".into(), |v| v.to_string()),
         live_end.map_or("n/a".into(), |v| v.to_string())
     );
+}
 
-    if let Some(child) = child.as_mut() {
-        // SIGTERM: a graceful shutdown, as the example supports.
-        let _ = Command::new("kill").arg(child.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+fn main() {
+    let o = options();
+    let mut servers = vec![match (&o.url, o.pid) {
+        (Some(url), Some(pid)) => Server::at(url, pid, None, url.clone()),
+        (None, None) => Server::spawn(&o.server.clone().unwrap_or_else(default_server), &o),
+        _ => panic!("--url and --pid go together"),
+    }];
+    if let Some(path) = &o.against {
+        servers.push(Server::spawn(path, &o));
+    }
+    println!("RUST_LOG={} for spawned servers", o.log);
+    let rss_start: Vec<u64> = servers.iter().map(|s| rss_bytes(s.pid)).collect();
+
+    // Warm up: connections, thread pools, allocator arenas.
+    for server in &servers {
+        churn(server.addr, &server.path, o.clients, 1_000.min(o.sessions));
+    }
+    let rss_before: Vec<u64> = servers.iter().map(|s| rss_bytes(s.pid)).collect();
+
+    // One churn per server per round; with two, the order alternates.
+    let rounds = if servers.len() > 1 {
+        o.rounds.max(1)
+    } else {
+        1
+    };
+    let mut runs: Vec<Vec<Churn>> = vec![Vec::new(); servers.len()];
+    println!(
+        "\nchurn: {} sessions per round (initialize, notifications/initialized, DELETE), {} client connections, {rounds} round(s)",
+        o.sessions, o.clients
+    );
+    println!("| round | server | sessions/s | server CPU per session | of which user / system | CPU use |");
+    println!("|---:|---|---:|---:|---:|---:|");
+    for round in 0..rounds {
+        let mut order: Vec<usize> = (0..servers.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        for i in order {
+            let c = measure_churn(&servers[i], &o);
+            println!(
+                "| {} | {} | {:.0} | {:.1} µs | {:.1} / {:.1} µs | {:.0}% |",
+                round + 1,
+                servers[i].name,
+                c.rate,
+                c.cpu_us(),
+                c.user_us,
+                c.system_us,
+                c.utilisation
+            );
+            runs[i].push(c);
+        }
+    }
+    println!("\nmedians over the rounds:");
+    println!("| server | sessions/s | server CPU per session (µs) | of which user / system (µs) | CPU use (of one core) |");
+    println!("|---|---:|---:|---:|---:|");
+    for (server, runs) in servers.iter().zip(&runs) {
+        print_churn(&server.name, runs);
+    }
+    if servers.len() == 2 {
+        // Each round's ratio, then the median: drift between rounds cancels.
+        let ratio = |f: fn(&Churn) -> f64| {
+            median(
+                runs[0]
+                    .iter()
+                    .zip(&runs[1])
+                    .map(|(a, b)| f(a) / f(b))
+                    .collect(),
+            )
+        };
+        println!(
+            "\n{} ÷ {}, median of the per-round ratios: sessions/s {:.2}×, server CPU per session {:.2}× (user {:.2}×, system {:.2}×)",
+            servers[0].name,
+            servers[1].name,
+            ratio(|c| c.rate),
+            ratio(Churn::cpu_us),
+            ratio(|c| c.user_us),
+            ratio(|c| c.system_us),
+        );
+    }
+    for (i, server) in servers.iter().enumerate() {
+        println!(
+            "RSS of {}: at start / before churn / after churn {:.1} / {:.1} / {:.1} MiB",
+            server.name,
+            mib(rss_start[i]),
+            mib(rss_before[i]),
+            mib(rss_bytes(server.pid))
+        );
+    }
+
+    for server in &servers {
+        measure_idle(server, o.idle);
+    }
+    for server in &mut servers {
+        server.stop();
     }
 }

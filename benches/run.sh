@@ -3,10 +3,11 @@
 #
 #   benches/run.sh registry    # criterion, all groups (~7 min), then the ratio tables
 #   benches/run.sh memory      # heap bytes per live session at 100k
-#   benches/run.sh e2e         # end to end against examples/mcp_server
-#   benches/run.sh e2e-rmcp    # the same client against rmcp (workspace member e2e-rmcp)
+#   benches/run.sh e2e         # end to end: examples/mcp_server and rmcp (workspace member
+#                              # e2e-rmcp), both up, churned in alternating rounds
+#   benches/run.sh e2e-alone   # end to end against examples/mcp_server only
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
-#   benches/run.sh             # all five, in that order, into target/bench-results/
+#   benches/run.sh             # all four, in that order, into target/bench-results/
 #   benches/run.sh --snapshot [step]   # the same, built from a clean `git archive HEAD`
 #                                      # (other people's uncommitted edits in this tree
 #                                      # stay out of the figures)
@@ -17,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-out="$target/bench-results"
+out="${BENCH_RESULTS:-$target/bench-results}"
 mkdir -p "$out"
 
 if [ "${1:-}" = "--snapshot" ]; then
@@ -27,7 +28,10 @@ if [ "${1:-}" = "--snapshot" ]; then
     git archive HEAD | tar -x -C "$src"
     git rev-parse --short HEAD > "$src/.commit"
     echo "building a clean export of commit $(cat "$src/.commit") in $src" >&2
-    CARGO_TARGET_DIR="$target" exec "$src/benches/run.sh" "$@"
+    # A target directory of its own: cargo gives the export and this tree
+    # the same artifact names (same package, path-independent hashes), so
+    # sharing one would let each pass the other's builds off as fresh.
+    BENCH_RESULTS="$out" CARGO_TARGET_DIR="$target/bench-snapshot" exec "$src/benches/run.sh" "$@"
 fi
 
 machine() {
@@ -54,17 +58,20 @@ memory() {
     cargo bench --bench memory -- "$@" 2>/dev/null | tee -a "$out/memory.md"
 }
 
+# sessionreg's mcp_server against rmcp 3.11 behind the same flags
+# (e2e-rmcp/), by the same client, in alternating rounds.
 e2e() {
     cargo build --release --example mcp_server
+    cargo build --release -p e2e-rmcp
     machine | tee "$out/e2e.md"
-    cargo bench --bench e2e -- "$@" 2>/dev/null | tee -a "$out/e2e.md"
+    cargo bench --bench e2e -- --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e.md"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e.md"
 }
 
-# rmcp 3.11 behind the same flags (e2e-rmcp/), measured by the same client.
-e2e_rmcp() {
-    cargo build --release -p e2e-rmcp
-    machine | tee "$out/e2e-rmcp.md"
-    cargo bench --bench e2e -- --server "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-rmcp.md"
+e2e_alone() {
+    cargo build --release --example mcp_server
+    machine | tee "$out/e2e-alone.md"
+    cargo bench --bench e2e -- "$@" 2>/dev/null | tee -a "$out/e2e-alone.md"
 }
 
 # Instructions per operation: each workload at n and 3n operations, the
@@ -106,8 +113,8 @@ case "$step" in
     registry) registry "$@" ;;
     memory) memory "$@" ;;
     e2e) e2e "$@" ;;
-    e2e-rmcp) e2e_rmcp "$@" ;;
+    e2e-alone) e2e_alone "$@" ;;
     callgrind) callgrind ;;
-    all) registry; memory; e2e; e2e_rmcp; callgrind ;;
-    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-rmcp|callgrind|all] [harness args]" >&2; exit 2 ;;
+    all) registry; memory; e2e; callgrind ;;
+    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|callgrind|all] [harness args]" >&2; exit 2 ;;
 esac
