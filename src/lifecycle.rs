@@ -292,12 +292,7 @@ impl Lifecycle {
     /// so the popper that sees `FREE(g + 1)` also sees the value dropped;
     /// Acquire so an orphaning registry's writes (`pending`) are visible.
     pub(crate) fn free(&self) -> Freed {
-        // Relaxed: only `orphan` can change the word now (no refs, not LIVE),
-        // and only its bit, which the swap below reports.
-        let done = Word(self.0.load(Ordering::Relaxed));
-        debug_assert!(done.is_terminated() && done.refs() == 0, "{done:?}");
-        let next = (done.generation() + 1) & GENERATION.max();
-        let before = Word(self.0.swap(Word::new(FREE, next).0, Ordering::AcqRel));
+        let before = Word(self.0.swap(self.next_free().0, Ordering::AcqRel));
         if before.is_orphaned() {
             Freed::Orphaned
         } else {
@@ -315,14 +310,23 @@ impl Lifecycle {
     /// until this store. Release: as in `free`, the popper that sees
     /// `FREE(g + 1)` also sees the value dropped.
     pub(crate) fn free_unorphaned(&self) {
-        // Relaxed: nobody else writes the word now (see above).
-        let done = Word(self.0.load(Ordering::Relaxed));
+        let next = self.next_free();
         debug_assert!(
-            done.is_terminated() && done.refs() == 0 && !done.is_orphaned(),
-            "{done:?}"
+            !Word(self.0.load(Ordering::Relaxed)).is_orphaned(),
+            "freed by the registry while orphaned"
         );
-        let next = (done.generation() + 1) & GENERATION.max();
-        self.0.store(Word::new(FREE, next).0, Ordering::Release);
+        self.0.store(next.0, Ordering::Release);
+    }
+
+    /// `FREE(g + 1)` for a slot that is `TERMINATED(g, 0)`, which its last
+    /// one out is about to free.
+    fn next_free(&self) -> Word {
+        // Relaxed: only `orphan` can change the word now (no refs, not LIVE),
+        // and only its bit, which `free`'s swap reports (and which
+        // `free_unorphaned`'s caller rules out).
+        let done = Word(self.0.load(Ordering::Relaxed));
+        debug_assert!(done.is_terminated() && done.refs() == 0, "{done:?}");
+        Word::new(FREE, (done.generation() + 1) & GENERATION.max())
     }
 
     /// Waits until a slot just popped from the free list is `FREE`: its last

@@ -233,8 +233,8 @@ impl<S> Registry<S> {
             Ok(slot) => slot,
             Err(cause) => return Err(self.reject(cause)),
         };
-        if self.storage().idle_timeout_ms.is_some() {
-            if let Err(cause) = self.unless_expired(id, slot) {
+        if let Some(timeout) = self.storage().idle_timeout_ms {
+            if let Err(cause) = self.unless_expired(id, slot, timeout) {
                 return Err(self.reject(cause));
             }
         }
@@ -431,18 +431,20 @@ impl<S> Registry<S> {
     /// With a reference held on `slot`: if the session is idle past the
     /// timeout, ends it and gives the reference back.
     #[inline(never)]
-    fn unless_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<(), Rejection> {
-        let storage = self.storage();
-        if let Some(timeout) = storage.idle_timeout_ms {
-            let now = storage.clock.now_ms();
-            if slot.activity.looks_idle(now, timeout)
-                && slot.activity.try_expire(now, timeout) == Expire::Expired
-            {
-                // Whether or not this call is the one that ends it, the
-                // session is over for this caller.
-                let _ = self.end_held(id.index(), slot, *id, Reason::IdleTimeout);
-                return Err(Rejection::Expired);
-            }
+    fn unless_expired(
+        &self,
+        id: &SessionId,
+        slot: &Slot<S>,
+        timeout: u64,
+    ) -> Result<(), Rejection> {
+        let now = self.storage().clock.now_ms();
+        if slot.activity.looks_idle(now, timeout)
+            && slot.activity.try_expire(now, timeout) == Expire::Expired
+        {
+            // Whether or not this call is the one that ends it, the
+            // session is over for this caller.
+            let _ = self.end_held(id.index(), slot, *id, Reason::IdleTimeout);
+            return Err(Rejection::Expired);
         }
         Ok(())
     }
