@@ -136,6 +136,20 @@ impl Log {
         self.closes.lock().unwrap().clone()
     }
 
+    /// Asserts that the close callback ran exactly once, for the session
+    /// `id` holding the first value made (serial 0), with `reason`.
+    #[track_caller]
+    pub fn assert_closed_once(&self, id: SessionId, reason: Reason) {
+        assert_eq!(
+            self.closes(),
+            [Close {
+                id,
+                serial: 0,
+                reason
+            }]
+        );
+    }
+
     /// Asserts that every value ever made has been dropped exactly once.
     pub fn assert_all_dropped_once(&self) {
         let drops = self.drops.lock().unwrap();

@@ -6,7 +6,7 @@
 use loom::sync::atomic::AtomicBool;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, model, race_point, registry, Close, Log, StorageWatch};
+use loom_tests::{assert_clean, model, race_point, registry, Log, StorageWatch};
 use sessionreg::{Reason, Termination};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -44,14 +44,7 @@ fn get_sees_the_live_session_or_nothing() {
         }
         assert_eq!(log.drops(0), 1);
         assert!(registry.get(&id).is_none());
-        assert_eq!(
-            log.closes(),
-            [Close {
-                id,
-                serial: 0,
-                reason: Reason::Deleted
-            }]
-        );
+        log.assert_closed_once(id, Reason::Deleted);
         assert_clean(&registry, &log);
         drop(registry);
         watch.assert_freed();

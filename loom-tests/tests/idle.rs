@@ -4,7 +4,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, builder, model, race_point, registry, Close, Log};
+use loom_tests::{assert_clean, builder, model, race_point, registry, Log};
 use sessionreg::{ManualClock, Reason};
 use std::time::Duration;
 
@@ -61,14 +61,7 @@ fn reaper_vs_a_request_beginning() {
         } else {
             Reason::IdleTimeout
         };
-        assert_eq!(
-            log.closes(),
-            [Close {
-                id,
-                serial: 0,
-                reason
-            }]
-        );
+        log.assert_closed_once(id, reason);
         assert_clean(&registry, &log);
     });
 }
@@ -103,14 +96,7 @@ fn insert_in_flight_vs_reaper() {
         } else {
             Reason::IdleTimeout
         };
-        assert_eq!(
-            log.closes(),
-            [Close {
-                id,
-                serial: 0,
-                reason
-            }]
-        );
+        log.assert_closed_once(id, reason);
         assert_clean(&registry, &log);
     });
 }

@@ -17,7 +17,7 @@
 #![cfg(sessionreg_loom)]
 
 use loom::thread;
-use loom_tests::{model, race_point, registry, Close, Log, StorageWatch};
+use loom_tests::{model, race_point, registry, Log, StorageWatch};
 use sessionreg::Reason;
 
 /// A live session's handle on another thread while the registry drops (and
@@ -43,14 +43,7 @@ fn registry_dropped_while_a_live_handle_is_held() {
         let _ = holder.join().unwrap();
 
         assert_eq!(log.drops(0), 1);
-        assert_eq!(
-            log.closes(),
-            [Close {
-                id,
-                serial: 0,
-                reason: Reason::Shutdown
-            }]
-        );
+        log.assert_closed_once(id, Reason::Shutdown);
         watch.assert_freed();
     });
 }

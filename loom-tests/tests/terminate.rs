@@ -168,14 +168,7 @@ fn expiring_get_vs_delete() {
             assert_eq!(deleted, Termination::AlreadyTerminated);
             Reason::IdleTimeout
         };
-        assert_eq!(
-            log.closes(),
-            [Close {
-                id,
-                serial: 0,
-                reason
-            }]
-        );
+        log.assert_closed_once(id, reason);
         assert_eq!(registry.stats().terminated(reason), 1);
         assert_clean(&registry, &log);
         drop(registry);
