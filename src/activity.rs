@@ -66,6 +66,7 @@ impl Activity {
     /// Starts a fresh session's clock, with `in_flight` requests already
     /// counted. Called by the inserter, which owns the slot; published by the
     /// lifecycle word's Release store.
+    #[inline]
     pub(crate) fn reset(&self, now: u64, in_flight: u64) {
         self.0.store(
             IN_FLIGHT.set(STAMP.set(0, now), in_flight),

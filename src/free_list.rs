@@ -38,6 +38,7 @@ impl FreeList {
     /// Release on the CAS: the pusher's writes to the slot (the last one out
     /// dropped the value and stored `FREE(g+1)`), and the link itself, happen
     /// before the pop that takes this index.
+    #[inline]
     pub(crate) fn push(&self, index: u32, link: &AtomicU64) {
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
@@ -65,6 +66,7 @@ impl FreeList {
     /// that put the top there (or of any later RMW on the head, all of which
     /// are RMWs and so continue its release sequence), so the link we read and
     /// the freed slot's contents are those the pusher wrote.
+    #[inline]
     pub(crate) fn pop<'a>(&self, link: impl Fn(u32) -> &'a AtomicU64) -> Option<u32> {
         let mut head = self.head.load(Ordering::Acquire);
         loop {

@@ -165,6 +165,11 @@ pub(crate) enum Freed {
 /// The atomic lifecycle word of one slot.
 pub(crate) struct Lifecycle(AtomicU64);
 
+// The hot transitions are `#[inline]`, as are the free list's and the
+// activity word's: the registry is generic, so its methods compile in the
+// user's crate, where a method of this one without `#[inline]` stays a call
+// (through the GOT, as rustc builds x86-64 Linux code) around what is mostly
+// one atomic instruction.
 impl Lifecycle {
     /// A slot that was never used: `FREE(0)`.
     pub(crate) fn new() -> Lifecycle {
@@ -189,6 +194,7 @@ impl Lifecycle {
     /// list, or took a fresh one), so a plain store suffices: no one else
     /// writes a `FREE` word. Release: publishes the value, secret and activity
     /// written before it to every reader that loads `LIVE(g)` with Acquire.
+    #[inline]
     pub(crate) fn publish(&self, refs: u64) -> u64 {
         // Relaxed: the Acquire that made the slot ours (the free-list pop, or
         // the page allocation for a fresh slot) already ordered this after the
@@ -228,6 +234,7 @@ impl Lifecycle {
     /// Relaxed, as for `Arc::clone`: the caller's own reference already
     /// ordered its access to the value; the new one is ordered by whatever
     /// hands it to another thread.
+    #[inline]
     pub(crate) fn clone_ref(&self) {
         let before = Word(self.0.fetch_add(REFS.one(), Ordering::Relaxed));
         check_refs(before);
@@ -247,6 +254,7 @@ impl Lifecycle {
     /// close callback; Release so a reader that later loads `TERMINATED` also
     /// sees everything the winner did before it. Acquire on failure, since the
     /// caller inspects the word it gets back.
+    #[inline]
     pub(crate) fn try_terminate(&self, seen: Word, extra_ref: bool) -> Terminate {
         debug_assert!(seen.is_live());
         check_refs(seen);
@@ -269,6 +277,7 @@ impl Lifecycle {
     /// last one out drops it; Acquire so that, if this is the last one out, it
     /// sees every other holder's accesses before dropping the value (the same
     /// pairing as `Arc`'s drop, without a separate fence).
+    #[inline]
     pub(crate) fn release(&self) -> Release {
         let before = Word(self.0.fetch_sub(REFS.one(), Ordering::AcqRel));
         debug_assert!(
@@ -309,6 +318,7 @@ impl Lifecycle {
     /// borrows the registry; so the word is `TERMINATED(g, 0)`, not orphaned,
     /// until this store. Release: as in `free`, the popper that sees
     /// `FREE(g + 1)` also sees the value dropped.
+    #[inline]
     pub(crate) fn free_unorphaned(&self) {
         let next = self.next_free();
         debug_assert!(
@@ -320,6 +330,7 @@ impl Lifecycle {
 
     /// `FREE(g + 1)` for a slot that is `TERMINATED(g, 0)`, which its last
     /// one out is about to free.
+    #[inline]
     fn next_free(&self) -> Word {
         // Relaxed: only `orphan` can change the word now (no refs, not LIVE),
         // and only its bit, which `free`'s swap reports (and which
@@ -334,6 +345,7 @@ impl Lifecycle {
     /// instructions a popped slot can still read `TERMINATED(g, 0)`.
     ///
     /// Acquire: pairs with `free`'s Release.
+    #[inline]
     pub(crate) fn wait_free(&self) {
         while !Word(self.0.load(Ordering::Acquire)).is_free() {
             crate::sync::spin_wait();
