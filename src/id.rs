@@ -200,13 +200,12 @@ crate::sync::cache_thread_local! {
 /// ChaCha, seeded and periodically reseeded from the OS): no syscall per id.
 /// Drawn 32 at a time in one `fill_bytes`; each is wiped from the buffer as
 /// it is handed out.
+#[inline]
 pub(crate) fn fresh_secret() -> u64 {
     SECRETS.with(|secrets| {
         let mut secrets = secrets.borrow_mut();
         if secrets.next == SECRETS_AHEAD {
-            use rand::Rng as _;
-            rand::rng().fill_bytes(&mut secrets.bytes);
-            secrets.next = 0;
+            secrets.refill();
         }
         let at = 8 * secrets.next;
         secrets.next += 1;
@@ -215,6 +214,17 @@ pub(crate) fn fresh_secret() -> u64 {
             .expect("8 bytes");
         u64::from_le_bytes(std::mem::take(word))
     })
+}
+
+impl Secrets {
+    /// Draws the next batch: once per `SECRETS_AHEAD` ids, so out of line.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self) {
+        use rand::Rng as _;
+        rand::rng().fill_bytes(&mut self.bytes);
+        self.next = 0;
+    }
 }
 
 /// Compares two secrets without a data-dependent branch or early exit.
