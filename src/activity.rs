@@ -75,6 +75,7 @@ impl Activity {
     }
 
     /// Counts one more request in flight, unless the session is being expired.
+    #[inline]
     pub(crate) fn enter(&self) -> Enter {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
@@ -98,6 +99,7 @@ impl Activity {
     }
 
     /// Counts one request out and stamps `now` as the last activity.
+    #[inline]
     pub(crate) fn exit(&self, now: u64) {
         self.update(|word| {
             debug_assert!(IN_FLIGHT.get(word) > 0);
@@ -106,17 +108,20 @@ impl Activity {
     }
 
     /// Stamps `now` as the last activity.
+    #[inline]
     pub(crate) fn touch(&self, now: u64) {
         self.update(|word| stamp(word, now));
     }
 
     /// Number of requests in flight.
+    #[inline]
     pub(crate) fn in_flight(&self) -> u64 {
         IN_FLIGHT.get(self.0.load(Ordering::Relaxed))
     }
 
     /// Whether the session looks idle now: a hint for sweeps, which confirm
     /// with [`try_expire`](Self::try_expire).
+    #[inline]
     pub(crate) fn looks_idle(&self, now: u64, timeout: u64) -> bool {
         is_idle(self.0.load(Ordering::Relaxed), now, timeout)
     }
