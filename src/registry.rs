@@ -226,7 +226,7 @@ impl<S> Registry<S> {
     // reloaded by the caller with wider loads than the stores that wrote it
     // (a store-forwarding stall that `perf` showed on the instruction after
     // every `get`). The expiry check, which reads the clock and may end the
-    // session, is out of line and skipped when there is no idle timeout.
+    // session, is skipped when there is no idle timeout.
     #[inline(always)]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
         let slot = match self.acquire(id) {
@@ -429,8 +429,10 @@ impl<S> Registry<S> {
     }
 
     /// With a reference held on `slot`: if the session is idle past the
-    /// timeout, ends it and gives the reference back.
-    #[inline(never)]
+    /// timeout, ends it and gives the reference back. The check is inline
+    /// (a clock read and a compare, on every lookup when there is a
+    /// timeout); ending the session is not.
+    #[inline(always)]
     fn unless_expired(
         &self,
         id: &SessionId,
@@ -438,9 +440,24 @@ impl<S> Registry<S> {
         timeout: u64,
     ) -> Result<(), Rejection> {
         let now = self.storage().clock.now_ms();
-        if slot.activity.looks_idle(now, timeout)
-            && slot.activity.try_expire(now, timeout) == Expire::Expired
-        {
+        if slot.activity.looks_idle(now, timeout) {
+            return self.expire(id, slot, now, timeout);
+        }
+        Ok(())
+    }
+
+    /// [`unless_expired`](Self::unless_expired)'s rare path: ends the
+    /// session if it is still idle (nothing began meanwhile).
+    #[cold]
+    #[inline(never)]
+    fn expire(
+        &self,
+        id: &SessionId,
+        slot: &Slot<S>,
+        now: u64,
+        timeout: u64,
+    ) -> Result<(), Rejection> {
+        if slot.activity.try_expire(now, timeout) == Expire::Expired {
             // Whether or not this call is the one that ends it, the
             // session is over for this caller.
             let _ = self.end_held(id.index(), slot, *id, Reason::IdleTimeout);
