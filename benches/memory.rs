@@ -21,8 +21,8 @@ mod peers;
 
 use payload::Payload;
 use peers::{
-    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, ShardedSlab, TokioStringMap,
-    Value,
+    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle, ShardedSlab,
+    TokioStringMap, Value,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -157,6 +157,8 @@ fn main() {
     }
     let rows = vec![
         measure::<SessionReg>("sessionreg", &value),
+        // The idle clock is in every slot either way: the same bytes.
+        measure::<SessionRegIdle>("sessionreg_idle", &value),
         measure::<ShardedSlab>("sharded_slab", &value),
         measure::<Dash>("dashmap", &value),
         measure::<Scc>("scc", &value),

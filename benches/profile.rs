@@ -18,7 +18,8 @@ mod workload;
 
 use payload::Payload;
 use peers::{
-    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, ShardedSlab, TokioStringMap,
+    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle, ShardedSlab,
+    TokioStringMap,
 };
 use std::hint::black_box;
 use std::sync::Arc;
@@ -90,6 +91,7 @@ fn main() {
     let n: u64 = n.parse().expect("a number of operations");
     match peer.as_str() {
         "sessionreg" => run::<SessionReg>(what, n),
+        "sessionreg_idle" => run::<SessionRegIdle>(what, n),
         "sharded_slab" => run::<ShardedSlab>(what, n),
         "dashmap" => run::<Dash>(what, n),
         "scc" => run::<Scc>(what, n),

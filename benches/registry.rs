@@ -25,7 +25,8 @@ use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use payload::Payload;
 use peers::{
-    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, ShardedSlab, TokioStringMap,
+    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle, ShardedSlab,
+    TokioStringMap,
 };
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,6 +43,7 @@ const STALE_LIVE: usize = 1_000;
 macro_rules! each_peer {
     ($f:ident, $group:expr $(, $arg:expr)*) => {
         $f::<SessionReg>($group, "sessionreg" $(, $arg)*);
+        $f::<SessionRegIdle>($group, "sessionreg_idle" $(, $arg)*);
         $f::<ShardedSlab>($group, "sharded_slab" $(, $arg)*);
         $f::<Dash>($group, "dashmap" $(, $arg)*);
         $f::<Scc>($group, "scc" $(, $arg)*);

@@ -57,18 +57,25 @@ pub fn uuid_key() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-pub struct SessionReg(Registry<Value>);
+/// `sessionreg` in its default configuration (no idle timeout), or, with
+/// `IDLE`, with an idle timeout as the HTTP layer always runs it: then every
+/// insert stamps, and every lookup checks, the coarse clock.
+pub struct SessionReg<const IDLE: bool = false>(Registry<Value>);
 
-impl Peer for SessionReg {
+/// `sessionreg` with a one-hour idle timeout (bench id `sessionreg_idle`).
+pub type SessionRegIdle = SessionReg<true>;
+
+impl<const IDLE: bool> Peer for SessionReg<IDLE> {
     type Key = SessionId;
     type Handle = Session<Value>;
     fn new(capacity: usize) -> Self {
-        SessionReg(
-            Registry::builder()
-                .capacity(capacity)
-                .build()
-                .expect("valid configuration"),
-        )
+        let builder = Registry::builder().capacity(capacity);
+        let builder = if IDLE {
+            builder.idle_timeout(std::time::Duration::from_secs(3600))
+        } else {
+            builder
+        };
+        SessionReg(builder.build().expect("valid configuration"))
     }
     #[inline(always)]
     fn insert(&self, value: Value) -> SessionId {
