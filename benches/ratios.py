@@ -5,7 +5,12 @@ same group of the same run, and each goal of issue 4 checked, for sessionreg
 as built by default and for sessionreg_idle (with an idle timeout, as the
 HTTP layer runs it).
 
-usage: ratios.py <criterion output dir, e.g. target/criterion>
+With several criterion output directories (one per run of the bench, as
+benches/run.sh makes them), each figure is the median of the runs' medians:
+on a shared machine a burst of load from elsewhere can slow whichever
+function is measuring at the time, in one run but not in the others.
+
+usage: ratios.py <criterion output dir, e.g. target/criterion> [more dirs...]
 """
 import json
 import os
@@ -24,16 +29,38 @@ LABEL = {
 }
 
 
-def median(root, group, fid):
+def run_median(root, group, fid):
     path = os.path.join(root, group, fid, "new", "estimates.json")
     with open(path) as f:
         return json.load(f)["median"]["point_estimate"]
 
 
+def median(roots, group, fid):
+    """The median over the runs of each run's median (the middle one of an
+    odd number of runs, the mean of the middle two of an even number)."""
+    values = sorted(run_median(root, group, fid) for root in roots)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def main():
-    root = sys.argv[1]
-    t = {g: {p: median(root, g, p) for p in ALL} for g in GROUPS}
-    floor = {f: median(root, "floor", f) for f in ["cas", "arc_clone_drop"]}
+    roots = sys.argv[1:]
+    if not roots:
+        sys.exit(__doc__)
+    t = {g: {p: median(roots, g, p) for p in ALL} for g in GROUPS}
+    floor = {f: median(roots, "floor", f) for f in ["cas", "arc_clone_drop"]}
+
+    if len(roots) > 1:
+        print(f"{len(roots)} runs; each figure is the median of the runs' medians. "
+              "Per run, for the two sessionreg ids and the fastest peer of each row:\n")
+        print("| workload | id | " + " | ".join(f"run {i + 1}" for i in range(len(roots))) + " |")
+        print("|---|---|" + "---:|" * len(roots))
+        for g in GROUPS:
+            best = min(PEERS, key=lambda p: t[g][p])
+            for p in OURS + [best]:
+                print(f"| {LABEL[g]} | {p} | "
+                      + " | ".join(f"{run_median(r, g, p):.1f}" for r in roots) + " |")
+        print()
 
     print("Medians in ns per operation (2-thread rows: wall time ÷ total ops):\n")
     print("| workload | " + " | ".join(ALL) + " |")

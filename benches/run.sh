@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every figure of BENCHMARKS.md. One step or all:
 #
-#   benches/run.sh registry    # criterion, all groups (~7 min), then the ratio tables
+#   benches/run.sh registry    # criterion, all groups, three runs (~15 min), then the ratio tables
 #   benches/run.sh memory      # heap bytes per live session at 100k
 #   benches/run.sh e2e         # end to end: examples/mcp_server and rmcp (workspace member
 #                              # e2e-rmcp), both up, churned in alternating rounds
@@ -46,11 +46,19 @@ machine() {
     echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+# Three whole runs (REGISTRY_RUNS), each criterion run's estimates kept;
+# ratios.py takes the median of the three medians of every function.
 registry() {
+    local runs=${REGISTRY_RUNS:-3} dirs=()
     machine | tee "$out/registry.txt"
-    cargo bench --bench registry -- "$@" 2>&1 | tee -a "$out/registry.txt" | grep -E '^[a-z_0-9]+/[a-z_]+ +time:|time:' || true
+    for r in $(seq "$runs"); do
+        echo "--- run $r of $runs" | tee -a "$out/registry.txt"
+        cargo bench --bench registry -- "$@" 2>&1 | tee -a "$out/registry.txt" | grep -E '^[a-z_0-9]+/[a-z_]+ +time:|time:' || true
+        rm -rf "$out/criterion-run$r" && cp -r "$target/criterion" "$out/criterion-run$r"
+        dirs+=("$out/criterion-run$r")
+    done
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/registry.txt"
-    python3 benches/ratios.py "$target/criterion" | tee "$out/registry-ratios.md"
+    python3 benches/ratios.py "${dirs[@]}" | tee "$out/registry-ratios.md"
 }
 
 memory() {
