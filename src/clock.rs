@@ -75,3 +75,27 @@ impl ManualClock {
         self.0.fetch_add(by.as_millis() as u64, Ordering::Relaxed);
     }
 }
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    /// Reading the clock must not write coarsetime's process-wide cache of
+    /// the last reading (every thread would write that one cache line).
+    #[test]
+    fn reading_the_clock_writes_nothing_shared() {
+        coarsetime::Instant::update();
+        let cached = coarsetime::Instant::recent();
+        let clock = Clock::coarse();
+        // Past the coarse clock's resolution (a tick is 1-10 ms).
+        std::thread::sleep(Duration::from_millis(30));
+        let read = clock.now_ms();
+        // Coarse readings lag by up to a tick, so not necessarily 30.
+        assert!(read >= 20, "the clock did not move: {read} ms");
+        assert_eq!(
+            coarsetime::Instant::recent(),
+            cached,
+            "reading the clock updated coarsetime's shared cache"
+        );
+    }
+}
