@@ -231,10 +231,12 @@ impl<A: App> SessionManager<A> {
         let inner = Arc::clone(&self.inner);
         let task = async move {
             let _task = inner.tasks.enter();
-            let session = guard.as_deref().cloned();
+            // The guard derefs to the session and lives to the end of this
+            // task: the application gets the one clone it must own.
+            let session = guard.as_deref();
             let is_request = matches!(message, Message::Request(_));
             let ctx = Context {
-                session: session.clone(),
+                session: session.cloned(),
                 version,
             };
             let outcome = AssertUnwindSafe(inner.app.handle(ctx, message))
@@ -244,7 +246,7 @@ impl<A: App> SessionManager<A> {
                 Ok(Ok(Reply::Stream(stream))) if is_request => {
                     let (tx, rx) = mpsc::channel(sse::CHANNEL_CAPACITY);
                     if head_tx.send(Head::Stream(rx)).is_ok() {
-                        pump(&inner, session.as_ref(), stream, tx).await;
+                        pump(&inner, session, stream, tx).await;
                     }
                 }
                 Ok(Ok(reply)) => {
@@ -252,13 +254,13 @@ impl<A: App> SessionManager<A> {
                     let _ = head_tx.send(Head::Reply(reply));
                 }
                 Ok(Err(error)) => {
-                    fail(&inner, session.as_ref(), &error);
+                    fail(&inner, session, &error);
                     let _ = head_tx.send(Head::Failed);
                 }
                 Err(panic) => {
                     let error =
                         HandlerError::msg(format!("handler panicked: {}", panic_message(&*panic)));
-                    fail(&inner, session.as_ref(), &error);
+                    fail(&inner, session, &error);
                     let _ = head_tx.send(Head::Failed);
                 }
             }
