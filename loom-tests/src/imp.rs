@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// The preemption bound a model runs with when `LOOM_MAX_PREEMPTIONS` is not
 /// set (the whole suite takes seconds at 3). The environment always wins, so
-/// CI can bound the whole suite (`.ci/loom` runs it at 2).
+/// CI can bound the whole suite (`.ci/loom` runs it at 4).
 pub const DEFAULT_PREEMPTIONS: usize = 3;
 
 /// Branches (atomic accesses and scheduling points) one execution may take,
@@ -241,6 +241,24 @@ pub fn builder(log: &Arc<Log>, capacity: usize) -> Builder<Tracked> {
                 reason,
             });
         })
+}
+
+/// Spawns a thread that ends `old` with [`Reason::Deleted`] and then inserts
+/// `value`, which can take the slot `old` freed. Returns that terminate's
+/// result and the insert's: the new id, or the serial of the value handed
+/// back (a one-slot registry is full while another thread still holds the
+/// old session).
+pub fn spawn_reuser(
+    registry: &loom::sync::Arc<Registry<Tracked>>,
+    old: SessionId,
+    value: Tracked,
+) -> loom::thread::JoinHandle<(Termination, Result<SessionId, u32>)> {
+    let registry = registry.clone();
+    loom::thread::spawn(move || {
+        let ended = registry.terminate(&old, Reason::Deleted);
+        let new = registry.insert(value).map_err(|e| e.into_inner().serial());
+        (ended, new)
+    })
 }
 
 /// Asserts, once every thread of a model has been joined and every handle

@@ -3,8 +3,7 @@
 #![cfg(sessionreg_loom)]
 
 use loom::sync::Arc;
-use loom::thread;
-use loom_tests::{assert_clean, model, race_point, registry, Log, StorageWatch};
+use loom_tests::{assert_clean, model, race_point, registry, spawn_reuser, Log, StorageWatch};
 use sessionreg::{Reason, Rejection, SessionId, Termination};
 
 /// The slot half of an id's text form (node, generation, index: the high 64
@@ -55,16 +54,9 @@ fn the_old_id_never_reaches_the_new_session_while_racing() {
         let old = registry.insert(log.value()).unwrap();
         let value = log.value();
 
-        let reuser = {
-            let registry = registry.clone();
-            thread::spawn(move || {
-                let won = registry.terminate(&old, Reason::Deleted);
-                // Fails (value handed back) while the other thread still
-                // holds the old session: the slot is not free yet.
-                let new = registry.insert(value).ok();
-                (won, new)
-            })
-        };
+        // Its insert fails (value handed back) while this thread still
+        // holds the old session: the slot is not free yet.
+        let reuser = spawn_reuser(&registry, old, value);
         race_point();
         if let Some(session) = registry.get(&old) {
             assert_eq!(session.id(), old, "the old id reached another session");
@@ -86,7 +78,7 @@ fn the_old_id_never_reaches_the_new_session_while_racing() {
         assert_eq!((closes[0].id, closes[0].serial), (old, 0));
         assert!(registry.get(&old).is_none());
 
-        if let Some(new) = new {
+        if let Ok(new) = new {
             // The old id's terminate did not end the new session.
             let session = registry.get(&new).expect("the new session is live");
             assert_eq!(session.read(), 1);
@@ -110,13 +102,7 @@ fn a_stale_lookup_racing_reuse_finds_nothing_new() {
         let old = registry.insert(log.value()).unwrap();
         let value = log.value();
 
-        let reuser = {
-            let registry = registry.clone();
-            thread::spawn(move || {
-                assert_eq!(registry.terminate(&old, Reason::Deleted), Termination::Won);
-                registry.insert(value).map_err(|e| e.into_inner().serial())
-            })
-        };
+        let reuser = spawn_reuser(&registry, old, value);
         race_point();
         let found = registry.lookup(&old);
         match &found {
@@ -127,7 +113,9 @@ fn a_stale_lookup_racing_reuse_finds_nothing_new() {
             Err(cause) => assert_eq!(*cause, Rejection::Stale),
         }
         drop(found);
-        match reuser.join().unwrap() {
+        let (ended, new) = reuser.join().unwrap();
+        assert_eq!(ended, Termination::Won);
+        match new {
             Ok(new) => {
                 assert_eq!(registry.get(&new).unwrap().read(), 1);
                 assert_eq!(registry.terminate(&new, Reason::Deleted), Termination::Won);

@@ -4,7 +4,9 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, model, race_point, registry, Close, Log, StorageWatch, Tracked};
+use loom_tests::{
+    assert_clean, model, race_point, registry, spawn_reuser, Close, Log, StorageWatch, Tracked,
+};
 use sessionreg::{Reason, Registry, Rejection, SessionId, Termination};
 
 /// One way a session can end.
@@ -229,14 +231,7 @@ fn a_spent_id_is_never_forged_after_reuse() {
         let old = registry.insert(log.value()).unwrap();
         let value = log.value();
 
-        let reuser = {
-            let registry = registry.clone();
-            thread::spawn(move || {
-                let ended = registry.terminate(&old, Reason::Deleted);
-                let new = registry.insert(value).ok();
-                (ended, new)
-            })
-        };
+        let reuser = spawn_reuser(&registry, old, value);
         race_point();
         let second = registry.terminate(&old, Reason::Failed);
         let (first, new) = reuser.join().unwrap();
@@ -245,7 +240,7 @@ fn a_spent_id_is_never_forged_after_reuse() {
         results.sort_by_key(|t| !t.is_won());
         assert_eq!(results, [Termination::Won, Termination::AlreadyTerminated]);
         assert_eq!(registry.stats().rejected(Rejection::Forged), 0);
-        if let Some(new) = new {
+        if let Ok(new) = new {
             assert_eq!(registry.terminate(&new, Reason::Deleted), Termination::Won);
         }
         assert_clean(&registry, &log);
