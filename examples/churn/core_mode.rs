@@ -8,7 +8,8 @@
 //! thread sweeps for idle sessions; the main thread prints progress once a
 //! second, then shuts down (terminate_all) and checks the books.
 
-use crate::Args;
+use crate::closes::Closes;
+use crate::{verdict, Args};
 use sessionreg::{InFlight, Reason, Registry, SessionId, Termination};
 use std::collections::VecDeque;
 use std::process::ExitCode;
@@ -31,8 +32,7 @@ impl Drop for Conn {
 #[derive(Default)]
 struct Books {
     created: AtomicU64,
-    closes: [AtomicU64; Reason::ALL.len()],
-    close_calls: AtomicU64,
+    closes: Closes,
     stale_found: AtomicU64,
     full_retries: AtomicU64,
     expired_early: AtomicU64,
@@ -57,9 +57,7 @@ pub fn run(args: &Args) -> ExitCode {
         .capacity(args.capacity)
         .idle_timeout(Duration::from_millis(args.idle_timeout_ms()))
         .on_close(move |_id: &SessionId, _conn: &Conn, reason| {
-            on_close_books.close_calls.fetch_add(1, Ordering::Relaxed);
-            on_close_books.closes[Reason::ALL.iter().position(|r| *r == reason).unwrap()]
-                .fetch_add(1, Ordering::Relaxed);
+            on_close_books.closes.record(reason);
         })
         .build()
         .expect("valid configuration");
@@ -210,8 +208,6 @@ fn report(
     elapsed: Duration,
 ) -> ExitCode {
     let created = books.created.load(Ordering::Relaxed);
-    let close_calls = books.close_calls.load(Ordering::Relaxed);
-    let closes: u64 = books.closes.iter().map(|c| c.load(Ordering::Relaxed)).sum();
     let dropped = drops.load(Ordering::Relaxed);
     let stale_found = books.stale_found.load(Ordering::Relaxed);
     eprintln!(
@@ -220,26 +216,18 @@ fn report(
         created as f64 / elapsed.as_secs_f64()
     );
     println!("created          {created}");
-    for (reason, count) in Reason::ALL.iter().zip(&books.closes) {
-        println!(
-            "closed {:<10} {}",
-            reason.as_str(),
-            count.load(Ordering::Relaxed)
-        );
-    }
-    println!("on_close calls   {close_calls}");
+    books.closes.print();
     println!("values dropped   {dropped}");
     println!("live at the end  {live}");
     println!("(shutdown ended {shut}; idle before their first request {}; insert retries at capacity {}; stale ids found {stale_found}; lookups rejected as stale {})",
         books.expired_early.load(Ordering::Relaxed),
         books.full_retries.load(Ordering::Relaxed),
         stats.rejected(sessionreg::Rejection::Stale));
-    let mut ok = true;
-    for (what, bad) in [
+    verdict(&[
         ("sessions left live", live != 0),
         (
             "closes differ from creates",
-            closes != created || close_calls != created,
+            books.closes.by_reason_total() != created || books.closes.calls() != created,
         ),
         ("values dropped differ from creates", dropped != created),
         ("an ended id found a session", stale_found != 0),
@@ -247,16 +235,5 @@ fn report(
             "registry stats disagree",
             stats.created != created || stats.terminated_total() != created,
         ),
-    ] {
-        if bad {
-            eprintln!("FAILED: {what}");
-            ok = false;
-        }
-    }
-    if ok {
-        println!("ok: every session created was closed exactly once");
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ])
 }

@@ -11,7 +11,8 @@
 //! close callbacks and the registry. Exits non-zero if a session is left
 //! live or closes differ from creates.
 
-use crate::Args;
+use crate::closes::Closes;
+use crate::{verdict, Args};
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -26,13 +27,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// What the close callbacks saw.
-#[derive(Default)]
-struct Closes {
-    by_reason: [AtomicU64; Reason::ALL.len()],
-    calls: AtomicU64,
-}
 
 /// What the clients saw.
 #[derive(Default)]
@@ -94,12 +88,7 @@ impl App for Churn {
     }
 
     fn closed(&self, _id: &SessionId, _session: &(), reason: Reason) {
-        self.closes.calls.fetch_add(1, Ordering::Relaxed);
-        let index = Reason::ALL
-            .iter()
-            .position(|r| *r == reason)
-            .expect("a known reason");
-        self.closes.by_reason[index].fetch_add(1, Ordering::Relaxed);
+        self.closes.record(reason);
     }
 }
 
@@ -438,25 +427,12 @@ fn summary(
 ) -> ExitCode {
     let stats = manager.stats();
     let live = manager.registry().len();
-    let calls = closes.calls.load(Ordering::Relaxed);
-    let closed: u64 = closes
-        .by_reason
-        .iter()
-        .map(|c| c.load(Ordering::Relaxed))
-        .sum();
     eprintln!(
         "done in {elapsed:.2?}: {:.0} sessions/s over HTTP",
         stats.created as f64 / elapsed.as_secs_f64()
     );
     println!("created          {}", stats.created);
-    for (reason, count) in Reason::ALL.iter().zip(&closes.by_reason) {
-        println!(
-            "closed {:<10} {}",
-            reason.as_str(),
-            count.load(Ordering::Relaxed)
-        );
-    }
-    println!("close callbacks  {calls}");
+    closes.print();
     println!("live at the end  {live}");
     println!(
         "(kept until shutdown by an open stream {kept}, streams ended cleanly {}, shutdown ended {}, drained {}; idled out before their end {}; initialize retries at capacity {}; lookups rejected {})",
@@ -467,12 +443,11 @@ fn summary(
         seen.full_retries.load(Ordering::Relaxed),
         sessionreg::Rejection::ALL.iter().map(|c| stats.rejected(*c)).sum::<u64>(),
     );
-    let mut ok = true;
-    for (what, bad) in [
+    verdict(&[
         ("sessions left live", live != 0 || stats.live != 0),
         (
             "closes differ from creates",
-            closed != stats.created || calls != stats.created,
+            closes.by_reason_total() != stats.created || closes.calls() != stats.created,
         ),
         (
             "registry stats disagree",
@@ -490,15 +465,5 @@ fn summary(
             "kept streams not ended cleanly by shutdown",
             seen.streams_ended.load(Ordering::Relaxed) != kept as u64,
         ),
-    ] {
-        if bad {
-            eprintln!("FAILED: {what}");
-            ok = false;
-        }
-    }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ])
 }

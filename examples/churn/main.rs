@@ -14,6 +14,7 @@
 //!
 //! Exits non-zero if a session is left live, or closes differ from creates.
 
+mod closes;
 mod core_mode;
 mod http_mode;
 
@@ -66,5 +67,23 @@ fn main() -> std::process::ExitCode {
         core_mode::run(&args)
     } else {
         http_mode::run(&args)
+    }
+}
+
+/// Prints each failed check and exits non-zero if any failed.
+pub fn verdict(checks: &[(&str, bool)]) -> std::process::ExitCode {
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|(_, bad)| *bad)
+        .map(|(what, _)| *what)
+        .collect();
+    for what in &failed {
+        eprintln!("FAILED: {what}");
+    }
+    if failed.is_empty() {
+        println!("ok: every session created was closed exactly once");
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
     }
 }
