@@ -123,7 +123,8 @@ impl<A: App> Builder<A> {
     }
 
     /// How often the reaper task sweeps for idle sessions (default: a
-    /// quarter of the idle timeout, between 10 ms and 1 s).
+    /// quarter of the idle timeout, between 10 ms and 1 s). Without an idle
+    /// timeout there is no reaper.
     pub fn reap_interval(mut self, interval: Duration) -> Self {
         self.reap_interval = Some(interval);
         self
@@ -145,10 +146,11 @@ impl<A: App> Builder<A> {
             },
         );
         let registry = registry.build()?;
-        let reap_interval = self.reap_interval.unwrap_or_else(|| {
-            self.idle_timeout.map_or(Duration::from_secs(1), |t| {
-                (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
-            })
+        // No reaper without an idle timeout; otherwise the configured
+        // interval, or a quarter of the timeout within 10 ms..1 s.
+        let reap_interval = self.idle_timeout.map(|t| {
+            self.reap_interval
+                .unwrap_or_else(|| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)))
         });
         let open = OriginPolicy {
             allowed_origins: self.allowed_origins,
@@ -171,7 +173,6 @@ impl<A: App> Builder<A> {
                     protection: self.protection,
                     reap_interval,
                     retry_after: self.retry_after.as_secs().max(1),
-                    idle: self.idle_timeout.is_some(),
                 },
                 open_policy: open,
                 loopback_policy: loopback,

@@ -43,9 +43,9 @@ pub(super) struct Config {
     pub(super) event_log: usize,
     pub(super) standalone_stream: bool,
     pub(super) protection: RebindingProtection,
-    pub(super) reap_interval: Duration,
+    /// How often the reaper sweeps; `None` without an idle timeout.
+    pub(super) reap_interval: Option<Duration>,
     pub(super) retry_after: u64,
-    pub(super) idle: bool,
 }
 
 pub(crate) struct Inner<A: App> {
@@ -158,10 +158,7 @@ impl<A: App> SessionManager<A> {
 
     /// How often the reaper sweeps; `None` without an idle timeout.
     pub(crate) fn reap_interval(&self) -> Option<Duration> {
-        self.inner
-            .config
-            .idle
-            .then_some(self.inner.config.reap_interval)
+        self.inner.config.reap_interval
     }
 
     /// Starts shutting down: refuses new sessions (503) and ends every live
