@@ -2,7 +2,7 @@
 
 use crate::activity::MAX_TIMEOUT;
 use crate::clock::{Clock, ManualClock};
-use crate::id::{SessionId, INDEX, NODE};
+use crate::id::{SessionId, INDEX};
 use crate::reason::Reason;
 use crate::registry::{OnClose, Registry};
 use crate::storage::{Config, Storage};
@@ -10,8 +10,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-/// The largest capacity a registry accepts (what the id's index field can
-/// address, with room for the shard bits).
+/// The largest capacity a registry accepts: 2^25 = 33,554,432 sessions, half
+/// of what the id's 26-bit index field addresses, leaving room for the last
+/// page of every shard to be partly unused.
 pub const MAX_CAPACITY: usize = 1 << (INDEX.bits() - 1);
 /// The most shards a registry accepts.
 pub const MAX_SHARDS: usize = 256;
@@ -71,8 +72,10 @@ impl<S: Send + Sync + 'static> Builder<S> {
         self
     }
 
-    /// The node id written into every id (default 0); ids of another node are
-    /// unknown here. Reserved for multi-node routing; below 64.
+    /// The node id written into every id (default 0): the first two hex
+    /// digits of an id's text form, so a load balancer can route each
+    /// request to the node that owns its session. Ids of another node are
+    /// unknown here. Any `u8`.
     pub fn node_id(mut self, node: u8) -> Self {
         self.node = node;
         self
@@ -109,9 +112,6 @@ impl<S: Send + Sync + 'static> Builder<S> {
             Some(n) => n,
             None => (2 * parallelism).next_power_of_two().min(MAX_SHARDS),
         };
-        if u64::from(self.node) > NODE.max() {
-            return Err(BuildError::NodeId(self.node));
-        }
         let idle_timeout_ms = match self.idle_timeout {
             Some(t) if t > MAX_TIMEOUT => return Err(BuildError::IdleTimeoutTooLong(t)),
             Some(t) => Some(t.as_millis() as u64),
@@ -155,8 +155,6 @@ pub enum BuildError {
     CapacityTooLarge(usize),
     /// The shard count is not a power of two between 1 and [`MAX_SHARDS`].
     Shards(usize),
-    /// The node id does not fit the id's node field.
-    NodeId(u8),
     /// The idle timeout is longer than the activity clock can measure.
     IdleTimeoutTooLong(Duration),
 }
@@ -172,13 +170,6 @@ impl fmt::Display for BuildError {
                 f,
                 "shards must be a power of two from 1 to {MAX_SHARDS}, not {n}"
             ),
-            BuildError::NodeId(n) => {
-                write!(
-                    f,
-                    "node id {n} does not fit: it must be below {}",
-                    NODE.max() + 1
-                )
-            }
             BuildError::IdleTimeoutTooLong(t) => write!(
                 f,
                 "idle timeout {t:?} is over the maximum of {MAX_TIMEOUT:?}"
@@ -207,8 +198,6 @@ mod tests {
             let err = build(Registry::builder().shards(n)).unwrap_err();
             assert!(err.contains("power of two"), "{err}");
         }
-        let err = build(Registry::builder().node_id(64)).unwrap_err();
-        assert!(err.contains("node id 64"), "{err}");
         let err =
             build(Registry::builder().idle_timeout(Duration::from_secs(u64::MAX))).unwrap_err();
         assert!(err.contains("idle timeout"), "{err}");
@@ -218,6 +207,11 @@ mod tests {
     fn edges_are_accepted() {
         build(Registry::builder().capacity(1).shards(MAX_SHARDS)).unwrap();
         build(Registry::builder().capacity(MAX_CAPACITY).shards(1)).unwrap();
-        build(Registry::builder().node_id(63).idle_timeout(Duration::ZERO)).unwrap();
+        build(
+            Registry::builder()
+                .node_id(255)
+                .idle_timeout(Duration::ZERO),
+        )
+        .unwrap();
     }
 }

@@ -2,30 +2,38 @@
 //!
 //! A [`SessionId`] is 128 bits. The low 64 are a secret drawn from a CSPRNG;
 //! the high 64 pack, from the bottom up, the slot index, the slot's generation
-//! when the session was created, and a node id reserved for routing in a
-//! multi-node deployment (always 0 today, checked on lookup):
+//! when the session was created, and the node id of the process that minted
+//! it (checked on lookup: another node's id is unknown here):
 //!
 //! ```text
-//!  127      122 121                92 91              64 63                  0
+//!  127     120 119                90 89              64 63                  0
 //! +----------+----------------------+------------------+---------------------+
-//! | node (6) |   generation (30)    |    index (28)    |     secret (64)     |
+//! | node (8) |   generation (30)    |    index (26)    |     secret (64)     |
 //! +----------+----------------------+------------------+---------------------+
 //! ```
 //!
 //! The text form is the 128 bits as 32 lowercase hex digits, most significant
 //! first: fixed length, visible ASCII, and parsed back without allocating.
+//! The node is the top byte, so it is the text form's first two digits: a
+//! load balancer can route a request to the node that owns its session by
+//! a literal prefix of the `MCP-Session-Id` header, keeping no state.
 
 use crate::pack::Field;
 use std::fmt;
 use std::str::FromStr;
 
 /// Slot index: which slot of the registry holds the session.
-pub(crate) const INDEX: Field = Field::lowest(28);
+pub(crate) const INDEX: Field = Field::lowest(26);
 /// The slot's generation at the time the session was created.
 pub(crate) const GENERATION: Field = INDEX.then(30);
-/// Reserved for multi-node routing.
-pub(crate) const NODE: Field = GENERATION.then(6);
+/// The node that minted the id: the top byte, so the first two hex digits
+/// of the text form.
+pub(crate) const NODE: Field = GENERATION.then(8);
 const _: () = assert!(NODE.end() == 64, "the id's high word is fully used");
+const _: () = assert!(
+    NODE.bits() == 8,
+    "a node is the text form's first two digits"
+);
 
 /// Length of the text form, in bytes.
 pub const TEXT_LEN: usize = 32;
@@ -73,7 +81,8 @@ impl SessionId {
         GENERATION.get(self.high())
     }
 
-    /// The node id (reserved; 0 unless the registry was built with another).
+    /// The node that minted the id ([`Builder::node_id`](crate::Builder::node_id);
+    /// 0 by default): the first two hex digits of the text form.
     #[inline]
     pub fn node(self) -> u8 {
         NODE.get(self.high()) as u8
@@ -88,6 +97,13 @@ impl SessionId {
     /// The id as one 128-bit number (the same bits as the text form).
     pub fn to_u128(self) -> u128 {
         self.0
+    }
+
+    /// The id with these bits: the inverse of [`to_u128`](SessionId::to_u128).
+    /// Any value is an id; whether it names a session is for the registry to
+    /// say.
+    pub fn from_u128(bits: u128) -> SessionId {
+        SessionId(bits)
     }
 
     /// The id whose text form is `bytes`, e.g. a header value.
@@ -289,6 +305,15 @@ mod tests {
             "g".repeat(32).parse::<SessionId>(),
             Err(ParseIdError::Digit { at: 0 })
         );
+    }
+
+    #[test]
+    fn the_node_is_the_first_two_hex_digits() {
+        for node in [0u64, 1, 0x2a, 0xff] {
+            let id = SessionId::new(INDEX.max(), GENERATION.max(), node, u64::MAX);
+            assert_eq!(&id.to_string()[..2], format!("{node:02x}"));
+            assert_eq!(u64::from(id.node()), node);
+        }
     }
 
     #[test]

@@ -187,6 +187,17 @@ impl Lifecycle {
         Word(self.0.load(Ordering::Acquire))
     }
 
+    /// The generation of a `FREE` slot the caller owns (see `publish`): the
+    /// one it will be published under.
+    #[inline]
+    pub(crate) fn owned_generation(&self) -> u64 {
+        // Relaxed: as in `publish`, the Acquire that made the slot ours
+        // ordered this after the store that wrote it.
+        let free = Word(self.0.load(Ordering::Relaxed));
+        debug_assert!(free.is_free(), "{free:?}");
+        free.generation()
+    }
+
     /// `FREE(g)` → `LIVE(g)`, holding `refs` references for the caller;
     /// returns `g`.
     ///

@@ -186,11 +186,50 @@ impl<S> Storage<S> {
             == REGISTRY_HOLDS - held
     }
 
+    /// A guard that gives back a slot taken by `allocate` (still `FREE`,
+    /// never published) if it is dropped armed: while an insert's value is
+    /// being made, so a panic there does not cost the slot.
+    pub(crate) fn give_back_on_unwind<'a>(
+        &'a self,
+        index: u64,
+        slot: &'a Slot<S>,
+    ) -> GiveBack<'a, S> {
+        GiveBack {
+            storage: self,
+            index,
+            slot,
+        }
+    }
+
     /// Gives a freed slot back to its shard's free list.
     fn give_back(&self, index: u64, slot: &Slot<S>) {
         let shard = &self.shards[self.pages.shard_of(index)];
         // Global indices fit the list's 32 bits (the id's index field is 28).
         shard.free.push(index as u32, slot.link());
+    }
+}
+
+/// See [`Storage::give_back_on_unwind`].
+#[must_use]
+pub(crate) struct GiveBack<'a, S> {
+    storage: &'a Storage<S>,
+    index: u64,
+    slot: &'a Slot<S>,
+}
+
+impl<S> GiveBack<'_, S> {
+    /// The slot is being published after all: keep it.
+    #[inline(always)]
+    pub(crate) fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl<S> Drop for GiveBack<'_, S> {
+    #[cold]
+    fn drop(&mut self) {
+        // The slot is `FREE(g)` and ours: back on the list, unchanged.
+        self.storage.give_back(self.index, self.slot);
     }
 }
 
