@@ -45,6 +45,7 @@ pub mod docs;
 mod free_list;
 pub mod id;
 mod lifecycle;
+pub mod metrics;
 mod pack;
 mod pages;
 mod reason;

@@ -485,7 +485,9 @@ impl<S> Registry<S> {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> Stats {
-        self.storage().counters.snapshot(self.capacity)
+        self.storage()
+            .counters
+            .snapshot(self.capacity, self.storage().node as u8)
     }
 
     /// The slot an id points at, if the id is for this registry and the slot

@@ -78,7 +78,7 @@ impl Counters {
             .sum()
     }
 
-    pub(crate) fn snapshot(&self, capacity: usize) -> Stats {
+    pub(crate) fn snapshot(&self, capacity: usize, node: u8) -> Stats {
         // Terminations first: a session counted as terminated here was
         // created before, so reading created second never yields live < 0
         // for sessions that come and go during the read.
@@ -91,11 +91,12 @@ impl Counters {
             terminated,
             rejected,
             capacity,
+            node,
         }
     }
 
     pub(crate) fn live(&self) -> usize {
-        self.snapshot(0).live as usize
+        self.snapshot(0, 0).live as usize
     }
 }
 
@@ -114,6 +115,8 @@ pub struct Stats {
     rejected: [u64; Rejection::ALL.len()],
     /// The configured maximum of live sessions.
     pub capacity: usize,
+    /// The node id in this registry's session ids.
+    pub node: u8,
 }
 
 impl Stats {
@@ -152,7 +155,7 @@ mod tests {
                 });
             }
         });
-        let stats = counters.snapshot(9);
+        let stats = counters.snapshot(9, 0);
         assert_eq!(stats.created, 60_000);
         assert_eq!(stats.rejected(Rejection::Stale), 60_000);
         assert_eq!(stats.terminated(Reason::Failed), 6);

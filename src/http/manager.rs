@@ -144,7 +144,7 @@ impl<A: App> SessionManager<A> {
 
     /// The registry's counters in Prometheus text format.
     pub fn metrics(&self) -> String {
-        super::metrics::render(&self.stats())
+        crate::metrics::render(&self.stats())
     }
 
     /// Tells the manager the address it is served on: with

@@ -87,7 +87,6 @@ mod entry;
 mod get;
 pub mod jsonrpc;
 mod manager;
-pub mod metrics;
 mod post;
 mod reaper;
 mod responses;
@@ -104,3 +103,8 @@ pub use manager::{ResponseFuture, SessionManager};
 pub use reaper::Reaper;
 pub use shutdown::{serve, ShutdownReport};
 pub use sse::SseBody;
+
+/// The registry's metrics in Prometheus text (moved to the core:
+/// [`crate::metrics`]; re-exported here for servers that import it from the
+/// HTTP layer).
+pub use crate::metrics;

@@ -1,5 +1,14 @@
-//! The registry's counters in Prometheus text format. The names are stable:
-//! tests and dashboards read them.
+//! The registry's counters in Prometheus text format, for any server to
+//! mount on a route of its own (the HTTP layer's example serves them on
+//! `GET /metrics`). The names are stable: tests and dashboards read them.
+//!
+//! ```
+//! use sessionreg::{metrics, Registry};
+//!
+//! let registry = Registry::<()>::builder().node_id(3).build().unwrap();
+//! let text = metrics::render(&registry.stats());
+//! assert!(text.lines().any(|l| l == "sessionreg_node_id 3"));
+//! ```
 
 use crate::{Reason, Rejection, Stats};
 use std::fmt::Write;
@@ -12,12 +21,19 @@ use std::fmt::Write;
 /// sessionreg_sessions_terminated_total{reason}   counter
 /// sessionreg_lookups_rejected_total{cause}       counter
 /// sessionreg_sessions_capacity                   gauge
+/// sessionreg_node_id                             gauge
 /// ```
 pub fn render(stats: &Stats) -> String {
     let mut out = String::with_capacity(1536);
-    // Writing to a String cannot fail.
-    let _ = write_all(&mut out, stats);
+    write(&mut out, stats);
     out
+}
+
+/// Appends [`render`]'s text to `out`, for a server that adds metrics of
+/// its own after the registry's.
+pub fn write(out: &mut String, stats: &Stats) {
+    // Writing to a String cannot fail.
+    let _ = write_all(out, stats);
 }
 
 /// The content type to serve [`render`]'s text with.
@@ -67,10 +83,16 @@ fn write_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
         "# HELP sessionreg_sessions_capacity Maximum live sessions."
     )?;
     writeln!(out, "# TYPE sessionreg_sessions_capacity gauge")?;
-    writeln!(out, "sessionreg_sessions_capacity {}", stats.capacity)
+    writeln!(out, "sessionreg_sessions_capacity {}", stats.capacity)?;
+    writeln!(
+        out,
+        "# HELP sessionreg_node_id The node id in this process's session ids (their first two hex digits)."
+    )?;
+    writeln!(out, "# TYPE sessionreg_node_id gauge")?;
+    writeln!(out, "sessionreg_node_id {}", stats.node)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
     use crate::{Reason, Registry};
 
@@ -96,6 +118,8 @@ mod tests {
             "sessionreg_lookups_rejected_total{cause=\"expired\"} 0",
             "# TYPE sessionreg_sessions_capacity gauge",
             "sessionreg_sessions_capacity 7",
+            "# TYPE sessionreg_node_id gauge",
+            "sessionreg_node_id 0",
         ] {
             assert!(
                 text.lines().any(|l| l == line),
