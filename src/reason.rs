@@ -67,20 +67,26 @@ pub enum Rejection {
     Forged,
     /// The session had been idle past the timeout; this lookup ended it.
     Expired,
+    /// The session is live, but bound to someone else: the check of a
+    /// [`Registry::lookup_if`](crate::Registry::lookup_if) refused it (in
+    /// the HTTP layer, a request from another principal than the one that
+    /// opened the session).
+    Principal,
 }
 
 impl Rejection {
     /// Every cause, in declaration order.
-    pub const ALL: [Rejection; 5] = [
+    pub const ALL: [Rejection; 6] = [
         Rejection::Malformed,
         Rejection::Unknown,
         Rejection::Stale,
         Rejection::Forged,
         Rejection::Expired,
+        Rejection::Principal,
     ];
 
-    /// The metric label value: `malformed`, `unknown`, `stale`, `forged` or
-    /// `expired`.
+    /// The metric label value: `malformed`, `unknown`, `stale`, `forged`,
+    /// `expired` or `principal`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Rejection::Malformed => "malformed",
@@ -88,6 +94,7 @@ impl Rejection {
             Rejection::Stale => "stale",
             Rejection::Forged => "forged",
             Rejection::Expired => "expired",
+            Rejection::Principal => "principal",
         }
     }
 
@@ -104,6 +111,7 @@ impl fmt::Display for Rejection {
             Rejection::Stale => "the session has ended",
             Rejection::Forged => "session id with a wrong secret",
             Rejection::Expired => "the session expired",
+            Rejection::Principal => "the session belongs to someone else",
         })
     }
 }

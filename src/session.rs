@@ -67,6 +67,16 @@ impl<S> Session<S> {
         }
     }
 
+    /// The storage this handle's session lives in.
+    pub(crate) fn storage_ptr(&self) -> NonNull<Storage<S>> {
+        self.storage
+    }
+
+    /// The slot of this handle's session; the handle's reference keeps it.
+    pub(crate) fn slot_ref(&self) -> &Slot<S> {
+        self.slot()
+    }
+
     #[inline]
     fn slot(&self) -> &Slot<S> {
         // SAFETY: this handle holds a reference on the slot, so the storage

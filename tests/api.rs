@@ -1,0 +1,143 @@
+//! The registry's calls beyond insert/get/terminate: `insert_with` (a value
+//! made from its own id, before anyone can see it), `lookup_if` (a session
+//! bound to an owner) and `terminate_session` (ending the session a handle
+//! holds).
+
+use sessionreg::{ManualClock, Reason, Registry, Rejection, SessionId, Termination};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn the_value_knows_its_id_and_is_closed_with_it() {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&closed);
+    let registry = Registry::builder()
+        .on_close(move |id: &SessionId, value: &SessionId, reason| {
+            assert_eq!(id, value);
+            assert_eq!(reason, Reason::Deleted);
+            seen.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    let id = registry.insert_with(|id| id).unwrap();
+    assert_eq!(*registry.get(&id).unwrap(), id);
+    assert!(registry.terminate(&id, Reason::Deleted).is_won());
+    assert_eq!(closed.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn at_capacity_the_function_is_handed_back_uncalled() {
+    let registry = Registry::builder().capacity(1).build().unwrap();
+    registry.insert(String::from("first")).unwrap();
+    let calls = AtomicUsize::new(0);
+    let err = registry
+        .insert_with(|_| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            String::from("second")
+        })
+        .unwrap_err();
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert!(err.to_string().contains("capacity (1 sessions)"), "{err}");
+    // The function comes back, and still works.
+    let make = err.into_inner();
+    assert_eq!(make(SessionId::from_u128(0)), "second");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_panicking_function_costs_no_slot_and_creates_nothing() {
+    let registry = Registry::builder().capacity(1).shards(1).build().unwrap();
+    let leaked = AtomicUsize::new(0);
+    for _ in 0..3 {
+        let panicked = catch_unwind(AssertUnwindSafe(|| {
+            registry.insert_with(|id| -> u32 {
+                leaked.store(id.to_u128() as usize, Ordering::SeqCst);
+                panic!("cannot make the value")
+            })
+        }));
+        assert!(panicked.is_err());
+    }
+    assert_eq!(registry.len(), 0);
+    assert_eq!(registry.stats().created, 0);
+    // The one slot is free again, and an id shown to the failed function
+    // names nothing.
+    let id = registry.insert_in_flight_with(|_| 7).unwrap().id();
+    assert!(registry.get(&id).is_some());
+    assert_eq!(registry.len(), 1);
+}
+
+#[test]
+fn a_refused_lookup_leaves_the_session_as_it_was() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .idle_timeout(Duration::from_secs(10))
+        .manual_clock(&clock)
+        .build()
+        .unwrap();
+    let id = registry.insert("ada").unwrap();
+    clock.advance(Duration::from_secs(10));
+    // Idle past the timeout, but another owner's lookup must not end it.
+    assert_eq!(
+        registry
+            .lookup_if(&id, |owner| *owner == "eve")
+            .unwrap_err(),
+        Rejection::Principal
+    );
+    assert_eq!(registry.len(), 1);
+    assert_eq!(registry.stats().rejected(Rejection::Expired), 0);
+    // The owner's lookup finds it expired, as `lookup` would.
+    assert_eq!(
+        registry
+            .lookup_if(&id, |owner| *owner == "ada")
+            .unwrap_err(),
+        Rejection::Expired
+    );
+    assert_eq!(registry.len(), 0);
+    let stats = registry.stats();
+    assert_eq!(stats.rejected(Rejection::Principal), 1);
+    assert_eq!(stats.terminated(Reason::IdleTimeout), 1);
+}
+
+#[test]
+fn terminate_session_ends_exactly_the_held_session_once() {
+    let closes = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&closes);
+    let registry = Registry::builder()
+        .capacity(1)
+        .shards(1)
+        .on_close(move |_, _: &u32, reason| {
+            if reason == Reason::Failed {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .build()
+        .unwrap();
+    let id = registry.insert(1).unwrap();
+    let session = registry.get(&id).unwrap();
+    assert_eq!(
+        registry.terminate_session(&session, Reason::Failed),
+        Termination::Won
+    );
+    assert_eq!(
+        registry.terminate_session(&session, Reason::Failed),
+        Termination::AlreadyTerminated
+    );
+    assert_eq!(closes.load(Ordering::SeqCst), 1);
+    assert_eq!(*session, 1, "the handle still reads its value");
+    // The slot is reused only once the handle is gone.
+    assert!(registry.insert(2).is_err());
+    drop(session);
+    let next = registry.insert(2).unwrap();
+    assert_ne!(next, id);
+
+    // A handle of another registry ends nothing here.
+    let other = Registry::builder().build().unwrap();
+    let foreign = other.get(&other.insert(3).unwrap()).unwrap();
+    assert_eq!(
+        registry.terminate_session(&foreign, Reason::Failed),
+        Termination::Rejected(Rejection::Unknown)
+    );
+    assert!(!foreign.is_terminated());
+}
