@@ -126,6 +126,15 @@ impl Activity {
         is_idle(self.0.load(Ordering::Relaxed), now, timeout)
     }
 
+    /// Whether a lookup must not hand the session out: it looks idle now, or
+    /// another thread has already closed it for expiry (and will end it).
+    /// The lookup confirms with [`try_expire`](Self::try_expire).
+    #[inline]
+    pub(crate) fn is_expiring(&self, now: u64, timeout: u64) -> bool {
+        let word = self.0.load(Ordering::Relaxed);
+        CLOSED.get(word) == 1 || is_idle(word, now, timeout)
+    }
+
     /// Closes the session to new requests if it is idle at `now`.
     pub(crate) fn try_expire(&self, now: u64, timeout: u64) -> Expire {
         let mut word = self.0.load(Ordering::Relaxed);
@@ -191,8 +200,11 @@ mod tests {
         assert_eq!(activity.try_expire(205, 10), Expire::Active);
         assert!(activity.looks_idle(210, 10));
         assert_eq!(activity.try_expire(210, 10), Expire::Expired);
-        // Closed: nothing may start, and a second expiry agrees.
+        // Closed: nothing may start, a lookup must not hand it out, and a
+        // second expiry agrees.
         assert_eq!(activity.enter(), Enter::Closed);
+        assert!(!activity.looks_idle(210, 10), "closed: not for the reaper");
+        assert!(activity.is_expiring(210, 10), "closed: not for lookups");
         assert_eq!(activity.try_expire(210, 10), Expire::Expired);
     }
 

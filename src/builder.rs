@@ -2,10 +2,13 @@
 
 use crate::activity::MAX_TIMEOUT;
 use crate::clock::{Clock, ManualClock};
+use crate::free_list::TAGS;
 use crate::id::{SessionId, INDEX};
+use crate::lifecycle::GENERATIONS;
 use crate::reason::Reason;
 use crate::registry::{OnClose, Registry};
 use crate::storage::{Config, Storage};
+use crate::wrap::Wrap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -28,6 +31,7 @@ pub struct Builder<S> {
     node: u8,
     clock: Option<ManualClock>,
     on_close: Option<OnClose<S>>,
+    widths: Option<(u32, u32)>,
     _values: PhantomData<fn(S)>,
 }
 
@@ -40,6 +44,7 @@ impl<S: Send + Sync + 'static> Builder<S> {
             node: 0,
             clock: None,
             on_close: None,
+            widths: None,
             _values: PhantomData,
         }
     }
@@ -56,6 +61,10 @@ impl<S: Send + Sync + 'static> Builder<S> {
 
     /// Ends sessions that had nothing in flight for this long (by
     /// [`Registry::reap_idle`], or on lookup). Default: never.
+    ///
+    /// Timeouts count whole milliseconds: a timeout with a fraction of a
+    /// millisecond is rounded up (a positive timeout never becomes zero),
+    /// and `Duration::ZERO` means "idle as soon as nothing is in flight".
     ///
     /// Time is read from a coarse monotonic clock: expect a few milliseconds
     /// of slack.
@@ -96,6 +105,21 @@ impl<S: Send + Sync + 'static> Builder<S> {
         self
     }
 
+    /// **For tests only**: narrows the slot generation to `generation_bits`
+    /// bits (of 30) and the free-list tag to `tag_bits` (of 37), so that
+    /// wrap-around, which takes 2^30 reuses of one slot or 2^37 updates of
+    /// one free list in production, is reached within a few operations.
+    /// The loom suite and the stress tests use it to check what happens at
+    /// each bound (see the design notes, "Wrap-around"). Ids then repeat
+    /// after 2^`generation_bits` reuses of a slot: never use it in
+    /// production. Out-of-range widths fail the build with
+    /// [`BuildError::Widths`].
+    #[doc(hidden)]
+    pub fn test_widths(mut self, generation_bits: u32, tag_bits: u32) -> Self {
+        self.widths = Some((generation_bits, tag_bits));
+        self
+    }
+
     /// Builds the registry, or says what is wrong with the configuration.
     pub fn build(self) -> Result<Registry<S>, BuildError> {
         if self.capacity == 0 {
@@ -114,8 +138,19 @@ impl<S: Send + Sync + 'static> Builder<S> {
         };
         let idle_timeout_ms = match self.idle_timeout {
             Some(t) if t > MAX_TIMEOUT => return Err(BuildError::IdleTimeoutTooLong(t)),
-            Some(t) => Some(t.as_millis() as u64),
+            // Whole milliseconds, rounded up: 0.5 ms is 1 ms, not "at once".
+            Some(t) => Some(t.as_nanos().div_ceil(1_000_000) as u64),
             None => None,
+        };
+        let (generations, tags) = match self.widths {
+            None => (GENERATIONS, TAGS),
+            Some((g, t))
+                if (1..=GENERATIONS.max().count_ones()).contains(&g)
+                    && (1..=TAGS.max().count_ones()).contains(&t) =>
+            {
+                (Wrap::bits(g), Wrap::bits(t))
+            }
+            Some((g, t)) => return Err(BuildError::Widths(g, t)),
         };
         let config = Config {
             capacity: self.capacity,
@@ -124,6 +159,8 @@ impl<S: Send + Sync + 'static> Builder<S> {
             node: u64::from(self.node),
             idle_timeout_ms,
             clock: self.clock.map_or_else(Clock::coarse, Clock::Manual),
+            generations,
+            tags,
         };
         Ok(Registry::from_parts(
             Storage::new(&config),
@@ -157,6 +194,10 @@ pub enum BuildError {
     Shards(usize),
     /// The idle timeout is longer than the activity clock can measure.
     IdleTimeoutTooLong(Duration),
+    /// [`Builder::test_widths`] asked for a generation or tag width of zero
+    /// or wider than its field (generation, tag).
+    #[doc(hidden)]
+    Widths(u32, u32),
 }
 
 impl fmt::Display for BuildError {
@@ -173,6 +214,12 @@ impl fmt::Display for BuildError {
             BuildError::IdleTimeoutTooLong(t) => write!(
                 f,
                 "idle timeout {t:?} is over the maximum of {MAX_TIMEOUT:?}"
+            ),
+            BuildError::Widths(g, t) => write!(
+                f,
+                "test widths of {g} generation bits and {t} tag bits: they must be 1..={} and 1..={}",
+                GENERATIONS.max().count_ones(),
+                TAGS.max().count_ones()
             ),
         }
     }
@@ -201,6 +248,10 @@ mod tests {
         let err =
             build(Registry::builder().idle_timeout(Duration::from_secs(u64::MAX))).unwrap_err();
         assert!(err.contains("idle timeout"), "{err}");
+        for (g, t) in [(0, 4), (31, 4), (4, 0), (4, 38)] {
+            let err = build(Registry::builder().test_widths(g, t)).unwrap_err();
+            assert!(err.contains("test widths"), "{err}");
+        }
     }
 
     #[test]

@@ -1,11 +1,20 @@
-//! A lock-free stack of free slot indices (a Treiber stack), safe from ABA.
+//! A lock-free stack of free slot indices (a Treiber stack), safe from ABA
+//! up to a stated bound.
 //!
 //! The head word packs the top index (plus one; zero is the empty stack) with
 //! a tag that every successful push and pop increments. A pop reads the top's
 //! link and then CASes the head from exactly what it read, tag included; if
 //! the top was popped, reused and pushed back meanwhile, the tag differs and
-//! the CAS fails. (It would take 2^32 pushes and pops on this one shard
-//! between a pop's load and its CAS for the tag to come round.)
+//! the CAS fails.
+//!
+//! The bound: the tag has 37 bits. A pop that stalls between its load of the
+//! head and its CAS while exactly a multiple of 2^37 pushes and pops happen
+//! on this one shard, *and* finds the same slot on top again, would install
+//! a stale link. At one update every 10 ns, 2^37 updates are 23 minutes of
+//! nothing but churn on one shard with the popper descheduled throughout.
+//! (Indices need 27 bits: global indices are below 2^26, plus one for
+//! "empty".) The tag also versions the head for `Storage::allocate`'s
+//! "every shard empty at once" check, with the same bound.
 //!
 //! Links live in the slots themselves, in a word the slot does not use while
 //! it is free (see `slot.rs`), so the stack allocates nothing. A pop may read
@@ -15,29 +24,53 @@
 
 use crate::pack::Field;
 use crate::sync::{AtomicU64, Ordering};
+use crate::wrap::Wrap;
 
-const TOP: Field = Field::lowest(32);
-const TAG: Field = TOP.then(32);
+const TOP: Field = Field::lowest(27);
+const TAG: Field = TOP.then(37);
+const _: () = assert!(TAG.end() == 64);
+const _: () = assert!(TOP.bits() > crate::id::INDEX.bits(), "index + 1 fits");
+
+/// The widest tag: the whole field.
+pub(crate) const TAGS: Wrap = Wrap::bits(TAG.bits());
+const _: () = assert!(TAGS.max() == TAG.max());
+const _: () = assert!(TAG.bits() == 37, "the documented wrap bound");
 
 /// The link value meaning "no next slot".
 const NONE: u64 = 0;
 
+/// A free list found empty, with the head word it read (to tell later
+/// whether anything was pushed or popped since).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Empty(pub(crate) u64);
+
 pub(crate) struct FreeList {
     head: AtomicU64,
+    tags: Wrap,
 }
 
 impl FreeList {
-    pub(crate) fn new() -> FreeList {
+    pub(crate) fn new(tags: Wrap) -> FreeList {
         FreeList {
             head: AtomicU64::new(NONE),
+            tags,
         }
+    }
+
+    /// The head word now: it changes with every push and pop.
+    ///
+    /// Acquire, as the pop's load: a caller comparing it with an [`Empty`]
+    /// it saw earlier is ordered after the pushes it reflects.
+    #[inline]
+    pub(crate) fn head(&self) -> u64 {
+        self.head.load(Ordering::Acquire)
     }
 
     /// Pushes `index`, whose slot's link word is `link`.
     ///
     /// Release on the CAS: the pusher's writes to the slot (the last one out
-    /// dropped the value and stored `FREE(g+1)`), and the link itself, happen
-    /// before the pop that takes this index.
+    /// dropped the value and, when it was the registry, stored `FREE(g+1)`),
+    /// and the link itself, happen before the pop that takes this index.
     #[inline]
     pub(crate) fn push(&self, index: u32, link: &AtomicU64) {
         let mut head = self.head.load(Ordering::Relaxed);
@@ -48,7 +81,7 @@ impl FreeList {
             link.store(TOP.get(head), Ordering::Release);
             let next = TAG.set(
                 TOP.set(0, u64::from(index) + 1),
-                (TAG.get(head) + 1) & TAG.max(),
+                self.tags.next(TAG.get(head)),
             );
             match self
                 .head
@@ -60,32 +93,32 @@ impl FreeList {
         }
     }
 
-    /// Pops an index, if any.
+    /// Pops an index, or says the list was empty (with the head it read).
     ///
     /// Acquire on the load and on the CAS: pairs with the Release of the push
     /// that put the top there (or of any later RMW on the head, all of which
     /// are RMWs and so continue its release sequence), so the link we read and
     /// the freed slot's contents are those the pusher wrote.
     #[inline]
-    pub(crate) fn pop<'a>(&self, link: impl Fn(u32) -> &'a AtomicU64) -> Option<u32> {
+    pub(crate) fn pop<'a>(&self, link: impl Fn(u32) -> &'a AtomicU64) -> Result<u32, Empty> {
         let mut head = self.head.load(Ordering::Acquire);
         loop {
             let top = TOP.get(head);
             if top == NONE {
-                return None;
+                return Err(Empty(head));
             }
             let index = (top - 1) as u32;
             // Relaxed: ordered by the Acquire above; if the slot was taken
             // meanwhile, this value is stale and the CAS below fails.
             let next = link(index).load(Ordering::Relaxed) & TOP.max();
-            let popped = TAG.set(TOP.set(0, next), (TAG.get(head) + 1) & TAG.max());
+            let popped = TAG.set(TOP.set(0, next), self.tags.next(TAG.get(head)));
             match self.head.compare_exchange_weak(
                 head,
                 popped,
                 Ordering::Acquire,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Some(index),
+                Ok(_) => return Ok(index),
                 Err(now) => head = now,
             }
         }
@@ -103,25 +136,47 @@ mod tests {
     #[test]
     fn last_in_first_out() {
         let links = links(4);
-        let list = FreeList::new();
+        let list = FreeList::new(TAGS);
         let link = |i: u32| &links[i as usize];
-        assert_eq!(list.pop(link), None);
+        assert!(list.pop(link).is_err());
         list.push(2, link(2));
         list.push(0, link(0));
         list.push(3, link(3));
-        assert_eq!(list.pop(link), Some(3));
-        assert_eq!(list.pop(link), Some(0));
+        assert_eq!(list.pop(link), Ok(3));
+        assert_eq!(list.pop(link), Ok(0));
         list.push(1, link(1));
-        assert_eq!(list.pop(link), Some(1));
-        assert_eq!(list.pop(link), Some(2));
-        assert_eq!(list.pop(link), None);
+        assert_eq!(list.pop(link), Ok(1));
+        assert_eq!(list.pop(link), Ok(2));
+        assert_eq!(list.pop(link), Err(Empty(list.head())));
+    }
+
+    #[test]
+    fn every_update_changes_the_head_and_a_narrow_tag_wraps() {
+        let links = links(2);
+        let link = |i: u32| &links[i as usize];
+        let list = FreeList::new(Wrap::bits(2));
+        let Err(Empty(empty)) = list.pop(link) else {
+            panic!("a new list is empty")
+        };
+        let mut seen = vec![empty];
+        for _ in 0..3 {
+            list.push(1, link(1));
+            seen.push(list.head());
+            assert_eq!(list.pop(link), Ok(1));
+            seen.push(list.head());
+        }
+        // Consecutive heads always differ; with a 2-bit tag the empty head
+        // comes back after four updates, exactly as documented.
+        assert!(seen.windows(2).all(|w| w[0] != w[1]), "{seen:x?}");
+        assert_eq!(seen[0], seen[4]);
+        assert_ne!(seen[0], seen[2]);
     }
 
     #[test]
     fn concurrent_pushes_and_pops_lose_and_duplicate_nothing() {
         const N: u32 = 64;
         let links = links(N as usize);
-        let list = FreeList::new();
+        let list = FreeList::new(TAGS);
         let link = |i: u32| &links[i as usize];
         for i in 0..N {
             list.push(i, link(i));
@@ -132,7 +187,7 @@ mod tests {
                     for _ in 0..20_000 {
                         let mut held = Vec::new();
                         for _ in 0..3 {
-                            if let Some(i) = list.pop(link) {
+                            if let Ok(i) = list.pop(link) {
                                 held.push(i);
                             }
                         }
@@ -144,7 +199,7 @@ mod tests {
             }
         });
         let mut seen = vec![false; N as usize];
-        while let Some(i) = list.pop(link) {
+        while let Ok(i) = list.pop(link) {
             assert!(!seen[i as usize], "index {i} was on the list twice");
             seen[i as usize] = true;
         }

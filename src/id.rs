@@ -202,13 +202,19 @@ impl std::error::Error for ParseIdError {}
 struct Secrets {
     bytes: [u8; 8 * SECRETS_AHEAD],
     next: usize,
+    /// [`fork::count`] when the batch was drawn.
+    forks: u64,
 }
 
 const SECRETS_AHEAD: usize = 32;
 
 crate::sync::cache_thread_local! {
     static SECRETS: std::cell::RefCell<Secrets> = const {
-        std::cell::RefCell::new(Secrets { bytes: [0; 8 * SECRETS_AHEAD], next: SECRETS_AHEAD })
+        std::cell::RefCell::new(Secrets {
+            bytes: [0; 8 * SECRETS_AHEAD],
+            next: SECRETS_AHEAD,
+            forks: 0,
+        })
     };
 }
 
@@ -216,11 +222,17 @@ crate::sync::cache_thread_local! {
 /// ChaCha, seeded and periodically reseeded from the OS): no syscall per id.
 /// Drawn 32 at a time in one `fill_bytes`; each is wiped from the buffer as
 /// it is handed out.
+///
+/// After `fork`, the child's copy of the batch (and of the generator) is the
+/// parent's: a child that used it would mint the very secrets its parent
+/// mints next. So a batch remembers how many forks the process had seen when
+/// it was drawn, and a child throws it away and reseeds the generator from
+/// the OS before drawing again (see [`fork`]).
 #[inline]
 pub(crate) fn fresh_secret() -> u64 {
     SECRETS.with(|secrets| {
         let mut secrets = secrets.borrow_mut();
-        if secrets.next == SECRETS_AHEAD {
+        if secrets.next == SECRETS_AHEAD || secrets.forks != fork::count() {
             secrets.refill();
         }
         let at = 8 * secrets.next;
@@ -238,8 +250,58 @@ impl Secrets {
     #[inline(never)]
     fn refill(&mut self) {
         use rand::Rng as _;
-        rand::rng().fill_bytes(&mut self.bytes);
+        fork::watch();
+        let forks = fork::count();
+        let mut rng = rand::rng();
+        if forks != self.forks {
+            // The first batch since a fork: the generator's state is the
+            // parent's.
+            if let Err(error) = rng.reseed() {
+                panic!("could not reseed the secret generator after fork: {error}");
+            }
+            self.forks = forks;
+        }
+        rng.fill_bytes(&mut self.bytes);
         self.next = 0;
+    }
+}
+
+/// Telling a forked child from its parent, without a syscall per id.
+pub(crate) mod fork {
+    use crate::sync::Ordering;
+    use crate::sync::ProcessAtomicU64;
+
+    /// How many times this process is a fork's child of the process that
+    /// first minted an id (bumped in each child).
+    static FORKS: ProcessAtomicU64 = ProcessAtomicU64::new(0);
+
+    /// The fork count: a plain load of a word nobody writes but a child
+    /// right after `fork`. Relaxed: the child's handler runs on the one
+    /// thread the child has, before `fork` returns there.
+    #[inline]
+    pub(crate) fn count() -> u64 {
+        FORKS.load(Ordering::Relaxed)
+    }
+
+    /// Registers the child handler, once per process (it is inherited by
+    /// children).
+    pub(crate) fn watch() {
+        #[cfg(unix)]
+        {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                // SAFETY: `child` is async-signal-safe (one atomic add), as
+                // a handler running in a child of a multithreaded process
+                // must be. Registration can fail only for lack of memory;
+                // then fork protection is off, which we cannot remedy.
+                let _ = unsafe { libc::pthread_atfork(None, None, Some(child)) };
+            });
+        }
+    }
+
+    #[cfg(unix)]
+    extern "C" fn child() {
+        FORKS.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -44,7 +44,9 @@ mod clock;
 pub mod docs;
 mod free_list;
 pub mod id;
+mod insert;
 mod lifecycle;
+mod lookup;
 pub mod metrics;
 mod pack;
 mod pages;
@@ -54,8 +56,11 @@ mod session;
 mod slot;
 mod stats;
 mod storage;
+mod sweep;
 mod sync;
+mod terminate;
 mod tid;
+mod wrap;
 
 // The streamable-HTTP session layer for MCP servers (hyper 1 + tokio); its
 // docs are in src/http/mod.rs (outer docs here would break its links).
@@ -65,8 +70,9 @@ pub mod http;
 pub use builder::{BuildError, Builder, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 pub use clock::ManualClock;
 pub use id::{ParseIdError, SessionId};
+pub use insert::InsertError;
 pub use reason::{Reason, Rejection};
-pub use registry::{InsertError, Registry, Termination};
+pub use registry::{Registry, Termination};
 pub use session::{InFlight, Session};
 pub use stats::Stats;
 

@@ -22,10 +22,8 @@
 //! * `TERMINATED` is entered exactly once per generation, by a CAS from `LIVE`:
 //!   whoever's CAS succeeds is the one winner.
 //! * The reference that leaves `TERMINATED(g)` with zero refs is the *last
-//!   one out*; it, and only it, frees the slot as `FREE(g+1)`.
-//! * The last one out drops the value and pushes the slot on the free list
-//!   while the word still reads `TERMINATED(g, 0)`, and only then frees it:
-//!   that swap is its last access to the storage.
+//!   one out*. It drops the value, and the slot goes back to `FREE(g+1)` and
+//!   onto its free list (`storage.rs` says in which order, and who may help).
 //! * `orphan` is set on every slot when the registry is dropped, so the last
 //!   one out of a slot still held or being freed knows it must also account
 //!   for the storage (see `storage.rs`).
@@ -36,12 +34,18 @@
 use crate::id::GENERATION as ID_GENERATION;
 use crate::pack::Field;
 use crate::sync::{AtomicU64, Ordering};
+use crate::wrap::Wrap;
 
 const STATE: Field = Field::lowest(2);
 const ORPHAN: Field = STATE.then(1);
 const REFS: Field = ORPHAN.then(31);
 const GENERATION: Field = REFS.then(ID_GENERATION.bits());
 const _: () = assert!(GENERATION.end() == 64);
+
+/// The widest generation: the id's whole field.
+pub(crate) const GENERATIONS: Wrap = Wrap::bits(GENERATION.bits());
+const _: () = assert!(GENERATIONS.max() == GENERATION.max());
+const _: () = assert!(GENERATION.bits() == 30, "the documented wrap bound");
 
 const FREE: u64 = 0;
 const LIVE: u64 = 1;
@@ -76,6 +80,12 @@ impl Word {
         STATE.get(self.0) == FREE
     }
 
+    /// `TERMINATED` with no references: its last one out is freeing it.
+    /// Its secret word may already hold a free-list link.
+    pub(crate) fn is_being_freed(self) -> bool {
+        self.is_terminated() && self.refs() == 0
+    }
+
     fn is_orphaned(self) -> bool {
         ORPHAN.get(self.0) == 1
     }
@@ -87,11 +97,9 @@ impl Word {
     }
 
     /// Whether `generation` is older than this word's: the session it named
-    /// has come and gone. Generations wrap, so "older" means within half the
-    /// range behind.
-    pub(crate) fn has_passed(self, generation: u64) -> bool {
-        let behind = self.generation().wrapping_sub(generation) & GENERATION.max();
-        behind != 0 && behind <= GENERATION.max() / 2
+    /// has come and gone.
+    pub(crate) fn has_passed(self, generation: u64, generations: Wrap) -> bool {
+        generations.is_behind(generation, self.generation())
     }
 }
 
@@ -122,17 +130,31 @@ pub(crate) enum Acquire {
     Changed(Word),
 }
 
+/// What the caller of [`Lifecycle::try_terminate`] holds on the slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Holding {
+    /// Nothing: a reference is taken for the winner (unless nobody holds
+    /// the session, when the winner owns the slot outright).
+    Nothing,
+    /// A reference the caller may give up: if it is the only one, the CAS
+    /// consumes it and the winner owns the slot outright.
+    Ours,
+    /// A reference the caller keeps (a handle's): the winner borrows it.
+    Borrowed,
+}
+
 /// What [`Lifecycle::try_terminate`] did.
 #[must_use]
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Terminate {
     /// This call moved the slot from `LIVE` to `TERMINATED`: the caller is the
-    /// one winner and runs the session's cleanup. It holds a reference (one
-    /// it had, or one the CAS took for it) and must release it afterwards.
+    /// one winner and runs the session's cleanup, holding a reference (its
+    /// own, one the CAS took for it, or the handle's it borrows). It gives
+    /// back its own or the taken one afterwards.
     Won,
-    /// As `Won`, and nobody held the session: the slot went straight to
+    /// As `Won`, and nobody else held the session: the slot went straight to
     /// `TERMINATED(g, 0)`, so the caller is also its last one out and, after
-    /// the cleanup, frees it itself (no reference to take and give back).
+    /// the cleanup, frees it itself (no reference to give back).
     WonAlone,
     /// The word changed since the caller looked; here is what it is now.
     Changed(Word),
@@ -145,21 +167,34 @@ pub(crate) enum Release {
     /// Other references remain, or the session is still live.
     Done,
     /// This was the last reference out of a terminated session: the caller
-    /// must drop the value, put the slot on its free list, and then call
-    /// [`Lifecycle::free`]: the slot stays `TERMINATED(g, 0)` ("being freed")
-    /// until then.
+    /// must drop the value and free the slot (`storage::retire`): it stays
+    /// `TERMINATED(g, 0)` ("being freed") until then.
     LastOut,
 }
 
-/// What [`Lifecycle::free`] found.
+/// What [`Lifecycle::finish_free`] found.
 #[must_use]
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Freed {
-    /// The registry is alive, or had not looked at this slot yet.
+pub(crate) enum Finished {
+    /// The slot is `FREE(g + 1)`, freed by this call.
     Done,
-    /// The registry was dropped while this slot was being freed and counted
-    /// it as pending: the caller must settle the storage's account.
+    /// As `Done`, but the registry was dropped meanwhile and counted the
+    /// slot as pending: the caller settles the storage's account.
     Orphaned,
+    /// An inserter that popped the slot freed it first (and may have reused
+    /// it since), and counted a debt on the storage for this caller to
+    /// settle.
+    Helped,
+}
+
+/// What [`Lifecycle::try_help`] found.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Help {
+    /// The slot was `FREE` already: nothing to help.
+    WasFree,
+    /// This call freed it on behalf of its last one out.
+    Helped,
 }
 
 /// The atomic lifecycle word of one slot.
@@ -203,13 +238,14 @@ impl Lifecycle {
     ///
     /// The caller owns the slot exclusively (it popped the slot from the free
     /// list, or took a fresh one), so a plain store suffices: no one else
-    /// writes a `FREE` word. Release: publishes the value, secret and activity
-    /// written before it to every reader that loads `LIVE(g)` with Acquire.
+    /// writes a `FREE` word that is off the free list. Release: publishes the
+    /// value, secret and activity written before it to every reader that
+    /// loads `LIVE(g)` with Acquire.
     #[inline]
     pub(crate) fn publish(&self, refs: u64) -> u64 {
         // Relaxed: the Acquire that made the slot ours (the free-list pop, or
         // the page allocation for a fresh slot) already ordered this after the
-        // `free` store that wrote it.
+        // store that freed it.
         let free = Word(self.0.load(Ordering::Relaxed));
         debug_assert!(free.is_free() && free.refs() == 0, "{free:?}");
         let generation = free.generation();
@@ -251,27 +287,32 @@ impl Lifecycle {
         check_refs(before);
     }
 
-    /// `LIVE(g, r)` → `TERMINATED(g, r + extra_ref)` if the word is still
-    /// `seen`: the linearization point of every way a session ends.
+    /// `LIVE(g, r)` → `TERMINATED(g, r')` if the word is still `seen`: the
+    /// linearization point of every way a session ends.
     ///
-    /// `extra_ref` is 1 when the caller holds no reference yet (terminate by
-    /// id), so the winner can run cleanup without the value being freed under
-    /// it; 0 when it already holds one (the reaper, an expired lookup). When
-    /// the caller holds none and nobody else does either (`r == 0`), no
-    /// reference is needed: nobody can take one on a `TERMINATED` slot, so
-    /// the winner owns the slot outright (`WonAlone`).
+    /// What the winner holds afterwards depends on what it held before (see
+    /// [`Holding`]); it always holds something, so the value cannot be freed
+    /// while its cleanup reads it. A caller that holds nothing and finds
+    /// nobody else holding the session (`r == 0`) needs no reference: nobody
+    /// can take one on a `TERMINATED` slot, so the winner owns it outright
+    /// (`WonAlone`); likewise a caller whose own reference is the only one
+    /// (`Ours`, `r == 1`) gives it up in the same CAS.
     ///
     /// AcqRel on success: Acquire so the winner sees the value it hands to the
     /// close callback; Release so a reader that later loads `TERMINATED` also
     /// sees everything the winner did before it. Acquire on failure, since the
     /// caller inspects the word it gets back.
     #[inline]
-    pub(crate) fn try_terminate(&self, seen: Word, extra_ref: bool) -> Terminate {
+    pub(crate) fn try_terminate(&self, seen: Word, holding: Holding) -> Terminate {
         debug_assert!(seen.is_live());
         check_refs(seen);
-        let alone = extra_ref && seen.refs() == 0;
-        let add = if extra_ref && !alone { REFS.one() } else { 0 };
-        let next = STATE.set(seen.0, TERMINATED) + add;
+        let ended = STATE.set(seen.0, TERMINATED);
+        let (next, alone) = match holding {
+            Holding::Nothing if seen.refs() == 0 => (ended, true),
+            Holding::Nothing => (ended + REFS.one(), false),
+            Holding::Ours if seen.refs() == 1 => (ended - REFS.one(), true),
+            Holding::Ours | Holding::Borrowed => (ended, false),
+        };
         match self
             .0
             .compare_exchange(seen.0, next, Ordering::AcqRel, Ordering::Acquire)
@@ -302,77 +343,124 @@ impl Lifecycle {
         }
     }
 
-    /// `TERMINATED(g, 0)` → `FREE(g + 1)`: the last access the last one out
-    /// makes to the slot, after dropping the value and pushing the slot on
-    /// the free list. (A popper that gets the slot before this waits for it:
-    /// see [`wait_free`](Self::wait_free).)
+    /// `TERMINATED(g, 0)` → `FREE(g + 1)` with a store, by a last one out
+    /// that is the registry itself, inside one of its `&self` methods: it
+    /// frees the slot *before* putting it on its free list, so no inserter
+    /// can ever pop it half-freed.
     ///
-    /// A swap rather than a store, because `orphan` may set its bit
-    /// meanwhile, and the caller must learn whether it did. AcqRel: Release
-    /// so the popper that sees `FREE(g + 1)` also sees the value dropped;
-    /// Acquire so an orphaning registry's writes (`pending`) are visible.
-    pub(crate) fn free(&self) -> Freed {
-        let before = Word(self.0.swap(self.next_free().0, Ordering::AcqRel));
-        if before.is_orphaned() {
-            Freed::Orphaned
-        } else {
-            Freed::Done
+    /// Only `orphan` and helpers could change the word meanwhile: `orphan`
+    /// runs only as the registry drops, which cannot overlap a call that
+    /// borrows it, and helpers only touch slots that are on a free list,
+    /// which this one is not yet. Release: the popper that later takes it
+    /// (through the free list's Release push and Acquire pop) sees the value
+    /// dropped and the word `FREE(g + 1)`.
+    #[inline]
+    pub(crate) fn free_unlisted(&self, generations: Wrap) {
+        // Relaxed: nothing else writes the word now (see above).
+        let done = Word(self.0.load(Ordering::Relaxed));
+        debug_assert!(done.is_being_freed() && !done.is_orphaned(), "{done:?}");
+        let free = Word::new(FREE, generations.next(done.generation()));
+        self.0.store(free.0, Ordering::Release);
+    }
+
+    /// `TERMINATED(g, 0)` → `FREE(g + 1)` by a last one out that is a
+    /// handle, after it has put the slot on its free list: its last access
+    /// to the slot. An inserter may have popped the slot meanwhile and freed
+    /// it on the handle's behalf ([`try_help`](Self::try_help)); then the word
+    /// is no longer `TERMINATED(g, 0)` and this call only reports it.
+    ///
+    /// A CAS rather than a store, because `orphan` may set its bit
+    /// meanwhile and a helper may free the slot: the caller must learn
+    /// which. AcqRel: Release so the popper that sees `FREE(g + 1)` also
+    /// sees the value dropped; Acquire so an orphaning registry's writes
+    /// (`pending`), or a helper's debt, are visible.
+    pub(crate) fn finish_free(&self, generation: u64, generations: Wrap) -> Finished {
+        let mut word = Word(self.0.load(Ordering::Acquire));
+        loop {
+            if !(word.is_being_freed() && word.generation() == generation) {
+                // Helped: the helper counted a debt before its CAS, and
+                // that CAS happens before this load (Acquire).
+                return Finished::Helped;
+            }
+            let free = Word::new(FREE, generations.next(generation));
+            match self
+                .0
+                .compare_exchange(word.0, free.0, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if word.is_orphaned() => return Finished::Orphaned,
+                Ok(_) => return Finished::Done,
+                Err(now) => word = Word(now),
+            }
         }
     }
 
-    /// [`free`](Self::free) by a caller that knows the slot cannot be
-    /// orphaned meanwhile: a plain store instead of a swap, one atomic
-    /// read-modify-write fewer per session's end.
+    /// For an inserter that has just popped this slot from a free list:
+    /// makes sure it is `FREE`, freeing it on behalf of its last one out if
+    /// that one pushed it and has not yet made its final
+    /// [`finish_free`](Self::finish_free). This is what keeps insert
+    /// lock-free: it never waits for another thread.
     ///
-    /// Only `orphan` could change the word now (no refs, not LIVE), and it
-    /// runs only as the registry drops, which cannot overlap a call that
-    /// borrows the registry; so the word is `TERMINATED(g, 0)`, not orphaned,
-    /// until this store. Release: as in `free`, the popper that sees
-    /// `FREE(g + 1)` also sees the value dropped.
+    /// `before_helping` runs just before the CAS that frees the slot (the
+    /// storage counts a debt there, which the last one out settles when it
+    /// finds it was helped); `after_failed_help` if that CAS lost to the
+    /// last one out after all (the debt is taken back).
+    ///
+    /// Acquire on the load and the CAS: pairs with the last one out's
+    /// Release, so the inserter sees the value dropped. Release on the CAS:
+    /// the last one out that reads the helped word also sees the debt.
     #[inline]
-    pub(crate) fn free_unorphaned(&self) {
-        let next = self.next_free();
-        debug_assert!(
-            !Word(self.0.load(Ordering::Relaxed)).is_orphaned(),
-            "freed by the registry while orphaned"
-        );
-        self.0.store(next.0, Ordering::Release);
+    pub(crate) fn try_help(
+        &self,
+        generations: Wrap,
+        before_helping: impl FnOnce(),
+        after_failed_help: impl FnOnce(),
+    ) -> Help {
+        let word = Word(self.0.load(Ordering::Acquire));
+        if word.is_free() {
+            return Help::WasFree;
+        }
+        self.help(word, generations, before_helping, after_failed_help)
     }
 
-    /// `FREE(g + 1)` for a slot that is `TERMINATED(g, 0)`, which its last
-    /// one out is about to free.
-    #[inline]
-    fn next_free(&self) -> Word {
-        // Relaxed: only `orphan` can change the word now (no refs, not LIVE),
-        // and only its bit, which `free`'s swap reports (and which
-        // `free_unorphaned`'s caller rules out).
-        let done = Word(self.0.load(Ordering::Relaxed));
-        debug_assert!(done.is_terminated() && done.refs() == 0, "{done:?}");
-        Word::new(FREE, (done.generation() + 1) & GENERATION.max())
-    }
-
-    /// Waits until a slot just popped from the free list is `FREE`: its last
-    /// one out pushes it before its final [`free`](Self::free), so for a few
-    /// instructions a popped slot can still read `TERMINATED(g, 0)`.
-    ///
-    /// Acquire: pairs with `free`'s Release.
-    #[inline]
-    pub(crate) fn wait_free(&self) {
-        while !Word(self.0.load(Ordering::Acquire)).is_free() {
-            crate::sync::spin_wait();
+    #[cold]
+    #[inline(never)]
+    fn help(
+        &self,
+        word: Word,
+        generations: Wrap,
+        before_helping: impl FnOnce(),
+        after_failed_help: impl FnOnce(),
+    ) -> Help {
+        // Popped, so pushed by its last one out while `TERMINATED(g, 0)`;
+        // the registry is alive (the caller is inserting), so not orphaned.
+        debug_assert!(word.is_being_freed() && !word.is_orphaned(), "{word:?}");
+        before_helping();
+        let free = Word::new(FREE, generations.next(word.generation()));
+        match self
+            .0
+            .compare_exchange(word.0, free.0, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Help::Helped,
+            Err(now) => {
+                // Only the last one out's own `finish_free` can have got
+                // there first.
+                debug_assert_eq!(Word(now), free, "{word:?} became {:?}", Word(now));
+                after_failed_help();
+                Help::WasFree
+            }
         }
     }
 
     /// Marks the slot as outliving its registry; returns whether the slot
     /// must be counted as pending: it is held (refs > 0), or its last one out
     /// is freeing it right now (`TERMINATED` with no refs). Either way, the
-    /// last one out's `free` will see the bit and settle the count.
+    /// last one out's `finish_free` will see the bit and settle the count.
     ///
-    /// AcqRel: this RMW and the last one out's `free` swap are totally ordered
-    /// on this word, so exactly one of two things happens: `free` comes first
-    /// (the slot is `FREE` here, not counted, and its last one out touches the
-    /// storage no more), or this comes first (counted, and `free` sees the
-    /// bit).
+    /// AcqRel: this RMW and the last one out's `finish_free` CAS are totally
+    /// ordered on this word, so exactly one of two things happens: the free
+    /// comes first (the slot is `FREE` here, not counted, and its last one out
+    /// touches the storage no more), or this comes first (counted, and the
+    /// free sees the bit).
     pub(crate) fn orphan(&self) -> bool {
         let before = Word(self.0.fetch_or(ORPHAN.one(), Ordering::AcqRel));
         debug_assert!(!before.is_live(), "orphaned a live slot: {before:?}");
@@ -393,6 +481,8 @@ fn check_refs(word: Word) {
 mod tests {
     use super::*;
 
+    const GENS: Wrap = GENERATIONS;
+
     #[test]
     fn a_full_life() {
         let slot = Lifecycle::new();
@@ -405,22 +495,22 @@ mod tests {
         assert_eq!(slot.try_acquire(live), Acquire::Acquired);
         // A stale snapshot loses.
         assert!(matches!(
-            slot.try_terminate(live, true),
+            slot.try_terminate(live, Holding::Nothing),
             Terminate::Changed(_)
         ));
         let held = slot.load();
         assert_eq!(held.refs(), 1);
         // Held by someone: the winner gets a reference of its own.
-        assert_eq!(slot.try_terminate(held, true), Terminate::Won);
+        assert_eq!(slot.try_terminate(held, Holding::Nothing), Terminate::Won);
         let ended = slot.load();
         assert!(ended.is_terminated() && ended.refs() == 2);
 
         assert_eq!(slot.release(), Release::Done);
         assert_eq!(slot.release(), Release::LastOut);
-        assert_eq!(slot.free(), Freed::Done);
+        assert_eq!(slot.finish_free(0, GENS), Finished::Done);
         let next = slot.load();
         assert!(next.is_free() && next.generation() == 1);
-        assert!(next.has_passed(0));
+        assert!(next.has_passed(0, GENS));
         assert!(!next.names(0) && !next.names(1));
     }
 
@@ -428,11 +518,39 @@ mod tests {
     fn a_winner_alone_needs_no_reference() {
         let slot = Lifecycle::new();
         let _ = slot.publish(0);
-        assert_eq!(slot.try_terminate(slot.load(), true), Terminate::WonAlone);
+        assert_eq!(
+            slot.try_terminate(slot.load(), Holding::Nothing),
+            Terminate::WonAlone
+        );
         let word = slot.load();
-        assert!(word.is_terminated() && word.refs() == 0);
+        assert!(word.is_being_freed());
         assert!(slot.orphan(), "being freed: counted");
-        assert_eq!(slot.free(), Freed::Orphaned);
+        assert_eq!(slot.finish_free(0, GENS), Finished::Orphaned);
+    }
+
+    #[test]
+    fn a_winner_gives_up_its_only_reference_in_the_cas() {
+        let slot = Lifecycle::new();
+        let _ = slot.publish(1);
+        assert_eq!(
+            slot.try_terminate(slot.load(), Holding::Ours),
+            Terminate::WonAlone
+        );
+        assert!(slot.load().is_being_freed());
+        slot.free_unlisted(GENS);
+        assert!(slot.load().is_free() && slot.load().generation() == 1);
+    }
+
+    #[test]
+    fn a_borrowed_reference_stays_with_its_handle() {
+        let slot = Lifecycle::new();
+        let _ = slot.publish(1);
+        assert_eq!(
+            slot.try_terminate(slot.load(), Holding::Borrowed),
+            Terminate::Won
+        );
+        assert_eq!(slot.load().refs(), 1);
+        assert_eq!(slot.release(), Release::LastOut);
     }
 
     #[test]
@@ -448,25 +566,66 @@ mod tests {
     fn orphan_reaches_the_last_holder() {
         let slot = Lifecycle::new();
         let _ = slot.publish(1);
-        assert_eq!(slot.try_terminate(slot.load(), true), Terminate::Won);
+        assert_eq!(
+            slot.try_terminate(slot.load(), Holding::Nothing),
+            Terminate::Won
+        );
         assert_eq!(slot.release(), Release::Done);
         assert!(slot.orphan(), "held: counted");
         assert_eq!(slot.release(), Release::LastOut);
-        assert_eq!(slot.free(), Freed::Orphaned);
+        assert_eq!(slot.finish_free(0, GENS), Finished::Orphaned);
         assert!(!slot.orphan(), "free: not counted again");
+    }
+
+    #[test]
+    fn a_popper_frees_a_slot_its_last_one_out_has_not_finished() {
+        let slot = Lifecycle::new();
+        let _ = slot.publish(0);
+        assert_eq!(
+            slot.try_terminate(slot.load(), Holding::Nothing),
+            Terminate::WonAlone
+        );
+        // The last one out has pushed the slot; a popper takes it first.
+        let mut debts = 0;
+        let help = slot.try_help(GENS, || debts += 1, || unreachable!());
+        assert_eq!(help, Help::Helped);
+        assert_eq!(debts, 1);
+        assert!(slot.load().is_free() && slot.load().generation() == 1);
+        // The popper reuses the slot at once; the last one out then learns
+        // it was helped, and must not touch the new session.
+        let _ = slot.publish(0);
+        assert_eq!(slot.finish_free(0, GENS), Finished::Helped);
+        assert!(slot.load().is_live() && slot.load().generation() == 1);
+        // A popper that finds the slot free has nothing to do.
+        let other = Lifecycle::new();
+        assert_eq!(
+            other.try_help(GENS, || unreachable!(), || unreachable!()),
+            Help::WasFree
+        );
     }
 
     #[test]
     fn generations_wrap_and_still_compare() {
         let max = GENERATION.max();
         let word = Word::new(LIVE, 0);
-        assert!(word.has_passed(max), "gen max is just behind gen 0");
-        assert!(!word.has_passed(1), "gen 1 is ahead of gen 0");
-        assert!(!word.has_passed(0));
-        assert!(Word::new(FREE, 5).has_passed(4));
+        assert!(word.has_passed(max, GENS), "gen max is just behind gen 0");
+        assert!(!word.has_passed(1, GENS), "gen 1 is ahead of gen 0");
+        assert!(!word.has_passed(0, GENS));
+        assert!(Word::new(FREE, 5).has_passed(4, GENS));
         assert!(
-            !Word::new(FREE, 5).has_passed(5),
+            !Word::new(FREE, 5).has_passed(5, GENS),
             "FREE(5): gen 5 not minted yet"
         );
+        // A narrowed generation wraps within the field.
+        let two = Wrap::bits(2);
+        let slot = Lifecycle::new();
+        for expected in [0, 1, 2, 3, 0] {
+            assert_eq!(slot.publish(0), expected);
+            assert_eq!(
+                slot.try_terminate(slot.load(), Holding::Nothing),
+                Terminate::WonAlone
+            );
+            slot.free_unlisted(two);
+        }
     }
 }

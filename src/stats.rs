@@ -1,10 +1,36 @@
-//! Counters, striped by thread so that none of them is a contended cache line.
+//! Counters, striped by thread so that none of them is a contended cache line,
+//! and the [`Stats`] snapshot read from them.
 //!
 //! Each thread id (`tid.rs`) below the stripe count owns one cache-padded
 //! stripe and is its only writer, so a bump is a plain load and store: no
 //! read-modify-write on the hot path. Threads beyond the stripe count (and
 //! threads in teardown) share one overflow stripe, bumped with `fetch_add`.
 //! A read sums every stripe.
+//!
+//! ## How many are live, while sessions come and go
+//!
+//! `live` is `created - terminated`, but the two sums are read one stripe
+//! at a time while other threads keep counting, so they are not one
+//! instant's figures. The read is ordered to bound the error:
+//!
+//! 1. every termination counted is of a session whose creation was counted
+//!    before (an insert counts before it publishes; a terminate counts
+//!    after its CAS), and bumps are Release stores that reads Acquire;
+//! 2. `terminated` is summed first and `created` second, so every session
+//!    counted as terminated is also counted as created (never below zero),
+//!    and every session live throughout the read is counted as created and
+//!    not as terminated (never below the sessions that stayed live);
+//! 3. `terminated` is summed again afterwards: if it did not move, no
+//!    session ended during the read, the live count only rose while
+//!    `created` was summed, and the figure is one it had at some instant:
+//!    exact. If it moved, the read is tried again, a few times.
+//! 4. Under unending churn the figure can overshoot by the sessions that
+//!    ended during the read, so it is capped at the capacity, which the
+//!    live count never exceeds.
+//!
+//! So `live` is never below the number of sessions live for the whole call,
+//! never above the capacity, and exact whenever no session ended during one
+//! of the reads.
 
 use crate::reason::{Reason, Rejection};
 use crate::sync::{AtomicU64, Ordering};
@@ -23,6 +49,9 @@ pub(crate) struct Counters {
     shared: CachePadded<Stripe>,
 }
 
+/// How many times a snapshot reads again when a session ended meanwhile.
+const SNAPSHOT_TRIES: usize = 4;
+
 impl Counters {
     pub(crate) fn new(stripes: usize) -> Counters {
         Counters {
@@ -35,21 +64,16 @@ impl Counters {
     fn bump(&self, counter: impl Fn(&Stripe) -> &AtomicU64) {
         match self.owned.get(tid::current()) {
             // This thread is the stripe's only writer (its id is held by no
-            // other living thread), so load + store loses no update. Relaxed:
-            // counters order nothing; readers sum a snapshot. (Under loom the
-            // id handover goes through a std mutex loom cannot see, so there
-            // it takes the RMW to stay exact.)
-            #[cfg(not(sessionreg_loom))]
+            // other living thread, and the id's handover is ordered by the
+            // pool's lock), so load + store loses no update. Release: a
+            // reader that sees this count also sees what the thread did
+            // before it (a termination's creation was counted before it).
             Some(stripe) => {
                 let cell = counter(stripe);
-                cell.store(cell.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            }
-            #[cfg(sessionreg_loom)]
-            Some(stripe) => {
-                counter(stripe).fetch_add(1, Ordering::Relaxed);
+                cell.store(cell.load(Ordering::Relaxed) + 1, Ordering::Release);
             }
             None => {
-                counter(&self.shared).fetch_add(1, Ordering::Relaxed);
+                counter(&self.shared).fetch_add(1, Ordering::Release);
             }
         }
     }
@@ -74,40 +98,68 @@ impl Counters {
             .iter()
             .map(|s| &**s)
             .chain(Some(&*self.shared))
-            .map(|s| counter(s).load(Ordering::Relaxed))
+            // Acquire: pairs with the bumps' Release (see the module docs).
+            .map(|s| counter(s).load(Ordering::Acquire))
             .sum()
     }
 
-    pub(crate) fn snapshot(&self, capacity: usize, node: u8) -> Stats {
-        // Terminations first: a session counted as terminated here was
-        // created before, so reading created second never yields live < 0
-        // for sessions that come and go during the read.
-        let terminated = Reason::ALL.map(|r| self.sum(|s| &s.terminated[r.index()]));
-        let created = self.sum(|s| &s.created);
+    fn terminations(&self) -> [u64; Reason::ALL.len()] {
+        Reason::ALL.map(|r| self.sum(|s| &s.terminated[r.index()]))
+    }
+
+    /// Reads the counters as the module docs say: terminations, creations,
+    /// terminations again; a few tries for a read no termination overlapped.
+    fn read(&self) -> (u64, [u64; Reason::ALL.len()], bool) {
+        let mut terminated = self.terminations();
+        for _ in 1..SNAPSHOT_TRIES {
+            let created = self.sum(|s| &s.created);
+            let again = self.terminations();
+            if again == terminated {
+                return (created, terminated, true);
+            }
+            terminated = again;
+        }
+        (self.sum(|s| &s.created), terminated, false)
+    }
+
+    pub(crate) fn snapshot(&self, capacity: u64, node: u8) -> Stats {
+        let (created, terminated, _) = self.read();
         let rejected = Rejection::ALL.map(|c| self.sum(|s| &s.rejected[c.index()]));
         Stats {
-            live: created.saturating_sub(terminated.iter().sum()),
+            live: live(created, &terminated, capacity),
             created,
             terminated,
             rejected,
-            capacity,
+            capacity: capacity as usize,
             node,
         }
     }
 
-    pub(crate) fn live(&self) -> usize {
-        self.snapshot(0, 0).live as usize
+    pub(crate) fn live(&self, capacity: u64) -> u64 {
+        let (created, terminated, _) = self.read();
+        live(created, &terminated, capacity)
     }
+}
+
+/// `created - terminated`, within `0..=capacity` (see the module docs: the
+/// read order makes the difference non-negative, the cap bounds churn).
+fn live(created: u64, terminated: &[u64], capacity: u64) -> u64 {
+    let ended: u64 = terminated.iter().sum();
+    debug_assert!(created >= ended, "{ended} ended of {created} created");
+    created.saturating_sub(ended).min(capacity)
 }
 
 /// A snapshot of a registry's counters.
 ///
-/// Counters are summed from per-thread stripes without stopping writers, so
-/// while sessions come and go the figures are each a moment apart; once the
-/// registry is quiet they are exact.
+/// Counters are summed from per-thread stripes without stopping writers.
+/// Once the registry is quiet every figure is exact. While sessions come and
+/// go, `created` and each `terminated` figure is a value its counter had
+/// during the call, and [`live`](Stats::live) is never below the number of
+/// sessions that were live for the whole call and never above the capacity
+/// (exact when no session ended while it was read).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stats {
-    /// Sessions created and not yet terminated.
+    /// Sessions created and not yet terminated, as described above.
     pub live: u64,
     /// Sessions ever created.
     pub created: u64,
@@ -155,11 +207,12 @@ mod tests {
                 });
             }
         });
-        let stats = counters.snapshot(9, 0);
+        let stats = counters.snapshot(1 << 20, 0);
         assert_eq!(stats.created, 60_000);
         assert_eq!(stats.rejected(Rejection::Stale), 60_000);
         assert_eq!(stats.terminated(Reason::Failed), 6);
         assert_eq!(stats.live, 60_000 - 6);
-        assert_eq!(counters.live(), 60_000 - 6);
+        assert_eq!(counters.live(1 << 20), 60_000 - 6);
+        assert_eq!(counters.live(100), 100, "capped at the capacity");
     }
 }

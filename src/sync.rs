@@ -13,14 +13,19 @@ compile_error!("`--cfg sessionreg_loom` needs the `loom` feature of sessionreg")
 
 #[cfg(all(sessionreg_loom, feature = "loom"))]
 mod imp {
-    /// One round of waiting for another thread: loom must be told to run
-    /// someone else.
-    pub(crate) fn spin_wait() {
-        loom::thread::yield_now();
-    }
-
     pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
     pub(crate) use loom::thread_local;
+
+    /// A process-wide lock: a `static` under `std`; under loom, one per
+    /// model execution (`lazy_static`), so loom sees the handover it orders.
+    macro_rules! static_lock {
+        ($name:ident: $ty:ty = $init:expr) => {
+            loom::lazy_static! {
+                static ref $name: loom::sync::Mutex<$ty> = loom::sync::Mutex::new($init);
+            }
+        };
+    }
+    pub(crate) use static_lock;
 
     /// loom's cell: it checks that no `with_mut` overlaps another access.
     #[derive(Debug)]
@@ -45,15 +50,17 @@ mod imp {
 
 #[cfg(not(all(sessionreg_loom, feature = "loom")))]
 mod imp {
-    /// One round of waiting for another thread that is a few instructions
-    /// from done: a spin hint, and a yield in case it was preempted.
-    pub(crate) fn spin_wait() {
-        std::hint::spin_loop();
-        std::thread::yield_now();
-    }
-
     pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
     pub(crate) use std::thread_local;
+
+    /// A process-wide lock: a `static` under `std`; under loom, one per
+    /// model execution (`lazy_static`), so loom sees the handover it orders.
+    macro_rules! static_lock {
+        ($name:ident: $ty:ty = $init:expr) => {
+            static $name: std::sync::Mutex<$ty> = std::sync::Mutex::new($init);
+        };
+    }
+    pub(crate) use static_lock;
 
     /// `std`'s cell with loom's closure-based API, so call sites are the same
     /// under both. The closures compile away.
@@ -86,8 +93,7 @@ pub(crate) use imp::*;
 /// threads at.
 pub(crate) use std::thread_local as cache_thread_local;
 
-/// A lock for process-wide statics, `std`'s even under loom: loom's objects
-/// live for one model execution, so a `static` cannot hold one. Only the
-/// thread-id pool uses it (see `tid.rs`), and it takes no part in the
-/// protocols the loom suite checks.
-pub(crate) use std::sync::Mutex as StaticMutex;
+/// An atomic for process-wide statics that take no part in any protocol the
+/// loom suite checks (the fork count in `id.rs`): `std`'s even under loom,
+/// whose objects live for one model execution and cannot sit in a `static`.
+pub(crate) use std::sync::atomic::AtomicU64 as ProcessAtomicU64;

@@ -5,14 +5,16 @@
 //! (`stats.rs`) are indexed by it, so a stripe has one writer at a time, and
 //! shards (`storage.rs`) are chosen by it, so threads spread over shards.
 
-use crate::sync::{thread_local, StaticMutex};
+use crate::sync::{static_lock, thread_local};
 
-/// The pool of ids not held by any living thread.
-///
-/// The handover it provides (an exiting thread's last counter writes happen
-/// before the next holder of its id reads them) is the mutex's own
-/// release/acquire.
-static POOL: StaticMutex<Pool> = StaticMutex::new(Pool {
+// The pool of ids not held by any living thread.
+//
+// The handover it provides (an exiting thread's last counter writes happen
+// before the next holder of its id writes the same stripe) is the mutex's
+// own release/acquire. Under loom the pool is one per model execution, so
+// ids are small and deterministic and the counters take their production
+// path (load + store) there too.
+static_lock!(POOL: Pool = Pool {
     next: 0,
     free: Vec::new(),
 });
@@ -45,10 +47,17 @@ impl Tid {
 
 impl Drop for Tid {
     fn drop(&mut self) {
+        // Under loom the pool lives for one execution and ids are never
+        // given back: loom drops the model's main thread's thread-locals
+        // after the execution's statics, so a give-back could not reach
+        // the pool then. Every model thread gets an id of its own (and a
+        // stripe of its own: models have fewer threads than stripes).
         #[cfg(not(sessionreg_loom))]
-        CACHED.with(|cached| cached.set(SHARED));
-        let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        pool.free.push(self.0);
+        {
+            CACHED.with(|cached| cached.set(SHARED));
+            let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            pool.free.push(self.0);
+        }
     }
 }
 

@@ -19,6 +19,8 @@ enum Op {
     Insert,
     /// Create a session with its first request in flight.
     InsertInFlight,
+    /// Create a session whose value is made from its id.
+    InsertWith,
     /// Look up the k-th id ever minted (modulo how many there are).
     Get(usize),
     /// Look up, then start a request that stays in flight.
@@ -27,6 +29,10 @@ enum Op {
     EndRequest(usize),
     /// Keep a handle from a lookup.
     Hold(usize),
+    /// Look up as an owner: the session's own (true) or another (false).
+    LookupAs(usize, bool),
+    /// End the session of the j-th held handle, through the handle.
+    TerminateHeld(usize, Reason),
     /// Drop the j-th held handle.
     DropHandle(usize),
     Terminate(usize, Reason),
@@ -47,10 +53,13 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => Just(Op::Insert),
         1 => Just(Op::InsertInFlight),
+        1 => Just(Op::InsertWith),
         3 => any::<usize>().prop_map(Op::Get),
         2 => any::<usize>().prop_map(Op::Begin),
         2 => any::<usize>().prop_map(Op::EndRequest),
         2 => any::<usize>().prop_map(Op::Hold),
+        2 => (any::<usize>(), any::<bool>()).prop_map(|(k, own)| Op::LookupAs(k, own)),
+        2 => (any::<usize>(), reason.clone()).prop_map(|(j, r)| Op::TerminateHeld(j, r)),
         2 => any::<usize>().prop_map(Op::DropHandle),
         3 => (any::<usize>(), reason).prop_map(|(k, r)| Op::Terminate(k, r)),
         1 => any::<usize>().prop_map(Op::Forge),
@@ -64,6 +73,8 @@ fn op() -> impl Strategy<Value = Op> {
 struct Value {
     serial: u64,
     drops: Arc<Mutex<Vec<u64>>>,
+    /// The id `insert_with` made it for.
+    minted: Option<SessionId>,
 }
 
 impl Drop for Value {
@@ -110,6 +121,7 @@ struct Harness {
     stale: u64,
     expired: u64,
     forged: u64,
+    principal: u64,
 }
 
 impl Harness {
@@ -123,6 +135,7 @@ impl Harness {
             .idle_timeout(Duration::from_millis(TIMEOUT_MS))
             .manual_clock(&clock)
             .on_close(move |id: &SessionId, value: &Value, reason| {
+                assert!(value.minted.is_none_or(|minted| minted == *id));
                 log.lock().unwrap().push((*id, value.serial, reason));
             })
             .build()
@@ -141,6 +154,7 @@ impl Harness {
             stale: 0,
             expired: 0,
             forged: 0,
+            principal: 0,
         }
     }
 
@@ -193,24 +207,36 @@ impl Harness {
     fn apply(&mut self, op: Op) {
         let pick = |n: usize, k: usize| if n == 0 { None } else { Some(k % n) };
         match op {
-            Op::Insert | Op::InsertInFlight => {
+            Op::Insert | Op::InsertInFlight | Op::InsertWith => {
                 let in_flight = matches!(op, Op::InsertInFlight);
                 let serial = self.ids.len() as u64;
-                let value = Value {
+                let drops = self.drops.clone();
+                let value = move |minted| Value {
                     serial,
-                    drops: self.drops.clone(),
+                    drops,
+                    minted,
                 };
                 let full = self.expected.iter().filter(|e| e.occupies_slot()).count() == CAPACITY;
-                let inserted = if in_flight {
-                    self.registry.insert_in_flight(value).map(|request| {
-                        assert_eq!(request.serial, serial);
-                        assert_eq!(request.in_flight(), 1);
-                        let id = request.id();
-                        self.requests.push((serial as usize, request));
-                        id
-                    })
+                let inserted = if matches!(op, Op::InsertWith) {
+                    match self.registry.insert_with(move |id| value(Some(id))) {
+                        Ok(id) => Ok(id),
+                        // At capacity the function is handed back uncalled:
+                        // nothing to drop.
+                        Err(_) => Err(None),
+                    }
+                } else if in_flight {
+                    self.registry
+                        .insert_in_flight(value(None))
+                        .map(|request| {
+                            assert_eq!(request.serial, serial);
+                            assert_eq!(request.in_flight(), 1);
+                            let id = request.id();
+                            self.requests.push((serial as usize, request));
+                            id
+                        })
+                        .map_err(Some)
                 } else {
-                    self.registry.insert(value)
+                    self.registry.insert(value(None)).map_err(Some)
                 };
                 match inserted {
                     Ok(id) => {
@@ -229,9 +255,11 @@ impl Harness {
                         assert!(full, "insert refused below capacity");
                         // The value comes back, whole; its drop is not a
                         // session's, so it is marked to be left out.
-                        let mut value = err.into_inner();
-                        assert_eq!(value.serial, serial);
-                        value.serial = REFUSED;
+                        if let Some(err) = err {
+                            let mut value = err.into_inner();
+                            assert_eq!(value.serial, serial);
+                            value.serial = REFUSED;
+                        }
                     }
                 }
             }
@@ -245,6 +273,35 @@ impl Harness {
                     if let Ok(session) = self.lookup(k) {
                         self.expected[k].holders += 1;
                         self.handles.push((k, session));
+                    }
+                }
+            }
+            Op::LookupAs(k, own) => {
+                if let Some(k) = pick(self.ids.len(), k) {
+                    let found = self
+                        .registry
+                        .lookup_if(&self.ids[k], |value| own && value.serial == k as u64);
+                    let e = &self.expected[k];
+                    if e.live && !own {
+                        // Refused before any expiry: the session is as it was.
+                        assert_eq!(found.err(), Some(Rejection::Principal));
+                        self.principal += 1;
+                    } else {
+                        let expected = self.expect_lookup(k);
+                        assert_eq!(found.map(|s| s.serial), expected.map(|()| k as u64));
+                    }
+                }
+            }
+            Op::TerminateHeld(j, reason) => {
+                if let Some(j) = pick(self.handles.len(), j) {
+                    let k = self.handles[j].0;
+                    let outcome = self.registry.terminate_session(&self.handles[j].1, reason);
+                    if self.expected[k].live {
+                        assert_eq!(outcome, Termination::Won);
+                        self.end(k, reason);
+                    } else {
+                        assert_eq!(outcome, Termination::AlreadyTerminated);
+                        self.stale += 1;
                     }
                 }
             }
@@ -296,13 +353,14 @@ impl Harness {
                     let real = self.ids[k].to_u128();
                     let forged: SessionId = format!("{:032x}", real ^ 1).parse().unwrap();
                     let outcome = self.registry.terminate(&forged, Reason::Deleted);
-                    if self.expected[k].live {
-                        // A wrong secret on a live session is caught.
+                    if self.expected[k].occupies_slot() {
+                        // A wrong secret on a session still in its slot
+                        // (live, or ended but held) is caught.
                         assert_eq!(outcome, Termination::Rejected(Rejection::Forged));
                         self.forged += 1;
                     } else {
-                        // The session has ended: the id, forged or not,
-                        // can end nothing.
+                        // The session has ended and left its slot: the id,
+                        // forged or not, can end nothing.
                         assert_eq!(outcome, Termination::AlreadyTerminated);
                         self.stale += 1;
                     }
@@ -366,6 +424,7 @@ impl Harness {
         assert_eq!(stats.rejected(Rejection::Stale), self.stale);
         assert_eq!(stats.rejected(Rejection::Expired), self.expired);
         assert_eq!(stats.rejected(Rejection::Forged), self.forged);
+        assert_eq!(stats.rejected(Rejection::Principal), self.principal);
     }
 }
 

@@ -275,3 +275,148 @@ fn handles_outlive_the_registry() {
         assert_eq!(drops.load(Ordering::Relaxed), 16, "each value dropped once");
     }
 }
+
+/// With a 2-bit generation (a test-only width), a slot's generation comes
+/// back every four reuses, so ids of ended sessions keep naming the live
+/// generation of their slot. Threads that look up and terminate such dead
+/// ids, while churners reuse the slots as fast as they can, must never get
+/// a session or end one: the secret, checked under a reference, stops them
+/// even when a lookup stalls across a whole wrap.
+#[test]
+fn dead_ids_reach_nothing_when_generations_wrap() {
+    const LIVES: u64 = 100_000;
+    const GRAVES: usize = 64;
+    let registry = Registry::builder()
+        .capacity(4)
+        .shards(1)
+        .test_widths(2, 37)
+        .build()
+        .unwrap();
+    let graves: Vec<Mutex<Option<SessionId>>> = (0..GRAVES).map(|_| Mutex::new(None)).collect();
+    let churning = AtomicUsize::new(2);
+    let attempts = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for churner in 0..2u64 {
+            let (registry, graves, churning) = (&registry, &graves, &churning);
+            s.spawn(move || {
+                let _abort = AbortOnPanic;
+                for i in 0..LIVES {
+                    let id = registry
+                        .insert(churner)
+                        .expect("two sessions in four slots");
+                    assert_eq!(*registry.get(&id).expect("our own session"), churner);
+                    assert!(
+                        registry.terminate(&id, Reason::Deleted).is_won(),
+                        "a dead id ended a live session"
+                    );
+                    *graves[(i as usize * 2 + churner as usize) % GRAVES]
+                        .lock()
+                        .unwrap() = Some(id);
+                }
+                churning.fetch_sub(1, Ordering::Release);
+            });
+        }
+        for seed in 0..2usize {
+            let (registry, graves, churning, attempts) = (&registry, &graves, &churning, &attempts);
+            s.spawn(move || {
+                let _abort = AbortOnPanic;
+                let mut i = seed * 7919;
+                while churning.load(Ordering::Acquire) > 0 {
+                    i = i.wrapping_mul(31).wrapping_add(17);
+                    let Some(id) = *graves[i % GRAVES].lock().unwrap() else {
+                        continue;
+                    };
+                    attempts.fetch_add(1, Ordering::Relaxed);
+                    if let Some(found) = registry.get(&id) {
+                        panic!("a dead id found a session of churner {}", *found);
+                    }
+                    assert!(
+                        !registry.terminate(&id, Reason::Failed).is_won(),
+                        "a dead id ended a session"
+                    );
+                }
+            });
+        }
+    });
+    let stats = registry.stats();
+    assert_eq!(stats.created, 2 * LIVES);
+    assert_eq!(stats.terminated(Reason::Deleted), 2 * LIVES);
+    assert_eq!(stats.terminated(Reason::Failed), 0);
+    assert!(attempts.load(Ordering::Relaxed) > 0);
+    // The generation did wrap under the dead ids: some of them named their
+    // slot's live generation and were told apart by the secret alone.
+    assert!(
+        stats.rejected(sessionreg::Rejection::Forged) > 0,
+        "{stats:?}"
+    );
+}
+
+/// `len()` while threads churn (more of them than cores, so the reader is
+/// often descheduled in the middle of a read) and one session stays live:
+/// never above the capacity, never below the one session that is live
+/// throughout.
+#[test]
+fn len_is_bounded_under_churn() {
+    const CAPACITY: usize = 64;
+    const CHURNERS: usize = 3;
+    const LIVES: u64 = 200_000;
+    let registry = Registry::builder().capacity(CAPACITY).build().unwrap();
+    let stable = registry.insert(()).unwrap();
+    let churning = AtomicUsize::new(CHURNERS);
+    let reads = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..CHURNERS {
+            s.spawn(|| {
+                let _abort = AbortOnPanic;
+                for _ in 0..LIVES {
+                    let id = registry.insert(()).unwrap();
+                    assert!(registry.terminate(&id, Reason::Deleted).is_won());
+                }
+                churning.fetch_sub(1, Ordering::Release);
+            });
+        }
+        s.spawn(|| {
+            let _abort = AbortOnPanic;
+            while churning.load(Ordering::Acquire) > 0 {
+                let len = registry.len();
+                assert!(len >= 1, "the stable session was missed: {len}");
+                assert!(len <= CAPACITY, "{len} live in a registry of {CAPACITY}");
+                let stats = registry.stats();
+                assert!((1..=CAPACITY as u64).contains(&stats.live), "{stats:?}");
+                reads.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    });
+    assert!(reads.load(Ordering::Relaxed) > 0);
+    assert_eq!(registry.len(), 1);
+    assert!(registry.get(&stable).is_some());
+}
+
+/// Capacity is exact across shards: threads that between them never hold
+/// more sessions than the capacity minus one must never be refused, however
+/// their home shards and the free slots fall (one slot per shard, so an
+/// insert keeps looking in shards other than its own while others free
+/// slots in shards it has already looked at; more threads than cores, so
+/// an insert is often descheduled in the middle of its search).
+#[test]
+fn an_insert_never_fails_while_a_slot_is_free() {
+    const THREADS: usize = 7;
+    const LIVES: u64 = 100_000;
+    let registry = Registry::builder()
+        .capacity(THREADS + 1)
+        .shards(8)
+        .build()
+        .unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                let _abort = AbortOnPanic;
+                for _ in 0..LIVES {
+                    let id = registry.insert(()).expect("refused while a slot was free");
+                    assert!(registry.terminate(&id, Reason::Deleted).is_won());
+                }
+            });
+        }
+    });
+    assert_eq!(registry.len(), 0);
+}

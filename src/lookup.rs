@@ -1,0 +1,255 @@
+//! Finding a session by id: `get`, `lookup`, `lookup_if`, and the checks
+//! every path by id shares (`locate`, `examine`, `acquire`).
+
+use crate::activity::Expire;
+use crate::id::{secrets_match, ParseIdError, SessionId};
+use crate::lifecycle::{Acquire, Word};
+use crate::reason::{Reason, Rejection};
+use crate::registry::Registry;
+use crate::session::Session;
+use crate::slot::Slot;
+use crate::storage::{self, By};
+use std::ptr::NonNull;
+
+impl<S> Registry<S> {
+    /// The live session named by `id`, if there is one.
+    ///
+    /// It must be live, in exactly the slot, generation and secret of the id.
+    /// A session idle past the timeout (or already being expired by the
+    /// reaper) is ended here, with [`Reason::IdleTimeout`], and not returned.
+    /// Allocates nothing; a lookup of an ended session costs only loads.
+    #[inline(always)]
+    pub fn get(&self, id: &SessionId) -> Option<Session<S>> {
+        self.lookup(id).ok()
+    }
+
+    /// Like [`get`](Registry::get), saying why nothing was found.
+    //
+    // Inlined into the caller whole, as `insert` is: the handle (32 bytes)
+    // then stays in registers instead of being returned through memory and
+    // reloaded by the caller with wider loads than the stores that wrote it
+    // (a store-forwarding stall that `perf` showed on the instruction after
+    // every `get`). The expiry check, which reads the clock and may end the
+    // session, is skipped when there is no idle timeout.
+    #[inline(always)]
+    pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
+        let slot = match self.acquire(id) {
+            Ok(slot) => slot,
+            Err(cause) => return Err(self.reject(cause)),
+        };
+        if let Some(timeout) = self.storage().idle_timeout_ms {
+            if let Err(cause) = self.unless_expired(id, slot, timeout) {
+                return Err(self.reject(cause));
+            }
+        }
+        // SAFETY: `acquire` took a reference on this slot for us, and
+        // `unless_expired` did not give it back.
+        Ok(unsafe { Session::from_held(self.storage, slot, *id) })
+    }
+
+    /// Like [`lookup`](Registry::lookup), but the session is handed out only
+    /// if `accept` says it is the caller's: for sessions bound to an owner
+    /// (the principal that opened it). A refused session is reported as
+    /// [`Rejection::Principal`] and counted so; the caller should answer as
+    /// for an unknown id, so that the answer is no oracle.
+    ///
+    /// `accept` sees the value of a live session with the id's own slot,
+    /// generation and secret. A refusal has no effect on the session: it is
+    /// neither touched nor expired.
+    ///
+    /// ```
+    /// use sessionreg::{Registry, Rejection};
+    ///
+    /// let registry = Registry::builder().build().unwrap();
+    /// let id = registry.insert("ada").unwrap();
+    /// assert!(registry.lookup_if(&id, |owner| *owner == "ada").is_ok());
+    /// let err = registry.lookup_if(&id, |owner| *owner == "eve").unwrap_err();
+    /// assert_eq!(err, Rejection::Principal);
+    /// assert_eq!(registry.stats().rejected(Rejection::Principal), 1);
+    /// ```
+    pub fn lookup_if(
+        &self,
+        id: &SessionId,
+        accept: impl FnOnce(&S) -> bool,
+    ) -> Result<Session<S>, Rejection> {
+        let slot = match self.acquire(id) {
+            Ok(slot) => slot,
+            Err(cause) => return Err(self.reject(cause)),
+        };
+        // SAFETY: `acquire` took a reference on this slot for us; the handle
+        // gives it back when dropped, also if `accept` panics.
+        let session = unsafe { Session::from_held(self.storage, slot, *id) };
+        if !accept(&session) {
+            return Err(self.reject(Rejection::Principal));
+        }
+        if let Some(timeout) = self.storage().idle_timeout_ms {
+            // `unless_expired` gives the reference back when it ends the
+            // session: take it from the handle first.
+            let session = std::mem::ManuallyDrop::new(session);
+            if let Err(cause) = self.unless_expired(id, slot, timeout) {
+                return Err(self.reject(cause));
+            }
+            return Ok(std::mem::ManuallyDrop::into_inner(session));
+        }
+        Ok(session)
+    }
+
+    /// Parses the text form of an id (a header value), counting a malformed
+    /// one in [`Stats`](crate::Stats).
+    pub fn parse_id(&self, text: &[u8]) -> Result<SessionId, ParseIdError> {
+        let parsed = SessionId::parse_bytes(text);
+        if parsed.is_err() {
+            self.storage().counters.rejected(Rejection::Malformed);
+        }
+        parsed
+    }
+
+    /// Counts a rejected lookup, and passes the cause on.
+    #[inline(always)]
+    pub(crate) fn reject(&self, cause: Rejection) -> Rejection {
+        self.storage().counters.rejected(cause);
+        cause
+    }
+
+    /// The slot an id points at, if the id is for this registry and the slot
+    /// has ever been used.
+    #[inline]
+    pub(crate) fn locate(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
+        let storage = self.storage();
+        if u64::from(id.node()) != storage.node {
+            return Err(Rejection::Unknown);
+        }
+        storage.slot(id.index()).ok_or(Rejection::Unknown)
+    }
+
+    /// Takes a reference on the live session named by `id`.
+    ///
+    /// The reference is taken by a CAS that expects the word `examine`
+    /// checked, and then the secret is checked again under it: a thread
+    /// descheduled between the two while the slot was reused 2^30 times (its
+    /// generation wrapping back to the id's) takes its reference on the newer
+    /// session, finds it has another secret, and lets go. So a caller of
+    /// `acquire` only ever holds the session its id names.
+    #[inline]
+    pub(crate) fn acquire(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
+        let slot = self.locate(id)?;
+        let mut word = slot.lifecycle.load();
+        loop {
+            match self.examine(slot, word, id) {
+                Examined::Live => {}
+                Examined::Ended => return Err(Rejection::Stale),
+                Examined::Rejected(cause) => return Err(cause),
+                Examined::Moved(now) => {
+                    word = now;
+                    continue;
+                }
+            }
+            match slot.lifecycle.try_acquire(word) {
+                Acquire::Acquired if secrets_match(slot.secret(), id.secret()) => return Ok(slot),
+                Acquire::Acquired => {
+                    self.let_go(id, slot);
+                    return Err(Rejection::Stale);
+                }
+                Acquire::Changed(now) => word = now,
+            }
+        }
+    }
+
+    /// Gives back a reference this registry method took on `slot`.
+    #[inline]
+    pub(crate) fn let_go(&self, id: &SessionId, slot: &Slot<S>) {
+        // SAFETY: the caller holds the reference it took on the slot at
+        // `id.index()`, inside a `&self` method (`By::Registry`).
+        unsafe { storage::release(self.storage, id.index(), NonNull::from(slot), By::Registry) }
+    }
+
+    /// Classifies `word` for `id`: generation and state by loads alone, then
+    /// the secret, compared in constant time.
+    #[inline]
+    pub(crate) fn examine(&self, slot: &Slot<S>, word: Word, id: &SessionId) -> Examined {
+        if !word.names(id.generation()) {
+            return if word.has_passed(id.generation(), self.storage().generations) {
+                Examined::Ended
+            } else {
+                Examined::Rejected(Rejection::Unknown)
+            };
+        }
+        if word.is_being_freed() {
+            // Its last one out may have put it on the free list already,
+            // writing the link over the secret: nothing to compare.
+            return Examined::Ended;
+        }
+        if secrets_match(slot.secret(), id.secret()) {
+            return if word.is_live() {
+                Examined::Live
+            } else {
+                Examined::Ended
+            };
+        }
+        // A mismatch on `LIVE(g)` or `TERMINATED(g)` held by someone. If the
+        // slot is still so, the secret read was its own (a slot held cannot
+        // be freed; `Slot::secret` makes sure a link or a newer secret shows
+        // an ended session here), and the id is forged; otherwise look again.
+        let now = slot.lifecycle.load();
+        if now.names(id.generation()) && !now.is_being_freed() {
+            Examined::Rejected(Rejection::Forged)
+        } else {
+            Examined::Moved(now)
+        }
+    }
+
+    /// With a reference held on `slot`: if the session is idle past the
+    /// timeout, or another thread has begun expiring it, ends it and gives
+    /// the reference back. The check is inline (a clock read and a compare,
+    /// on every lookup when there is a timeout); ending the session is not.
+    #[inline(always)]
+    pub(crate) fn unless_expired(
+        &self,
+        id: &SessionId,
+        slot: &Slot<S>,
+        timeout: u64,
+    ) -> Result<(), Rejection> {
+        let now = self.storage().clock.now_ms();
+        if slot.activity.is_expiring(now, timeout) {
+            return self.expire(id, slot, now, timeout);
+        }
+        Ok(())
+    }
+
+    /// [`unless_expired`](Self::unless_expired)'s rare path: ends the
+    /// session if it is still idle (nothing began meanwhile), or if another
+    /// thread has closed it to new requests already (it will end it too; a
+    /// session closed for expiry is never handed out).
+    #[cold]
+    #[inline(never)]
+    fn expire(
+        &self,
+        id: &SessionId,
+        slot: &Slot<S>,
+        now: u64,
+        timeout: u64,
+    ) -> Result<(), Rejection> {
+        if slot.activity.try_expire(now, timeout) == Expire::Expired {
+            // Whether or not this call is the one that ends it, the
+            // session is over for this caller.
+            let _ = self.end_held(slot, *id, Reason::IdleTimeout);
+            return Err(Rejection::Expired);
+        }
+        Ok(())
+    }
+}
+
+/// What a lookup by id finds in its slot, from a snapshot of its word.
+#[must_use]
+pub(crate) enum Examined {
+    /// The id's session, live, with the right secret: go ahead with a CAS
+    /// that expects the snapshot.
+    Live,
+    /// The id named a session that has ended.
+    Ended,
+    /// The id never named a session here (`Unknown`, `Forged`).
+    Rejected(Rejection),
+    /// The session ended since the snapshot, so the secret read may not be
+    /// its own: look again at this word.
+    Moved(Word),
+}
