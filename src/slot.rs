@@ -70,8 +70,9 @@ impl<S> Slot<S> {
         self.secret_or_link.load(Ordering::Acquire)
     }
 
-    /// The free-list link word (see `free_list.rs`), written while the slot
-    /// is `TERMINATED(g, 0)`, being freed.
+    /// The free-list link word (see `free_list.rs`), written as the slot is
+    /// pushed on its free list: while it is `TERMINATED(g, 0)` (a handle's
+    /// free) or already `FREE(g + 1)` (the registry's).
     #[inline]
     pub(crate) fn link(&self) -> &AtomicU64 {
         &self.secret_or_link
