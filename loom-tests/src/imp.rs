@@ -168,6 +168,11 @@ impl Log {
 /// Its payload sits in a loom cell: reading it after (or racing with) the
 /// value's drop is either a causality violation loom reports, or reads the
 /// poison the drop wrote. Every drop is counted in the [`Log`].
+///
+/// Aligned to 512 bytes so that the registry's pages of slots, which hold
+/// it, are the only heap blocks with that alignment: the allocation
+/// counter ([`StorageWatch`]) tells them apart and sees every page freed.
+#[repr(align(512))]
 pub struct Tracked {
     serial: u32,
     payload: loom::cell::UnsafeCell<u32>,
@@ -243,6 +248,14 @@ pub fn builder(log: &Arc<Log>, capacity: usize) -> Builder<Tracked> {
         })
 }
 
+/// Spins (yielding to loom's scheduler) until `flag` is set: orders what
+/// follows after what the setter did before setting it (Acquire/Release).
+pub fn wait_for(flag: &loom::sync::atomic::AtomicBool) {
+    while !flag.load(Ordering::Acquire) {
+        loom::thread::yield_now();
+    }
+}
+
 /// Spawns a thread that ends `old` with [`Reason::Deleted`] and then inserts
 /// `value`, which can take the slot `old` freed. Returns that terminate's
 /// result and the insert's: the new id, or the serial of the value handed
@@ -296,32 +309,37 @@ pub fn assert_clean(registry: &Registry<Tracked>, log: &Arc<Log>) {
     log.assert_all_dropped_once();
 }
 
-/// Counts live heap blocks aligned to 64..=256 bytes, per OS thread.
+/// Counts live heap blocks per OS thread, in two classes: aligned to
+/// 64..=256 bytes (cache-padded), and to 512 bytes or more (pages of slots
+/// holding a [`Tracked`]).
 ///
-/// A loom model runs all its threads on the test's OS thread, so the count
-/// covers the whole model and nothing from tests running beside it. The
+/// A loom model runs all its threads on the test's OS thread, so the counts
+/// cover the whole model and nothing from tests running beside it. The
 /// registry's shared storage and its counter stripes are cache-padded
 /// (`crossbeam_utils::CachePadded`), so they are such blocks, and hardly
-/// anything else is: the count going back to where it was shows that the
-/// storage was freed, exactly once.
+/// anything else is; its pages of slots are the only blocks aligned like
+/// `Tracked` (a spawned thread's closure or result holding a `Tracked` is
+/// one too, for as long as the thread is not joined). Each count going back
+/// to where it was shows that the storage and every page were freed,
+/// exactly once (a page installed twice and dropped never shows too).
 struct Counting;
 
 std::thread_local! {
     static PADDED_BLOCKS: Cell<isize> = const { Cell::new(0) };
-}
-
-fn is_padded(layout: Layout) -> bool {
-    (64..=256).contains(&layout.align())
+    static PAGE_BLOCKS: Cell<isize> = const { Cell::new(0) };
 }
 
 fn count(layout: Layout, delta: isize) {
-    if is_padded(layout) {
-        let _ = PADDED_BLOCKS.try_with(|n| n.set(n.get() + delta));
-    }
+    let class = match layout.align() {
+        64..=256 => &PADDED_BLOCKS,
+        512.. => &PAGE_BLOCKS,
+        _ => return,
+    };
+    let _ = class.try_with(|n| n.set(n.get() + delta));
 }
 
-// SAFETY: forwards to `System` unchanged; counting touches only a
-// const-initialised thread-local without a destructor (no allocation).
+// SAFETY: forwards to `System` unchanged; counting touches only
+// const-initialised thread-locals without a destructor (no allocation).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
@@ -361,16 +379,25 @@ pub fn padded_blocks() -> isize {
     PADDED_BLOCKS.with(Cell::get)
 }
 
-/// Watches the registry storage come and go through [`padded_blocks`].
+/// Heap blocks aligned like [`Tracked`] (pages of slots) live on this OS
+/// thread now (see [`Counting`]).
+pub fn page_blocks() -> isize {
+    PAGE_BLOCKS.with(Cell::get)
+}
+
+/// Watches the registry storage and its pages come and go through
+/// [`padded_blocks`] and [`page_blocks`].
 pub struct StorageWatch {
-    before: isize,
+    padded: isize,
+    pages: isize,
 }
 
 impl StorageWatch {
     /// Starts watching: call before building the registry.
     pub fn start() -> StorageWatch {
         StorageWatch {
-            before: padded_blocks(),
+            padded: padded_blocks(),
+            pages: page_blocks(),
         }
     }
 
@@ -380,16 +407,19 @@ impl StorageWatch {
     /// [`assert_freed`]: StorageWatch::assert_freed
     pub fn assert_allocated(&self) {
         assert!(
-            padded_blocks() > self.before,
+            padded_blocks() > self.padded,
             "no cache-padded block allocated: the storage watch sees nothing"
         );
     }
 
     /// Asserts everything allocated since [`start`](StorageWatch::start) has
-    /// been freed, exactly once.
+    /// been freed, exactly once: the storage, and every page.
     pub fn assert_freed(&self) {
         let now = padded_blocks();
-        assert!(now >= self.before, "the registry storage was freed twice");
-        assert_eq!(now, self.before, "the registry storage leaked");
+        assert!(now >= self.padded, "the registry storage was freed twice");
+        assert_eq!(now, self.padded, "the registry storage leaked");
+        let pages = page_blocks();
+        assert!(pages >= self.pages, "a page was freed twice");
+        assert_eq!(pages, self.pages, "a page leaked");
     }
 }
