@@ -59,18 +59,27 @@ impl FreeList {
 
     /// The head word now: it changes with every push and pop.
     ///
-    /// Acquire, as the pop's load: a caller comparing it with an [`Empty`]
-    /// it saw earlier is ordered after the pushes it reflects.
+    /// SeqCst, as every access to the head that the "every shard empty at
+    /// once" check (`Storage::allocate_elsewhere`) reasons about: that check
+    /// needs one order of all pushes and pops on all shards together with its
+    /// own loads, which SeqCst gives (the single total order S). It costs
+    /// nothing over Acquire/AcqRel where it matters: on x86-64 a SeqCst load
+    /// is a plain load and every RMW is a full barrier anyway; AArch64 uses
+    /// the same instructions as acquire and acquire-release. (With Acquire
+    /// and Release alone, loom found an insert refused while a slot was free:
+    /// a pop's or fresh take's write, seen by the checker, did not carry the
+    /// push that came before it.)
     #[inline]
     pub(crate) fn head(&self) -> u64 {
-        self.head.load(Ordering::Acquire)
+        self.head.load(Ordering::SeqCst)
     }
 
     /// Pushes `index`, whose slot's link word is `link`.
     ///
-    /// Release on the CAS: the pusher's writes to the slot (the last one out
-    /// dropped the value and, when it was the registry, stored `FREE(g+1)`),
-    /// and the link itself, happen before the pop that takes this index.
+    /// SeqCst on the CAS (see [`head`](Self::head)); its Release half is what
+    /// makes the pusher's writes to the slot (the last one out dropped the
+    /// value and, when it was the registry, stored `FREE(g+1)`), and the link
+    /// itself, happen before the pop that takes this index.
     #[inline]
     pub(crate) fn push(&self, index: u32, link: &AtomicU64) {
         let mut head = self.head.load(Ordering::Relaxed);
@@ -85,7 +94,7 @@ impl FreeList {
             );
             match self
                 .head
-                .compare_exchange_weak(head, next, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange_weak(head, next, Ordering::SeqCst, Ordering::Relaxed)
             {
                 Ok(_) => return,
                 Err(now) => head = now,
@@ -95,13 +104,15 @@ impl FreeList {
 
     /// Pops an index, or says the list was empty (with the head it read).
     ///
-    /// Acquire on the load and on the CAS: pairs with the Release of the push
-    /// that put the top there (or of any later RMW on the head, all of which
-    /// are RMWs and so continue its release sequence), so the link we read and
-    /// the freed slot's contents are those the pusher wrote.
+    /// SeqCst on the load and on the CAS, success and failure (see
+    /// [`head`](Self::head): an empty head it reports is one the capacity
+    /// check reasons about). Their Acquire half pairs with the Release of the
+    /// push that put the top there (or of any later RMW on the head, all of
+    /// which continue its release sequence), so the link we read and the
+    /// freed slot's contents are those the pusher wrote.
     #[inline]
     pub(crate) fn pop<'a>(&self, link: impl Fn(u32) -> &'a AtomicU64) -> Result<u32, Empty> {
-        let mut head = self.head.load(Ordering::Acquire);
+        let mut head = self.head.load(Ordering::SeqCst);
         loop {
             let top = TOP.get(head);
             if top == NONE {
@@ -112,12 +123,10 @@ impl FreeList {
             // meanwhile, this value is stale and the CAS below fails.
             let next = link(index).load(Ordering::Relaxed) & TOP.max();
             let popped = TAG.set(TOP.set(0, next), self.tags.next(TAG.get(head)));
-            match self.head.compare_exchange_weak(
-                head,
-                popped,
-                Ordering::Acquire,
-                Ordering::Acquire,
-            ) {
+            match self
+                .head
+                .compare_exchange_weak(head, popped, Ordering::SeqCst, Ordering::SeqCst)
+            {
                 Ok(_) => return Ok(index),
                 Err(now) => head = now,
             }

@@ -156,6 +156,16 @@ impl<S> Storage<S> {
     /// looks) at which every list was empty and every shard had handed out
     /// all its fresh slots (which stays so): every slot was in use. A head
     /// that changed means a slot was pushed or popped meanwhile: look again.
+    ///
+    /// "An instant" is a point of the single total order S of SeqCst
+    /// operations: every push, pop and fresh take on every shard, and every
+    /// load of a head or fresh count here, are SeqCst. A head read twice
+    /// with the same value has no push or pop between the two reads in S
+    /// (each one moves the tag); so at the point of S after this pass's last
+    /// read and before the second look's first, every list was empty.
+    /// Acquire/Release alone do not give such a point: loom found a refusal
+    /// with a slot free, the push that freed it not yet visible to the
+    /// second look although a later write of the same thread was.
     #[cold]
     #[inline(never)]
     fn allocate_elsewhere(&self, home: usize) -> Option<(u64, &Slot<S>)> {
@@ -196,9 +206,11 @@ impl<S> Storage<S> {
             }
             Err(empty) => empty,
         };
-        // Relaxed: the counter only hands out distinct numbers below the
-        // limit; the page, not this counter, publishes the slot.
-        let mut fresh = shard.fresh.load(Ordering::Relaxed);
+        // SeqCst, load and CAS (success and failure): a count found at the
+        // limit is part of what the "every shard empty at once" check
+        // reasons about, in the one order of `FreeList::head`. (The page,
+        // not this counter, publishes the slot.)
+        let mut fresh = shard.fresh.load(Ordering::SeqCst);
         loop {
             if fresh >= shard.limit {
                 return Err(empty);
@@ -206,8 +218,8 @@ impl<S> Storage<S> {
             match shard.fresh.compare_exchange_weak(
                 fresh,
                 fresh + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
             ) {
                 Ok(_) => break,
                 Err(now) => fresh = now,
