@@ -52,7 +52,11 @@ struct Client {
 impl App for Server {
     type Session = Client;
 
-    fn open(&self, initialize: &Request) -> Result<Client, RpcError> {
+    fn open(
+        &self,
+        initialize: &Request,
+        _request: &http::request::Parts,
+    ) -> Result<Client, RpcError> {
         // The manager has checked the request's shape (params.protocolVersion).
         let params = initialize.params.as_ref();
         let name = params

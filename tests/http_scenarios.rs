@@ -89,14 +89,18 @@ async fn c_abandoned_sessions_end_by_idle_timeout() {
 
 #[tokio::test]
 async fn d_stateless_version_registers_nothing() {
-    let server = Server::start().await;
+    let server = Server::start_with(|b| b.stateless(true)).await;
     let client = Client::new(&server.url);
     let post = |body: serde_json::Value, with_id: bool| {
         let mut request = client
             .request(Method::POST)
             .header("content-type", "application/json")
             .header("accept", http_support::ACCEPT_BOTH)
-            .header("mcp-protocol-version", "2026-07-28");
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", body["method"].as_str().unwrap());
+        if let Some(name) = body["params"]["name"].as_str() {
+            request = request.header("mcp-name", name);
+        }
         if with_id {
             // Even a (bogus) id is not looked up or echoed at this version.
             request = request.header("mcp-session-id", "0123456789abcdef0123456789abcdef");

@@ -57,7 +57,11 @@ struct Churn {
 impl App for Churn {
     type Session = ();
 
-    fn open(&self, _initialize: &jsonrpc::Request) -> Result<(), RpcError> {
+    fn open(
+        &self,
+        _initialize: &jsonrpc::Request,
+        _request: &http::request::Parts,
+    ) -> Result<(), RpcError> {
         Ok(())
     }
 

@@ -1,11 +1,13 @@
 //! The trait an application implements to serve MCP over the session
 //! manager, and what its handlers receive and return.
 
+use super::auth::Principal;
 use super::entry::Entry;
 use super::jsonrpc::{Message, Request, RpcError};
 use super::rules::Version;
 use crate::{Reason, Session, SessionId};
 use futures_util::stream::BoxStream;
+use http::request::Parts;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
@@ -23,7 +25,14 @@ pub trait App: Send + Sync + 'static {
     /// the session is inserted: a refusal creates nothing. The request is
     /// then handed to [`handle`](App::handle) like any other, in the new
     /// session.
-    fn open(&self, initialize: &Request) -> Result<Self::Session, RpcError>;
+    ///
+    /// `request` is the HTTP request's head: its headers, and its
+    /// extensions, where tower/axum middleware put what they found (an
+    /// authenticated user, the peer address) and where the manager's
+    /// [authenticator](super::Builder::authenticator) puts the
+    /// [`Principal`] (read it with [`Principal::of`]). The session is bound
+    /// to that principal.
+    fn open(&self, initialize: &Request, request: &Parts) -> Result<Self::Session, RpcError>;
 
     /// Handles one message from the client.
     ///
@@ -104,6 +113,7 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
 pub struct Context<S: Send + Sync + 'static> {
     pub(crate) session: Option<Session<Entry<S>>>,
     pub(crate) version: Version,
+    pub(crate) request: Parts,
 }
 
 impl<S: Send + Sync + 'static> Context<S> {
@@ -116,6 +126,18 @@ impl<S: Send + Sync + 'static> Context<S> {
     /// request.
     pub fn state(&self) -> Option<&S> {
         self.session.as_ref().map(|s| &s.state)
+    }
+
+    /// The HTTP request's head: headers and extensions (see
+    /// [`App::open`]).
+    pub fn request(&self) -> &Parts {
+        &self.request
+    }
+
+    /// The principal the [authenticator](super::Builder::authenticator)
+    /// found for the request (the session's owner); `None` without one.
+    pub fn principal(&self) -> Option<&Principal> {
+        Principal::of(&self.request)
     }
 
     /// The protocol version the request was sent at.
@@ -145,6 +167,7 @@ impl<S: Send + Sync + 'static> fmt::Debug for Context<S> {
         f.debug_struct("Context")
             .field("id", &self.id())
             .field("version", &self.version)
+            .field("principal", &self.principal())
             .finish()
     }
 }

@@ -2,12 +2,13 @@
 //! `build`, which makes the registry and the manager's shared state.
 
 use super::app::App;
+use super::auth::Authenticator;
 use super::entry::{on_close, Entry};
 use super::manager::{Config, Inner, SessionManager, Tasks};
-use super::rules::OriginPolicy;
+use super::policy::{Access, Policies};
 use crate::{BuildError, Reason, Registry, SessionId};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Request bodies larger than this are refused with 413 unless configured.
@@ -19,8 +20,11 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// protection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RebindingProtection {
-    /// On when the server is bound to a loopback address (see
-    /// [`SessionManager::set_local_addr`]; [`serve`](super::serve) sets it).
+    /// On unless the manager knows it is served on a non-loopback address
+    /// (see [`SessionManager::set_local_addr`]; [`serve`](super::serve)
+    /// sets it). Mounted in axum or on a hand-written hyper loop, it stays
+    /// on: a public server names its hosts with
+    /// [`Builder::allow_host`], or says [`Off`](RebindingProtection::Off).
     #[default]
     Auto,
     /// Always restrict to loopback hosts and origins (plus the allow-lists).
@@ -45,6 +49,8 @@ pub struct Builder<A: App> {
     protection: RebindingProtection,
     reap_interval: Option<Duration>,
     retry_after: Duration,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    stateless: bool,
 }
 
 impl<A: App> Builder<A> {
@@ -103,14 +109,17 @@ impl<A: App> Builder<A> {
     }
 
     /// Allows an `Origin` (exact, e.g. `https://app.example`); any other
-    /// origin then gets 403 (loopback ones too, unless protection is on).
+    /// origin then gets 403 (loopback ones too, when the loopback
+    /// restriction is off). An allowed origin gets CORS headers. Can be
+    /// replaced at run time: [`SessionManager::set_allowed_origins`].
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
         self.allowed_origins.push(origin.into());
         self
     }
 
     /// Allows a `Host` (`name` or `name:port`); any other host then gets 403
-    /// (loopback ones too, unless protection is on).
+    /// (loopback ones too, when the loopback restriction is off). Can be
+    /// replaced at run time: [`SessionManager::set_allowed_hosts`].
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
         self.allowed_hosts.push(host.into());
         self
@@ -136,6 +145,25 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// Authenticates every request (see [`Authenticator`]): a refused one
+    /// gets 401 or 403, and each session is bound to the principal that
+    /// opened it (another principal's request with its id gets 404).
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Whether requests at protocol version 2026-07-28 (no sessions: each
+    /// request stands alone, [`Context::state`](super::Context::state) is
+    /// `None`) are served. Off by default: an application opts in when its
+    /// handlers can serve a request without a session. Off, such a request
+    /// gets 400 with an `UnsupportedProtocolVersionError` listing the
+    /// versions served.
+    pub fn stateless(mut self, enabled: bool) -> Self {
+        self.stateless = enabled;
+        self
+    }
+
     /// Builds the manager and its registry.
     pub fn build(self) -> Result<SessionManager<A>, BuildError> {
         let app = Arc::new(self.app);
@@ -152,15 +180,7 @@ impl<A: App> Builder<A> {
             self.reap_interval
                 .unwrap_or_else(|| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)))
         });
-        let open = OriginPolicy {
-            allowed_origins: self.allowed_origins,
-            allowed_hosts: self.allowed_hosts,
-            loopback_only: false,
-        };
-        let loopback = OriginPolicy {
-            loopback_only: true,
-            ..open.clone()
-        };
+        let policies = Policies::new(self.allowed_origins, self.allowed_hosts);
         Ok(SessionManager {
             inner: Arc::new(Inner {
                 app,
@@ -170,15 +190,15 @@ impl<A: App> Builder<A> {
                     keep_alive: self.keep_alive,
                     event_log: self.event_log,
                     standalone_stream: self.standalone_stream,
-                    protection: self.protection,
+                    stateless: self.stateless,
                     reap_interval,
                     retry_after: self.retry_after.as_secs().max(1),
                 },
-                open_policy: open,
-                loopback_policy: loopback,
-                bound_to_loopback: AtomicBool::new(false),
+                access: Access::new(policies, self.protection),
+                authenticator: self.authenticator,
                 shutting_down: AtomicBool::new(false),
                 tasks: Tasks::default(),
+                reaper: OnceLock::new(),
             }),
         })
     }
@@ -200,6 +220,8 @@ impl<A: App> SessionManager<A> {
             protection: RebindingProtection::Auto,
             reap_interval: None,
             retry_after: Duration::from_secs(1),
+            authenticator: None,
+            stateless: false,
         }
     }
 }

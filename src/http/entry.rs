@@ -3,6 +3,7 @@
 //! when one ends.
 
 use super::app::App;
+use super::auth::Principal;
 use super::sse::Streams;
 use crate::{Reason, SessionId};
 use std::fmt;
@@ -13,6 +14,9 @@ use std::panic::AssertUnwindSafe;
 pub struct Entry<S> {
     pub(crate) state: S,
     pub(crate) streams: Streams,
+    /// The principal that opened the session (with an authenticator): only
+    /// its requests find the session.
+    pub(crate) owner: Option<Principal>,
 }
 
 impl<S> Entry<S> {
@@ -20,12 +24,19 @@ impl<S> Entry<S> {
     pub fn state(&self) -> &S {
         &self.state
     }
+
+    /// The principal the session is bound to; `None` without an
+    /// authenticator.
+    pub fn owner(&self) -> Option<&Principal> {
+        self.owner.as_ref()
+    }
 }
 
 impl<S: fmt::Debug> fmt::Debug for Entry<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Entry")
             .field("state", &self.state)
+            .field("owner", &self.owner)
             .finish_non_exhaustive()
     }
 }

@@ -1,6 +1,7 @@
 //! `GET`: the session's standalone server-to-client SSE stream.
 
 use super::app::App;
+use super::auth::Principal;
 use super::body::{self, Body};
 use super::jsonrpc;
 use super::responses::{missing_id, not_found};
@@ -29,7 +30,8 @@ impl<A: App> SessionManager<A> {
         let Some(header) = headers.get(rules::SESSION_HEADER) else {
             return missing_id();
         };
-        let session = match self.find(header.as_bytes()) {
+        let principal = request.extensions().get::<Principal>();
+        let session = match self.find(header.as_bytes(), principal) {
             Ok(session) => session,
             Err(response) => return response,
         };

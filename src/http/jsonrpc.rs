@@ -20,6 +20,13 @@ pub const INTERNAL_ERROR: i64 = -32603;
 pub const SERVER_ERROR: i64 = -32000;
 /// The session named by `MCP-Session-Id` does not exist (any more) (`-32001`).
 pub const SESSION_NOT_FOUND: i64 = -32001;
+/// `HeaderMismatch` (2026-07-28, `-32020`): the request's `Mcp-Method`,
+/// `Mcp-Name` or `MCP-Protocol-Version` header is missing, malformed, or
+/// disagrees with its body.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// `UnsupportedProtocolVersionError` (2026-07-28, `-32022`): the request's
+/// protocol version is not served; `data` lists the supported ones.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]

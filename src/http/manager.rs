@@ -13,16 +13,18 @@
 //! logs the reason and calls [`App::closed`]. Nothing else cleans up.
 
 use super::app::App;
+use super::auth::{Authenticator, Principal};
 use super::body::{self, Body};
+use super::cors;
 use super::entry::Entry;
 use super::jsonrpc;
-use super::responses::{not_allowed, not_found};
-use super::rules::{self, Forbidden, OriginPolicy, Version};
+use super::policy::Access;
+use super::responses::{not_allowed, not_found, unsupported_version};
+use super::rules::{self, Forbidden, Version};
 use super::sse::SseBody;
-use super::RebindingProtection;
 use crate::{Reason, Registry, Session, Stats};
 use bytes::Bytes;
-use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http::{Method, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Body as HttpBody;
@@ -31,7 +33,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
@@ -42,7 +44,8 @@ pub(super) struct Config {
     pub(super) keep_alive: Option<Duration>,
     pub(super) event_log: usize,
     pub(super) standalone_stream: bool,
-    pub(super) protection: RebindingProtection,
+    /// Whether 2026-07-28 (session-less) requests are served.
+    pub(super) stateless: bool,
     /// How often the reaper sweeps; `None` without an idle timeout.
     pub(super) reap_interval: Option<Duration>,
     pub(super) retry_after: u64,
@@ -52,11 +55,20 @@ pub(crate) struct Inner<A: App> {
     pub(super) app: Arc<A>,
     pub(crate) registry: Registry<Entry<A::Session>>,
     pub(super) config: Config,
-    pub(super) open_policy: OriginPolicy,
-    pub(super) loopback_policy: OriginPolicy,
-    pub(super) bound_to_loopback: AtomicBool,
+    pub(super) access: Access,
+    pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) shutting_down: AtomicBool,
     pub(super) tasks: Tasks,
+    /// The idle reaper, once started; aborted when the manager is dropped.
+    pub(super) reaper: OnceLock<tokio::task::AbortHandle>,
+}
+
+impl<A: App> Drop for Inner<A> {
+    fn drop(&mut self) {
+        if let Some(reaper) = self.reaper.get() {
+            reaper.abort();
+        }
+    }
 }
 
 /// Counts handler tasks running, so shutdown can wait for them.
@@ -99,12 +111,15 @@ impl Drop for TaskGuard<'_> {
 ///
 /// Cheap to clone (one `Arc`). Mount it on hyper directly (it is a
 /// [`hyper::service::Service`]), through [`serve`](super::serve) (which adds
-/// the reaper and graceful shutdown), or on tower/axum (it is a
+/// graceful shutdown), or on tower/axum (it is a
 /// [`tower_service::Service`]): e.g.
-/// `Router::new().route_service("/mcp", manager)`. Outside `serve`, start
-/// the idle reaper with [`spawn_reaper`](SessionManager::spawn_reaper), and
-/// at shutdown call [`shutdown`](SessionManager::shutdown) once the
-/// listener has stopped, then [`wait_idle`](SessionManager::wait_idle).
+/// `Router::new().route_service("/mcp", manager)`. Wherever it is mounted,
+/// DNS-rebinding protection holds for loopback hosts (see
+/// [`RebindingProtection`](super::RebindingProtection)) and the idle reaper
+/// starts with the first request (see
+/// [`start_reaper`](SessionManager::start_reaper)). Outside `serve`, at
+/// shutdown call [`shutdown`](SessionManager::shutdown) once the listener
+/// has stopped, then [`wait_idle`](SessionManager::wait_idle).
 pub struct SessionManager<A: App> {
     pub(crate) inner: Arc<Inner<A>>,
 }
@@ -148,12 +163,11 @@ impl<A: App> SessionManager<A> {
     }
 
     /// Tells the manager the address it is served on: with
-    /// [`RebindingProtection::Auto`], a loopback address turns the
-    /// protection on.
+    /// [`RebindingProtection::Auto`](super::RebindingProtection::Auto), a
+    /// non-loopback address turns the loopback restriction off (it is on
+    /// until the manager is told so).
     pub fn set_local_addr(&self, addr: std::net::SocketAddr) {
-        self.inner
-            .bound_to_loopback
-            .store(addr.ip().is_loopback(), Ordering::SeqCst);
+        self.inner.access.bound.set(addr);
     }
 
     /// How often the reaper sweeps; `None` without an idle timeout.
@@ -180,19 +194,6 @@ impl<A: App> SessionManager<A> {
             .is_ok()
     }
 
-    fn policy(&self) -> &OriginPolicy {
-        let loopback = match self.inner.config.protection {
-            RebindingProtection::On => true,
-            RebindingProtection::Off => false,
-            RebindingProtection::Auto => self.inner.bound_to_loopback.load(Ordering::Relaxed),
-        };
-        if loopback {
-            &self.inner.loopback_policy
-        } else {
-            &self.inner.open_policy
-        }
-    }
-
     /// Serves one request, inside a DEBUG span `mcp` with the method and
     /// (once known) the session id: at the default INFO level the span is
     /// disabled and costs nothing per request.
@@ -216,25 +217,53 @@ impl<A: App> SessionManager<A> {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        if let Err(forbidden) = self.policy().check(request.headers(), request.uri()) {
+        self.start_reaper();
+        let policy = self.inner.access.current();
+        if let Err(forbidden) = policy.check(request.headers(), request.uri()) {
             let what = match forbidden {
                 Forbidden::Origin => "forbidden Origin",
                 Forbidden::Host => "forbidden Host",
             };
             return body::refuse(StatusCode::FORBIDDEN, jsonrpc::SERVER_ERROR, what);
         }
+        let origin = cors::allowed_origin(request.headers(), &policy);
+        drop(policy);
+        if cors::is_preflight(request.method(), request.headers()) {
+            return cors::preflight(origin, request.headers(), self.allowed_methods());
+        }
+        let mut response = self.authenticated(request).await;
+        if let Some(origin) = origin {
+            cors::decorate(&mut response, origin);
+        }
+        response
+    }
+
+    /// Authenticates the request, then routes it by method.
+    async fn authenticated<B>(&self, request: http::Request<B>) -> Response<Body>
+    where
+        B: HttpBody + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (mut parts, body) = request.into_parts();
+        if let Some(authenticator) = &self.inner.authenticator {
+            match authenticator.authenticate(&parts) {
+                Ok(principal) => {
+                    parts.extensions.insert(principal);
+                }
+                Err(refusal) => return refusal.into_response(),
+            }
+        }
+        let request = http::Request::from_parts(parts, body);
         let version = match rules::protocol_version(request.headers()) {
             Ok(version) => version,
-            Err(bad) => {
-                return body::refuse(
-                    StatusCode::BAD_REQUEST,
-                    jsonrpc::SERVER_ERROR,
-                    &format!("unsupported MCP-Protocol-Version: {bad}"),
-                )
-            }
+            Err(bad) => return unsupported_version(&bad, self.inner.config.stateless),
         };
         let method = request.method().clone();
         if version == Version::Stateless {
+            if !self.inner.config.stateless {
+                return unsupported_version(version.as_str(), false);
+            }
             // No sessions at this version: nothing to GET or DELETE.
             return match method {
                 Method::POST => self.post(request, version).await,
@@ -245,18 +274,38 @@ impl<A: App> SessionManager<A> {
             Method::POST => self.post(request, version).await,
             Method::GET if self.inner.config.standalone_stream => self.get(request).await,
             Method::DELETE => self.delete(request),
-            _ if self.inner.config.standalone_stream => not_allowed("GET, POST, DELETE"),
-            _ => not_allowed("POST, DELETE"),
+            _ => not_allowed(self.allowed_methods()),
         }
     }
 
-    /// The live session a header names, or the 404 to answer.
+    /// The methods the endpoint answers, for `Allow` and CORS.
+    fn allowed_methods(&self) -> &'static str {
+        if self.inner.config.standalone_stream {
+            "GET, POST, DELETE"
+        } else {
+            "POST, DELETE"
+        }
+    }
+
+    /// The live session a header names, if it belongs to the request's
+    /// principal; or the 404 to answer (the same for every cause: another
+    /// principal's session is no more visible than an unknown one).
     #[allow(clippy::result_large_err)]
-    pub(super) fn find(&self, header: &[u8]) -> Result<Session<Entry<A::Session>>, Response<Body>> {
+    pub(super) fn find(
+        &self,
+        header: &[u8],
+        principal: Option<&Principal>,
+    ) -> Result<Session<Entry<A::Session>>, Response<Body>> {
         let registry = &self.inner.registry;
         let found = registry.parse_id(header).ok().and_then(|id| {
             tracing::Span::current().record("session", tracing::field::display(id));
-            registry.lookup(&id).ok()
+            if self.inner.authenticator.is_some() {
+                registry
+                    .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
+                    .ok()
+            } else {
+                registry.lookup(&id).ok()
+            }
         });
         found.ok_or_else(not_found)
     }
@@ -270,7 +319,18 @@ impl<A: App> SessionManager<A> {
         let mut response = Response::new(BodyExt::boxed(body));
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        // `no-transform`: no proxy may compress or rewrite the stream; and
+        // `X-Accel-Buffering: no` keeps nginx from buffering it (both as the
+        // official SDKs send them; the 2026-07-28 transport page asks for
+        // the latter).
+        headers.insert(
+            CACHE_CONTROL,
+            HeaderValue::from_static("no-cache, no-transform"),
+        );
+        headers.insert(
+            HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        );
         response
     }
 }

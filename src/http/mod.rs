@@ -80,27 +80,33 @@
 //!   however short the timeout.
 
 mod app;
+mod auth;
+mod bearer;
 mod body;
 mod builder;
+mod cors;
 mod delete;
 mod entry;
 mod get;
 pub mod jsonrpc;
 mod manager;
+mod policy;
 mod post;
 mod reaper;
 mod responses;
 pub mod rules;
 mod shutdown;
 mod sse;
+pub mod stateless;
 
 pub use app::{App, Context, HandlerError, Reply};
+pub use auth::{Authenticator, Principal, Refusal};
+pub use bearer::{BearerTokens, TokenFileError};
 pub use body::{full as body_from, Body};
 
 pub use builder::{Builder, RebindingProtection, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY};
 pub use entry::Entry;
 pub use manager::{ResponseFuture, SessionManager};
-pub use reaper::Reaper;
 pub use shutdown::{serve, ShutdownReport};
 pub use sse::SseBody;
 

@@ -4,6 +4,7 @@
 //! `initialize` without a session id creates the session.
 
 use super::app::{App, Context, HandlerError, Reply};
+use super::auth::Principal;
 use super::body::{self, Body};
 use super::entry::Entry;
 use super::jsonrpc::{self, Message, Request, RpcError};
@@ -16,6 +17,7 @@ use crate::{InFlight, Reason, Session};
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use http::header::{HeaderValue, CONTENT_LENGTH};
+use http::request::Parts;
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Body as HttpBody;
@@ -29,7 +31,7 @@ use std::task::Poll;
 use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
 
-enum Head {
+pub(super) enum Head {
     Reply(Reply),
     Stream(mpsc::Receiver<Bytes>),
     /// The handler failed; the session was terminated with `Failed`.
@@ -112,16 +114,15 @@ impl<A: App> SessionManager<A> {
             Err(error) => return body::rpc_error(StatusCode::BAD_REQUEST, None, &error),
         };
         if version == Version::Stateless {
-            let id = message.request_id();
-            let head = self.run(None, message, version).await;
-            return self.answer(head, id.as_ref()).await;
+            return self.stateless(parts, message).await;
         }
-        match (headers.get(rules::SESSION_HEADER), message) {
+        let session_header = parts.headers.get(rules::SESSION_HEADER).cloned();
+        match (session_header, message) {
             (None, Message::Request(request)) if request.method == "initialize" => {
                 if let Err(error) = check_initialize(&request) {
                     return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
                 }
-                self.initialize(request, version).await
+                self.initialize(request, version, parts).await
             }
             (None, _) => body::refuse(
                 StatusCode::BAD_REQUEST,
@@ -134,7 +135,7 @@ impl<A: App> SessionManager<A> {
                 "initialize must not carry an MCP-Session-Id",
             ),
             (Some(header), message) => {
-                let session = match self.find(header.as_bytes()) {
+                let session = match self.find(header.as_bytes(), Principal::of(&parts)) {
                     Ok(session) => session,
                     Err(response) => return response,
                 };
@@ -145,18 +146,19 @@ impl<A: App> SessionManager<A> {
                     return not_found();
                 };
                 let id = message.request_id();
-                let head = self.run(Some(request), message, version).await;
+                let (head, _) = self.run(Some(request), message, version, parts).await;
                 self.answer(head, id.as_ref()).await
             }
         }
     }
 
-    async fn initialize(&self, request: Request, version: Version) -> Response<Body> {
+    async fn initialize(&self, request: Request, version: Version, parts: Parts) -> Response<Body> {
         let inner = &self.inner;
         if inner.shutting_down.load(Ordering::SeqCst) {
             return shutting_down();
         }
-        let opened = std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(&request)));
+        let opened =
+            std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(&request, &parts)));
         let state = match opened {
             Ok(Ok(state)) => state,
             Ok(Err(error)) => {
@@ -170,6 +172,7 @@ impl<A: App> SessionManager<A> {
         let entry = Entry {
             state,
             streams: Streams::new(inner.config.event_log),
+            owner: Principal::of(&parts).cloned(),
         };
         // Created with this request already in flight: it cannot idle out
         // before its handler has even started.
@@ -184,8 +187,8 @@ impl<A: App> SessionManager<A> {
             return shutting_down();
         }
         let request_id = request.id.clone();
-        let head = self
-            .run(Some(first), Message::Request(request), version)
+        let (head, _) = self
+            .run(Some(first), Message::Request(request), version, parts)
             .await;
         let mut response = match head.await {
             Ok(Head::Reply(Reply::Result(result))) => body::json(
@@ -220,13 +223,16 @@ impl<A: App> SessionManager<A> {
     /// handlers answer at once, and then no task is spawned and no other
     /// worker thread is woken. One that is still pending after that poll
     /// goes on in a task of its own, so a client that disconnects does not
-    /// cancel it (the spawned task's first poll registers its own wakers).
-    async fn run(
+    /// cancel it (the spawned task's first poll registers its own wakers);
+    /// its abort handle is returned, for requests that a disconnect must
+    /// cancel (2026-07-28).
+    pub(super) async fn run(
         &self,
         guard: Option<InFlight<Entry<A::Session>>>,
         message: Message,
         version: Version,
-    ) -> oneshot::Receiver<Head> {
+        request: Parts,
+    ) -> (oneshot::Receiver<Head>, Option<tokio::task::AbortHandle>) {
         let (head_tx, head_rx) = oneshot::channel();
         let inner = Arc::clone(&self.inner);
         let task = async move {
@@ -238,6 +244,7 @@ impl<A: App> SessionManager<A> {
             let ctx = Context {
                 session: session.cloned(),
                 version,
+                request,
             };
             let outcome = AssertUnwindSafe(inner.app.handle(ctx, message))
                 .catch_unwind()
@@ -268,15 +275,24 @@ impl<A: App> SessionManager<A> {
         };
         let mut task = Box::pin(task.in_current_span());
         let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
-        if first.is_pending() {
-            tokio::spawn(task);
-        }
-        head_rx
+        let spawned = first
+            .is_pending()
+            .then(|| tokio::spawn(task).abort_handle());
+        (head_rx, spawned)
     }
 
     /// Turns a handler's outcome into the response to a non-initialize POST.
     async fn answer(&self, head: oneshot::Receiver<Head>, id: Option<&Value>) -> Response<Body> {
-        match head.await {
+        self.reply(head.await, id)
+    }
+
+    /// The response for a handler's outcome (`Err`: the task was dropped).
+    pub(super) fn reply(
+        &self,
+        head: Result<Head, oneshot::error::RecvError>,
+        id: Option<&Value>,
+    ) -> Response<Body> {
+        match head {
             Ok(Head::Failed) => internal_error(id),
             Ok(Head::Stream(rx)) => self.sse(rx, None),
             Ok(Head::Reply(reply)) => match (id, reply) {

@@ -5,6 +5,7 @@ use super::app::App;
 use super::body::{self, Body};
 use super::jsonrpc::{self, RpcError};
 use super::manager::Inner;
+use super::rules;
 use http::header::{HeaderValue, ALLOW, RETRY_AFTER};
 use http::{Response, StatusCode};
 
@@ -66,6 +67,33 @@ pub(super) fn internal_error(id: Option<&serde_json::Value>) -> Response<Body> {
             "the handler failed; the session has ended",
         ),
     )
+}
+
+/// 400 for a protocol version the endpoint does not serve, with the
+/// `UnsupportedProtocolVersionError` of the 2026-07-28 schema (code
+/// `-32022`, `data.supported` and `data.requested`), which older clients
+/// read as the plain 400 their revisions ask for. `stateless` says whether
+/// 2026-07-28 is among the supported versions.
+pub(super) fn unsupported_version(requested: &str, stateless: bool) -> Response<Body> {
+    // Echoed back, so bounded: a header can be kilobytes long.
+    let requested = match requested.char_indices().nth(64) {
+        Some((end, _)) => &requested[..end],
+        None => requested,
+    };
+    let mut supported: Vec<&str> = Vec::with_capacity(rules::SUPPORTED_VERSIONS.len() + 1);
+    if stateless {
+        supported.push(rules::STATELESS_VERSION);
+    }
+    supported.extend(rules::SUPPORTED_VERSIONS.iter().rev());
+    let mut error = RpcError::new(
+        jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "Unsupported protocol version: {requested} (supported: {})",
+            supported.join(", ")
+        ),
+    );
+    error.data = Some(serde_json::json!({ "supported": supported, "requested": requested }));
+    body::rpc_error(StatusCode::BAD_REQUEST, None, &error)
 }
 
 pub(super) fn not_allowed(allow: &'static str) -> Response<Body> {

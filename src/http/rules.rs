@@ -138,6 +138,21 @@ impl OriginPolicy {
         self.loopback_only || !self.allowed_origins.is_empty() || !self.allowed_hosts.is_empty()
     }
 
+    /// Whether `origin` is on the allow-list.
+    pub fn lists_origin(&self, origin: &str) -> bool {
+        self.allowed_origins
+            .iter()
+            .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin))
+    }
+
+    /// Whether `origin` is allowed by name, not merely unrestricted: on the
+    /// allow-list, or a loopback origin while the policy is loopback-only.
+    /// Only such an origin gets CORS headers.
+    pub fn names_origin(&self, origin: &str) -> bool {
+        self.lists_origin(origin)
+            || (self.loopback_only && origin_host(origin).is_some_and(is_loopback_host))
+    }
+
     /// Checks a request's `Origin` and `Host`.
     pub fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Forbidden> {
         if !self.is_active() {
@@ -145,10 +160,7 @@ impl OriginPolicy {
         }
         if let Some(origin) = headers.get(ORIGIN) {
             let origin = origin.to_str().map_err(|_| Forbidden::Origin)?.trim();
-            let listed = self
-                .allowed_origins
-                .iter()
-                .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin));
+            let listed = self.lists_origin(origin);
             let loopback = self.loopback_only && origin_host(origin).is_some_and(is_loopback_host);
             // With only a host list configured, origins are not restricted.
             let unrestricted = !self.loopback_only && self.allowed_origins.is_empty();
@@ -190,12 +202,12 @@ fn strip_port(authority: &str) -> &str {
 }
 
 /// The host of an origin `scheme://host[:port]`.
-fn origin_host(origin: &str) -> Option<&str> {
+pub(super) fn origin_host(origin: &str) -> Option<&str> {
     let (_, rest) = origin.split_once("://")?;
     Some(strip_port(rest.trim_end_matches('/')))
 }
 
-fn is_loopback_host(host: &str) -> bool {
+pub(super) fn is_loopback_host(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host == "[::1]"
         || host == "::1"

@@ -54,7 +54,7 @@ where
     F: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
 {
     manager.set_local_addr(listener.local_addr()?);
-    let reaper = manager.spawn_reaper();
+    manager.start_reaper();
     let graceful = GracefulShutdown::new();
     let builder = auto::Builder::new(TokioExecutor::new());
     tokio::pin!(signal);
@@ -93,7 +93,6 @@ where
     })
     .await
     .is_ok();
-    drop(reaper);
     Ok(ShutdownReport {
         sessions_ended,
         drained,

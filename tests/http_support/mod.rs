@@ -59,7 +59,11 @@ pub struct TestApp {
 impl App for TestApp {
     type Session = String;
 
-    fn open(&self, initialize: &jsonrpc::Request) -> Result<String, RpcError> {
+    fn open(
+        &self,
+        initialize: &jsonrpc::Request,
+        _request: &http::request::Parts,
+    ) -> Result<String, RpcError> {
         let name = initialize
             .params
             .as_ref()

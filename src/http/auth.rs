@@ -1,0 +1,166 @@
+//! Authentication: who sent a request ([`Principal`]), the hook that decides
+//! it ([`Authenticator`]), and the answers to a refused request.
+//!
+//! With an authenticator configured ([`Builder::authenticator`]), every
+//! request to the endpoint (stateless 2026-07-28 ones too) is authenticated
+//! before anything else is looked at, except the origin checks and a CORS
+//! preflight (browsers send no credentials on those). A refusal is answered
+//! 401 with the authenticator's `WWW-Authenticate` challenge, or 403.
+//!
+//! A session is bound to the principal that opened it: a request that
+//! carries its id from another principal gets the same 404 as an unknown id
+//! (no oracle: a leaked id is worth nothing to anyone else), counted as
+//! [`Rejection::Principal`](crate::Rejection::Principal); its `DELETE` ends
+//! nothing.
+//!
+//! The principal is put into the request's extensions, so the application
+//! reads it where it reads everything else about the request:
+//! [`Principal::of`] on the `http::request::Parts` that [`App::open`] gets,
+//! or [`Context::principal`] in [`App::handle`].
+//!
+//! The hook is synchronous and runs on every request. Verification that
+//! needs I/O (token introspection, a JWKS fetch) belongs in a tower/axum
+//! middleware in front of the manager, which puts its result into the
+//! request's extensions; the authenticator then reads it from there.
+//!
+//! [`Builder::authenticator`]: super::Builder::authenticator
+//! [`App::open`]: super::App::open
+//! [`App::handle`]: super::App::handle
+//! [`Context::principal`]: super::Context::principal
+
+use super::body::{self, Body};
+use super::jsonrpc;
+use http::header::{HeaderValue, WWW_AUTHENTICATE};
+use http::request::Parts;
+use http::{Response, StatusCode};
+use std::fmt;
+use std::sync::Arc;
+
+/// Who a request comes from, as the [`Authenticator`] named it: a user, a
+/// tenant, a client application. Sessions are bound to it; two principals
+/// are the same when their names are equal.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Principal(Arc<str>);
+
+impl Principal {
+    /// A principal named `name`.
+    pub fn new(name: impl Into<Arc<str>>) -> Principal {
+        Principal(name.into())
+    }
+
+    /// The principal's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The principal the manager's authenticator found for a request, read
+    /// from the request's extensions (`None` without an authenticator).
+    ///
+    /// ```
+    /// use sessionreg::http::Principal;
+    ///
+    /// let (mut parts, ()) = http::Request::new(()).into_parts();
+    /// assert!(Principal::of(&parts).is_none());
+    /// parts.extensions.insert(Principal::new("ada"));
+    /// assert_eq!(Principal::of(&parts).map(Principal::as_str), Some("ada"));
+    /// ```
+    pub fn of(request: &Parts) -> Option<&Principal> {
+        request.extensions.get::<Principal>()
+    }
+}
+
+impl fmt::Debug for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Principal").field(&&*self.0).finish()
+    }
+}
+
+impl fmt::Display for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why an [`Authenticator`] refused a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No (valid) credentials: 401 with this `WWW-Authenticate` challenge
+    /// (RFC 9110 §11.6.1 requires one on every 401).
+    Unauthorized {
+        /// The `WWW-Authenticate` header value, e.g. `Bearer realm="mcp"`.
+        challenge: HeaderValue,
+    },
+    /// Valid credentials that are not allowed here: 403.
+    Forbidden,
+}
+
+impl Refusal {
+    /// 401 with a bearer-token challenge (RFC 6750 §3): `Bearer realm="mcp"`,
+    /// plus `error="invalid_token"` when a token was presented but is not
+    /// valid, so a client knows to get a new one rather than to add one.
+    pub fn bearer(token_presented: bool) -> Refusal {
+        let challenge = if token_presented {
+            r#"Bearer realm="mcp", error="invalid_token""#
+        } else {
+            r#"Bearer realm="mcp""#
+        };
+        Refusal::Unauthorized {
+            challenge: HeaderValue::from_static(challenge),
+        }
+    }
+
+    /// The response to a refused request: 401 or 403 with a JSON-RPC error
+    /// body that has no id.
+    pub(crate) fn into_response(self) -> Response<Body> {
+        match self {
+            Refusal::Unauthorized { challenge } => {
+                let mut response = body::refuse(
+                    StatusCode::UNAUTHORIZED,
+                    jsonrpc::SERVER_ERROR,
+                    "authentication required",
+                );
+                response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+                response
+            }
+            Refusal::Forbidden => {
+                body::refuse(StatusCode::FORBIDDEN, jsonrpc::SERVER_ERROR, "forbidden")
+            }
+        }
+    }
+}
+
+/// Decides who sent a request, or refuses it; see [`Builder::authenticator`].
+///
+/// Implemented for every `Fn(&Parts) -> Result<Principal, Refusal>`:
+///
+/// ```
+/// use sessionreg::http::{Principal, Refusal};
+///
+/// // A user name that an auth middleware in front of the manager put into
+/// // the request's extensions (what axum/tower middleware do).
+/// #[derive(Clone)]
+/// struct User(String);
+///
+/// let authenticator = |request: &http::request::Parts| match request.extensions.get::<User>() {
+///     Some(User(name)) => Ok(Principal::new(name.as_str())),
+///     None => Err(Refusal::bearer(false)),
+/// };
+/// # let _ = authenticator;
+/// ```
+///
+/// [`Builder::authenticator`]: super::Builder::authenticator
+pub trait Authenticator: Send + Sync + 'static {
+    /// The principal the request comes from, or why it is refused. Called
+    /// once per request, on the request path: keep it short; it must not
+    /// block.
+    fn authenticate(&self, request: &Parts) -> Result<Principal, Refusal>;
+}
+
+impl<F> Authenticator for F
+where
+    F: Fn(&Parts) -> Result<Principal, Refusal> + Send + Sync + 'static,
+{
+    fn authenticate(&self, request: &Parts) -> Result<Principal, Refusal> {
+        self(request)
+    }
+}

@@ -1,0 +1,250 @@
+//! A ready-made [`Authenticator`]: static bearer tokens, each naming its
+//! principal, replaceable at run time (token rotation without a restart).
+//!
+//! Tokens are compared in constant time ([`subtle`]), against every
+//! configured token, so neither which token matched nor how much of one did
+//! shows in the timing (only the presented token's length can). They are
+//! never logged or printed: `Debug` shows the principals' names only, and
+//! [`TokenFileError`] names a line, not its content.
+
+use super::auth::{Authenticator, Principal, Refusal};
+use arc_swap::ArcSwap;
+use http::header::AUTHORIZATION;
+use http::request::Parts;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+use subtle::{ConditionallySelectable, ConstantTimeEq};
+
+/// Bearer tokens, each bound to a principal; see the [module](self) docs.
+/// Cheap to clone: clones share the token set, so the clone handed to
+/// [`Builder::authenticator`](super::Builder::authenticator) sees every
+/// [`replace`](BearerTokens::replace) made through another.
+///
+/// ```
+/// use sessionreg::http::{Authenticator, BearerTokens, Refusal};
+///
+/// let tokens = BearerTokens::new(BearerTokens::parse("ada=s3cret-1\nbob=s3cret-2\n")?)?;
+/// let (parts, ()) = http::Request::get("/mcp")
+///     .header("authorization", "Bearer s3cret-2")
+///     .body(())
+///     .unwrap()
+///     .into_parts();
+/// assert_eq!(tokens.authenticate(&parts).unwrap().as_str(), "bob");
+///
+/// tokens.replace(BearerTokens::parse("ada=rotated")?)?;
+/// assert_eq!(tokens.authenticate(&parts), Err(Refusal::bearer(true)));
+/// # Ok::<(), sessionreg::http::TokenFileError>(())
+/// ```
+#[derive(Clone)]
+pub struct BearerTokens {
+    set: Arc<ArcSwap<Vec<Token>>>,
+}
+
+struct Token {
+    principal: Principal,
+    secret: Box<[u8]>,
+}
+
+/// A token list that cannot be used, and why (never showing a token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenFileError {
+    /// The 1-based line of the text, when the problem is on one line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for TokenFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.reason),
+            None => f.write_str(self.reason),
+        }
+    }
+}
+
+impl std::error::Error for TokenFileError {}
+
+impl BearerTokens {
+    /// A set of `(principal name, token)` pairs; see
+    /// [`replace`](BearerTokens::replace) for what is refused.
+    pub fn new(
+        tokens: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<BearerTokens, TokenFileError> {
+        Ok(BearerTokens {
+            set: Arc::new(ArcSwap::from_pointee(validate(tokens)?)),
+        })
+    }
+
+    /// Reads `NAME=TOKEN` lines (blank lines and `#` comments skipped), as
+    /// in a `--bearer-token-file`.
+    pub fn parse(text: &str) -> Result<Vec<(String, String)>, TokenFileError> {
+        let mut pairs = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = |reason| TokenFileError {
+                line: Some(n + 1),
+                reason,
+            };
+            let (name, token) = line.split_once('=').ok_or(at("expected NAME=TOKEN"))?;
+            let (name, token) = (name.trim(), token.trim());
+            if name.is_empty() || token.is_empty() {
+                return Err(at("empty name or token"));
+            }
+            pairs.push((name.to_string(), token.to_string()));
+        }
+        Ok(pairs)
+    }
+
+    /// Swaps in a new token set for every clone; requests already
+    /// authenticated are not affected. Refused, keeping the old set: an
+    /// empty set (it would lock everyone out: say so by other means), a
+    /// token that is not visible ASCII, or one token given to two names.
+    /// Returns how many tokens are now in force.
+    pub fn replace(
+        &self,
+        tokens: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<usize, TokenFileError> {
+        let tokens = validate(tokens)?;
+        let count = tokens.len();
+        self.set.store(Arc::new(tokens));
+        Ok(count)
+    }
+
+    /// The principals that have a token now, in order.
+    pub fn principals(&self) -> Vec<Principal> {
+        self.set
+            .load()
+            .iter()
+            .map(|t| t.principal.clone())
+            .collect()
+    }
+
+    /// The principal whose token `presented` is, comparing against every
+    /// token in constant time.
+    fn find(&self, presented: &[u8]) -> Option<Principal> {
+        let tokens = self.set.load();
+        // 1-based index of the match; 0 for none. Selected without a branch
+        // on any comparison's outcome.
+        let mut found = 0u32;
+        for (i, token) in tokens.iter().enumerate() {
+            let index = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            found.conditional_assign(&index, token.secret.ct_eq(presented));
+        }
+        let index = usize::try_from(found).ok()?.checked_sub(1)?;
+        tokens.get(index).map(|t| t.principal.clone())
+    }
+}
+
+fn validate(
+    tokens: impl IntoIterator<Item = (String, String)>,
+) -> Result<Vec<Token>, TokenFileError> {
+    let mut seen = HashSet::new();
+    let mut set = Vec::new();
+    for (name, token) in tokens {
+        let refuse = |reason| TokenFileError { line: None, reason };
+        if name.is_empty() {
+            return Err(refuse("a token has an empty name"));
+        }
+        if token.is_empty() || !token.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err(refuse(
+                "a token is empty or has characters other than visible ASCII",
+            ));
+        }
+        if !seen.insert(token.clone()) {
+            return Err(refuse("the same token is given twice"));
+        }
+        set.push(Token {
+            principal: Principal::new(name),
+            secret: token.into_bytes().into_boxed_slice(),
+        });
+    }
+    if set.is_empty() {
+        return Err(TokenFileError {
+            line: None,
+            reason: "no tokens",
+        });
+    }
+    Ok(set)
+}
+
+impl Authenticator for BearerTokens {
+    /// `Authorization: Bearer TOKEN` (the scheme is case-insensitive, RFC
+    /// 9110 §11.1); anything else is 401 with a `Bearer` challenge.
+    fn authenticate(&self, request: &Parts) -> Result<Principal, Refusal> {
+        let Some(value) = request.headers.get(AUTHORIZATION) else {
+            return Err(Refusal::bearer(false));
+        };
+        let presented = value
+            .as_bytes()
+            .split_at_checked(7)
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case(b"bearer "))
+            .map(|(_, token)| token.trim_ascii());
+        match presented {
+            Some(token) if !token.is_empty() => self.find(token).ok_or(Refusal::bearer(true)),
+            _ => Err(Refusal::bearer(false)),
+        }
+    }
+}
+
+impl fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BearerTokens")
+            .field("principals", &self.principals())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(authorization: Option<&str>) -> Parts {
+        let mut request = http::Request::get("/mcp");
+        if let Some(value) = authorization {
+            request = request.header("authorization", value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn tokens_name_their_principal() {
+        let tokens =
+            BearerTokens::new(BearerTokens::parse("# ops\nada = t-a\n\nbob=t-b").unwrap()).unwrap();
+        let who = |auth| tokens.authenticate(&parts(auth)).map(|p| p.to_string());
+        assert_eq!(who(Some("Bearer t-a")), Ok("ada".into()));
+        assert_eq!(who(Some("bearer  t-b ")), Ok("bob".into()));
+        assert_eq!(who(Some("Bearer t-c")), Err(Refusal::bearer(true)));
+        assert_eq!(who(Some("Bearer t-")), Err(Refusal::bearer(true)));
+        assert_eq!(who(Some("Basic t-a")), Err(Refusal::bearer(false)));
+        assert_eq!(who(Some("Bearer ")), Err(Refusal::bearer(false)));
+        assert_eq!(who(None), Err(Refusal::bearer(false)));
+    }
+
+    #[test]
+    fn bad_sets_are_refused_and_keep_the_old_one() {
+        let tokens = BearerTokens::new([("ada".to_string(), "t-a".to_string())]).unwrap();
+        assert_eq!(BearerTokens::parse("ada").unwrap_err().line, Some(1));
+        assert_eq!(BearerTokens::parse("x=1\n=t").unwrap_err().line, Some(2));
+        for bad in [
+            vec![],
+            vec![("a".into(), "same".into()), ("b".into(), "same".into())],
+            vec![("a".into(), "has space".into())],
+        ] {
+            assert!(tokens.replace(bad).is_err());
+        }
+        assert_eq!(
+            tokens
+                .authenticate(&parts(Some("Bearer t-a")))
+                .unwrap()
+                .as_str(),
+            "ada"
+        );
+        // Debug never shows a token.
+        assert!(!format!("{tokens:?}").contains("t-a"));
+    }
+}

@@ -1,0 +1,90 @@
+//! CORS for browser clients (the MCP Inspector, web apps) whose origin is
+//! allowed by name: on the `Origin` allow-list, or a loopback origin while
+//! DNS-rebinding protection restricts the endpoint to loopback.
+//!
+//! Such an origin gets `Access-Control-Allow-Origin` (its own value, with
+//! `Vary: Origin`) on every response, and `Access-Control-Expose-Headers`
+//! naming `Mcp-Session-Id` (a browser script cannot read the session id
+//! otherwise), `Mcp-Protocol-Version` and `WWW-Authenticate`. A preflight
+//! (`OPTIONS` with `Access-Control-Request-Method`) from it is answered 204
+//! with the methods and the request headers it asked for. An origin that is
+//! merely unrestricted (no allow-list, protection off) gets no CORS headers:
+//! the browser then keeps a foreign page from reading the answers, which is
+//! the safe default. No `Access-Control-Allow-Credentials`: MCP clients
+//! send their credentials in `Authorization`, not cookies.
+
+use super::body::{self, Body};
+use super::jsonrpc;
+use super::rules::OriginPolicy;
+use http::header::{
+    HeaderMap, HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
+    ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,
+    ACCESS_CONTROL_REQUEST_HEADERS, ACCESS_CONTROL_REQUEST_METHOD, ORIGIN, VARY,
+};
+use http::{Method, Response, StatusCode};
+
+const EXPOSE: &str = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate";
+/// The request headers a preflight is granted when it names none.
+const DEFAULT_REQUEST_HEADERS: &str = "Content-Type, Accept, Authorization, Mcp-Session-Id, \
+     Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name";
+const MAX_AGE_SECONDS: u32 = 600;
+
+/// The request's `Origin`, if CORS applies to it under `policy`.
+pub(super) fn allowed_origin(headers: &HeaderMap, policy: &OriginPolicy) -> Option<HeaderValue> {
+    let origin = headers.get(ORIGIN)?;
+    let text = origin.to_str().ok()?.trim();
+    policy.names_origin(text).then(|| origin.clone())
+}
+
+/// Whether the request is a CORS preflight.
+pub(super) fn is_preflight(method: &Method, headers: &HeaderMap) -> bool {
+    method == Method::OPTIONS
+        && headers.contains_key(ORIGIN)
+        && headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
+}
+
+/// The answer to a preflight: 204 granting `methods` for an origin allowed
+/// by name, 403 for any other.
+pub(super) fn preflight(
+    origin: Option<HeaderValue>,
+    headers: &HeaderMap,
+    methods: &'static str,
+) -> Response<Body> {
+    let Some(origin) = origin else {
+        return body::refuse(
+            StatusCode::FORBIDDEN,
+            jsonrpc::SERVER_ERROR,
+            "cross-origin requests are allowed only from origins on the allow-list",
+        );
+    };
+    let mut response = body::status(StatusCode::NO_CONTENT);
+    let out = response.headers_mut();
+    // The headers a page may send, once its origin is trusted, are its own
+    // business: the ones it asks for are granted (including any
+    // `Mcp-Param-*` header of a 2026-07-28 tool call, which no fixed list
+    // could name).
+    let asked = headers
+        .get(ACCESS_CONTROL_REQUEST_HEADERS)
+        .filter(|v| v.to_str().is_ok_and(|s| !s.trim().is_empty()))
+        .cloned()
+        .unwrap_or(HeaderValue::from_static(DEFAULT_REQUEST_HEADERS));
+    out.insert(ACCESS_CONTROL_ALLOW_HEADERS, asked);
+    out.insert(
+        ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(methods),
+    );
+    out.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from(MAX_AGE_SECONDS));
+    decorate(&mut response, origin);
+    response
+}
+
+/// Adds the CORS headers of an allowed origin to a response.
+pub(super) fn decorate(response: &mut Response<Body>, origin: HeaderValue) {
+    let headers = response.headers_mut();
+    headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    headers.append(VARY, HeaderValue::from_static("Origin"));
+    headers.insert(
+        ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(EXPOSE),
+    );
+}

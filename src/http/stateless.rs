@@ -1,0 +1,303 @@
+//! Requests at protocol version 2026-07-28, which has no sessions: each
+//! `POST` stands alone, follows the rules of that revision's Streamable HTTP
+//! page, and never touches the registry.
+//!
+//! Section names below are those of the 2026-07-28 transport page
+//! (`basic/transports/streamable-http`):
+//!
+//! * **Request Metadata → Server Validation**: `Mcp-Method` is required on
+//!   every request and must equal the body's `method`; `Mcp-Name` is
+//!   required on `tools/call`, `resources/read` and `prompts/get` when the
+//!   body names a target (`params.name`, or `params.uri` for
+//!   `resources/read`) and must equal it, after decoding the
+//!   `=?base64?...?=` sentinel (**Value Encoding**). A header that is
+//!   missing, malformed or different is answered 400 with a `HeaderMismatch`
+//!   (`-32020`) error. The `MCP-Protocol-Version` header must also equal
+//!   the body's `_meta["io.modelcontextprotocol/protocolVersion"]` when the
+//!   body carries one (that the body carries one at all is the
+//!   application's rule to enforce: it is not a transport header). A
+//!   notification's headers are checked when present (**Sending Messages**:
+//!   "header requirements for notification POSTs are not defined by this
+//!   revision").
+//! * **Sending Messages**: a client must not send a JSON-RPC response (400).
+//! * **Protocol Version Header**: a method the application does not
+//!   implement (its reply is a `-32601` error) is answered 404, so a client
+//!   can tell a modern server from a legacy endpoint.
+//! * **Cancellation**: closing the SSE response stream, or the connection
+//!   before the answer, cancels the request: the handler's future (or its
+//!   reply stream) is dropped. (Requests in a session keep running when the
+//!   client goes, as the 2025-11-25 page says disconnection should not be
+//!   read as cancellation.)
+//! * **Backward Compatibility → Earlier Streamable HTTP Revisions**:
+//!   `MCP-Session-Id` and `Last-Event-ID` are ignored; `GET` and `DELETE`
+//!   answer 405 (in the router).
+//!
+//! Such requests go through the [authenticator](super::Builder::authenticator)
+//! like every other; [`Builder::stateless`](super::Builder::stateless)
+//! switches them off (then they get the `UnsupportedProtocolVersionError`).
+
+use super::app::{App, Reply};
+use super::body::{self, Body};
+use super::jsonrpc::{self, Message, RpcError};
+use super::post::Head;
+use super::rules::{self, Version};
+use super::SessionManager;
+use base64::Engine as _;
+use http::request::Parts;
+use http::{HeaderMap, Response, StatusCode};
+use serde_json::Value;
+
+/// The header mirroring the body's `method`.
+pub const METHOD_HEADER: &str = "mcp-method";
+/// The header mirroring `params.name` (or `params.uri`) of the methods that
+/// address a tool, prompt or resource.
+pub const NAME_HEADER: &str = "mcp-name";
+/// The `_meta` key carrying a 2026-07-28 request's protocol version.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// Aborts a spawned handler task when dropped: the request's answer (or its
+/// SSE body) holds it, so a client that goes away cancels the handler.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        // A no-op for a task that has finished.
+        self.0.abort();
+    }
+}
+
+impl<A: App> SessionManager<A> {
+    /// Serves one 2026-07-28 request (its body already read and parsed).
+    pub(super) async fn stateless(&self, parts: Parts, message: Message) -> Response<Body> {
+        let id = message.request_id();
+        if let Err(error) = check_headers(&parts.headers, &message) {
+            return body::rpc_error(StatusCode::BAD_REQUEST, id.as_ref(), &error);
+        }
+        let (head, task) = self.run(None, message, Version::Stateless, parts).await;
+        // Held while the answer is awaited, then by the SSE body: dropping
+        // either (the client went away) aborts the handler.
+        let cancel = task.map(AbortOnDrop);
+        match head.await {
+            Ok(Head::Stream(rx)) => self.sse(rx, cancel.map(|c| Box::new(c) as _)),
+            Ok(Head::Reply(Reply::Error(error)))
+                if id.is_some() && error.code == jsonrpc::METHOD_NOT_FOUND =>
+            {
+                body::rpc_error(StatusCode::NOT_FOUND, id.as_ref(), &error)
+            }
+            head => self.reply(head, id.as_ref()),
+        }
+    }
+}
+
+/// The checks of "Server Validation" on a 2026-07-28 message.
+fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
+    let (method, params) = match message {
+        Message::Request(request) => (&request.method, request.params.as_ref()),
+        Message::Notification(note) => (&note.method, note.params.as_ref()),
+        Message::Response(_) => {
+            return Err(RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                "a client must not send JSON-RPC responses at protocol version 2026-07-28",
+            ))
+        }
+    };
+    let is_request = matches!(message, Message::Request(_));
+    match header_text(headers, METHOD_HEADER)? {
+        Some(value) if value != method.as_str() => {
+            return Err(mismatch("Mcp-Method", &value, method));
+        }
+        Some(_) => {}
+        None if is_request => return Err(missing("Mcp-Method")),
+        None => {}
+    }
+    if let Some(target) = named_target(method, params) {
+        match header_text(headers, NAME_HEADER)? {
+            Some(value) => {
+                let value = decode_sentinel(&value)?;
+                if value != target {
+                    return Err(mismatch("Mcp-Name", &value, target));
+                }
+            }
+            None if is_request => return Err(missing("Mcp-Name")),
+            None => {}
+        }
+    }
+    let meta_version = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_VERSION));
+    if let Some(body_version) = meta_version {
+        let body_version = body_version.as_str().unwrap_or("<not a string>");
+        if body_version != rules::STATELESS_VERSION {
+            return Err(mismatch(
+                "MCP-Protocol-Version",
+                rules::STATELESS_VERSION,
+                body_version,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The body value `Mcp-Name` mirrors, for the methods that have one.
+fn named_target<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a str> {
+    let field = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return None,
+    };
+    params?.get(field)?.as_str()
+}
+
+/// A header's value as text; `Err` if it is not visible ASCII (plus space
+/// and tab), which "Server Validation" counts as a failure.
+fn header_text(headers: &HeaderMap, name: &str) -> Result<Option<String>, RpcError> {
+    let mut values = headers.get_all(name).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(header_mismatch(format!(
+            "{name} header given more than once"
+        )));
+    }
+    match value.to_str() {
+        Ok(text) => Ok(Some(text.to_string())),
+        Err(_) => Err(header_mismatch(format!(
+            "{name} header contains invalid characters"
+        ))),
+    }
+}
+
+/// Decodes the Base64 sentinel `=?base64?...?=` of "Value Encoding"; any
+/// other value is taken as it is.
+fn decode_sentinel(value: &str) -> Result<String, RpcError> {
+    let Some(encoded) = value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    else {
+        return Ok(value.to_string());
+    };
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| header_mismatch("Mcp-Name header has an invalid Base64 value".into()))
+}
+
+fn header_mismatch(message: String) -> RpcError {
+    RpcError::new(
+        jsonrpc::HEADER_MISMATCH,
+        format!("Header mismatch: {message}"),
+    )
+}
+
+fn missing(header: &str) -> RpcError {
+    header_mismatch(format!(
+        "the {header} header is required at protocol version 2026-07-28"
+    ))
+}
+
+fn mismatch(header: &str, value: &str, body: &str) -> RpcError {
+    // Both values are echoed back, as in the spec's example; bounded, since
+    // either may be long.
+    let short = |s: &str| -> String {
+        match s.char_indices().nth(128) {
+            Some((end, _)) => format!("{}...", &s[..end]),
+            None => s.to_string(),
+        }
+    };
+    header_mismatch(format!(
+        "{header} header value '{}' does not match body value '{}'",
+        short(value),
+        short(body)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+    use serde_json::json;
+
+    fn message(value: Value) -> Message {
+        Message::from_value(value).unwrap()
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(*k, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    fn call(name: &str) -> Message {
+        message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": { "name": name, "arguments": {} } }))
+    }
+
+    /// "Server Validation": missing, different and encoded headers.
+    #[test]
+    fn server_validation_of_mcp_method_and_mcp_name() {
+        let ok = headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]);
+        assert_eq!(check_headers(&ok, &call("echo")), Ok(()));
+        for bad in [
+            headers(&[("mcp-name", "echo")]),
+            headers(&[("mcp-method", "tools/list"), ("mcp-name", "echo")]),
+            headers(&[("mcp-method", "tools/call")]),
+            headers(&[("mcp-method", "tools/call"), ("mcp-name", "other")]),
+            headers(&[
+                ("mcp-method", "tools/call"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "echo"),
+            ]),
+        ] {
+            let error = check_headers(&bad, &call("echo")).unwrap_err();
+            assert_eq!(error.code, jsonrpc::HEADER_MISMATCH, "{bad:?}");
+        }
+        // "Value Encoding": the sentinel is decoded before comparing.
+        let encoded = headers(&[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+        ]);
+        assert_eq!(check_headers(&encoded, &call("Hello, 世界")), Ok(()));
+        assert!(check_headers(&encoded, &call("Hello")).is_err());
+        // Methods without a target need no Mcp-Name.
+        let list = message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+        assert_eq!(
+            check_headers(&headers(&[("mcp-method", "tools/list")]), &list),
+            Ok(())
+        );
+        let read = message(
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read",
+                                   "params": { "uri": "file:///a" } }),
+        );
+        let h = headers(&[("mcp-method", "resources/read"), ("mcp-name", "file:///a")]);
+        assert_eq!(check_headers(&h, &read), Ok(()));
+    }
+
+    /// "Protocol Version Header": the header must match `_meta`'s version.
+    #[test]
+    fn protocol_version_must_match_the_body_meta() {
+        let list = |version: &str| {
+            message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                            "params": { "_meta": { META_VERSION: version } } }))
+        };
+        let h = headers(&[("mcp-method", "tools/list")]);
+        assert_eq!(check_headers(&h, &list("2026-07-28")), Ok(()));
+        let error = check_headers(&h, &list("2025-11-25")).unwrap_err();
+        assert_eq!(error.code, jsonrpc::HEADER_MISMATCH);
+    }
+
+    /// "Sending Messages": notifications need no headers; responses are refused.
+    #[test]
+    fn notifications_and_responses() {
+        let note = message(json!({ "jsonrpc": "2.0", "method": "notifications/x" }));
+        assert_eq!(check_headers(&HeaderMap::new(), &note), Ok(()));
+        let h = headers(&[("mcp-method", "notifications/y")]);
+        assert!(check_headers(&h, &note).is_err());
+        let response = message(json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
+        let error = check_headers(&HeaderMap::new(), &response).unwrap_err();
+        assert_eq!(error.code, jsonrpc::INVALID_REQUEST);
+    }
+}
