@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use bytes::Bytes;
-use futures_util::stream;
+use futures_util::{stream, StreamExt};
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as HyperClient;
@@ -14,6 +14,7 @@ use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply, SessionMa
 use sessionreg::{Reason, SessionId};
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -51,9 +52,27 @@ impl Closes {
     }
 }
 
+/// Counts the handlers of the `hang` and `stream_forever` tools that started
+/// and that were dropped (cancelled) before finishing.
+#[derive(Default)]
+pub struct Probes {
+    pub started: AtomicUsize,
+    pub dropped: AtomicUsize,
+}
+
+/// Counts a drop into `Probes::dropped`.
+struct DropProbe(Arc<Probes>);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.0.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 /// The test application: tools that sleep, fail, panic, stream, notify.
 pub struct TestApp {
     pub closes: Arc<Closes>,
+    pub probes: Arc<Probes>,
 }
 
 impl App for TestApp {
@@ -62,7 +81,7 @@ impl App for TestApp {
     fn open(
         &self,
         initialize: &jsonrpc::Request,
-        _request: &http::request::Parts,
+        request: &http::request::Parts,
     ) -> Result<String, RpcError> {
         let name = initialize
             .params
@@ -74,7 +93,11 @@ impl App for TestApp {
         if name == "refuse-open" {
             return Err(RpcError::new(-32000, "refused"));
         }
-        Ok(name)
+        // What `open` saw of the request: its principal, if any.
+        Ok(match mcp::Principal::of(request) {
+            Some(principal) => format!("{name}@{principal}"),
+            None => name,
+        })
     }
 
     async fn handle(&self, ctx: Context<String>, message: Message) -> Result<Reply, HandlerError> {
@@ -107,6 +130,32 @@ impl App for TestApp {
                         Ok(Reply::Result(json!({ "slept": ms })))
                     }
                     Some("fail") => Err(HandlerError::msg("failed on purpose")),
+                    Some("whoami") => Ok(Reply::Result(json!({
+                        "state": ctx.state(),
+                        "principal": ctx.principal().map(|p| p.as_str()),
+                        "tag": ctx.request().headers.get("x-tag").and_then(|v| v.to_str().ok()),
+                    }))),
+                    Some("hang") => {
+                        self.probes.started.fetch_add(1, Ordering::SeqCst);
+                        let _probe = DropProbe(Arc::clone(&self.probes));
+                        std::future::pending::<()>().await;
+                        unreachable!()
+                    }
+                    Some("stream_forever") => {
+                        self.probes.started.fetch_add(1, Ordering::SeqCst);
+                        let probe = DropProbe(Arc::clone(&self.probes));
+                        let first = jsonrpc::notification_message(
+                            "notifications/progress",
+                            json!({ "progress": 1 }),
+                        );
+                        let stream = stream::once(async move { first })
+                            .chain(stream::pending())
+                            .map(move |m| {
+                                let _ = &probe;
+                                m
+                            });
+                        Ok(Reply::Stream(Box::pin(stream)))
+                    }
                     Some("panic") => panic!("handler panicked on purpose"),
                     Some("notify") => {
                         let n = args.get("n").and_then(Value::as_u64).unwrap_or(1);
@@ -156,6 +205,7 @@ pub struct Server {
     pub url: String,
     pub manager: SessionManager<TestApp>,
     pub closes: Arc<Closes>,
+    pub probes: Arc<Probes>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<std::io::Result<mcp::ShutdownReport>>>,
 }
@@ -174,13 +224,7 @@ impl Server {
         configure: impl FnOnce(Builder) -> Builder,
         deadline: Duration,
     ) -> Server {
-        let closes = Arc::new(Closes::default());
-        let app = TestApp {
-            closes: Arc::clone(&closes),
-        };
-        let manager = configure(SessionManager::builder(app))
-            .build()
-            .expect("valid config");
+        let (manager, closes, probes) = test_manager(configure);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -198,6 +242,7 @@ impl Server {
             url: format!("http://{addr}/mcp"),
             manager,
             closes,
+            probes,
             stop: Some(stop),
             task: Some(task),
         }
@@ -216,6 +261,22 @@ impl Server {
         let _ = self.stop.take().unwrap().send(());
         self.task.take().unwrap().await.unwrap().unwrap()
     }
+}
+
+/// A manager for the test application, not served.
+pub fn test_manager(
+    configure: impl FnOnce(Builder) -> Builder,
+) -> (SessionManager<TestApp>, Arc<Closes>, Arc<Probes>) {
+    let closes = Arc::new(Closes::default());
+    let probes = Arc::new(Probes::default());
+    let app = TestApp {
+        closes: Arc::clone(&closes),
+        probes: Arc::clone(&probes),
+    };
+    let manager = configure(SessionManager::builder(app))
+        .build()
+        .expect("valid config");
+    (manager, closes, probes)
 }
 
 /// A response, read whole.
@@ -242,6 +303,8 @@ impl Answer {
 pub struct Client {
     inner: HyperClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
     pub url: String,
+    /// Sent with every request (e.g. `authorization`).
+    headers: Vec<(String, String)>,
 }
 
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -251,11 +314,27 @@ impl Client {
         Client {
             inner: HyperClient::builder(TokioExecutor::new()).build_http(),
             url: url.to_string(),
+            headers: Vec::new(),
         }
     }
 
+    /// A client that sends `name: value` with every request.
+    pub fn with_header(mut self, name: &str, value: &str) -> Client {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// A client that sends `Authorization: Bearer TOKEN` with every request.
+    pub fn with_bearer(url: &str, token: &str) -> Client {
+        Client::new(url).with_header("authorization", &format!("Bearer {token}"))
+    }
+
     pub fn request(&self, method: Method) -> http::request::Builder {
-        Request::builder().method(method).uri(&self.url)
+        let mut request = Request::builder().method(method).uri(&self.url);
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        request
     }
 
     /// Sends a request; returns the response with its body still unread.

@@ -1,0 +1,208 @@
+//! Protocol version 2026-07-28 (no sessions) over real sockets. Test names
+//! cite the sections of that revision's Streamable HTTP page
+//! (`basic/transports/streamable-http`).
+#![cfg(feature = "http")]
+
+mod http_support;
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use http_body_util::Full;
+use http_support::{eventually, read_sse, sse_events, Answer, Client, Server, ACCEPT_BOTH};
+use serde_json::{json, Value};
+use sessionreg::http::jsonrpc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// A 2026-07-28 POST of `body` with the given extra headers.
+fn request(client: &Client, body: &Value, headers: &[(&str, &str)]) -> http::Request<Full<Bytes>> {
+    let mut request = client
+        .request(Method::POST)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-protocol-version", "2026-07-28");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap()
+}
+
+async fn post(client: &Client, body: &Value, headers: &[(&str, &str)]) -> Answer {
+    client.send(request(client, body, headers)).await
+}
+
+fn call(tool: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": { "name": tool, "arguments": { "x": 1 } } })
+}
+
+async fn stateless_server() -> Server {
+    Server::start_with(|b| b.stateless(true)).await
+}
+
+/// Session-less serving is a switch, off by default; off, the version is
+/// unsupported (Protocol Version Header: 400 listing the supported ones).
+#[tokio::test]
+async fn protocol_version_header_stateless_serving_is_off_by_default() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url);
+    let answer = post(
+        &client,
+        &call("echo"),
+        &[("mcp-method", "tools/call"), ("mcp-name", "echo")],
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    let error = &answer.json()["error"];
+    assert_eq!(error["code"], jsonrpc::UNSUPPORTED_PROTOCOL_VERSION);
+    assert_eq!(error["data"]["requested"], "2026-07-28");
+    assert!(!error["data"]["supported"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("2026-07-28")));
+}
+
+/// Server Validation: headers that disagree with the body, or are missing,
+/// are 400 with `HeaderMismatch` (-32020) and the request's id; nothing
+/// runs.
+#[tokio::test]
+async fn server_validation_mismatched_or_missing_headers_are_400_header_mismatch() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    // The case: the header says tools/list, the body calls tools/call.
+    for headers in [
+        &[("mcp-method", "tools/list"), ("mcp-name", "echo")][..],
+        &[("mcp-method", "tools/call"), ("mcp-name", "other")][..],
+        &[("mcp-name", "echo")][..],
+        &[("mcp-method", "tools/call")][..],
+    ] {
+        let answer = post(&client, &call("echo"), headers).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{headers:?}");
+        let body = answer.json();
+        assert_eq!(
+            body["error"]["code"],
+            jsonrpc::HEADER_MISMATCH,
+            "{headers:?}"
+        );
+        assert_eq!(body["id"], 5);
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Header mismatch"));
+    }
+    // Value Encoding: a Base64-sentinel name is decoded before comparing.
+    let answer = post(
+        &client,
+        &call("echo"),
+        &[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?ZWNobw==?="),
+        ],
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.json()["result"]["echo"]["x"], 1);
+    assert_eq!(server.created(), 0);
+}
+
+/// Protocol Version Header: a method the server does not implement is 404
+/// with -32601, telling a modern server from a legacy endpoint.
+#[tokio::test]
+async fn protocol_version_header_unknown_method_is_404_method_not_found() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let body = json!({ "jsonrpc": "2.0", "id": 9, "method": "no/such" });
+    let answer = post(&client, &body, &[("mcp-method", "no/such")]).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(answer.json()["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
+    assert_eq!(answer.json()["id"], 9);
+}
+
+/// Sending Messages: the client must not send JSON-RPC responses;
+/// notifications are 202.
+#[tokio::test]
+async fn sending_messages_responses_are_refused_notifications_accepted() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let response = json!({ "jsonrpc": "2.0", "id": 1, "result": {} });
+    assert_eq!(
+        post(&client, &response, &[]).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    assert_eq!(post(&client, &note, &[]).await.status, StatusCode::ACCEPTED);
+}
+
+/// Cancellation: closing the connection before the answer cancels the
+/// request: its handler is dropped.
+#[tokio::test]
+async fn cancellation_closing_the_connection_drops_the_handler() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let pending = client.send_raw(request(
+        &client,
+        &call("hang"),
+        &[("mcp-method", "tools/call"), ("mcp-name", "hang")],
+    ));
+    let probes = &server.probes;
+    tokio::select! {
+        _ = pending => panic!("hang answered"),
+        true = eventually(|| probes.started.load(Ordering::SeqCst) == 1) => {}
+    }
+    // The request future (and its connection) is gone now.
+    assert!(
+        eventually(|| probes.dropped.load(Ordering::SeqCst) == 1).await,
+        "the handler was cancelled"
+    );
+}
+
+/// Cancellation: closing the SSE response stream cancels the request: the
+/// handler's reply stream is dropped.
+#[tokio::test]
+async fn cancellation_closing_the_sse_stream_drops_the_reply_stream() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let mut response = client
+        .send_raw(request(
+            &client,
+            &call("stream_forever"),
+            &[("mcp-method", "tools/call"), ("mcp-name", "stream_forever")],
+        ))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let (text, _) = read_sse(response.body_mut(), Duration::from_secs(10), |t| {
+        !sse_events(t).is_empty()
+    })
+    .await;
+    assert_eq!(sse_events(&text)[0].1["params"]["progress"], 1);
+    assert_eq!(server.probes.dropped.load(Ordering::SeqCst), 0);
+    drop(response);
+    assert!(
+        eventually(|| server.probes.dropped.load(Ordering::SeqCst) == 1).await,
+        "the reply stream was dropped"
+    );
+}
+
+/// In a session (2025-11-25), a disconnect is not a cancellation: the
+/// handler goes on until the session ends.
+#[tokio::test]
+async fn in_a_session_a_disconnect_does_not_cancel() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    let pending = client.call(&id, "hang", json!({}));
+    let probes = &server.probes;
+    tokio::select! {
+        _ = pending => panic!("hang answered"),
+        true = eventually(|| probes.started.load(Ordering::SeqCst) == 1) => {}
+    }
+    // Another request makes a round trip: time for a cancel to have landed.
+    assert_eq!(
+        client.call(&id, "echo", json!({})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(probes.dropped.load(Ordering::SeqCst), 0);
+}
