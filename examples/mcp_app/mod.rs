@@ -1,0 +1,136 @@
+//! The MCP application both example servers serve (`mcp_server` on hyper
+//! through `sessionreg::http::serve`, `axum_server` mounted in axum), and
+//! what the two share around it: the command-line flags, building the
+//! manager from them, re-reading token and allow-list files on SIGHUP,
+//! `/metrics`, and the shutdown signal. Included by each with
+//! `#[path = "mcp_app/mod.rs"] mod mcp_app;`.
+#![allow(dead_code)]
+
+pub mod ops;
+
+use serde_json::{json, Value};
+use sessionreg::http::jsonrpc::{Message, Request, RpcError};
+use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
+use sessionreg::{Reason, SessionId};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The application: stateless tools, a little per-session state. It also
+/// serves 2026-07-28 requests, which have no session (`ctx.state()` is
+/// `None`).
+pub struct Server;
+
+/// What the server remembers about a session.
+pub struct Client {
+    name: String,
+    principal: Option<String>,
+    initialized: AtomicBool,
+}
+
+impl App for Server {
+    type Session = Client;
+
+    fn open(
+        &self,
+        initialize: &Request,
+        request: &http::request::Parts,
+    ) -> Result<Client, RpcError> {
+        // The manager has checked the request's shape (params.protocolVersion).
+        let params = initialize.params.as_ref();
+        let name = params
+            .and_then(|p| p.pointer("/clientInfo/name"))
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
+        Ok(Client {
+            name,
+            // With --bearer-token, who opened the session (it is bound to them).
+            principal: mcp::Principal::of(request).map(ToString::to_string),
+            initialized: AtomicBool::new(false),
+        })
+    }
+
+    async fn handle(&self, ctx: Context<Client>, message: Message) -> Result<Reply, HandlerError> {
+        match message {
+            Message::Request(request) => Ok(answer(&ctx, request).await),
+            Message::Notification(note) => {
+                if note.method == "notifications/initialized" {
+                    if let Some(client) = ctx.state() {
+                        client.initialized.store(true, Ordering::Relaxed);
+                    }
+                }
+                Ok(Reply::Accepted)
+            }
+            Message::Response(_) => Ok(Reply::Accepted),
+        }
+    }
+
+    fn closed(&self, id: &SessionId, client: &Client, reason: Reason) {
+        // `?id`: the Debug form hides the id's secret.
+        tracing::debug!(session = ?id, client = %client.name, principal = ?client.principal, %reason, "client gone");
+    }
+}
+
+async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
+    let params = request.params.unwrap_or(Value::Null);
+    match request.method.as_str() {
+        "initialize" => {
+            let requested = params.get("protocolVersion").and_then(Value::as_str);
+            Reply::Result(json!({
+                "protocolVersion": mcp::rules::negotiate(requested),
+                "capabilities": { "tools": { "listChanged": false } },
+                "serverInfo": { "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") },
+            }))
+        }
+        "ping" => Reply::Result(json!({})),
+        "tools/list" => Reply::Result(json!({ "tools": [
+            {
+                "name": "echo",
+                "description": "Returns its text argument.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "text": { "type": "string" } },
+                    "required": ["text"],
+                },
+            },
+            {
+                "name": "sleep",
+                "description": "Waits the given number of milliseconds, then answers.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "ms": { "type": "integer", "minimum": 0 } },
+                    "required": ["ms"],
+                },
+            },
+        ]})),
+        "tools/call" => call_tool(ctx, &params).await,
+        other => Reply::Error(RpcError::method_not_found(other)),
+    }
+}
+
+async fn call_tool(_ctx: &Context<Client>, params: &Value) -> Reply {
+    let args = params.get("arguments").cloned().unwrap_or(json!({}));
+    match params.get("name").and_then(Value::as_str) {
+        Some("echo") => match args.get("text").and_then(Value::as_str) {
+            Some(text) => Reply::Result(text_content(text)),
+            None => Reply::Error(RpcError::invalid_params(
+                "echo needs a string argument `text`",
+            )),
+        },
+        Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
+            Some(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Reply::Result(text_content(&format!("slept {ms} ms")))
+            }
+            None => Reply::Error(RpcError::invalid_params(
+                "sleep needs an integer argument `ms`",
+            )),
+        },
+        Some(other) => Reply::Error(RpcError::invalid_params(format!("unknown tool: {other}"))),
+        None => Reply::Error(RpcError::invalid_params("tools/call needs params.name")),
+    }
+}
+
+fn text_content(text: &str) -> Value {
+    json!({ "content": [{ "type": "text", "text": text }], "isError": false })
+}

@@ -1,0 +1,263 @@
+//! What both example servers do around the application: flags, the manager
+//! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
+
+use super::Server;
+use clap::Args;
+use http::{HeaderValue, Response};
+use sessionreg::http::{self as mcp, BearerTokens, SessionManager};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The flags both servers take.
+#[derive(Args, Debug, Clone)]
+pub struct Flags {
+    /// Address to listen on; port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Sessions idle this long are ended.
+    #[arg(long, default_value_t = 1_800_000)]
+    pub idle_timeout_ms: u64,
+    /// Maximum live sessions; more get 503.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_sessions: usize,
+    /// An Origin allowed besides loopback ones (repeatable); allowed
+    /// origins get CORS headers.
+    #[arg(long = "allowed-origin")]
+    pub allowed_origins: Vec<String>,
+    /// A file of allowed Origins, one a line (`#` comments), added to
+    /// --allowed-origin; re-read on SIGHUP.
+    #[arg(long)]
+    pub allowed_origins_file: Option<PathBuf>,
+    /// A Host (`name` or `name:port`) allowed besides loopback ones
+    /// (repeatable): a server reached by a public name needs it.
+    #[arg(long = "allowed-host")]
+    pub allowed_hosts: Vec<String>,
+    /// A file of allowed Hosts, one a line, added to --allowed-host;
+    /// re-read on SIGHUP.
+    #[arg(long)]
+    pub allowed_hosts_file: Option<PathBuf>,
+    /// `NAME=TOKEN` (repeatable): every /mcp request then needs
+    /// `Authorization: Bearer TOKEN`, and its sessions are bound to NAME.
+    #[arg(long = "bearer-token", value_name = "NAME=TOKEN")]
+    pub bearer_tokens: Vec<String>,
+    /// A file of `NAME=TOKEN` lines, added to --bearer-token; re-read on
+    /// SIGHUP (a bad file keeps the tokens in force, and the reason is
+    /// logged).
+    #[arg(long, value_name = "PATH")]
+    pub bearer_token_file: Option<PathBuf>,
+    /// How long shutdown waits for requests in flight, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub shutdown_deadline_ms: u64,
+}
+
+impl Flags {
+    pub fn shutdown_deadline(&self) -> Duration {
+        Duration::from_millis(self.shutdown_deadline_ms)
+    }
+}
+
+/// The manager and what SIGHUP reloads into it.
+pub struct Built {
+    pub manager: SessionManager<Server>,
+    pub tokens: Option<BearerTokens>,
+}
+
+/// Builds the manager from the flags (and the files they name, which must
+/// be readable and valid at startup).
+pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
+    let mut builder = SessionManager::builder(Server)
+        .capacity(flags.max_sessions)
+        .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
+        // The app serves 2026-07-28 requests too (they have no session).
+        .stateless(true);
+    let tokens = match token_set(flags)? {
+        Some(pairs) => {
+            let tokens = BearerTokens::new(pairs)?;
+            builder = builder.authenticator(tokens.clone());
+            Some(tokens)
+        }
+        None => None,
+    };
+    let manager = builder.build()?;
+    let (origins, hosts) = allow_lists(flags)?;
+    manager.set_allowed_origins(origins);
+    manager.set_allowed_hosts(hosts);
+    if let Some(tokens) = &tokens {
+        tracing::info!(principals = ?names(tokens), "bearer tokens required");
+    }
+    Ok(Built { manager, tokens })
+}
+
+/// The tokens of the flags and the token file; `None` if neither gives any.
+fn token_set(flags: &Flags) -> Result<Option<Vec<(String, String)>>, String> {
+    if flags.bearer_tokens.is_empty() && flags.bearer_token_file.is_none() {
+        return Ok(None);
+    }
+    let mut pairs = BearerTokens::parse(&flags.bearer_tokens.join("\n"))
+        .map_err(|e| format!("--bearer-token: {e}"))?;
+    if let Some(path) = &flags.bearer_token_file {
+        let text = read(path)?;
+        let more = BearerTokens::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        pairs.extend(more);
+    }
+    Ok(Some(pairs))
+}
+
+/// The allow-lists of the flags and files.
+fn allow_lists(flags: &Flags) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut origins = flags.allowed_origins.clone();
+    if let Some(path) = &flags.allowed_origins_file {
+        origins.extend(list_file(
+            path,
+            |entry| entry.contains("://"),
+            "an origin (scheme://host[:port])",
+        )?);
+    }
+    let mut hosts = flags.allowed_hosts.clone();
+    if let Some(path) = &flags.allowed_hosts_file {
+        hosts.extend(list_file(
+            path,
+            |entry| !entry.contains('/'),
+            "a host (name or name:port)",
+        )?);
+    }
+    Ok((origins, hosts))
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One entry a line, `#` comments and blank lines skipped; every entry must
+/// pass `valid` and be one word.
+fn list_file(path: &Path, valid: impl Fn(&str) -> bool, what: &str) -> Result<Vec<String>, String> {
+    let text = read(path)?;
+    let mut entries = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let entry = line.trim();
+        if entry.is_empty() || entry.starts_with('#') {
+            continue;
+        }
+        if entry.split_whitespace().count() != 1 || !valid(entry) {
+            return Err(format!(
+                "{} line {}: expected {what}",
+                path.display(),
+                n + 1
+            ));
+        }
+        entries.push(entry.to_string());
+    }
+    Ok(entries)
+}
+
+fn names(tokens: &BearerTokens) -> Vec<String> {
+    tokens
+        .principals()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// Re-reads the token and allow-list files on every SIGHUP, for as long as
+/// the manager lives. What cannot be read or is invalid is logged (never a
+/// token) and the set in force stays.
+pub fn reload_on_sighup(built: &Built, flags: &Flags) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangups = match signal(SignalKind::hangup()) {
+            Ok(hangups) => hangups,
+            Err(error) => {
+                tracing::warn!(%error, "no SIGHUP handler: files will not be re-read");
+                return;
+            }
+        };
+        let manager = built.manager.clone();
+        let tokens = built.tokens.clone();
+        let flags = flags.clone();
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                reload(&manager, tokens.as_ref(), &flags);
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = (built, flags);
+}
+
+/// One reload: each set is swapped in whole, or not at all.
+pub fn reload(manager: &SessionManager<Server>, tokens: Option<&BearerTokens>, flags: &Flags) {
+    if let Some(tokens) = tokens {
+        let outcome = token_set(flags).and_then(|pairs| {
+            tokens
+                .replace(pairs.unwrap_or_default())
+                .map_err(|e| e.to_string())
+        });
+        match outcome {
+            Ok(count) => {
+                tracing::info!(count, principals = ?names(tokens), "bearer tokens reloaded")
+            }
+            Err(error) => tracing::warn!(%error, "bearer tokens not reloaded; the old set stays"),
+        }
+    }
+    match allow_lists(flags) {
+        Ok((origins, hosts)) => {
+            tracing::info!(?origins, ?hosts, "allow-lists reloaded");
+            manager.set_allowed_origins(origins);
+            manager.set_allowed_hosts(hosts);
+        }
+        Err(error) => tracing::warn!(%error, "allow-lists not reloaded; the old ones stay"),
+    }
+}
+
+/// `GET /metrics`: the registry's counters in Prometheus text.
+pub fn metrics(manager: &SessionManager<Server>) -> Response<mcp::Body> {
+    let mut response = Response::new(mcp::body_from(manager.metrics()));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(mcp::metrics::CONTENT_TYPE),
+    );
+    response
+}
+
+/// Logs to stderr, at `RUST_LOG` or INFO.
+pub fn init_tracing() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Prints the first stdout line the interop scripts and tests wait for.
+pub fn announce(addr: SocketAddr) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "listening on http://{addr}/mcp")?;
+    stdout.flush()
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
