@@ -8,7 +8,8 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::Full;
 use http_support::{
-    eventually, initialize_body, read_sse, sse_events, Answer, Client, Server, ACCEPT_BOTH,
+    eventually, id_parts, initialize_body, read_sse, sse_events, Answer, Client, Server,
+    ACCEPT_BOTH,
 };
 use serde_json::{json, Value};
 use sessionreg::http::{jsonrpc, RebindingProtection};
@@ -552,19 +553,30 @@ async fn server_messages_have_unique_ids_and_resume_with_last_event_id() {
     })
     .await;
     let events = sse_events(&text);
-    let ids: Vec<u64> = events
+    let ids: Vec<(u64, u64)> = events
         .iter()
-        .map(|(id, _)| id.expect("every event has an id"))
+        .map(|(id, _)| id_parts(id.as_deref().expect("every event has an id")))
         .collect();
     assert_eq!(ids.len(), 3);
-    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    // The standalone stream is stream 0; its events count from 1.
+    assert_eq!(ids, [(0, 1), (0, 2), (0, 3)]);
     drop(stream);
     // Two more while the client has no stream (the server may not have
     // noticed yet; either way the log keeps them).
     let answer = client.call(&id, "notify", json!({ "n": 2 })).await;
     assert_eq!(answer.status, StatusCode::OK);
-    let last = ids[2].to_string();
-    let mut resumed = client.open_stream(&id, Some(&last)).await;
+    let last = events[2].0.clone().unwrap();
+    // 409 until the server has seen the old connection go.
+    let mut resumed = None;
+    for _ in 0..500 {
+        let response = client.open_stream(&id, Some(&last)).await;
+        if response.status() != StatusCode::CONFLICT {
+            resumed = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut resumed = resumed.expect("the old stream was noticed gone");
     assert_eq!(resumed.status(), StatusCode::OK);
     let (text, _) = read_sse(resumed.body_mut(), Duration::from_secs(10), |t| {
         sse_events(t).len() >= 2
@@ -572,7 +584,11 @@ async fn server_messages_have_unique_ids_and_resume_with_last_event_id() {
     .await;
     let replayed = sse_events(&text);
     assert_eq!(replayed.len(), 2, "{text:?}");
-    assert!(replayed.iter().all(|(eid, _)| eid.unwrap() > ids[2]));
+    let replayed_ids: Vec<(u64, u64)> = replayed
+        .iter()
+        .map(|(id, _)| id_parts(id.as_deref().unwrap()))
+        .collect();
+    assert_eq!(replayed_ids, [(0, 4), (0, 5)]);
     assert_eq!(replayed[0].1["params"]["i"], 0);
     assert_eq!(replayed[1].1["params"]["i"], 1);
 }
@@ -589,8 +605,18 @@ async fn a_request_may_be_answered_with_an_sse_stream() {
     assert_eq!(events.len(), 3);
     assert_eq!(events[2].1["result"]["streamed"], true);
     assert_eq!(events[2].1["id"], 7);
-    let ids: Vec<u64> = events.iter().map(|(id, _)| id.unwrap()).collect();
-    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let ids: Vec<(u64, u64)> = events
+        .iter()
+        .map(|(id, _)| id_parts(id.as_deref().unwrap()))
+        .collect();
+    // One stream of its own (not the standalone 0), counted from 1.
+    assert!(ids
+        .iter()
+        .all(|(stream, _)| *stream == ids[0].0 && *stream != 0));
+    assert_eq!(
+        ids.iter().map(|(_, seq)| *seq).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
 }
 
 async fn with_headers(client: &Client, headers: &[(&str, &str)]) -> Answer {

@@ -52,6 +52,7 @@ pub struct Flags {
 }
 
 impl Flags {
+    /// `--shutdown-deadline-ms` as a duration.
     pub fn shutdown_deadline(&self) -> Duration {
         Duration::from_millis(self.shutdown_deadline_ms)
     }
@@ -59,7 +60,9 @@ impl Flags {
 
 /// The manager and what SIGHUP reloads into it.
 pub struct Built {
+    /// The manager to mount.
     pub manager: SessionManager<Server>,
+    /// The token set, when the flags gave any (SIGHUP replaces it).
     pub tokens: Option<BearerTokens>,
 }
 

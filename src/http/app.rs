@@ -114,6 +114,9 @@ pub struct Context<S: Send + Sync + 'static> {
     pub(crate) session: Option<Session<Entry<S>>>,
     pub(crate) version: Version,
     pub(crate) request: Parts,
+    /// The number of this request's SSE reply stream, when it would be
+    /// resumable.
+    pub(crate) stream: Option<u64>,
 }
 
 impl<S: Send + Sync + 'static> Context<S> {
@@ -150,6 +153,25 @@ impl<S: Send + Sync + 'static> Context<S> {
     /// connection is there.
     pub fn is_terminated(&self) -> bool {
         self.session.as_ref().is_some_and(Session::is_terminated)
+    }
+
+    /// Closes the connection carrying this request's SSE reply without
+    /// ending the stream (2025-11-25 SSE polling): the handler goes on, its
+    /// messages are logged, and the client resumes with `GET` and
+    /// `Last-Event-ID` after the `retry` delay. Returns whether it applies:
+    /// only for a request in a session, with the event log on
+    /// ([`Builder::event_log`](super::Builder::event_log)), from a client at
+    /// 2025-11-25 or later (older ones get no priming event to resume
+    /// from). Called before the reply stream starts, the client gets just
+    /// the priming event.
+    pub fn close_sse_stream(&self) -> bool {
+        match (&self.session, self.stream) {
+            (Some(session), Some(number)) => {
+                session.streams.lock().detach(number);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Sends a server-to-client message on the session's standalone `GET`

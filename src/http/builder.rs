@@ -15,6 +15,8 @@ use std::time::Duration;
 pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// How often an SSE stream gets a keep-alive comment unless configured.
 pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The reconnection delay priming events tell clients unless configured.
+pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
 
 /// Whether `Origin`/`Host` are restricted to loopback (DNS-rebinding
 /// protection).
@@ -43,6 +45,7 @@ pub struct Builder<A: App> {
     max_body: usize,
     keep_alive: Option<Duration>,
     event_log: usize,
+    sse_retry: Option<Duration>,
     standalone_stream: bool,
     allowed_origins: Vec<String>,
     allowed_hosts: Vec<String>,
@@ -94,11 +97,21 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Keep the last `events` messages of each session's standalone stream,
-    /// so a client reconnecting with `Last-Event-ID` gets what it missed
-    /// (default 0: no log, no replay).
+    /// Keep the last `events` messages of each SSE stream of a session (the
+    /// standalone `GET` stream, and each `POST` reply stream of a client at
+    /// 2025-11-25 or later), so a client reconnecting with `Last-Event-ID`
+    /// gets what it missed on that stream; such `POST` streams are not
+    /// cancelled when their connection drops, and start with a priming
+    /// event (see `resume.rs`). Default 0: no log, no replay, no priming.
     pub fn event_log(mut self, events: usize) -> Self {
         self.event_log = events;
+        self
+    }
+
+    /// The `retry` field (reconnection delay) of priming events; `None`
+    /// sends none (default [`DEFAULT_SSE_RETRY`]).
+    pub fn sse_retry(mut self, retry: Option<Duration>) -> Self {
+        self.sse_retry = retry;
         self
     }
 
@@ -189,6 +202,7 @@ impl<A: App> Builder<A> {
                     max_body: self.max_body,
                     keep_alive: self.keep_alive,
                     event_log: self.event_log,
+                    sse_retry: self.sse_retry,
                     standalone_stream: self.standalone_stream,
                     stateless: self.stateless,
                     reap_interval,
@@ -214,6 +228,7 @@ impl<A: App> SessionManager<A> {
             max_body: DEFAULT_MAX_BODY,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             event_log: 0,
+            sse_retry: Some(DEFAULT_SSE_RETRY),
             standalone_stream: true,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),

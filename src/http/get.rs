@@ -5,13 +5,26 @@ use super::auth::Principal;
 use super::body::{self, Body};
 use super::jsonrpc;
 use super::responses::{missing_id, not_found};
+use super::resume::{self, EventId, OpenError};
 use super::rules;
-use super::sse;
+use super::rules::Version;
 use super::SessionManager;
 use http::{Response, StatusCode};
 
+/// 400 for a `Last-Event-ID` that names no stream (or event) of the session.
+fn unknown_stream() -> Response<Body> {
+    body::refuse(
+        StatusCode::BAD_REQUEST,
+        jsonrpc::SERVER_ERROR,
+        "Last-Event-ID names no stream of this session",
+    )
+}
+
 impl<A: App> SessionManager<A> {
-    /// `GET`: the session's standalone server-to-client stream.
+    /// `GET`: the session's standalone server-to-client stream, or the
+    /// resume of the stream a `Last-Event-ID` names (see `resume.rs`): 409
+    /// while that stream is connected, 400 for an id of no stream of this
+    /// session.
     ///
     /// An open stream counts as a request in flight, so a client that keeps
     /// it open is never reaped as idle: its connection is the evidence that
@@ -38,19 +51,29 @@ impl<A: App> SessionManager<A> {
         let Some(in_flight) = session.begin() else {
             return not_found();
         };
-        let last_event_id = headers
-            .get(rules::LAST_EVENT_ID)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let rx = match session.streams.open_standalone(last_event_id) {
+        let logging = self.inner.config.event_log > 0;
+        let last_event_id = match headers.get(rules::LAST_EVENT_ID) {
+            None => None,
+            Some(value) => match value.to_str().ok().and_then(EventId::parse) {
+                Some(id) => Some(id),
+                // Without a log the header is ignored (nothing to replay).
+                None if !logging => None,
+                None => return unknown_stream(),
+            },
+        };
+        // A client that can resume gets a priming event and `retry`.
+        let version = rules::protocol_version(headers).unwrap_or(Version::Stateless);
+        let priming = (logging && resume::resumes(version)).then_some(self.inner.config.sse_retry);
+        let rx = match session.streams.open_get(last_event_id, priming) {
             Ok(rx) => rx,
-            Err(sse::Conflict) => {
+            Err(OpenError::Conflict) => {
                 return body::refuse(
                     StatusCode::CONFLICT,
                     jsonrpc::SERVER_ERROR,
-                    "this session already has a standalone SSE stream",
+                    "this stream is already connected",
                 )
             }
+            Err(OpenError::UnknownStream) => return unknown_stream(),
         };
         // The body holds the guard: the session is busy while the client
         // keeps the stream, and its idle clock starts when the body drops

@@ -43,6 +43,8 @@ pub(super) struct Config {
     pub(super) max_body: usize,
     pub(super) keep_alive: Option<Duration>,
     pub(super) event_log: usize,
+    /// The `retry` of priming events.
+    pub(super) sse_retry: Option<Duration>,
     pub(super) standalone_stream: bool,
     /// Whether 2026-07-28 (session-less) requests are served.
     pub(super) stateless: bool,

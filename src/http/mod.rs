@@ -94,6 +94,7 @@ mod policy;
 mod post;
 mod reaper;
 mod responses;
+mod resume;
 pub mod rules;
 mod shutdown;
 mod sse;
@@ -104,7 +105,9 @@ pub use auth::{Authenticator, Principal, Refusal};
 pub use bearer::{BearerTokens, TokenFileError};
 pub use body::{full as body_from, Body};
 
-pub use builder::{Builder, RebindingProtection, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY};
+pub use builder::{
+    Builder, RebindingProtection, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY, DEFAULT_SSE_RETRY,
+};
 pub use entry::Entry;
 pub use manager::{ResponseFuture, SessionManager};
 pub use shutdown::{serve, ShutdownReport};

@@ -10,6 +10,7 @@ use super::entry::Entry;
 use super::jsonrpc::{self, Message, Request, RpcError};
 use super::manager::Inner;
 use super::responses::{internal_error, not_found, shutting_down, too_large, unavailable};
+use super::resume;
 use super::rules::{self, Version};
 use super::sse::{self, Streams};
 use super::SessionManager;
@@ -187,6 +188,17 @@ impl<A: App> SessionManager<A> {
             return shutting_down();
         }
         let request_id = request.id.clone();
+        // The version the session will speak (no header on initialize:
+        // the body asks), e.g. for the priming event of a streamed answer.
+        let requested = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str);
+        let version = match version {
+            Version::Sessions(_) => Version::Sessions(rules::negotiate(requested)),
+            stateless => stateless,
+        };
         let (head, _) = self
             .run(Some(first), Message::Request(request), version, parts)
             .await;
@@ -241,21 +253,47 @@ impl<A: App> SessionManager<A> {
             // task: the application gets the one clone it must own.
             let session = guard.as_deref();
             let is_request = matches!(message, Message::Request(_));
+            // A request whose SSE reply is resumable gets its stream's
+            // number now, so the handler can close the connection early
+            // (`Context::close_sse_stream`).
+            let logged = session
+                .filter(|_| is_request && inner.config.event_log > 0 && resume::resumes(version))
+                .map(|s| s.streams.next_stream());
             let ctx = Context {
                 session: session.cloned(),
                 version,
                 request,
+                stream: logged,
             };
             let outcome = AssertUnwindSafe(inner.app.handle(ctx, message))
                 .catch_unwind()
                 .await;
             match outcome {
-                Ok(Ok(Reply::Stream(stream))) if is_request => {
-                    let (tx, rx) = mpsc::channel(sse::CHANNEL_CAPACITY);
-                    if head_tx.send(Head::Stream(rx)).is_ok() {
-                        pump(&inner, session, stream, tx).await;
+                Ok(Ok(Reply::Stream(stream))) if is_request => match (session, logged) {
+                    (Some(s), Some(number)) => {
+                        // Resumable: pumped (and logged) even if this
+                        // connection goes, for the client to resume.
+                        let retry = inner.config.sse_retry;
+                        let rx =
+                            s.streams
+                                .lock()
+                                .open_post(number, sse::CHANNEL_CAPACITY, Some(retry));
+                        let _ = head_tx.send(Head::Stream(rx));
+                        let out = Out::Logged {
+                            streams: &s.streams,
+                            number,
+                        };
+                        pump(&inner, session, stream, out).await;
                     }
-                }
+                    _ => {
+                        let (tx, rx) = mpsc::channel(sse::CHANNEL_CAPACITY);
+                        if head_tx.send(Head::Stream(rx)).is_ok() {
+                            let number = session.map_or(1, |s| s.streams.next_stream());
+                            let out = Out::Direct { tx, number, seq: 0 };
+                            pump(&inner, session, stream, out).await;
+                        }
+                    }
+                },
                 Ok(Ok(reply)) => {
                     let reply = if is_request { reply } else { Reply::Accepted };
                     let _ = head_tx.send(Head::Reply(reply));
@@ -317,13 +355,65 @@ impl<A: App> SessionManager<A> {
     }
 }
 
-/// Streams a handler's SSE reply to the client until it ends, the client
-/// goes, or the session ends.
+/// Where a reply stream's messages go.
+enum Out<'a> {
+    /// Straight to the one connection; the stream ends when it goes.
+    Direct {
+        tx: mpsc::Sender<Bytes>,
+        number: u64,
+        seq: u64,
+    },
+    /// Through the session's log of stream `number`, to whichever
+    /// connection carries it now (none while the client reconnects).
+    Logged { streams: &'a Streams, number: u64 },
+}
+
+impl Out<'_> {
+    /// Resolves when nobody can receive the stream any more.
+    async fn gone(&self) {
+        match self {
+            Out::Direct { tx, .. } => tx.closed().await,
+            Out::Logged { .. } => std::future::pending().await,
+        }
+    }
+
+    /// Sends one message; `false` if the stream should stop.
+    async fn send(&mut self, message: &Value) -> bool {
+        match self {
+            Out::Direct { tx, number, seq } => {
+                *seq += 1;
+                let id = resume::EventId {
+                    stream: *number,
+                    seq: *seq,
+                };
+                tx.send(resume::event(id, message)).await.is_ok()
+            }
+            Out::Logged { streams, number } => {
+                let (frame, sink) = streams.lock().record(*number, message);
+                if let Some(tx) = sink {
+                    // A connection that goes meanwhile loses nothing: the
+                    // frame is logged for the resume.
+                    let _ = tx.send(frame).await;
+                }
+                true
+            }
+        }
+    }
+
+    fn finish(self) {
+        if let Out::Logged { streams, number } = self {
+            streams.lock().finish(number);
+        }
+    }
+}
+
+/// Streams a handler's SSE reply until it ends, nobody can receive it any
+/// more, or the session ends.
 async fn pump<A: App>(
     inner: &Inner<A>,
     session: Option<&Session<Entry<A::Session>>>,
     mut stream: futures_util::stream::BoxStream<'static, serde_json::Value>,
-    tx: mpsc::Sender<Bytes>,
+    mut out: Out<'_>,
 ) {
     let closed = async {
         match session {
@@ -332,24 +422,16 @@ async fn pump<A: App>(
         }
     };
     tokio::pin!(closed);
-    let mut local_ids = 0u64;
     loop {
         let next = AssertUnwindSafe(stream.next()).catch_unwind();
         let item = tokio::select! {
             _ = &mut closed => break,
-            _ = tx.closed() => break,
+            _ = out.gone() => break,
             item = next => item,
         };
         match item {
             Ok(Some(message)) => {
-                let id = match session {
-                    Some(s) => s.streams.next_event_id(),
-                    None => {
-                        local_ids += 1;
-                        local_ids
-                    }
-                };
-                if tx.send(sse::event(id, &message)).await.is_err() {
+                if !out.send(&message).await {
                     break;
                 }
             }
@@ -362,6 +444,7 @@ async fn pump<A: App>(
             }
         }
     }
+    out.finish();
 }
 
 /// The shape an `initialize` request must have before a session is made

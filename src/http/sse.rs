@@ -1,14 +1,11 @@
-//! Server-sent event streams: the standalone `GET` stream of a session, with
-//! its optional bounded event log for `Last-Event-ID` resumption, and the
-//! body type that carries any SSE stream to the client.
-//!
-//! Event ids come from one counter per session, so they are unique within
-//! the session across all of its streams.
+//! Server-sent event streams: the per-session stream state (the standalone
+//! `GET` stream and the logs that make streams resumable, see `resume.rs`),
+//! and the body type that carries any SSE stream to the client.
 
+use super::resume::{EventId, Logs, OpenError, STANDALONE};
 use bytes::Bytes;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde_json::Value;
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,105 +22,68 @@ pub(crate) const CHANNEL_CAPACITY: usize = 64;
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
-/// One SSE event carrying a JSON-RPC message.
-pub(crate) fn event(id: u64, message: &Value) -> Bytes {
-    let data = serde_json::to_string(message).unwrap_or_default();
-    Bytes::from(format!("id: {id}\ndata: {data}\n\n"))
-}
-
-/// The per-session stream state, kept in the session's registry entry.
+/// The per-session stream state, kept in the session's registry entry:
+/// every stream's log and live connection (see `resume.rs`), behind one
+/// lock that also orders each stream's event ids.
 #[derive(Debug)]
 pub(crate) struct Streams {
-    next_event: AtomicU64,
-    state: Mutex<State>,
-    log_capacity: usize,
+    next_stream: AtomicU64,
+    logs: Mutex<Logs>,
     closed: watch::Sender<bool>,
 }
-
-#[derive(Debug, Default)]
-struct State {
-    /// The sending end of the open standalone stream, if any. It is the only
-    /// sender: taking it out ends the stream cleanly.
-    standalone: Option<mpsc::Sender<Bytes>>,
-    log: VecDeque<(u64, Bytes)>,
-}
-
-/// A second standalone stream was asked for while one is open.
-#[derive(Debug)]
-pub(crate) struct Conflict;
 
 impl Streams {
     pub(crate) fn new(log_capacity: usize) -> Streams {
         Streams {
-            next_event: AtomicU64::new(1),
-            state: Mutex::new(State::default()),
-            log_capacity,
+            next_stream: AtomicU64::new(STANDALONE + 1),
+            logs: Mutex::new(Logs::new(log_capacity)),
             closed: watch::Sender::new(false),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // The state stays consistent even if a holder panicked.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Logs> {
+        // The logs stay consistent even if a holder panicked.
+        self.logs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The next event id of this session.
-    pub(crate) fn next_event_id(&self) -> u64 {
+    /// A number for a new `POST` reply stream, unique in the session.
+    pub(crate) fn next_stream(&self) -> u64 {
         // Relaxed: only uniqueness matters, which the RMW gives.
-        self.next_event.fetch_add(1, Ordering::Relaxed)
+        self.next_stream.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Sends a server-to-client message on the standalone stream; logs it
     /// for resumption when the log is enabled. Whether a stream took it.
+    /// The id is drawn under the lock, so concurrent senders' ids follow
+    /// the order the messages are queued in.
     pub(crate) fn push(&self, message: &Value) -> bool {
-        let id = self.next_event_id();
-        let frame = event(id, message);
-        let mut state = self.lock();
-        if self.log_capacity > 0 {
-            if state.log.len() == self.log_capacity {
-                state.log.pop_front();
-            }
-            state.log.push_back((id, frame.clone()));
-        }
-        match &state.standalone {
-            Some(tx) => tx.try_send(frame).is_ok(),
-            None => false,
-        }
+        let mut logs = self.lock();
+        let (frame, sink) = logs.record(STANDALONE, message);
+        sink.is_some_and(|tx| tx.try_send(frame).is_ok())
     }
 
-    /// Opens the standalone stream. Without `last_event_id` a second stream
-    /// while one is open is a [`Conflict`]; with it, the client is resuming
-    /// a stream it lost, which replaces the old one (ending it) and first
-    /// replays the logged events after that id.
-    pub(crate) fn open_standalone(
+    /// Opens the standalone stream, or resumes the stream a `Last-Event-ID`
+    /// names (see `resume.rs`); `priming` asks for a priming event with
+    /// this `retry`.
+    pub(crate) fn open_get(
         &self,
-        last_event_id: Option<u64>,
-    ) -> Result<mpsc::Receiver<Bytes>, Conflict> {
-        let mut state = self.lock();
+        last_event_id: Option<EventId>,
+        priming: Option<Option<Duration>>,
+    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
+        let mut logs = self.lock();
         if *self.closed.borrow() {
             // Terminated: an already-ended stream.
             let (_, rx) = mpsc::channel(1);
             return Ok(rx);
         }
-        let open = state.standalone.as_ref().is_some_and(|tx| !tx.is_closed());
-        if open && last_event_id.is_none() {
-            return Err(Conflict);
-        }
-        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY + self.log_capacity);
-        if let Some(last) = last_event_id {
-            for (_, frame) in state.log.iter().filter(|(id, _)| *id > last) {
-                let _ = tx.try_send(frame.clone());
-            }
-        }
-        state.standalone = Some(tx);
-        Ok(rx)
+        logs.open_get(last_event_id, CHANNEL_CAPACITY, priming)
     }
 
     /// Ends every stream of the session (called by the terminate winner).
     pub(crate) fn close(&self) {
         self.closed.send_replace(true);
-        let sender = self.lock().standalone.take();
-        drop(sender);
+        let sinks = self.lock().close();
+        drop(sinks);
     }
 
     /// Resolves once the session has ended.

@@ -141,6 +141,27 @@ impl App for TestApp {
                         std::future::pending::<()>().await;
                         unreachable!()
                     }
+                    Some("slow_stream") => {
+                        // `n` progress notifications `ms` apart, then the
+                        // response; with `close`, the connection is closed
+                        // first (SSE polling).
+                        let n = args.get("n").and_then(Value::as_u64).unwrap_or(3);
+                        let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(20);
+                        let close = args.get("close").and_then(Value::as_bool).unwrap_or(false);
+                        let id = request.id.clone();
+                        let closed = close && ctx.close_sse_stream();
+                        let progress = stream::iter(0..n).then(move |i| async move {
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            jsonrpc::notification_message(
+                                "notifications/progress",
+                                json!({ "progress": i }),
+                            )
+                        });
+                        let done = stream::once(async move {
+                            jsonrpc::result_message(&id, json!({ "closed": closed }))
+                        });
+                        Ok(Reply::Stream(Box::pin(progress.chain(done))))
+                    }
                     Some("stream_forever") => {
                         self.probes.started.fetch_add(1, Ordering::SeqCst);
                         let probe = DropProbe(Arc::clone(&self.probes));
@@ -470,15 +491,16 @@ pub async fn read_sse(
     }
 }
 
-/// The `(id, data)` of each event in SSE text.
-pub fn sse_events(text: &str) -> Vec<(Option<u64>, Value)> {
+/// The `(id, data)` of each event in SSE text that carries a message (the
+/// priming event, with empty data, is left out).
+pub fn sse_events(text: &str) -> Vec<(Option<String>, Value)> {
     text.split("\n\n")
         .filter_map(|block| {
             let mut id = None;
             let mut data = None;
             for line in block.lines() {
                 if let Some(v) = line.strip_prefix("id: ") {
-                    id = v.trim().parse().ok();
+                    id = Some(v.trim().to_string());
                 } else if let Some(v) = line.strip_prefix("data: ") {
                     data = serde_json::from_str(v).ok();
                 }
@@ -486,6 +508,26 @@ pub fn sse_events(text: &str) -> Vec<(Option<u64>, Value)> {
             data.map(|d| (id, d))
         })
         .collect()
+}
+
+/// The `(id, retry)` of each event in SSE text, priming events included.
+pub fn sse_ids(text: &str) -> Vec<(String, Option<u64>)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let id = block.lines().find_map(|l| l.strip_prefix("id: "))?;
+            let retry = block
+                .lines()
+                .find_map(|l| l.strip_prefix("retry: "))
+                .and_then(|r| r.trim().parse().ok());
+            Some((id.trim().to_string(), retry))
+        })
+        .collect()
+}
+
+/// `(stream, seq)` of an event id `STREAM-SEQ`.
+pub fn id_parts(id: &str) -> (u64, u64) {
+    let (stream, seq) = id.split_once('-').expect("STREAM-SEQ");
+    (stream.parse().unwrap(), seq.parse().unwrap())
 }
 
 /// Waits until `condition` holds or a generous deadline passes; returns
