@@ -5,6 +5,8 @@
 //
 // Steps: baseline /metrics; connect (initialize + notifications/initialized);
 // tools/list must contain `echo`; tools/call echo must return its text;
+// tools/call test_reconnection must be resumed by the SDK (GET +
+// Last-Event-ID after the server closed the POST stream mid-call);
 // terminateSession() (DELETE) must get a 2xx; close; /metrics must then show
 // sessionreg_sessions_live 0 and created_total / terminated_total{reason="deleted"}
 // each moved by at least one. Exits 1 with a message naming the failed step,
@@ -35,6 +37,7 @@ const recordingFetch = async (input, init = {}) => {
     requestSessionId: headers.get('mcp-session-id'),
     requestProtocolVersion: headers.get('mcp-protocol-version'),
     accept: headers.get('accept'),
+    lastEventId: headers.get('last-event-id'),
     body: body && body.length > 300 ? body.slice(0, 300) + '…' : body,
   };
   exchanges.push(entry);
@@ -161,6 +164,23 @@ if (!texts.includes(payload)) {
   fail('tools/call echo', `expected a text content item equal to ${JSON.stringify(payload)}`, result);
 }
 console.log(`ts-client: tools/call echo -> ${JSON.stringify(texts[0])}`);
+
+// SSE polling (2025-11-25): the test_reconnection tool has the server close
+// the POST stream's connection after its priming event; the SDK must resume
+// with GET + Last-Event-ID (after the priming event's retry delay) and get
+// the answer from the resumed stream.
+phase = 'tools/call test_reconnection';
+const getsBefore = exchanges.filter((e) => e.method === 'GET').length;
+const reconnected = await withTimeout(
+  'tools/call test_reconnection (resumption)',
+  client.callTool({ name: 'test_reconnection', arguments: {} }),
+);
+const rtexts = (reconnected.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
+if (!rtexts.includes('reconnected')) fail('tools/call test_reconnection', 'expected the text "reconnected"', reconnected);
+const resumes = exchanges.filter((e) => e.method === 'GET').slice(getsBefore).filter((e) => e.lastEventId);
+if (!resumes.length) fail('tools/call test_reconnection', 'the SDK sent no GET with Last-Event-ID: the stream was not resumed');
+if (!resumes.some((e) => e.status === 200)) fail('tools/call test_reconnection', 'no resume GET answered 200', resumes);
+console.log(`ts-client: tools/call test_reconnection -> resumed with Last-Event-ID ${resumes[0].lastEventId} (GET ${resumes[0].status})`);
 
 phase = 'terminateSession';
 const deletesBefore = exchanges.filter((e) => e.method === 'DELETE').length;

@@ -187,8 +187,8 @@ async fn stateless_requests_are_authenticated() {
             .header("mcp-method", "tools/call")
             .header("mcp-name", "whoami")
             .body(Full::new(
-                json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                        "params": { "name": "whoami", "arguments": {} } })
+                http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": { "name": "whoami", "arguments": {} } }))
                 .to_string()
                 .into(),
             ))

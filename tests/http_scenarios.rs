@@ -92,6 +92,7 @@ async fn d_stateless_version_registers_nothing() {
     let server = Server::start_with(|b| b.stateless(true)).await;
     let client = Client::new(&server.url);
     let post = |body: serde_json::Value, with_id: bool| {
+        let body = http_support::with_meta(body);
         let mut request = client
             .request(Method::POST)
             .header("content-type", "application/json")

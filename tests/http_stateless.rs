@@ -8,7 +8,9 @@ mod http_support;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::Full;
-use http_support::{eventually, read_sse, sse_events, Answer, Client, Server, ACCEPT_BOTH};
+use http_support::{
+    eventually, read_sse, sse_events, with_meta, Answer, Client, Server, ACCEPT_BOTH,
+};
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc;
 use std::sync::atomic::Ordering;
@@ -34,8 +36,8 @@ async fn post(client: &Client, body: &Value, headers: &[(&str, &str)]) -> Answer
 }
 
 fn call(tool: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
-            "params": { "name": tool, "arguments": { "x": 1 } } })
+    with_meta(json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                      "params": { "name": tool, "arguments": { "x": 1 } } }))
 }
 
 async fn stateless_server() -> Server {
@@ -113,11 +115,32 @@ async fn server_validation_mismatched_or_missing_headers_are_400_header_mismatch
 async fn protocol_version_header_unknown_method_is_404_method_not_found() {
     let server = stateless_server().await;
     let client = Client::new(&server.url);
-    let body = json!({ "jsonrpc": "2.0", "id": 9, "method": "no/such" });
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 9, "method": "no/such" }));
     let answer = post(&client, &body, &[("mcp-method", "no/such")]).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert_eq!(answer.json()["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
     assert_eq!(answer.json()["id"], 9);
+}
+
+/// Per-request protocol fields (the `basic` page): a request without its
+/// `_meta` protocol version and client capabilities is malformed: 400,
+/// -32602; nothing runs.
+#[tokio::test]
+async fn per_request_protocol_fields_are_required() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let bare = json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                       "params": { "name": "hang", "arguments": {} } });
+    let answer = post(
+        &client,
+        &bare,
+        &[("mcp-method", "tools/call"), ("mcp-name", "hang")],
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
+    assert_eq!(answer.json()["id"], 4);
+    assert_eq!(server.probes.started.load(Ordering::SeqCst), 0);
 }
 
 /// Sending Messages: the client must not send JSON-RPC responses;

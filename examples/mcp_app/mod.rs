@@ -9,7 +9,7 @@
 pub mod ops;
 
 use serde_json::{json, Value};
-use sessionreg::http::jsonrpc::{Message, Request, RpcError};
+use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,49 +73,71 @@ impl App for Server {
 
 async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
     let params = request.params.unwrap_or(Value::Null);
+    let modern = ctx.version() == mcp::rules::Version::Stateless;
     match request.method.as_str() {
+        // 2026-07-28 removed the handshake and ping; it has discovery.
+        "initialize" | "ping" if modern => {
+            Reply::Error(RpcError::method_not_found(&request.method))
+        }
+        "server/discover" if modern => {
+            let mut supported = vec![mcp::rules::STATELESS_VERSION];
+            supported.extend(mcp::rules::SUPPORTED_VERSIONS.iter().rev());
+            Reply::Result(cacheable(json!({
+                "supportedVersions": supported,
+                "capabilities": { "tools": {} },
+                "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
+            })))
+        }
         "initialize" => {
             let requested = params.get("protocolVersion").and_then(Value::as_str);
             Reply::Result(json!({
                 "protocolVersion": mcp::rules::negotiate(requested),
                 "capabilities": { "tools": { "listChanged": false } },
-                "serverInfo": { "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") },
+                "serverInfo": server_info(),
             }))
         }
         "ping" => Reply::Result(json!({})),
-        "tools/list" => Reply::Result(json!({ "tools": [
-            {
-                "name": "echo",
-                "description": "Returns its text argument.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": { "text": { "type": "string" } },
-                    "required": ["text"],
+        "tools/list" => Reply::Result(cacheable_if(
+            modern,
+            json!({ "tools": [
+                {
+                    "name": "echo",
+                    "description": "Returns its text argument.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": { "text": { "type": "string" } },
+                        "required": ["text"],
+                    },
                 },
-            },
-            {
-                "name": "sleep",
-                "description": "Waits the given number of milliseconds, then answers.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": { "ms": { "type": "integer", "minimum": 0 } },
-                    "required": ["ms"],
+                {
+                    "name": "sleep",
+                    "description": "Waits the given number of milliseconds, then answers.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": { "ms": { "type": "integer", "minimum": 0 } },
+                        "required": ["ms"],
+                    },
                 },
-            },
-        ]})),
-        "tools/call" => call_tool(ctx, &params).await,
+                {
+                    "name": "test_reconnection",
+                    "description": "Closes its SSE connection mid-call, then answers on the resumed stream (SSE polling; the conformance suite's server-sse-polling scenario calls it).",
+                    "inputSchema": { "type": "object", "properties": {} },
+                },
+            ]}),
+        )),
+        "tools/call" => call_tool(ctx, &request.id, &params).await,
         other => Reply::Error(RpcError::method_not_found(other)),
     }
 }
 
-async fn call_tool(_ctx: &Context<Client>, params: &Value) -> Reply {
+async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
     let args = params.get("arguments").cloned().unwrap_or(json!({}));
     match params.get("name").and_then(Value::as_str) {
-        Some("echo") => match args.get("text").and_then(Value::as_str) {
-            Some(text) => Reply::Result(text_content(text)),
-            None => Reply::Error(RpcError::invalid_params(
-                "echo needs a string argument `text`",
-            )),
+        // Without `text`, an empty echo.
+        Some("echo") => match args.get("text") {
+            None => Reply::Result(text_content("")),
+            Some(Value::String(text)) => Reply::Result(text_content(text)),
+            Some(_) => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
         },
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
             Some(ms) => {
@@ -126,8 +148,43 @@ async fn call_tool(_ctx: &Context<Client>, params: &Value) -> Reply {
                 "sleep needs an integer argument `ms`",
             )),
         },
+        Some("test_reconnection") => {
+            // The client gets the priming event, then the connection
+            // closes; the answer waits in the stream's log for its GET +
+            // Last-Event-ID. Without a resumable stream (no event log, or
+            // a client older than 2025-11-25) it is an ordinary answer.
+            let closed = ctx.close_sse_stream();
+            let id = id.clone();
+            let answer = futures_util::stream::once(async move {
+                if closed {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                jsonrpc::result_message(&id, text_content("reconnected"))
+            });
+            Reply::Stream(Box::pin(answer))
+        }
         Some(other) => Reply::Error(RpcError::invalid_params(format!("unknown tool: {other}"))),
         None => Reply::Error(RpcError::invalid_params("tools/call needs params.name")),
+    }
+}
+
+fn server_info() -> Value {
+    json!({ "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// A 2026-07-28 cacheable result: complete, and not to be cached.
+fn cacheable(mut result: Value) -> Value {
+    result["resultType"] = json!("complete");
+    result["ttlMs"] = json!(0);
+    result["cacheScope"] = json!("private");
+    result
+}
+
+fn cacheable_if(modern: bool, result: Value) -> Value {
+    if modern {
+        cacheable(result)
+    } else {
+        result
     }
 }
 

@@ -46,6 +46,10 @@ pub struct Flags {
     /// logged).
     #[arg(long, value_name = "PATH")]
     pub bearer_token_file: Option<PathBuf>,
+    /// Events kept per SSE stream for clients that resume with
+    /// Last-Event-ID (0: none, and no priming events).
+    #[arg(long, default_value_t = 256)]
+    pub event_log: usize,
     /// How long shutdown waits for requests in flight, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
     pub shutdown_deadline_ms: u64,
@@ -72,6 +76,7 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     let mut builder = SessionManager::builder(Server)
         .capacity(flags.max_sessions)
         .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
+        .event_log(flags.event_log)
         // The app serves 2026-07-28 requests too (they have no session).
         .stateless(true);
     let tokens = match token_set(flags)? {

@@ -22,6 +22,7 @@ use super::policy::Access;
 use super::responses::{not_allowed, not_found, unsupported_version};
 use super::rules::{self, Forbidden, Version};
 use super::sse::SseBody;
+use super::stateless;
 use crate::{Reason, Registry, Session, Stats};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
@@ -257,15 +258,26 @@ impl<A: App> SessionManager<A> {
             }
         }
         let request = http::Request::from_parts(parts, body);
+        let stateless = self.inner.config.stateless;
         let version = match rules::protocol_version(request.headers()) {
+            Ok(Version::Stateless) if !stateless => Err(rules::STATELESS_VERSION.to_string()),
+            other => other,
+        };
+        let version = match version {
             Ok(version) => version,
-            Err(bad) => return unsupported_version(&bad, self.inner.config.stateless),
+            Err(bad) => {
+                // The error carries the request's id when the body has one
+                // (the 2026-07-28 schema's example does).
+                let limit = self.inner.config.max_body;
+                let id = match *request.method() == Method::POST {
+                    true => stateless::request_id(request.into_body(), limit).await,
+                    false => None,
+                };
+                return unsupported_version(&bad, stateless, id.as_ref());
+            }
         };
         let method = request.method().clone();
         if version == Version::Stateless {
-            if !self.inner.config.stateless {
-                return unsupported_version(version.as_str(), false);
-            }
             // No sessions at this version: nothing to GET or DELETE.
             return match method {
                 Method::POST => self.post(request, version).await,

@@ -74,7 +74,11 @@ pub(super) fn internal_error(id: Option<&serde_json::Value>) -> Response<Body> {
 /// `-32022`, `data.supported` and `data.requested`), which older clients
 /// read as the plain 400 their revisions ask for. `stateless` says whether
 /// 2026-07-28 is among the supported versions.
-pub(super) fn unsupported_version(requested: &str, stateless: bool) -> Response<Body> {
+pub(super) fn unsupported_version(
+    requested: &str,
+    stateless: bool,
+    id: Option<&serde_json::Value>,
+) -> Response<Body> {
     // Echoed back, so bounded: a header can be kilobytes long.
     let requested = match requested.char_indices().nth(64) {
         Some((end, _)) => &requested[..end],
@@ -93,7 +97,7 @@ pub(super) fn unsupported_version(requested: &str, stateless: bool) -> Response<
         ),
     );
     error.data = Some(serde_json::json!({ "supported": supported, "requested": requested }));
-    body::rpc_error(StatusCode::BAD_REQUEST, None, &error)
+    body::rpc_error(StatusCode::BAD_REQUEST, id, &error)
 }
 
 pub(super) fn not_allowed(allow: &'static str) -> Response<Body> {

@@ -10,16 +10,20 @@
 //!   required on `tools/call`, `resources/read` and `prompts/get` when the
 //!   body names a target (`params.name`, or `params.uri` for
 //!   `resources/read`) and must equal it, after decoding the
-//!   `=?base64?...?=` sentinel (**Value Encoding**). A header that is
+//!   `=?base64?...?=` sentinel (**Value Encoding**); values are compared
+//!   without surrounding whitespace (RFC 9110 §5.5). A header that is
 //!   missing, malformed or different is answered 400 with a `HeaderMismatch`
 //!   (`-32020`) error. The `MCP-Protocol-Version` header must also equal
-//!   the body's `_meta["io.modelcontextprotocol/protocolVersion"]` when the
-//!   body carries one (that the body carries one at all is the
-//!   application's rule to enforce: it is not a transport header). A
+//!   the body's `_meta["io.modelcontextprotocol/protocolVersion"]`. A
 //!   notification's headers are checked when present (**Sending Messages**:
 //!   "header requirements for notification POSTs are not defined by this
 //!   revision").
 //! * **Sending Messages**: a client must not send a JSON-RPC response (400).
+//! * *Per-request protocol fields* (the 2026-07-28 `basic` page, `_meta`):
+//!   a request without `params._meta` carrying
+//!   `io.modelcontextprotocol/protocolVersion` (a string) and
+//!   `io.modelcontextprotocol/clientCapabilities` (an object) is malformed:
+//!   400 with `-32602` (Invalid params).
 //! * **Protocol Version Header**: a method the application does not
 //!   implement (its reply is a `-32601` error) is answered 404, so a client
 //!   can tell a modern server from a legacy endpoint.
@@ -45,6 +49,7 @@ use super::SessionManager;
 use base64::Engine as _;
 use http::request::Parts;
 use http::{HeaderMap, Response, StatusCode};
+use http_body_util::BodyExt;
 use serde_json::Value;
 
 /// The header mirroring the body's `method`.
@@ -54,6 +59,8 @@ pub const METHOD_HEADER: &str = "mcp-method";
 pub const NAME_HEADER: &str = "mcp-name";
 /// The `_meta` key carrying a 2026-07-28 request's protocol version.
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key carrying a 2026-07-28 request's client capabilities.
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Aborts a spawned handler task when dropped: the request's answer (or its
 /// SSE body) holds it, so a client that goes away cancels the handler.
@@ -70,7 +77,9 @@ impl<A: App> SessionManager<A> {
     /// Serves one 2026-07-28 request (its body already read and parsed).
     pub(super) async fn stateless(&self, parts: Parts, message: Message) -> Response<Body> {
         let id = message.request_id();
-        if let Err(error) = check_headers(&parts.headers, &message) {
+        if let Err(error) =
+            check_headers(&parts.headers, &message).and_then(|()| check_meta(&message))
+        {
             return body::rpc_error(StatusCode::BAD_REQUEST, id.as_ref(), &error);
         }
         let (head, task) = self.run(None, message, Version::Stateless, parts).await;
@@ -87,6 +96,26 @@ impl<A: App> SessionManager<A> {
             head => self.reply(head, id.as_ref()),
         }
     }
+}
+
+/// The `id` of the JSON-RPC request in a body, if it can be read (within
+/// `limit` bytes) and has one: for errors answered before the body is
+/// otherwise looked at, such as an unsupported protocol version.
+pub(super) async fn request_id<B>(body: B, limit: usize) -> Option<Value>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let bytes = http_body_util::Limited::new(body, limit)
+        .collect()
+        .await
+        .ok()?
+        .to_bytes();
+    let mut value: Value = serde_json::from_slice(&bytes).ok()?;
+    value
+        .get_mut("id")
+        .map(Value::take)
+        .filter(|id| id.is_string() || id.is_number())
 }
 
 /// The checks of "Server Validation" on a 2026-07-28 message.
@@ -138,6 +167,32 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
     Ok(())
 }
 
+/// The per-request protocol fields every 2026-07-28 request carries in
+/// `params._meta` (the `basic` page: "A request missing any required field
+/// is malformed").
+fn check_meta(message: &Message) -> Result<(), RpcError> {
+    let Message::Request(request) = message else {
+        return Ok(());
+    };
+    let meta = request.params.as_ref().and_then(|p| p.get("_meta"));
+    let Some(meta) = meta.filter(|m| m.is_object()) else {
+        return Err(RpcError::invalid_params(
+            "params._meta is required at protocol version 2026-07-28",
+        ));
+    };
+    if !meta.get(META_VERSION).is_some_and(Value::is_string) {
+        return Err(RpcError::invalid_params(format!(
+            "params._meta needs \"{META_VERSION}\" (a string)"
+        )));
+    }
+    if !meta.get(META_CAPABILITIES).is_some_and(Value::is_object) {
+        return Err(RpcError::invalid_params(format!(
+            "params._meta needs \"{META_CAPABILITIES}\" (an object)"
+        )));
+    }
+    Ok(())
+}
+
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
 fn named_target<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a str> {
     let field = match method {
@@ -161,7 +216,8 @@ fn header_text(headers: &HeaderMap, name: &str) -> Result<Option<String>, RpcErr
         )));
     }
     match value.to_str() {
-        Ok(text) => Ok(Some(text.to_string())),
+        // Optional whitespace around a field value is not part of it.
+        Ok(text) => Ok(Some(text.trim_matches([' ', '\t']).to_string())),
         Err(_) => Err(header_mismatch(format!(
             "{name} header contains invalid characters"
         ))),
@@ -241,6 +297,8 @@ mod tests {
     fn server_validation_of_mcp_method_and_mcp_name() {
         let ok = headers(&[("mcp-method", "tools/call"), ("mcp-name", "echo")]);
         assert_eq!(check_headers(&ok, &call("echo")), Ok(()));
+        let spaced = headers(&[("mcp-method", " tools/call"), ("mcp-name", "  echo\t")]);
+        assert_eq!(check_headers(&spaced, &call("echo")), Ok(()));
         for bad in [
             headers(&[("mcp-name", "echo")]),
             headers(&[("mcp-method", "tools/list"), ("mcp-name", "echo")]),
@@ -287,6 +345,33 @@ mod tests {
         assert_eq!(check_headers(&h, &list("2026-07-28")), Ok(()));
         let error = check_headers(&h, &list("2025-11-25")).unwrap_err();
         assert_eq!(error.code, jsonrpc::HEADER_MISMATCH);
+    }
+
+    /// Per-request protocol fields: `_meta` with the version and the client
+    /// capabilities, or -32602.
+    #[test]
+    fn requests_need_their_meta() {
+        let with = |meta: Value| {
+            message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                            "params": { "_meta": meta } }))
+        };
+        let good = json!({ META_VERSION: "2026-07-28", META_CAPABILITIES: {} });
+        assert_eq!(check_meta(&with(good)), Ok(()));
+        for bad in [
+            json!(null),
+            json!({ META_CAPABILITIES: {} }),
+            json!({ META_VERSION: "2026-07-28" }),
+            json!({ META_VERSION: 1, META_CAPABILITIES: {} }),
+        ] {
+            assert_eq!(
+                check_meta(&with(bad)).unwrap_err().code,
+                jsonrpc::INVALID_PARAMS
+            );
+        }
+        let bare = message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+        assert!(check_meta(&bare).is_err());
+        let note = message(json!({ "jsonrpc": "2.0", "method": "notifications/x" }));
+        assert_eq!(check_meta(&note), Ok(()));
     }
 
     /// "Sending Messages": notifications need no headers; responses are refused.

@@ -464,6 +464,20 @@ pub fn initialize_body(name: &str) -> Value {
     })
 }
 
+/// A 2026-07-28 request body: `body` with the per-request `_meta` (protocol
+/// version and client capabilities) in its params.
+pub fn with_meta(mut body: Value) -> Value {
+    if body.get("params").is_none() {
+        body["params"] = json!({});
+    }
+    body["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    body
+}
+
 /// Reads SSE text from a streaming body until `done` says the text so far
 /// is enough, the body ends, or the deadline passes. Returns the text and
 /// whether the body ended.
