@@ -195,7 +195,7 @@ async fn a_dropped_post_stream_runs_on_and_resumes() {
         json!({ "n": 5, "ms": 40 }),
     )
     .await;
-    let (text, _) = read_sse(response.body_mut(), WAIT, |t| sse_events(t).len() >= 1).await;
+    let (text, _) = read_sse(response.body_mut(), WAIT, |t| !sse_events(t).is_empty()).await;
     let last = sse_events(&text)[0].0.clone().unwrap();
     drop(response);
     // The server notices the drop at its next write; until then the

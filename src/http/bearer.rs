@@ -16,8 +16,10 @@ use std::fmt;
 use std::sync::Arc;
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
-/// Bearer tokens, each bound to a principal; see the [module](self) docs.
-/// Cheap to clone: clones share the token set, so the clone handed to
+/// Bearer tokens, each bound to a principal: an [`Authenticator`] that
+/// reads `Authorization: Bearer TOKEN`. Tokens are compared in constant
+/// time against every configured token, and never logged (`Debug` shows
+/// the principals only). Cheap to clone: clones share the token set, so the clone handed to
 /// [`Builder::authenticator`](super::Builder::authenticator) sees every
 /// [`replace`](BearerTokens::replace) made through another.
 ///

@@ -107,7 +107,7 @@ impl<A: App> SessionManager<A> {
             return body::refuse(
                 StatusCode::BAD_REQUEST,
                 jsonrpc::INVALID_REQUEST,
-                "JSON-RPC batches are not supported",
+                "JSON-RPC batches are not supported: send one message per POST",
             );
         }
         let message = match Message::from_value(value) {
