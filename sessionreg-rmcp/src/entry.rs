@@ -1,0 +1,16 @@
+//! What the registry holds for one rmcp session.
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionHandle;
+use tokio_util::sync::CancellationToken;
+
+/// A session's value in the registry: the handle to rmcp's per-session
+/// worker, and the token that stops that worker.
+///
+/// The close callback (run once, by whichever path ended the session)
+/// cancels `worker`; the worker then exits, and rmcp's serve loop ends with
+/// it. Cancelling is synchronous, so it works from any thread, inside a
+/// runtime or not (the registry's own drop included).
+pub(crate) struct Entry {
+    pub(crate) handle: LocalSessionHandle,
+    pub(crate) worker: CancellationToken,
+}
