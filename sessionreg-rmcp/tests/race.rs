@@ -1,0 +1,77 @@
+//! DELETE racing requests in flight on the same session, over real sockets,
+//! at many offsets: never a 5xx, exactly one close per session (the
+//! DELETE's), nothing live at the end.
+
+mod support;
+
+use http::StatusCode;
+use serde_json::json;
+use sessionreg::Reason;
+use std::time::Duration;
+use support::{eventually, text_of, Server};
+
+const ITERATIONS: u64 = 120;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_racing_an_in_flight_call() {
+    let server = Server::start(|b| b.idle_timeout(Duration::from_secs(60))).await;
+    let client = server.client();
+    let (mut answered, mut cut, mut not_found) = (0, 0, 0);
+    for i in 0..ITERATIONS {
+        let id = client.open().await;
+        // The call sleeps 0..=9 ms and leaves after 0..=3 ms; the DELETE
+        // leaves after 0..=12 ms: it lands before the call reaches the
+        // manager, while the handler runs, or after the answer.
+        let call = {
+            let (client, id) = (client.clone(), id.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(i % 4)).await;
+                client.call(&id, "sleep", json!({ "ms": i % 10 })).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(i % 13)).await;
+        let delete = client.delete(&id).await;
+        let call = call.await.unwrap();
+        assert_eq!(delete.status, StatusCode::ACCEPTED, "{delete:?}");
+        match call.status {
+            StatusCode::OK => match call.answer() {
+                Some(answer) => {
+                    assert!(text_of(&answer).is_some(), "{answer}");
+                    answered += 1;
+                }
+                // The session ended while the handler ran: the stream ends
+                // without an answer, as the client asked.
+                None => cut += 1,
+            },
+            // The session ended before the call reached it.
+            StatusCode::NOT_FOUND => not_found += 1,
+            other => panic!("iteration {i}: the call got {other}: {call:?}"),
+        }
+    }
+    println!("answered {answered}, cut {cut}, not found {not_found}");
+    assert!(eventually(|| server.live() == 0).await);
+    // rmcp calls close_session again after each worker exits: give those
+    // calls time to happen, then count.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let closes = server.closes.each_once();
+    assert_eq!(closes.len(), ITERATIONS as usize);
+    assert!(closes.values().all(|r| *r == Reason::Deleted), "{closes:?}");
+    assert_eq!(server.manager.stats().terminated_total(), ITERATIONS);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_deletes_one_close() {
+    let server = Server::start(|b| b).await;
+    let client = server.client();
+    for _ in 0..50 {
+        let id = client.open().await;
+        let (a, b) = tokio::join!(client.delete(&id), client.delete(&id));
+        let mut statuses = [a.status, b.status];
+        statuses.sort();
+        assert_eq!(statuses, [StatusCode::ACCEPTED, StatusCode::NOT_FOUND]);
+    }
+    assert_eq!(server.live(), 0);
+    assert_eq!(server.closes.each_once().len(), 50);
+    server.stop().await;
+}
