@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Interop: examples/mcp_server against MCP clients nobody here wrote.
+# Interop: examples/mcp_server, and the rmcp example of sessionreg-rmcp,
+# against MCP clients nobody here wrote.
 #
-#   bash interop/run.sh
+#   bash interop/run.sh              # both targets
+#   bash interop/run.sh mcp_server   # examples/mcp_server only (steps 2-4)
+#   bash interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 5)
 #
 # 1. npm ci in interop/ (pinned: the official TypeScript SDK, the official
 #    conformance suite, and Node 22 from npm's `node` package, since the suite
@@ -17,14 +20,25 @@
 #    dns-rebinding-protection runs against a second instance started with
 #    --allowed-origin for its own address (the suite sends Host and Origin of
 #    the URL it is given and expects 2xx for those, 4xx for evil.example.com).
+# 5. cargo build -p sessionreg-rmcp --example rmcp_server (debug; rmcp 3.11
+#    with sessionreg's registry as its session manager), start it the same way,
+#    and run ts_client.mjs against it too.
+# Each server must then exit 0 on SIGTERM and log no ERROR line.
 #
 # One summary line per step, then "interop: N passed, M failed"; exits 1 if any
 # step failed. The servers are killed on exit, whatever happens.
 #
-# Env: INTEROP_SERVER_CMD replaces the built example (e.g. to try the scripts
+# Env: INTEROP_SERVER_CMD replaces the built mcp_server example (e.g. to try the scripts
 # against another server with the same flags); INTEROP_KEEP=1 keeps the work
 # directory with logs and the suite's checks.json files.
 set -euo pipefail
+
+TARGET="${1:-all}"
+case "$TARGET" in
+  all | mcp_server | rmcp_server) ;;
+  *) echo "usage: $0 [all|mcp_server|rmcp_server]" >&2; exit 2 ;;
+esac
+want() { [[ $TARGET == all || $TARGET == "$1" ]]; }
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -116,23 +130,10 @@ pkg_version() { "$NODE" -p "JSON.parse(require('fs').readFileSync('node_modules/
 export PATH="$HERE/node_modules/.bin:$PATH"
 step_ok npm-ci "node $NODE_VERSION, sdk $(pkg_version @modelcontextprotocol/sdk), conformance $(pkg_version @modelcontextprotocol/conformance) ($((SECONDS - t))s)"
 
-# ---------------------------------------------------------------- 2. server
-if [[ -n "${INTEROP_SERVER_CMD:-}" ]]; then
-  read -r -a SERVER_CMD <<<"$INTEROP_SERVER_CMD"
-else
-  t=$SECONDS
-  if ! (cd "$ROOT" && cargo build --release --example mcp_server) </dev/null >"$WORK/build.log" 2>&1; then
-    step_fail build "cargo build --release --example mcp_server failed"
-    show_log "$WORK/build.log" 40
-    abort
-  fi
-  # Where cargo put it (CARGO_TARGET_DIR or build.target-dir may move target/).
-  TARGET_DIR="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps </dev/null 2>/dev/null |
-    "$NODE" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))' ||
-    true)"
-  SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/release/examples/mcp_server")
-  step_ok build "examples/mcp_server ($((SECONDS - t))s)"
-fi
+# Where cargo puts builds (CARGO_TARGET_DIR or build.target-dir may move target/).
+TARGET_DIR="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps </dev/null 2>/dev/null |
+  "$NODE" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))' ||
+  true)"
 
 # start_server NAME ARGS... -> sets SERVER_URL and SERVER_PID; returns 1 on failure.
 # The first stdout line must be exactly "listening on http://ADDR/mcp".
@@ -174,34 +175,24 @@ server_alive_note() {
   kill -0 "$1" 2>/dev/null || echo "    (the server process $1 is no longer running; its stderr follows)"
 }
 
-t=$SECONDS
-START_ERROR=""
-if ! start_server main --addr 127.0.0.1:0; then
-  step_fail server-start "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
-  show_log "$WORK/main.stdout" 20
-  show_log "$WORK/main.stderr" 40
-  abort
-fi
-MAIN_URL=$SERVER_URL
-MAIN_PID=$SERVER_PID
-step_ok server-start "$MAIN_URL ($((SECONDS - t))s)"
+# run_ts_client LABEL URL PID NAME -> one step: ts_client.mjs against URL.
+run_ts_client() {
+  local label=$1 url=$2 pid=$3 name=$4 t=$SECONDS rc=0
+  local log="$WORK/$label.log"
+  timeout "$STEP_TIMEOUT_S" "$NODE" "$HERE/ts_client.mjs" "$url" </dev/null >"$log" 2>&1 || rc=$?
+  if [[ $rc -eq 0 ]]; then
+    step_ok "$label" "$(grep -o 'ts-client: /metrics -> .*' "$log" | sed 's/^ts-client: //') ($((SECONDS - t))s)"
+  else
+    local why
+    why="$(grep -m1 'FAIL at step' "$log" || true)"
+    [[ $rc -eq 124 ]] && why="timed out after ${STEP_TIMEOUT_S}s"
+    step_fail "$label" "${why:-exit code $rc}"
+    show_log "$log"
+    server_alive_note "$pid"
+    kill -0 "$pid" 2>/dev/null || show_log "$WORK/$name.stderr" 40
+  fi
+}
 
-# ---------------------------------------------------------------- 3. TS SDK client
-t=$SECONDS
-rc=0
-timeout "$STEP_TIMEOUT_S" "$NODE" "$HERE/ts_client.mjs" "$MAIN_URL" </dev/null >"$WORK/ts-client.log" 2>&1 || rc=$?
-if [[ $rc -eq 0 ]]; then
-  step_ok ts-client "$(grep -o 'ts-client: /metrics -> .*' "$WORK/ts-client.log" | sed 's/^ts-client: //') ($((SECONDS - t))s)"
-else
-  why="$(grep -m1 'FAIL at step' "$WORK/ts-client.log" || true)"
-  [[ $rc -eq 124 ]] && why="timed out after ${STEP_TIMEOUT_S}s"
-  step_fail ts-client "${why:-exit code $rc}"
-  show_log "$WORK/ts-client.log"
-  server_alive_note "$MAIN_PID"
-  kill -0 "$MAIN_PID" 2>/dev/null || show_log "$WORK/main.stderr" 40
-fi
-
-# ---------------------------------------------------------------- 4. conformance
 # A free loopback port for the instance that has its own address allow-listed.
 free_port() {
   "$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -268,47 +259,119 @@ run_scenario() {
   return 0
 }
 
-DNS_URL=""
+MAIN_PID=""
 DNS_PID=""
-for scenario in "${SCENARIOS[@]}"; do
-  if [[ "${scenario%@*}" == dns-rebinding-protection ]]; then
-    # The suite sends Host: 127.0.0.1:PORT and Origin: http://127.0.0.1:PORT
-    # with the valid request, so that exact origin must be allow-listed.
-    if [[ -z "$DNS_URL" ]]; then
-      ok=0
-      for _attempt in 1 2 3; do
-        port="$(free_port)"
-        START_ERROR=""
-        if start_server dns --addr "127.0.0.1:$port" --allowed-origin "http://127.0.0.1:$port"; then
-          ok=1
-          break
-        fi
-        kill "$SERVER_PID" 2>/dev/null || true
-      done
-      if [[ $ok == 0 ]]; then
-        step_fail "conformance $scenario" "could not start the allow-listed instance: $START_ERROR"
-        show_log "$WORK/dns.stderr" 20
-        continue
-      fi
-      DNS_URL=$SERVER_URL
-      DNS_PID=$SERVER_PID
-    fi
-    run_scenario "$scenario" "$DNS_URL" "$DNS_PID"
-  else
-    run_scenario "$scenario" "$MAIN_URL" "$MAIN_PID"
-  fi
-done
+RMCP_PID=""
 
-if ! kill -0 "$MAIN_PID" 2>/dev/null; then
-  step_fail server-alive "the server exited during the run; stderr:"
-  show_log "$WORK/main.stderr" 40
+if want mcp_server; then
+  # ---------------------------------------------------------------- 2. server
+  if [[ -n "${INTEROP_SERVER_CMD:-}" ]]; then
+    read -r -a SERVER_CMD <<<"$INTEROP_SERVER_CMD"
+  else
+    t=$SECONDS
+    if ! (cd "$ROOT" && cargo build --release --example mcp_server) </dev/null >"$WORK/build.log" 2>&1; then
+      step_fail build "cargo build --release --example mcp_server failed"
+      show_log "$WORK/build.log" 40
+      abort
+    fi
+    SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/release/examples/mcp_server")
+    step_ok build "examples/mcp_server ($((SECONDS - t))s)"
+  fi
+
+  t=$SECONDS
+  START_ERROR=""
+  if ! start_server main --addr 127.0.0.1:0; then
+    step_fail server-start "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
+    show_log "$WORK/main.stdout" 20
+    show_log "$WORK/main.stderr" 40
+    abort
+  fi
+  MAIN_URL=$SERVER_URL
+  MAIN_PID=$SERVER_PID
+  step_ok server-start "$MAIN_URL ($((SECONDS - t))s)"
+
+
+  # ---------------------------------------------------------------- 3. TS SDK client
+  run_ts_client ts-client "$MAIN_URL" "$MAIN_PID" main
+
+  # ---------------------------------------------------------------- 4. conformance
+  DNS_URL=""
+  DNS_PID=""
+  for scenario in "${SCENARIOS[@]}"; do
+    if [[ "${scenario%@*}" == dns-rebinding-protection ]]; then
+      # The suite sends Host: 127.0.0.1:PORT and Origin: http://127.0.0.1:PORT
+      # with the valid request, so that exact origin must be allow-listed.
+      if [[ -z "$DNS_URL" ]]; then
+        ok=0
+        for _attempt in 1 2 3; do
+          port="$(free_port)"
+          START_ERROR=""
+          if start_server dns --addr "127.0.0.1:$port" --allowed-origin "http://127.0.0.1:$port"; then
+            ok=1
+            break
+          fi
+          kill "$SERVER_PID" 2>/dev/null || true
+        done
+        if [[ $ok == 0 ]]; then
+          step_fail "conformance $scenario" "could not start the allow-listed instance: $START_ERROR"
+          show_log "$WORK/dns.stderr" 20
+          continue
+        fi
+        DNS_URL=$SERVER_URL
+        DNS_PID=$SERVER_PID
+      fi
+      run_scenario "$scenario" "$DNS_URL" "$DNS_PID"
+    else
+      run_scenario "$scenario" "$MAIN_URL" "$MAIN_PID"
+    fi
+  done
+
+  if ! kill -0 "$MAIN_PID" 2>/dev/null; then
+    step_fail server-alive "the server exited during the run; stderr:"
+    show_log "$WORK/main.stderr" 40
+  fi
+fi
+
+if want rmcp_server; then
+  # ---------------------------------------------------------------- 5. rmcp example
+  # A debug build: the check is functional, and `cargo test` (which .ci/run
+  # runs first) has built it already, where a release build of rmcp would
+  # cost minutes.
+  t=$SECONDS
+  if ! (cd "$ROOT" && cargo build -p sessionreg-rmcp --example rmcp_server) </dev/null >"$WORK/build-rmcp.log" 2>&1; then
+    step_fail build-rmcp "cargo build -p sessionreg-rmcp --example rmcp_server failed"
+    show_log "$WORK/build-rmcp.log" 40
+    abort
+  fi
+  SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/rmcp_server")
+  step_ok build-rmcp "sessionreg-rmcp/examples/rmcp_server ($((SECONDS - t))s)"
+  t=$SECONDS
+  START_ERROR=""
+  if ! start_server rmcp --addr 127.0.0.1:0; then
+    step_fail server-start-rmcp "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
+    show_log "$WORK/rmcp.stdout" 20
+    show_log "$WORK/rmcp.stderr" 40
+    abort
+  fi
+  RMCP_URL=$SERVER_URL
+  RMCP_PID=$SERVER_PID
+  step_ok server-start-rmcp "$RMCP_URL ($((SECONDS - t))s)"
+  run_ts_client ts-client-rmcp "$RMCP_URL" "$RMCP_PID" rmcp
+  if ! kill -0 "$RMCP_PID" 2>/dev/null; then
+    step_fail server-alive-rmcp "the rmcp server exited during the run; stderr:"
+    show_log "$WORK/rmcp.stderr" 40
+  fi
 fi
 
 # SIGTERM must shut each server down gracefully, and a run of well-behaved
 # clients must not make a server log an error (shutdown included).
-for name in main dns; do
+for name in main dns rmcp; do
   [[ -f "$WORK/$name.stderr" ]] || continue
-  if [[ $name == main ]]; then pid=$MAIN_PID; else pid=$DNS_PID; fi
+  case $name in
+    main) pid=$MAIN_PID ;;
+    dns) pid=$DNS_PID ;;
+    rmcp) pid=$RMCP_PID ;;
+  esac
   t=$SECONDS
   if [[ -n "$pid" ]]; then
     if stop_server "$pid"; then
