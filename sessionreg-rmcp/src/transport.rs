@@ -121,12 +121,10 @@ impl Transport<RoleServer> for SessionTransport {
         }
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
-        async move {
-            match self.worker.as_mut() {
-                Some(worker) => worker.receive().await,
-                None => None,
-            }
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        match self.worker.as_mut() {
+            Some(worker) => worker.receive().await,
+            None => None,
         }
     }
 
