@@ -16,7 +16,9 @@
 //! * RSS (`VmRSS` in `/proc/<pid>/status`) before and after the churn, and per
 //!   idle session: RSS with `--idle` sessions initialized and left open, minus
 //!   RSS before they were opened, ÷ their number; with the server's thread
-//!   count and `sessionreg_sessions_live` from `GET /metrics` beside it.
+//!   count and `sessionreg_sessions_live` from `GET /metrics` beside it, and
+//!   tokio tasks per idle session where the server exports
+//!   `tokio_tasks_alive` (e2e-rmcp's servers do).
 //!
 //! By default it spawns `target/release/examples/mcp_server` (build it first:
 //! `cargo build --release --example mcp_server`); `--server PATH` runs
@@ -516,6 +518,8 @@ fn measure_idle(server: &Server, idle: usize) {
     let pid = server.pid;
     let mut client = Client::new(server.addr, &server.path);
     let threads_before = status(pid, "Threads");
+    // Servers that export it (e2e-rmcp's): the tokio runtime's live tasks.
+    let tasks_before = metric(&client.metrics(), "tokio_tasks_alive");
     let rss_idle_before = rss_bytes(pid);
     let ids: Vec<String> = (0..idle)
         .map(|_| {
@@ -526,7 +530,9 @@ fn measure_idle(server: &Server, idle: usize) {
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     let rss_idle = rss_bytes(pid);
-    let live = metric(&client.metrics(), "sessionreg_sessions_live");
+    let scraped = client.metrics();
+    let live = metric(&scraped, "sessionreg_sessions_live");
+    let tasks_idle = metric(&scraped, "tokio_tasks_alive");
     let threads_idle = status(pid, "Threads");
     for id in &ids {
         client.delete(id);
@@ -551,6 +557,12 @@ fn measure_idle(server: &Server, idle: usize) {
         mib(rss_end)
     );
     println!("| server threads before / with idle sessions | {threads_before} / {threads_idle} |");
+    if let (Some(before), Some(with)) = (tasks_before, tasks_idle) {
+        println!(
+            "| tokio tasks per idle session ({before} before, {with} with them) | {:.2} |",
+            (with - before) / idle as f64
+        );
+    }
     println!(
         "| sessionreg_sessions_live with idle / after | {} / {} |",
         live.map_or("n/a".into(), |v| v.to_string()),

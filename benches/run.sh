@@ -6,6 +6,8 @@
 #   benches/run.sh e2e         # end to end: examples/mcp_server and rmcp (workspace member
 #                              # e2e-rmcp), both up, churned in alternating rounds
 #   benches/run.sh e2e-alone   # end to end against examples/mcp_server only
+#   benches/run.sh e2e-rmcp    # rmcp 3.11 with sessionreg-rmcp's manager against rmcp's own
+#                              # LocalSessionManager (e2e-rmcp's two servers), alternating rounds
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
 #   benches/run.sh             # all four, in that order, into target/bench-results/
 #   benches/run.sh --snapshot [step]   # the same, built from a clean `git archive HEAD`
@@ -38,7 +40,7 @@ machine() {
     if [ -f .commit ]; then
         echo "commit: $(cat .commit) (clean export)"
     else
-        echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src benches examples || echo ' plus uncommitted edits in this tree')"
+        echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src benches examples sessionreg-rmcp e2e-rmcp || echo ' plus uncommitted edits in this tree')"
     fi
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores"
@@ -74,6 +76,17 @@ e2e() {
     machine | tee "$out/e2e.md"
     cargo bench --bench e2e -- --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e.md"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e.md"
+}
+
+# The same rmcp server with two session managers: sessionreg-rmcp's
+# RegistrySessionManager (rmcp_server_registry) against rmcp's
+# LocalSessionManager (rmcp_server), by the same client, in alternating rounds.
+e2e_rmcp() {
+    cargo build --release -p e2e-rmcp
+    machine | tee "$out/e2e-rmcp.md"
+    cargo bench --bench e2e -- --server "$target/release/rmcp_server_registry" \
+        --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-rmcp.md"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-rmcp.md"
 }
 
 e2e_alone() {
@@ -122,7 +135,8 @@ case "$step" in
     memory) memory "$@" ;;
     e2e) e2e "$@" ;;
     e2e-alone) e2e_alone "$@" ;;
+    e2e-rmcp) e2e_rmcp "$@" ;;
     callgrind) callgrind ;;
     all) registry; memory; e2e; callgrind ;;
-    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|callgrind|all] [harness args]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-rmcp|callgrind|all] [harness args]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,101 @@
+//! What both servers share: flags, logger, the accept loop, and `GET
+//! /metrics` (the manager's text, if any, plus `tokio_tasks_alive`, the
+//! runtime's live task count, so the bench can count tasks per session).
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use rmcp::transport::streamable_http_server::{
+    SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
+use rmcp::ServerHandler;
+use std::io::Write;
+use std::sync::Arc;
+use tower_service::Service;
+
+/// A server with no tools: `initialize`, `notifications/initialized` and
+/// `DELETE` are all the benchmark sends.
+#[derive(Clone)]
+pub struct Empty;
+
+impl ServerHandler for Empty {}
+
+/// The flags of examples/mcp_server.
+pub struct Flags {
+    pub addr: String,
+    pub max_sessions: Option<usize>,
+    pub idle_timeout_ms: Option<u64>,
+}
+
+pub fn flags() -> Flags {
+    let mut flags = Flags {
+        addr: "127.0.0.1:8080".into(),
+        max_sessions: None,
+        idle_timeout_ms: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--addr" => flags.addr = value(),
+            "--max-sessions" => {
+                flags.max_sessions = Some(value().parse().expect("--max-sessions N"))
+            }
+            "--idle-timeout-ms" => {
+                flags.idle_timeout_ms = Some(value().parse().expect("--idle-timeout-ms MS"))
+            }
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    flags
+}
+
+/// Serves rmcp's streamable-HTTP service with `manager` on `addr`, forever.
+pub async fn serve<M: SessionManager>(
+    addr: &str,
+    manager: Arc<M>,
+    metrics: impl Fn() -> String + Send + Sync + 'static,
+) -> std::io::Result<()> {
+    // As examples/mcp_server sets up its logs (the bench passes RUST_LOG).
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let service =
+        StreamableHttpService::new(|| Ok(Empty), manager, StreamableHttpServerConfig::default());
+    let metrics = Arc::new(metrics);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
+    stdout.flush()?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let (service, metrics) = (service.clone(), metrics.clone());
+        let route = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let mut service = service.clone();
+            let metrics = metrics.clone();
+            async move {
+                if request.uri().path() == "/metrics" {
+                    let tasks = tokio::runtime::Handle::current()
+                        .metrics()
+                        .num_alive_tasks();
+                    let text = format!("{}tokio_tasks_alive {tasks}\n", metrics());
+                    return Ok(Response::new(Full::new(Bytes::from(text)).boxed()));
+                }
+                service.call(request).await
+            }
+        });
+        tokio::spawn(async move {
+            let _ = Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), route)
+                .await;
+        });
+    }
+}
