@@ -100,7 +100,10 @@ impl Transport<RoleServer> for SessionTransport {
         // The first message out is the answer to `initialize`; its request
         // stays in flight until the worker has taken it.
         let creating = self.creating.take();
-        if creating.is_some() && matches!(item, JsonRpcMessage::Response(_)) {
+        // A result sent means the handshake went through (the first one is
+        // `initialize`'s): a later exit of the worker is a failure, not a
+        // rejected first request.
+        if matches!(item, JsonRpcMessage::Response(_)) {
             self.answered = true;
         }
         let ended = self.session.as_ref().is_none_or(Session::is_terminated);

@@ -53,7 +53,10 @@ async fn shutdown_ends_every_session_and_refuses_new_ones() {
     assert_eq!(server.live(), 0);
     // The open stream ends cleanly: its session's worker stopped.
     let body = tokio::time::timeout(Duration::from_secs(20), stream.into_body().collect()).await;
-    assert!(matches!(body, Ok(Ok(_))), "the stream did not end cleanly: {body:?}");
+    assert!(
+        matches!(body, Ok(Ok(_))),
+        "the stream did not end cleanly: {body:?}"
+    );
 
     let refused = client.post(None, initialize_body("late")).await;
     assert_eq!(
