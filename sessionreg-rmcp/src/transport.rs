@@ -86,7 +86,7 @@ impl SessionTransport {
         } else {
             Reason::Rejected
         };
-        let _ = shared.registry.terminate(&session.id(), reason);
+        let _ = shared.registry.terminate_session(session, reason);
     }
 }
 
