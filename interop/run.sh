@@ -175,11 +175,12 @@ server_alive_note() {
   kill -0 "$1" 2>/dev/null || echo "    (the server process $1 is no longer running; its stderr follows)"
 }
 
-# run_ts_client LABEL URL PID NAME -> one step: ts_client.mjs against URL.
+# run_ts_client LABEL URL PID NAME [ARGS] -> one step: ts_client.mjs against URL.
 run_ts_client() {
   local label=$1 url=$2 pid=$3 name=$4 t=$SECONDS rc=0
+  shift 4
   local log="$WORK/$label.log"
-  timeout "$STEP_TIMEOUT_S" "$NODE" "$HERE/ts_client.mjs" "$url" </dev/null >"$log" 2>&1 || rc=$?
+  timeout "$STEP_TIMEOUT_S" "$NODE" "$HERE/ts_client.mjs" "$url" "$@" </dev/null >"$log" 2>&1 || rc=$?
   if [[ $rc -eq 0 ]]; then
     step_ok "$label" "$(grep -o 'ts-client: /metrics -> .*' "$log" | sed 's/^ts-client: //') ($((SECONDS - t))s)"
   else
@@ -292,7 +293,7 @@ if want mcp_server; then
 
 
   # ---------------------------------------------------------------- 3. TS SDK client
-  run_ts_client ts-client "$MAIN_URL" "$MAIN_PID" main
+  run_ts_client ts-client "$MAIN_URL" "$MAIN_PID" main --resumption
 
   # ---------------------------------------------------------------- 4. conformance
   DNS_URL=""
