@@ -1,15 +1,22 @@
 //! Idle time: one word per session with its in-flight count and last activity.
 //!
 //! ```text
-//!  63                 24   23    22            0
-//! +---------------------+--------+--------------+
-//! | last activity (40)  | closed | in flight(23)|
-//! +---------------------+--------+--------------+
+//!  63                25   24      23     22            0
+//! +--------------------+-------+--------+--------------+
+//! | last activity (39) | rough | closed | in flight(23)|
+//! +--------------------+-------+--------+--------------+
 //! ```
 //!
 //! A session is idle only when nothing is in flight *and* its last activity is
 //! older than the timeout: a long call keeps its session alive however long it
 //! runs, and the clock starts when the last request ends, not when it began.
+//!
+//! `rough` marks a session whose stamp was never read from the clock: an
+//! insert does not read it (see `clock.rs`). A rough session is never idle;
+//! the reaper replaces its stamp with a reading it takes after seeing it
+//! rough, which is no earlier than the insert, and a request's end or a
+//! touch replaces it with the time now. So a session is never found idle
+//! earlier than it is.
 //!
 //! `closed` makes "idle" and "a request starts" mutually exclusive: whoever
 //! expires a session first sets it, with a CAS that expects zero in flight, and
@@ -28,10 +35,11 @@ pub(crate) const MAX_STAMP: u64 = STAMP.max();
 
 const IN_FLIGHT: Field = Field::lowest(23);
 const CLOSED: Field = IN_FLIGHT.then(1);
-const STAMP: Field = CLOSED.then(40);
+const ROUGH: Field = CLOSED.then(1);
+const STAMP: Field = ROUGH.then(39);
 const _: () = assert!(STAMP.end() == 64);
 
-/// The longest idle timeout the stamp can measure (about 34 years).
+/// The longest idle timeout the stamp can measure (about 8.7 years).
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_millis(STAMP.max() / 2);
 
 /// What [`Activity::try_expire`] found.
@@ -43,6 +51,17 @@ pub(crate) enum Expire {
     Expired,
     /// A request is in flight, or the last activity is recent.
     Active,
+}
+
+/// What [`Activity::check`] found.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Not idle: a request in flight, a rough or recent stamp.
+    Busy,
+    /// Idle at this time, or closed for expiry already: confirm with
+    /// `try_expire` at this time.
+    Expiring(u64),
 }
 
 /// What [`Activity::enter`] found.
@@ -63,15 +82,17 @@ impl Activity {
         Activity(AtomicU64::new(0))
     }
 
-    /// Starts a fresh session's clock, with `in_flight` requests already
-    /// counted. Called by the inserter, which owns the slot; published by the
-    /// lifecycle word's Release store.
+    /// Starts a fresh session's clock at `stamp` (`None`: rough), with
+    /// `in_flight` requests already counted. Called by the inserter, which
+    /// owns the slot; published by the lifecycle word's Release store.
     #[inline]
-    pub(crate) fn reset(&self, now: u64, in_flight: u64) {
-        self.0.store(
-            IN_FLIGHT.set(STAMP.set(0, now), in_flight),
-            Ordering::Relaxed,
-        );
+    pub(crate) fn reset(&self, stamp: Option<u64>, in_flight: u64) {
+        let word = match stamp {
+            Some(stamp) => STAMP.set(0, stamp),
+            None => ROUGH.set(0, 1),
+        };
+        self.0
+            .store(IN_FLIGHT.set(word, in_flight), Ordering::Relaxed);
     }
 
     /// Counts one more request in flight, unless the session is being expired.
@@ -98,7 +119,7 @@ impl Activity {
         }
     }
 
-    /// Counts one request out and stamps `now` as the last activity.
+    /// Counts one request out and stamps `now` (exact) as the last activity.
     #[inline]
     pub(crate) fn exit(&self, now: u64) {
         self.update(|word| {
@@ -107,7 +128,7 @@ impl Activity {
         });
     }
 
-    /// Stamps `now` as the last activity.
+    /// Stamps `now` (exact) as the last activity.
     #[inline]
     pub(crate) fn touch(&self, now: u64) {
         self.update(|word| stamp(word, now));
@@ -119,6 +140,35 @@ impl Activity {
         IN_FLIGHT.get(self.0.load(Ordering::Relaxed))
     }
 
+    /// Whether the session's stamp is rough and nothing is in flight: the
+    /// reaper must make it exact ([`make_exact`](Self::make_exact)) before
+    /// the session can ever look idle.
+    #[inline]
+    pub(crate) fn is_rough(&self) -> bool {
+        let word = self.0.load(Ordering::Relaxed);
+        ROUGH.get(word) == 1 && IN_FLIGHT.get(word) == 0
+    }
+
+    /// Replaces a rough stamp by a time `read` after this call has loaded
+    /// the rough stamp (so no earlier than the insert it records, even if
+    /// the slot was reused since the caller looked). Does nothing if the
+    /// stamp has become exact meanwhile.
+    pub(crate) fn make_exact(&self, read: impl Fn() -> u64) {
+        let mut word = self.0.load(Ordering::Relaxed);
+        while ROUGH.get(word) == 1 {
+            let now = read();
+            match self.0.compare_exchange_weak(
+                word,
+                stamp(word, now),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(changed) => word = changed,
+            }
+        }
+    }
+
     /// Whether the session looks idle now: a hint for sweeps, which confirm
     /// with [`try_expire`](Self::try_expire).
     #[inline]
@@ -126,13 +176,25 @@ impl Activity {
         is_idle(self.0.load(Ordering::Relaxed), now, timeout)
     }
 
-    /// Whether a lookup must not hand the session out: it looks idle now, or
-    /// another thread has already closed it for expiry (and will end it).
-    /// The lookup confirms with [`try_expire`](Self::try_expire).
+    /// What a lookup must do about expiry, reading the clock (`now`) only
+    /// for a session that could be idle: nothing in flight, an exact stamp.
+    /// A lookup confirms an expiry with [`try_expire`](Self::try_expire).
     #[inline]
-    pub(crate) fn is_expiring(&self, now: u64, timeout: u64) -> bool {
+    pub(crate) fn check(&self, now: impl FnOnce() -> u64, timeout: u64) -> Check {
         let word = self.0.load(Ordering::Relaxed);
-        CLOSED.get(word) == 1 || is_idle(word, now, timeout)
+        if CLOSED.get(word) == 1 {
+            // Another thread has closed it for expiry and will end it.
+            return Check::Expiring(0);
+        }
+        if IN_FLIGHT.get(word) > 0 || ROUGH.get(word) == 1 {
+            return Check::Busy;
+        }
+        let now = now();
+        if now.saturating_sub(STAMP.get(word)) >= timeout {
+            Check::Expiring(now)
+        } else {
+            Check::Busy
+        }
     }
 
     /// Closes the session to new requests if it is idle at `now`.
@@ -171,14 +233,15 @@ impl Activity {
     }
 }
 
-/// The stamp only moves forward: two requests ending out of order keep the
-/// later time.
+/// An exact stamp: the stamp only moves forward (two requests ending out of
+/// order keep the later time), and it is no longer rough.
 fn stamp(word: u64, now: u64) -> u64 {
-    STAMP.set(word, STAMP.get(word).max(now))
+    ROUGH.set(STAMP.set(word, STAMP.get(word).max(now)), 0)
 }
 
 fn is_idle(word: u64, now: u64, timeout: u64) -> bool {
     CLOSED.get(word) == 0
+        && ROUGH.get(word) == 0
         && IN_FLIGHT.get(word) == 0
         && now.saturating_sub(STAMP.get(word)) >= timeout
 }
@@ -190,7 +253,7 @@ mod tests {
     #[test]
     fn in_flight_work_is_never_idle() {
         let activity = Activity::new();
-        activity.reset(100, 0);
+        activity.reset(Some(100), 0);
         assert_eq!(activity.enter(), Enter::Entered);
         // However old the stamp, a request in flight keeps the session.
         assert_eq!(activity.try_expire(1_000_000, 10), Expire::Active);
@@ -204,18 +267,50 @@ mod tests {
         // second expiry agrees.
         assert_eq!(activity.enter(), Enter::Closed);
         assert!(!activity.looks_idle(210, 10), "closed: not for the reaper");
-        assert!(activity.is_expiring(210, 10), "closed: not for lookups");
+        assert_eq!(
+            activity.check(|| unreachable!("closed: no clock read"), 10),
+            Check::Expiring(0),
+            "closed: not for lookups"
+        );
         assert_eq!(activity.try_expire(210, 10), Expire::Expired);
     }
 
     #[test]
     fn stamps_only_move_forward() {
         let activity = Activity::new();
-        activity.reset(50, 0);
+        activity.reset(Some(50), 0);
         activity.touch(40);
         assert_eq!(activity.try_expire(59, 10), Expire::Active);
         activity.touch(70);
         assert_eq!(activity.try_expire(79, 10), Expire::Active);
         assert_eq!(activity.try_expire(80, 10), Expire::Expired);
+    }
+
+    #[test]
+    fn a_rough_stamp_never_makes_a_session_idle() {
+        let activity = Activity::new();
+        activity.reset(None, 0);
+        assert!(activity.is_rough());
+        // However late, a rough stamp is not evidence of idleness, and a
+        // lookup reads no clock for it.
+        assert!(!activity.looks_idle(1_000, 10));
+        assert_eq!(activity.check(|| unreachable!("rough"), 10), Check::Busy);
+        assert_eq!(activity.try_expire(1_000, 10), Expire::Active);
+        // Made exact at the time the sweep saw it: idle from there on.
+        activity.make_exact(|| 1_000);
+        assert!(!activity.is_rough());
+        assert!(!activity.looks_idle(1_009, 10));
+        assert_eq!(activity.try_expire(1_010, 10), Expire::Expired);
+        // A request's end makes it exact too, and a rough stamp under a
+        // request in flight is not the sweep's to fix.
+        let activity = Activity::new();
+        activity.reset(None, 1);
+        assert!(!activity.is_rough(), "in flight: the request's end stamps");
+        activity.exit(500);
+        assert!(!activity.is_rough());
+        assert_eq!(activity.try_expire(509, 10), Expire::Active);
+        assert_eq!(activity.check(|| 509, 10), Check::Busy);
+        assert_eq!(activity.check(|| 510, 10), Check::Expiring(510));
+        assert_eq!(activity.try_expire(510, 10), Expire::Expired);
     }
 }

@@ -66,6 +66,11 @@ impl<S: Send + Sync + 'static> Builder<S> {
     /// millisecond is rounded up (a positive timeout never becomes zero),
     /// and `Duration::ZERO` means "idle as soon as nothing is in flight".
     ///
+    /// A session that is inserted and then never used (no request of it
+    /// ends, it is never touched) starts its idle time at the first
+    /// [`Registry::reap_idle`] that sees it: inserts read no clock. A session
+    /// is never ended before it has been idle for the timeout.
+    ///
     /// Time is read from a coarse monotonic clock: expect a few milliseconds
     /// of slack.
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
@@ -163,7 +168,7 @@ impl<S: Send + Sync + 'static> Builder<S> {
             tags,
         };
         Ok(Registry::from_parts(
-            Storage::new(&config),
+            Storage::new(config),
             self.on_close,
             self.capacity,
         ))

@@ -1,7 +1,7 @@
 //! Finding a session by id: `get`, `lookup`, `lookup_if`, and the checks
 //! every path by id shares (`locate`, `examine`, `acquire`).
 
-use crate::activity::Expire;
+use crate::activity::{Check, Expire};
 use crate::id::{secrets_match, ParseIdError, SessionId};
 use crate::lifecycle::{Acquire, Word};
 use crate::reason::{Reason, Rejection};
@@ -200,8 +200,9 @@ impl<S> Registry<S> {
 
     /// With a reference held on `slot`: if the session is idle past the
     /// timeout, or another thread has begun expiring it, ends it and gives
-    /// the reference back. The check is inline (a clock read and a compare,
-    /// on every lookup when there is a timeout); ending the session is not.
+    /// the reference back. The check is inline, and reads the clock only for
+    /// a session that could be idle (nothing in flight, an exact stamp: see
+    /// `activity.rs`); ending the session is not inline.
     #[inline(always)]
     pub(crate) fn unless_expired(
         &self,
@@ -209,11 +210,11 @@ impl<S> Registry<S> {
         slot: &Slot<S>,
         timeout: u64,
     ) -> Result<(), Rejection> {
-        let now = self.storage().clock.now_ms();
-        if slot.activity.is_expiring(now, timeout) {
-            return self.expire(id, slot, now, timeout);
+        let clock = &self.storage().clock;
+        match slot.activity.check(|| clock.now_ms(), timeout) {
+            Check::Busy => Ok(()),
+            Check::Expiring(now) => self.expire(id, slot, now, timeout),
         }
-        Ok(())
     }
 
     /// [`unless_expired`](Self::unless_expired)'s rare path: ends the

@@ -34,7 +34,8 @@ impl<S> Slot<S> {
         }
     }
 
-    /// Fills a free slot and publishes it as `LIVE`; returns its generation.
+    /// Fills a free slot and publishes it as `LIVE`, its activity stamped
+    /// `stamp` (`None`: rough, see `activity.rs`); returns its generation.
     /// With `in_flight`, the session starts with one request in flight and
     /// one reference held for it, both the caller's to give back.
     ///
@@ -42,7 +43,13 @@ impl<S> Slot<S> {
     ///
     /// The caller owns the slot: it is `FREE` and the caller took it from the
     /// free list, or took it fresh, and has not given it back.
-    pub(crate) unsafe fn fill(&self, value: S, secret: u64, now: u64, in_flight: bool) -> u64 {
+    pub(crate) unsafe fn fill(
+        &self,
+        value: S,
+        secret: u64,
+        stamp: Option<u64>,
+        in_flight: bool,
+    ) -> u64 {
         // SAFETY: the caller owns the slot, so nobody reads or writes the
         // value cell concurrently; the cell is uninitialised (a FREE slot's
         // value was dropped by the last one out, or never written).
@@ -51,7 +58,7 @@ impl<S> Slot<S> {
         // an older `LIVE(g)` and reads this new secret must then see the slot
         // has moved on (see `secret`).
         self.secret_or_link.store(secret, Ordering::Release);
-        self.activity.reset(now, u64::from(in_flight));
+        self.activity.reset(stamp, u64::from(in_flight));
         self.lifecycle.publish(u64::from(in_flight))
     }
 

@@ -94,7 +94,7 @@ pub(crate) struct Storage<S> {
 const REGISTRY_HOLDS: u64 = 1 << 62;
 
 impl<S> Storage<S> {
-    pub(crate) fn new(config: &Config) -> Storage<S> {
+    pub(crate) fn new(config: Config) -> Storage<S> {
         let n = config.shards as u64;
         let capacity = config.capacity as u64;
         Storage {
@@ -109,7 +109,7 @@ impl<S> Storage<S> {
                 })
                 .collect(),
             node: config.node,
-            clock: config.clock.clone(),
+            clock: config.clock,
             idle_timeout_ms: config.idle_timeout_ms,
             counters: Counters::new(config.stripes),
             generations: config.generations,
@@ -117,13 +117,24 @@ impl<S> Storage<S> {
         }
     }
 
-    /// The time for activity stamps, or 0 when sessions never expire (so
-    /// registries without an idle timeout never read the clock).
+    /// The time for an exact activity stamp (a request's end, a touch), or
+    /// 0 when sessions never expire (so registries without an idle timeout
+    /// never read the clock).
     #[inline]
     pub(crate) fn now(&self) -> u64 {
         match self.idle_timeout_ms {
             Some(_) => self.clock.now_ms(),
             None => 0,
+        }
+    }
+
+    /// The stamp of a new session (see `Clock::insert_stamp`): `None` when
+    /// rough; 0 without an idle timeout (never read).
+    #[inline]
+    pub(crate) fn insert_stamp(&self) -> Option<u64> {
+        match self.idle_timeout_ms {
+            Some(_) => self.clock.insert_stamp(),
+            None => Some(0),
         }
     }
 

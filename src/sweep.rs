@@ -22,7 +22,10 @@ impl<S> Registry<S> {
     /// this call ended. Does nothing without an idle timeout.
     ///
     /// Run it periodically (the HTTP layer runs it on a timer). Each session
-    /// ends through the same CAS as [`terminate`](Registry::terminate).
+    /// ends through the same CAS as [`terminate`](Registry::terminate). A
+    /// session never used since its insert (no request ended, never touched)
+    /// starts its idle time at the first sweep that sees it (inserts read no
+    /// clock), so the period also bounds how late such a session ends.
     ///
     /// If a close callback (or a value's `Drop`) panics, the sweep goes on
     /// through every other slot, and then the first panic propagates.
@@ -36,6 +39,14 @@ impl<S> Registry<S> {
         let mut caught: Caught = None;
         for (index, slot) in storage.used_slots() {
             let mut word = slot.lifecycle.load();
+            if word.is_live() && slot.activity.is_rough() {
+                // Stamped roughly when inserted, and no request has ended
+                // since: the session is at least as young as a reading
+                // taken after seeing the rough stamp. Its idle time counts
+                // from there (never early; late by up to one sweep).
+                slot.activity.make_exact(|| storage.clock.now_ms());
+                continue;
+            }
             // A cheap look first: most sessions are busy or recent.
             while word.is_live() && slot.activity.looks_idle(now, timeout) {
                 match slot.lifecycle.try_acquire(word) {

@@ -227,7 +227,13 @@ impl std::fmt::Debug for Tracked {
 pub fn registry(log: &Arc<Log>, capacity: usize, idle: bool) -> Registry<Tracked> {
     let mut builder = builder(log, capacity);
     if idle {
-        builder = builder.idle_timeout(Duration::ZERO);
+        // Idle the moment nothing is in flight. A manual clock stamps
+        // inserts exactly (the system clock leaves them rough until a sweep
+        // or a request's end: see the core's `activity.rs`), so a new
+        // session is idle at once, and lookups race the reaper for it.
+        builder = builder
+            .idle_timeout(Duration::ZERO)
+            .manual_clock(&sessionreg::ManualClock::new());
     }
     builder.build().expect("a valid configuration")
 }
