@@ -211,6 +211,7 @@ impl<A: App> Builder<A> {
                 access: Access::new(policies, self.protection),
                 authenticator: self.authenticator,
                 shutting_down: AtomicBool::new(false),
+                drain: Default::default(),
                 tasks: Tasks::default(),
                 reaper: OnceLock::new(),
             }),

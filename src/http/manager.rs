@@ -16,6 +16,7 @@ use super::app::App;
 use super::auth::{Authenticator, Principal};
 use super::body::{self, Body};
 use super::cors;
+use super::drain::Drain;
 use super::entry::Entry;
 use super::jsonrpc;
 use super::policy::Access;
@@ -61,6 +62,7 @@ pub(crate) struct Inner<A: App> {
     pub(super) access: Access,
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) shutting_down: AtomicBool,
+    pub(super) drain: Drain,
     pub(super) tasks: Tasks,
     /// The idle reaper, once started; aborted when the manager is dropped.
     pub(super) reaper: OnceLock<tokio::task::AbortHandle>,

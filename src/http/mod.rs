@@ -47,6 +47,12 @@
 //! * At capacity: 503 with `Retry-After`.
 //! * [`serve`] shuts down gracefully: stop accepting, end every session
 //!   with `Shutdown`, wait for requests in flight up to a deadline.
+//! * [Draining](SessionManager::drain) for a rolling restart: new
+//!   `initialize` requests get 503 with `Retry-After` and create nothing,
+//!   live sessions are served to their end (or a deadline);
+//!   [`readiness`](SessionManager::readiness) (503 while draining) and
+//!   [`liveness`](SessionManager::liveness) (200 while serving) are the
+//!   two answers a load balancer's health checks read.
 //! * `Origin`/`Host` allow-lists answer 403 to foreign ones, and can be
 //!   swapped at run time ([`SessionManager::set_allowed_origins`]); unless
 //!   the manager is told it is served on a public address, only loopback
@@ -112,6 +118,7 @@ mod body;
 mod builder;
 mod cors;
 mod delete;
+mod drain;
 mod entry;
 mod get;
 pub mod jsonrpc;
@@ -134,6 +141,7 @@ pub use body::{full as body_from, Body};
 pub use builder::{
     Builder, RebindingProtection, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY, DEFAULT_SSE_RETRY,
 };
+pub use drain::DrainReport;
 pub use entry::Entry;
 pub use manager::{ResponseFuture, SessionManager};
 pub use shutdown::{serve, ShutdownReport};

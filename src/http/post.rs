@@ -6,6 +6,7 @@
 use super::app::{App, Context, HandlerError, Reply};
 use super::auth::Principal;
 use super::body::{self, Body};
+use super::drain;
 use super::entry::Entry;
 use super::jsonrpc::{self, Message, Request, RpcError};
 use super::manager::Inner;
@@ -157,6 +158,9 @@ impl<A: App> SessionManager<A> {
         let inner = &self.inner;
         if inner.shutting_down.load(Ordering::SeqCst) {
             return shutting_down();
+        }
+        if inner.drain.is_on() {
+            return unavailable(inner, &request.id, drain::REFUSAL);
         }
         let opened =
             std::panic::catch_unwind(AssertUnwindSafe(|| inner.app.open(&request, &parts)));
