@@ -15,41 +15,81 @@
 //! name; SIGHUP re-reads the token and allow-list files. Its first line on
 //! stdout is `listening on http://ADDR/mcp`. The same application mounted
 //! in axum: `examples/axum_server.rs`.
+//!
+//! In a fleet behind a load balancer (README, "Run a fleet"; `deploy/`):
+//!
+//! * `--node-id N` puts N in the first two hex digits of every session id
+//!   this node mints, which the balancer routes by.
+//! * `GET /health/ready` is 200 while the node takes new sessions, 503 while
+//!   it drains (or is full); `GET /health/live` is 200 while it serves its
+//!   sessions, draining or not.
+//! * SIGUSR1, or `POST /drain` on `--admin-addr` (loopback only; its
+//!   address is the second stdout line, `admin on http://ADDR/drain`),
+//!   drains it: new sessions get 503, live ones are served until they end
+//!   or `--drain-deadline-ms` passes, then the node stops and prints
+//!   `stopped sessions_ended=N`.
+//! * `/metrics` adds `mcp_server_requests_total` (requests to `/mcp`) and
+//!   `mcp_server_foreign_ids_total{owner}`: requests that carried a
+//!   well-formed id of another node, i.e. that a balancer sent to the wrong
+//!   node, or to this one because the owner was down.
 
 #[path = "mcp_app/mod.rs"]
 mod mcp_app;
 
 use clap::Parser;
 use http::{Response, StatusCode};
+use mcp_app::fleet::{self, FleetFlags, Routing};
 use mcp_app::ops::{self, Flags};
 use sessionreg::http as mcp;
+use std::sync::Arc;
+use tokio::sync::Notify;
 
 #[derive(Parser, Debug)]
 #[command(about = "An MCP server (streamable HTTP) on sessionreg, served on hyper")]
 struct Args {
     #[command(flatten)]
     flags: Flags,
+    #[command(flatten)]
+    fleet: FleetFlags,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ops::init_tracing();
-    let Args { flags } = Args::parse();
+    let Args { flags, fleet } = Args::parse();
     let built = ops::build(&flags)?;
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);
 
     let listener = tokio::net::TcpListener::bind(flags.addr).await?;
+    let admin = fleet.bind_admin().await?;
     ops::announce(listener.local_addr()?)?;
+    let drain_requested = Arc::new(Notify::new());
+    if let Some(admin) = admin {
+        fleet::announce_admin(admin.local_addr()?)?;
+        tokio::spawn(fleet::serve_admin(
+            admin,
+            manager.clone(),
+            Arc::clone(&drain_requested),
+        ));
+    }
+    let routing = Arc::new(Routing::new(flags.node_id));
 
     let router = manager.clone();
     let service =
         hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
             let manager = router.clone();
+            let routing = Arc::clone(&routing);
             async move {
+                let get = request.method() == http::Method::GET;
                 Ok::<_, std::convert::Infallible>(match request.uri().path() {
-                    "/mcp" => manager.handle(request).await,
-                    "/metrics" if request.method() == http::Method::GET => ops::metrics(&manager),
+                    "/mcp" => {
+                        routing.observe(request.headers());
+                        manager.handle(request).await
+                    }
+                    "/metrics" if get => routing.metrics(&manager),
+                    "/health/ready" if get => manager.readiness(),
+                    "/health/live" if get => manager.liveness(),
                     _ => {
                         let mut response = Response::new(mcp::body_from("not found\n"));
                         *response.status_mut() = StatusCode::NOT_FOUND;
@@ -63,7 +103,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         listener,
         manager.clone(),
         service,
-        ops::shutdown_signal(),
+        fleet::stop_signal(
+            manager.clone(),
+            drain_requested,
+            fleet.drain_deadline(),
+            ops::shutdown_signal(),
+        ),
         flags.shutdown_deadline(),
     )
     .await?;
@@ -75,5 +120,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         live = stats.live,
         "stopped"
     );
+    // The last stdout line, for whoever waits for the node to stop.
+    println!("stopped sessions_ended={}", report.sessions_ended);
     Ok(())
 }

@@ -6,14 +6,18 @@
 //! `#[path = "mcp_app/mod.rs"] mod mcp_app;`.
 #![allow(dead_code)]
 
+pub mod fleet;
 pub mod ops;
 
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// The application: stateless tools, a little per-session state. It also
 /// serves 2026-07-28 requests, which have no session (`ctx.state()` is
@@ -25,6 +29,8 @@ pub struct Client {
     name: String,
     principal: Option<String>,
     initialized: AtomicBool,
+    /// Wakes this session's `hold` call (a permit is kept if none waits).
+    release: Arc<Notify>,
 }
 
 impl App for Server {
@@ -47,6 +53,7 @@ impl App for Server {
             // With --bearer-token, who opened the session (it is bound to them).
             principal: mcp::Principal::of(request).map(ToString::to_string),
             initialized: AtomicBool::new(false),
+            release: Arc::new(Notify::new()),
         })
     }
 
@@ -92,11 +99,11 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
             let requested = params.get("protocolVersion").and_then(Value::as_str);
             Reply::Result(json!({
                 "protocolVersion": mcp::rules::negotiate(requested),
-                "capabilities": { "tools": { "listChanged": false } },
+                "capabilities": { "tools": { "listChanged": false }, "logging": {} },
                 "serverInfo": server_info(),
             }))
         }
-        "ping" => Reply::Result(json!({})),
+        "ping" | "logging/setLevel" => Reply::Result(json!({})),
         "tools/list" => Reply::Result(cacheable_if(
             modern,
             json!({ "tools": [
@@ -117,6 +124,25 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
                         "properties": { "ms": { "type": "integer", "minimum": 0 } },
                         "required": ["ms"],
                     },
+                },
+                {
+                    "name": "announce",
+                    "description": "Sends its text as a log message on the session's GET stream; answers whether a stream took it.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": { "text": { "type": "string" } },
+                        "required": ["text"],
+                    },
+                },
+                {
+                    "name": "hold",
+                    "description": "Answers over SSE: a log message at once, the result when the session calls `release`.",
+                    "inputSchema": { "type": "object", "properties": {} },
+                },
+                {
+                    "name": "release",
+                    "description": "Lets this session's `hold` call finish.",
+                    "inputSchema": { "type": "object", "properties": {} },
                 },
                 {
                     "name": "test_reconnection",
@@ -148,6 +174,30 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
                 "sleep needs an integer argument `ms`",
             )),
         },
+        Some("announce") => match args.get("text").and_then(Value::as_str) {
+            Some(text) => {
+                let delivered = ctx.notify(&log_message(text));
+                Reply::Result(text_content(if delivered {
+                    "delivered"
+                } else {
+                    "no stream open"
+                }))
+            }
+            None => Reply::Error(RpcError::invalid_params(
+                "announce needs a string argument `text`",
+            )),
+        },
+        Some("hold") => match ctx.state() {
+            Some(client) => hold(Arc::clone(&client.release), id.clone()),
+            None => Reply::Error(RpcError::invalid_params("hold needs a session")),
+        },
+        Some("release") => match ctx.state() {
+            Some(client) => {
+                client.release.notify_one();
+                Reply::Result(text_content("released"))
+            }
+            None => Reply::Error(RpcError::invalid_params("release needs a session")),
+        },
         Some("test_reconnection") => {
             // The client gets the priming event, then the connection
             // closes; the answer waits in the stream's log for its GET +
@@ -166,6 +216,26 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
         Some(other) => Reply::Error(RpcError::invalid_params(format!("unknown tool: {other}"))),
         None => Reply::Error(RpcError::invalid_params("tools/call needs params.name")),
     }
+}
+
+/// The `hold` tool's SSE reply: a log message at once, then (once the
+/// session calls `release`) the response. A client that sees the message
+/// before it releases knows the stream reached it unbuffered.
+fn hold(release: Arc<Notify>, id: Value) -> Reply {
+    let first = futures_util::stream::once(async { log_message("holding until release") });
+    let last = futures_util::stream::once(async move {
+        release.notified().await;
+        jsonrpc::result_message(&id, text_content("released"))
+    });
+    Reply::Stream(Box::pin(first.chain(last)))
+}
+
+/// An MCP log message notification.
+fn log_message(text: &str) -> Value {
+    jsonrpc::notification_message(
+        "notifications/message",
+        json!({ "level": "info", "logger": "sessionreg-example", "data": text }),
+    )
 }
 
 fn server_info() -> Value {

@@ -53,6 +53,14 @@ pub struct Flags {
     /// How long shutdown waits for requests in flight, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
     pub shutdown_deadline_ms: u64,
+    /// This node's id in a fleet behind a load balancer: the first two hex
+    /// digits of the session ids it mints (0-255).
+    #[arg(long, default_value_t = 0)]
+    pub node_id: u8,
+    /// How often an SSE stream gets a keep-alive comment, in milliseconds;
+    /// 0 sends none.
+    #[arg(long, default_value_t = 15_000)]
+    pub keep_alive_ms: u64,
 }
 
 impl Flags {
@@ -74,8 +82,10 @@ pub struct Built {
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     let mut builder = SessionManager::builder(Server)
+        .node_id(flags.node_id)
         .capacity(flags.max_sessions)
         .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
+        .keep_alive((flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)))
         .event_log(flags.event_log)
         // The app serves 2026-07-28 requests too (they have no session).
         .stateless(true);
