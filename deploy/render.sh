@@ -1,0 +1,398 @@
+#!/usr/bin/env bash
+# Prints a complete load-balancer configuration for a fleet of sessionreg
+# MCP nodes, routing every request to the node that owns its session by the
+# first two hex digits of its MCP-Session-Id, with no state in the balancer.
+#
+#   deploy/render.sh KIND LISTEN_PORT ADDR0 [ADDR1 ...] > FILE
+#
+#   KIND         nginx | haproxy
+#   LISTEN_PORT  the balancer listens on 127.0.0.1:LISTEN_PORT
+#   ADDRi        host:port of node i, the node started with --node-id i
+#                (its ids begin with i as two hex digits: 00, 01, ... ff)
+#
+# Run the result as it is:
+#
+#   nginx   -p DIR -c FILE -g 'daemon off;'   (DIR: a writable directory for
+#                                              temp files, pid and access.log)
+#   haproxy -f FILE                           (stays in the foreground)
+#
+# Routing (both kinds):
+#
+#   * no MCP-Session-Id (an initialize): round-robin over the nodes that are
+#     up and ready for new sessions (not draining); a node that refuses it
+#     with 503 (draining, full) created nothing, so it is sent to the next.
+#   * an id beginning with node i's two digits: node i while it is up,
+#     draining or not; when it is down, any other live node, which answers
+#     404, so the client starts a new session (MCP 2025-11-25, "Session
+#     Management").
+#   * an id naming no node (malformed, or a node not in this list): any live
+#     node (404).
+#   * SSE (GET streams, POST replies) passes through unbuffered, with one
+#     hour of silence allowed (the nodes send a keep-alive comment every 15 s).
+#
+# The nodes' paths, if not those of examples/mcp_server (env, optional):
+#   MCP_PATH=/mcp  HEALTH_READY=/health/ready  HEALTH_LIVE=/health/live
+# MAX_BODY=4m: the largest request body passed on (the nodes' own limit).
+set -euo pipefail
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+[[ $# -ge 3 ]] || usage
+KIND=$1
+PORT=$2
+shift 2
+ADDRS=("$@")
+N=${#ADDRS[@]}
+MCP_PATH=${MCP_PATH:-/mcp}
+HEALTH_READY=${HEALTH_READY:-/health/ready}
+HEALTH_LIVE=${HEALTH_LIVE:-/health/live}
+MAX_BODY=${MAX_BODY:-4m}
+
+fail() {
+  echo "render.sh: $*" >&2
+  exit 2
+}
+[[ $KIND == nginx || $KIND == haproxy ]] || fail "KIND must be nginx or haproxy, not '$KIND'"
+[[ $PORT =~ ^[0-9]{1,5}$ ]] && ((PORT >= 1 && PORT <= 65535)) || fail "bad LISTEN_PORT '$PORT'"
+((N <= 256)) || fail "at most 256 nodes (node ids are one byte), got $N"
+for addr in "${ADDRS[@]}"; do
+  [[ $addr =~ ^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$ ]] || fail "bad node address '$addr' (want host:port)"
+done
+for path in "$MCP_PATH" "$HEALTH_READY" "$HEALTH_LIVE"; do
+  [[ $path =~ ^/[A-Za-z0-9._~/-]*$ ]] || fail "bad path '$path'"
+done
+[[ $MAX_BODY =~ ^[0-9]+[km]?$ ]] || fail "bad MAX_BODY '$MAX_BODY'"
+
+# Shared memory for a pool of N servers in nginx (about 1 KiB each).
+ZONE="$((32 + N))k"
+
+# Node i's id prefix: i as two lowercase hex digits.
+hex() { printf '%02x' "$1"; }
+
+# The fleet, as comment lines: node, id prefix, address.
+node_list() {
+  for ((i = 0; i < N; i++)); do
+    printf '#   node %d (ids %s...): %s\n' "$i" "$(hex "$i")" "${ADDRS[$i]}"
+  done
+}
+
+nginx_conf() {
+  cat <<EOF
+# nginx configuration for a fleet of $N sessionreg MCP node(s), printed by
+# deploy/render.sh nginx $PORT ADDR0 ADDR1 ...
+EOF
+  node_list
+  cat <<EOF
+# Run: nginx -p DIR -c FILE -g 'daemon off;'
+# Written for nginx 1.22 (Debian 12) and later; open source nginx only.
+
+# One worker per core. Each worker keeps its own connections; the zones of
+# the two pools below share their (passive) failure state between workers.
+worker_processes auto;
+# Errors to stderr (the terminal, or the service manager's journal).
+error_log stderr warn;
+# Relative paths are under the prefix (-p DIR).
+pid nginx.pid;
+
+events {
+    # Each open SSE stream holds two connections: client and node.
+    worker_connections 4096;
+}
+
+http {
+    # Temp files under the prefix: the compiled-in paths may not be writable
+    # by the user running this. Request bodies are buffered (see below).
+    client_body_temp_path client_body_temp;
+    proxy_temp_path proxy_temp;
+    fastcgi_temp_path fastcgi_temp;
+    uwsgi_temp_path uwsgi_temp;
+    scgi_temp_path scgi_temp;
+
+    # One line per request, with the node(s) tried and their answers
+    # (\$upstream_addr lists every node tried, retries included). Never the
+    # session id: it grants access to the session.
+    log_format mcp '\$remote_addr [\$time_local] "\$request" \$status '
+                   'owner=\$mcp_owner upstream=\$upstream_addr '
+                   'upstream_status=\$upstream_status \$request_time';
+    access_log access.log mcp;
+
+    # The owner of a request, from its id's first two hex digits (ids are
+    # lowercase hex; a regex map entry matches the header's beginning).
+    # nginx names the header \$http_mcp_session_id whatever its case.
+    map \$http_mcp_session_id \$mcp_owner {
+        # No id: not used (the location below sends these to mcp_new).
+        ""        "";
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '        "~^%s"    mcp_node_%s;\n' "$(hex "$i")" "$(hex "$i")"
+  done
+  cat <<EOF
+        # An id naming no node of this fleet: any live node (it answers 404).
+        default   mcp_any;
+    }
+
+    # New sessions: round-robin over every node. nginx (open source) has no
+    # active health checks, so a draining node leaves this rotation
+    # passively: it answers an initialize with 503, which
+    # proxy_next_upstream below counts as a failure (max_fails=1) and retries
+    # on the next node; the node is then skipped for fail_timeout, after
+    # which one initialize tries it again.
+    upstream mcp_new {
+        # Failure state shared by all workers.
+        zone mcp_new $ZONE;
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '        server %s max_fails=1 fail_timeout=10s;\n' "${ADDRS[$i]}"
+  done
+  cat <<EOF
+        # Idle connections kept open to the nodes, per worker.
+        keepalive 16;
+    }
+
+    # Ids naming no node: any node will do (each answers 404).
+    upstream mcp_any {
+        zone mcp_any $ZONE;
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '        server %s max_fails=1 fail_timeout=10s;\n' "${ADDRS[$i]}"
+  done
+  cat <<EOF
+        keepalive 16;
+    }
+
+    # One group per node. Its owner comes first and is tried for every
+    # request (max_fails=0: never marked down, so a passing error does not
+    # send its sessions elsewhere). A draining owner still answers its
+    # sessions here. Only when the owner cannot be reached (the process is
+    # gone: connection refused) does the request go to a backup: the other
+    # nodes, which answer 404, so the client re-initializes. (No zone: the
+    # owner is never marked down, and each worker finding a dead backup on
+    # its own costs one refused connection.)
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    upstream mcp_node_%s {\n' "$(hex "$i")"
+    printf '        server %s max_fails=0;\n' "${ADDRS[$i]}"
+    for ((j = 0; j < N; j++)); do
+      ((j == i)) || printf '        server %s backup max_fails=1 fail_timeout=10s;\n' "${ADDRS[$j]}"
+    done
+    printf '        keepalive 16;\n'
+    printf '    }\n'
+  done
+  cat <<EOF
+
+    server {
+        # Loopback here; a real deployment listens on its public address,
+        # with TLS (listen 443 ssl; ssl_certificate ...).
+        listen 127.0.0.1:$PORT;
+
+        # --- Settings for both locations below ---
+        # HTTP/1.1 with no "Connection: close", so upstream keepalive works
+        # and responses may be chunked (SSE).
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        # The client's own Host: the nodes check it (DNS-rebinding
+        # protection, allowed hosts).
+        proxy_set_header Host \$http_host;
+        proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+        proxy_set_header X-Forwarded-Proto \$scheme;
+        # SSE: pass every event to the client as soon as it arrives, never
+        # wait to fill a buffer, never cache. (With buffering on, nginx 1.22
+        # holds a GET stream's headers and events until more data comes.)
+        proxy_buffering off;
+        proxy_cache off;
+        # A node may be silent this long between two events (SSE) or before
+        # it answers a long tool call; its keep-alive comments (every 15 s)
+        # keep an idle stream well inside it.
+        proxy_read_timeout 1h;
+        proxy_send_timeout 1h;
+        # A node that does not accept a connection in this time is treated
+        # as down for this request (see proxy_next_upstream).
+        proxy_connect_timeout 5s;
+        # Request bodies (JSON-RPC messages) up to the nodes' own limit; they
+        # are read whole before a node is picked (proxy_request_buffering
+        # on, the default), which is what lets a refused initialize be sent
+        # to another node.
+        client_max_body_size $MAX_BODY;
+        # Chunked responses to the client (SSE streams have no length).
+        chunked_transfer_encoding on;
+
+        location = $MCP_PATH {
+            # No id: a new session (or a request the node will refuse with
+            # 400): the round-robin pool, with its own retry rules. "rewrite
+            # ... last" is one of the two things safe to do inside "if" in a
+            # location.
+            if (\$http_mcp_session_id = "") {
+                rewrite ^ /.mcp-new-session last;
+            }
+            # An id: its owner's group (a variable naming an upstream group
+            # is looked up among the groups above; no DNS is involved).
+            proxy_pass http://\$mcp_owner;
+            # Try the next server of the group (the backups, once the owner
+            # is unreachable) only when nothing could be sent or read:
+            # "error" covers a refused connection; nginx never resends a
+            # POST once it was sent (no "non_idempotent"), so a tool call in
+            # flight when its node dies gets 502, not a second run. A GET
+            # stream cut mid-way is not retried either (its response began).
+            proxy_next_upstream error timeout;
+            proxy_next_upstream_tries $N;
+        }
+
+        location = /.mcp-new-session {
+            # Reached only through the rewrite above.
+            internal;
+            proxy_pass http://mcp_new$MCP_PATH;
+            # A node that answers 503 (draining, full, shutting down) has
+            # created nothing, so the initialize is safe to send to the next
+            # node, although POST is not idempotent (non_idempotent); an
+            # "error" here means the node failed before answering, and the
+            # session it may have begun died with it; a "timeout" (no
+            # connection in 5 s, or no answer in an hour) may leave a session
+            # on a stuck node, which its idle timeout ends. 503 also counts as a
+            # failure for max_fails (only when listed here), which is what
+            # takes a draining node out of the rotation.
+            proxy_next_upstream error timeout http_503 non_idempotent;
+            proxy_next_upstream_tries $N;
+        }
+
+        # Nothing else is served through the balancer (metrics and health
+        # are scraped from each node directly).
+        location / {
+            return 404;
+        }
+    }
+}
+EOF
+}
+
+haproxy_conf() {
+  cat <<EOF
+# HAProxy configuration for a fleet of $N sessionreg MCP node(s), printed by
+# deploy/render.sh haproxy $PORT ADDR0 ADDR1 ...
+EOF
+  node_list
+  cat <<EOF
+# Run: haproxy -f FILE   (stays in the foreground)
+# Written for HAProxy 2.6 (Debian 12) and later.
+
+global
+    # Request log lines and server state changes, to stdout.
+    log stdout format raw local0 info
+    # No "maxconn": HAProxy derives the most connections it accepts from
+    # the file-descriptor limit (ulimit -n) it is started with; raise that
+    # for a big fleet (each open SSE stream holds two: client and node).
+
+defaults
+    mode http
+    log global
+    # One line per request: the backend and node that served it, timings,
+    # status. The default format logs no request header, so no session id.
+    option httplog
+    # Tell the nodes who the client is.
+    option forwardfor
+    # A node that does not accept a connection in this time is treated as
+    # failed for this attempt.
+    timeout connect 5s
+    # Time to receive a request's headers.
+    timeout http-request 10s
+    # An idle client connection between two requests.
+    timeout http-keep-alive 60s
+    # Silence allowed from the client and from the node: SSE streams are
+    # long; the nodes' keep-alive comments (every 15 s) keep an idle stream
+    # well inside it. Also bounds a long tool call.
+    timeout client 1h
+    timeout server 1h
+    # Health checks (below): every second; a node is down after 2 failed
+    # checks and up again after 2 good ones. "observe layer4" with
+    # "error-limit 1 on-error mark-down" also marks it down at once when
+    # real traffic cannot connect to it: the request that finds a node dead
+    # is sent to a backup after one retry delay (min("timeout connect", 1s),
+    # HAProxy's turn-around before a retry), and the ones after it at once,
+    # instead of all waiting until two checks have failed.
+    default-server inter 1s fall 2 rise 2 observe layer4 error-limit 1 on-error mark-down
+    # After a failed connection, retry, each time on another server (that
+    # is how a request for a node just found dead reaches a backup).
+    retries 3
+    option redispatch 1
+
+frontend mcp
+    # Loopback here; a real deployment binds its public address, with TLS
+    # (bind :443 ssl crt ...).
+    bind 127.0.0.1:$PORT
+    # Only the MCP endpoint goes through (metrics and health are scraped
+    # from each node directly).
+    http-request deny deny_status 404 unless { path $MCP_PATH }
+    # No id (an initialize): the pool of nodes ready for new sessions.
+    use_backend mcp_new unless { req.hdr(mcp-session-id) -m found }
+    # An id: its owner, by the first two hex digits of the id (the first
+    # occurrence of the header, as the node reads it).
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    use_backend mcp_node_%s if { req.fhdr(mcp-session-id,1) -m beg %s }\n' "$(hex "$i")" "$(hex "$i")"
+  done
+  cat <<EOF
+    # An id naming no node of this fleet: any live node (it answers 404).
+    default_backend mcp_any
+
+# New sessions: round-robin over the nodes whose readiness check answers 200.
+# A draining node answers it 503 and leaves the rotation within "fall"
+# checks; until then, its 503 to an initialize (which created nothing) is
+# retried on another node: the 503 in retry-on, which also covers full and
+# shutting-down nodes. "empty-response" (the node closed without a word) is
+# safe for the same reason: a session it may have begun died with it.
+backend mcp_new
+    balance roundrobin
+    option httpchk
+    http-check send meth GET uri $HEALTH_READY ver HTTP/1.1 hdr Host localhost
+    http-check expect status 200
+    retry-on conn-failure empty-response 503
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    server n%s %s check\n' "$(hex "$i")" "${ADDRS[$i]}"
+  done
+  cat <<EOF
+
+# Ids naming no node: any live node. Its servers follow the liveness checks
+# of the per-node backends below (no checks of their own).
+backend mcp_any
+    balance roundrobin
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    server n%s %s track mcp_node_%s/n%s\n' "$(hex "$i")" "${ADDRS[$i]}" "$(hex "$i")" "$(hex "$i")"
+  done
+  cat <<EOF
+
+# One backend per node: its owner while its liveness check answers 200
+# (draining or not), so its sessions are served to their end; when it is
+# down, the others as backups, which answer 404 so the client
+# re-initializes. Only the default retry (a connection that failed, so
+# nothing was sent): a tool call in flight when its node dies gets 502 (or,
+# if HAProxy had sent it on a reused connection, its client connection is
+# closed: "http-reuse safe" leaves the retry to the client), never a second
+# run elsewhere. A GET stream cut mid-way is not retried.
+# The owner is checked here; the backups follow their own node's check
+# ("track"), so each node gets two checks a second in all, whatever the
+# fleet's size.
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf 'backend mcp_node_%s\n' "$(hex "$i")"
+    printf '    option httpchk\n'
+    printf '    http-check send meth GET uri %s ver HTTP/1.1 hdr Host localhost\n' "$HEALTH_LIVE"
+    printf '    http-check expect status 200\n'
+    printf '    # Spread the sessions of a dead owner over all live backups.\n'
+    printf '    option allbackups\n'
+    printf '    server n%s %s check\n' "$(hex "$i")" "${ADDRS[$i]}"
+    for ((j = 0; j < N; j++)); do
+      ((j == i)) || printf '    server n%s %s backup track mcp_node_%s/n%s\n' \
+        "$(hex "$j")" "${ADDRS[$j]}" "$(hex "$j")" "$(hex "$j")"
+    done
+    printf '\n'
+  done
+}
+
+case $KIND in
+  nginx) nginx_conf ;;
+  haproxy) haproxy_conf ;;
+esac
