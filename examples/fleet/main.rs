@@ -1,0 +1,497 @@
+//! A fleet of `mcp_server` nodes behind a real nginx or HAProxy, every
+//! request routed to its session's owner by the first two hex digits of
+//! its id, with no state in the balancer.
+//!
+//! ```text
+//! cargo run --release --example fleet -- --nodes 3 --balancer nginx
+//! cargo run --release --example fleet -- --nodes 3 --balancer haproxy
+//! ```
+//!
+//! 1. Builds `examples/mcp_server` with cargo (a no-op when it is up to
+//!    date; `SESSIONREG_MCP_SERVER=PATH` uses a binary of your own) and
+//!    starts N nodes on loopback, node i with `--node-id i`.
+//! 2. Starts the balancer from PATH with the configuration that
+//!    `deploy/render.sh` prints (the Debian package `nginx` or `haproxy`
+//!    must be installed).
+//! 3. Drives sessions through the balancer from many clients at once:
+//!    initialize, `notifications/initialized`, `tools/list`, tool calls,
+//!    a GET stream with a notification on it, a POST answered over SSE,
+//!    DELETE, and sessions left to idle out. Each client also keeps one
+//!    session open throughout.
+//! 4. Kills one node (SIGKILL) with a tool call in flight on it (502 is
+//!    the one answer it may get) and goes on: the clients whose kept
+//!    session was on it get 404 and re-initialize on a survivor (see
+//!    `client.rs`, `Resilient`: what the official SDKs do not do yet).
+//! 5. Prints, per node: sessions created, requests served, requests that
+//!    reached the wrong node (each node counts the ids of other nodes it
+//!    is sent, in `/metrics`: before the kill every such count must be 0,
+//!    after it only the killed node's ids may appear, answered 404), the
+//!    killed node's ids answered 404, and the sessions live at the end (0).
+//!
+//! Exits 1 on any misrouted request, leaked session or unexpected answer.
+
+// These modules are shared with tests/fleet.rs, which also drains nodes
+// (by the admin endpoint and by SIGUSR1): what only the test uses is not
+// dead code.
+#[allow(dead_code)]
+mod balancer;
+#[allow(dead_code)]
+mod client;
+#[allow(dead_code)]
+mod node;
+#[allow(dead_code)]
+mod process;
+
+use balancer::{Balancer, Kind};
+use clap::Parser;
+use client::{Client, Error, Resilient};
+use node::{Metrics, Node};
+use process::WorkDir;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(about = "A fleet of mcp_server nodes behind nginx or HAProxy")]
+struct Args {
+    /// Nodes to start (2..=256): one is killed midway.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(2..=256))]
+    nodes: u16,
+    /// The balancer: nginx or haproxy (from PATH).
+    #[arg(long, default_value = "nginx")]
+    balancer: Kind,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 24)]
+    clients: usize,
+    /// Short sessions per client, before the kill and again after it.
+    #[arg(long, default_value_t = 12)]
+    rounds: usize,
+    /// The nodes' idle timeout, in milliseconds (some sessions are left to
+    /// expire).
+    #[arg(long, default_value_t = 3_000)]
+    idle_timeout_ms: u64,
+    /// Keep the work directory (configuration and logs) after the run.
+    #[arg(long)]
+    keep_logs: bool,
+}
+
+/// What the clients saw, summed over all of them.
+#[derive(Default)]
+struct Tally {
+    sessions: AtomicU64,
+    requests: AtomicU64,
+    streams: AtomicU64,
+    sse_replies: AtomicU64,
+    deleted: AtomicU64,
+    left_idle: AtomicU64,
+    initialize_retries: AtomicU64,
+    /// Answers that should not have happened, with what was being done.
+    unexpected: Mutex<Vec<String>>,
+}
+
+impl Tally {
+    fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn unexpected(&self, what: String) {
+        self.unexpected.lock().unwrap().push(what);
+    }
+}
+
+const BOUND: Duration = Duration::from_secs(20);
+
+/// One short session, its kind chosen by `round`.
+async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(), Error> {
+    let (session, retries) = client.initialize_retrying(20).await?;
+    Tally::add(&tally.sessions, 1);
+    Tally::add(&tally.initialize_retries, u64::from(retries));
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
+    let tools = client.request_result(Some(&session), &list).await?;
+    if tools["tools"].as_array().is_none_or(|t| t.is_empty()) {
+        return Err(Error::Transport(format!("tools/list: {tools}")));
+    }
+    let text = format!("round {round}");
+    let echoed = client
+        .call(&session, 2, "echo", json!({ "text": text }))
+        .await?;
+    if client::result_text(&echoed) != Some(text.as_str()) {
+        return Err(Error::Transport(format!("echo answered {echoed}")));
+    }
+    let mut requests = 4; // initialize, initialized, tools/list, echo
+    match round % 4 {
+        0 => {
+            // A notification on the GET stream, through the balancer.
+            let mut stream = client.open_stream(&session).await?;
+            let said = client
+                .call(&session, 3, "announce", json!({ "text": text }))
+                .await?;
+            let message = stream.next_within(BOUND).await?;
+            let data = message.as_ref().and_then(|m| m.pointer("/params/data"));
+            if client::result_text(&said) != Some("delivered") || data != Some(&json!(text)) {
+                return Err(Error::Transport(format!(
+                    "announce: {said}, stream: {message:?}"
+                )));
+            }
+            requests += 2;
+            Tally::add(&tally.streams, 1);
+        }
+        1 => {
+            // A POST answered over SSE: its first event arrives before the
+            // client releases the tool, so nothing buffered it.
+            let mut reply = client
+                .call_streaming(&session, 3, "hold", json!({}))
+                .await?;
+            let first = reply.next_within(BOUND).await?;
+            if first.as_ref().and_then(|m| m.get("method")) != Some(&json!("notifications/message"))
+            {
+                return Err(Error::Transport(format!("hold's first event: {first:?}")));
+            }
+            client.call(&session, 4, "release", json!({})).await?;
+            let done = tokio::time::timeout(BOUND, reply.response(&json!(3)))
+                .await
+                .map_err(|_| Error::Transport("hold never answered".into()))??;
+            if client::result_text(&done["result"]) != Some("released") {
+                return Err(Error::Transport(format!("hold answered {done}")));
+            }
+            requests += 2;
+            Tally::add(&tally.sse_replies, 1);
+        }
+        _ => {}
+    }
+    if round % 4 == 2 {
+        // Left to idle out on its node.
+        Tally::add(&tally.left_idle, 1);
+    } else {
+        client.delete(&session).await?;
+        requests += 1;
+        Tally::add(&tally.deleted, 1);
+    }
+    Tally::add(&tally.requests, requests);
+    Ok(())
+}
+
+/// A client's work in one phase: its short sessions, then one call in its
+/// kept session (which re-initializes if the session is gone).
+async fn phase(
+    client: Client,
+    mut kept: Resilient,
+    rounds: usize,
+    phase: &str,
+    tally: Arc<Tally>,
+) -> Resilient {
+    for round in 0..rounds {
+        if let Err(error) = short_session(&client, round, &tally).await {
+            tally.unexpected(format!("{phase}, short session {round}: {error}"));
+        }
+    }
+    match kept.call("echo", json!({ "text": "still here" })).await {
+        Ok(_) => Tally::add(&tally.requests, 1),
+        Err(error) => tally.unexpected(format!("{phase}, kept session: {error}")),
+    }
+    kept
+}
+
+async fn scrape(
+    nodes: &[Node],
+    http: &client::Http,
+    skip: Option<u8>,
+) -> Result<Vec<Option<Metrics>>, String> {
+    let mut all = Vec::new();
+    for node in nodes {
+        if Some(node.id) == skip {
+            all.push(None);
+        } else {
+            all.push(Some(node.metrics(http).await?));
+        }
+    }
+    Ok(all)
+}
+
+async fn run(args: Args) -> Result<bool, String> {
+    let n = usize::from(args.nodes);
+    let victim = (n - 1) as u8;
+    let binary = process::server_binary()?;
+    let dir = WorkDir::new("fleet").map_err(|e| format!("work dir: {e}"))?;
+    let flags = [
+        "--idle-timeout-ms".to_string(),
+        args.idle_timeout_ms.to_string(),
+        "--max-sessions".to_string(),
+        "100000".to_string(),
+    ];
+    let mut nodes = Vec::new();
+    for id in 0..n {
+        nodes.push(Node::start(&binary, id as u8, dir.path(), &flags)?);
+    }
+    let addrs: Vec<_> = nodes.iter().map(|node| node.addr).collect();
+    let balancer = Balancer::start(args.balancer, &addrs, &dir)?;
+    println!(
+        "fleet: {n} nodes, {} on {}, {} clients x {} short sessions per phase",
+        balancer.kind,
+        balancer.url(),
+        args.clients,
+        args.rounds
+    );
+    let http = client::http();
+    let tally = Arc::new(Tally::default());
+
+    // Phase 1: every node up.
+    let mut kept = Vec::new();
+    for c in 0..args.clients {
+        let client = Client::new(http.clone(), &balancer.url(), &format!("client-{c}"));
+        match Resilient::start(client.clone()).await {
+            Ok(session) => kept.push((client, session)),
+            Err(error) => tally.unexpected(format!("client {c}: first session: {error}")),
+        }
+    }
+    let kept = run_phase(kept, args.rounds, "before the kill", &tally).await;
+
+    // The kill, with a tool call in flight on the victim.
+    let before = scrape(&nodes, &http, None).await?;
+    let on_victim: Vec<_> = kept
+        .iter()
+        .filter(|(_, k)| k.session().node() == Some(victim))
+        .collect();
+    let kept_on_victim = on_victim.len() as u64;
+    let in_flight = on_victim.first().map(|(client, k)| {
+        let (client, session) = (client.clone(), k.session().clone());
+        tokio::spawn(async move {
+            client
+                .call(&session, 999, "sleep", json!({ "ms": 60_000 }))
+                .await
+        })
+    });
+    let victim_requests = before[usize::from(victim)]
+        .as_ref()
+        .map_or(0, |m| m.requests);
+    if in_flight.is_some() {
+        // Until the victim has the call.
+        let until = tokio::time::Instant::now() + BOUND;
+        while nodes[usize::from(victim)].metrics(&http).await?.requests <= victim_requests
+            && tokio::time::Instant::now() < until
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    let victim_before = nodes[usize::from(victim)].metrics(&http).await?;
+    nodes[usize::from(victim)].kill()?;
+    println!("killed node {victim} ({kept_on_victim} kept sessions on it)");
+    let mut in_flight_status = None;
+    if let Some(task) = in_flight {
+        let result = task.await.map_err(|e| e.to_string())?;
+        in_flight_status = Some(match &result {
+            Err(error) => error.status().map_or(error.to_string(), |s| s.to_string()),
+            Ok(_) => "answered".to_string(),
+        });
+        if !result.as_ref().is_err_and(Error::is_lost_in_flight) {
+            tally.unexpected(format!(
+                "the call in flight at the kill: {result:?}, not 502 or a closed connection"
+            ));
+        }
+    }
+
+    // An id naming no node of the fleet: any node answers 404.
+    let stranger = client::Session::new(format!("{:02x}{}", n.min(255), "0".repeat(30)));
+    let probe = Client::new(http.clone(), &balancer.url(), "probe");
+    match probe
+        .call(&stranger, 1, "echo", json!({ "text": "?" }))
+        .await
+    {
+        Err(Error::SessionGone) => {}
+        other => tally.unexpected(format!("an id naming no node: {other:?}, not 404")),
+    }
+
+    // Phase 2: the victim is gone.
+    let kept = run_phase(kept, args.rounds, "after the kill", &tally).await;
+    let mut reinits_from_victim = 0u64;
+    let mut reinits_to = BTreeMap::<u8, u64>::new();
+    let mut reinits_other = 0u64;
+    for (_, k) in &kept {
+        for r in &k.reinitialized {
+            if r.from == Some(victim) {
+                reinits_from_victim += 1;
+                *reinits_to.entry(r.to.unwrap_or(255)).or_default() += 1;
+                if r.to == Some(victim) {
+                    tally.unexpected("a new session on the killed node".to_string());
+                }
+            } else {
+                reinits_other += 1;
+            }
+        }
+    }
+    for (_, k) in kept {
+        if let Err(error) = k.delete().await {
+            tally.unexpected(format!("deleting a kept session: {error}"));
+        }
+    }
+
+    // Sessions left idle expire on their nodes.
+    let until =
+        tokio::time::Instant::now() + Duration::from_millis(args.idle_timeout_ms * 4) + BOUND;
+    let after = loop {
+        let now = scrape(&nodes, &http, Some(victim)).await?;
+        let live: u64 = now.iter().flatten().map(|m| m.live).sum();
+        if live == 0 || tokio::time::Instant::now() >= until {
+            break now;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+
+    // The verdict, per node.
+    let alive = |owner: u8| usize::from(owner) < n && owner != victim;
+    println!();
+    println!(
+        "{:>4}  {:<7} {:>8} {:>9} {:>10} {:>13} {:>5}",
+        "node", "state", "sessions", "requests", "wrong-node", "killed's 404s", "live"
+    );
+    let mut misrouted = 0u64;
+    let mut leaked = 0u64;
+    let mut victim_404s = 0u64;
+    for (i, node) in nodes.iter().enumerate() {
+        let id = node.id;
+        let pre = before[i]
+            .as_ref()
+            .expect("every node scraped before the kill");
+        // Before the kill, no node may see another fleet node's id.
+        let wrong_before = pre.foreign_from(|o| usize::from(o) < n && o != id);
+        let row = if id == victim {
+            misrouted += wrong_before;
+            (
+                "killed",
+                victim_before.created,
+                victim_before.requests,
+                wrong_before,
+                "-".to_string(),
+                "-".to_string(),
+            )
+        } else {
+            let post = after[i].as_ref().expect("survivors scraped");
+            // After it, only the victim's ids, answered 404.
+            let wrong = wrong_before + post.foreign_from(|o| alive(o) && o != id)
+                - pre.foreign_from(|o| alive(o) && o != id);
+            let gone = post.foreign.get(&victim).copied().unwrap_or(0)
+                - pre.foreign.get(&victim).copied().unwrap_or(0);
+            misrouted += wrong;
+            victim_404s += gone;
+            // Live is created minus ended: both say the same.
+            leaked += post.live + (post.created - post.live - post.terminated_total());
+            (
+                "alive",
+                post.created,
+                post.requests,
+                wrong,
+                gone.to_string(),
+                post.live.to_string(),
+            )
+        };
+        println!(
+            "{:>4}  {:<7} {:>8} {:>9} {:>10} {:>13} {:>5}",
+            id, row.0, row.1, row.2, row.3, row.4, row.5
+        );
+    }
+    println!();
+    println!(
+        "clients: {} short sessions ({} with a GET stream, {} with an SSE reply, {} deleted, {} left to idle out), {} requests, {} initialize retries",
+        tally.sessions.load(Ordering::Relaxed),
+        tally.streams.load(Ordering::Relaxed),
+        tally.sse_replies.load(Ordering::Relaxed),
+        tally.deleted.load(Ordering::Relaxed),
+        tally.left_idle.load(Ordering::Relaxed),
+        tally.requests.load(Ordering::Relaxed),
+        tally.initialize_retries.load(Ordering::Relaxed),
+    );
+    println!(
+        "the call in flight at the kill: {}",
+        in_flight_status
+            .as_deref()
+            .unwrap_or("none (no kept session on the victim)")
+    );
+    println!(
+        "kept sessions of node {victim}: {} got 404 and re-initialized on {:?} (node: sessions)",
+        reinits_from_victim, reinits_to
+    );
+    if reinits_other > 0 {
+        println!("kept sessions re-initialized for another reason (idle timeout): {reinits_other}");
+    }
+    let mut ok = true;
+    let mut check = |good: bool, what: String| {
+        println!("{} {what}", if good { "ok  " } else { "FAIL" });
+        ok &= good;
+    };
+    check(
+        misrouted == 0,
+        format!("requests that reached the wrong node: {misrouted}"),
+    );
+    check(
+        leaked == 0,
+        format!("sessions leaked on the survivors: {leaked}"),
+    );
+    check(
+        reinits_from_victim == kept_on_victim,
+        format!(
+            "every kept session of node {victim} re-initialized elsewhere: {reinits_from_victim} of {kept_on_victim}"
+        ),
+    );
+    check(
+        victim_404s == reinits_from_victim,
+        format!(
+            "the survivors' count of node {victim}'s ids ({victim_404s}) is the clients' count of 404s for them ({reinits_from_victim})"
+        ),
+    );
+    let unexpected = tally.unexpected.lock().unwrap();
+    check(
+        unexpected.is_empty(),
+        format!("unexpected answers: {}", unexpected.len()),
+    );
+    for line in unexpected.iter().take(10) {
+        println!("     {line}");
+    }
+    drop(balancer);
+    drop(nodes);
+    if args.keep_logs || !ok {
+        println!("logs: {}", dir.keep().display());
+    }
+    Ok(ok)
+}
+
+async fn run_phase(
+    kept: Vec<(Client, Resilient)>,
+    rounds: usize,
+    name: &'static str,
+    tally: &Arc<Tally>,
+) -> Vec<(Client, Resilient)> {
+    let tasks: Vec<_> = kept
+        .into_iter()
+        .map(|(client, session)| {
+            let tally = Arc::clone(tally);
+            tokio::spawn(async move {
+                let session = phase(client.clone(), session, rounds, name, tally).await;
+                (client, session)
+            })
+        })
+        .collect();
+    let mut kept = Vec::new();
+    for task in tasks {
+        match task.await {
+            Ok(pair) => kept.push(pair),
+            Err(error) => tally.unexpected(format!("{name}: a client task failed: {error}")),
+        }
+    }
+    kept
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args).await {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("fleet: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! One node of the fleet: an `mcp_server` process with its node id, its
+//! addresses, its metrics, and the ways it ends (killed, or drained).
+
+use crate::client::{self, Http};
+use crate::process::Guard;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A running node.
+pub struct Node {
+    /// Its node id: the first two hex digits of the ids it mints.
+    pub id: u8,
+    /// Where it serves `/mcp`, `/metrics` and `/health/*`.
+    pub addr: SocketAddr,
+    /// Its admin endpoint (`POST /drain`).
+    pub admin: SocketAddr,
+    process: Guard,
+    /// Its stdout lines after the first two (e.g. `stopped ...`).
+    output: Arc<Mutex<Vec<String>>>,
+    /// The thread reading them, until the node's stdout closes.
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Node {
+    /// Starts `binary --node-id id` on loopback ports of its choosing, its
+    /// log (stderr) in `log_dir`, with `extra` flags; returns once it
+    /// listens.
+    pub fn start(binary: &Path, id: u8, log_dir: &Path, extra: &[String]) -> Result<Node, String> {
+        let log = File::create(log_dir.join(format!("node-{id}.log")))
+            .map_err(|e| format!("node {id}: log file: {e}"))?;
+        let mut command = Command::new(binary);
+        command
+            .args(["--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"])
+            .args(["--node-id", &id.to_string()])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        let mut process = Guard::spawn(command, &format!("node {id}"))
+            .map_err(|e| format!("node {id}: cannot start {}: {e}", binary.display()))?;
+        let stdout = process.take_stdout().expect("stdout is piped");
+        // The first two lines give the addresses; a thread keeps reading
+        // the rest so the node never blocks on a full pipe.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let rest = Arc::clone(&output);
+        let reader = std::thread::spawn(move || {
+            for (n, line) in BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .enumerate()
+            {
+                if n < 2 {
+                    let _ = tx.send(line);
+                } else {
+                    rest.lock().unwrap().push(line);
+                }
+            }
+        });
+        let addr_after = |prefix: &str| -> Result<SocketAddr, String> {
+            let line = rx
+                .recv_timeout(Duration::from_secs(60))
+                .map_err(|_| format!("node {id} did not report its address"))?;
+            line.strip_prefix(prefix)
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|addr| addr.parse().ok())
+                .ok_or_else(|| format!("node {id}: unexpected line {line:?}"))
+        };
+        let addr = addr_after("listening on http://")?;
+        let admin = addr_after("admin on http://")?;
+        Ok(Node {
+            id,
+            addr,
+            admin,
+            process,
+            output,
+            reader: Some(reader),
+        })
+    }
+
+    /// The node's `/mcp` URL.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Scrapes `/metrics`.
+    pub async fn metrics(&self, http: &Http) -> Result<Metrics, String> {
+        let url = format!("http://{}/metrics", self.addr);
+        match client::get_text(http, &url).await {
+            Ok((status, text)) if status.is_success() => Ok(Metrics::parse(&text)),
+            Ok((status, _)) => Err(format!("node {}: /metrics answered {status}", self.id)),
+            Err(error) => Err(format!("node {}: /metrics: {error}", self.id)),
+        }
+    }
+
+    /// Starts draining through the admin endpoint.
+    pub async fn drain(&self, http: &Http) -> Result<(), String> {
+        let url = format!("http://{}/drain", self.admin);
+        match client::post_empty(http, &url).await {
+            Ok((status, _)) if status.is_success() => Ok(()),
+            Ok((status, body)) => Err(format!("node {}: drain answered {status}: {body}", self.id)),
+            Err(error) => Err(format!("node {}: drain: {error}", self.id)),
+        }
+    }
+
+    /// Starts draining with SIGUSR1.
+    pub fn drain_by_signal(&self) -> Result<(), String> {
+        self.process
+            .signal(libc::SIGUSR1)
+            .map_err(|e| format!("node {}: SIGUSR1: {e}", self.id))
+    }
+
+    /// Kills it at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) -> Result<(), String> {
+        self.process
+            .kill()
+            .map(drop)
+            .map_err(|e| format!("node {}: kill: {e}", self.id))
+    }
+
+    /// Waits for the node to exit by itself, up to `bound`; its exit
+    /// status, or `None` if it is still running then.
+    pub async fn wait_exit(&mut self, bound: Duration) -> Option<ExitStatus> {
+        let until = tokio::time::Instant::now() + bound;
+        loop {
+            if let Ok(Some(status)) = self.process.try_wait() {
+                // Its stdout is closed now: every line it printed is read
+                // once the reader sees the end.
+                if let Some(reader) = self.reader.take() {
+                    let _ = reader.join();
+                }
+                return Some(status);
+            }
+            if tokio::time::Instant::now() >= until {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// What it printed after its addresses (e.g. `stopped sessions_ended=0`);
+    /// complete once [`wait_exit`](Self::wait_exit) has seen it exit.
+    pub fn output(&self) -> Vec<String> {
+        self.output.lock().unwrap().clone()
+    }
+}
+
+/// The numbers a node's `/metrics` shows that the fleet reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Metrics {
+    /// `sessionreg_node_id`.
+    pub node_id: Option<u64>,
+    /// `sessionreg_sessions_created_total`.
+    pub created: u64,
+    /// `sessionreg_sessions_live`.
+    pub live: u64,
+    /// `sessionreg_sessions_terminated_total`, by reason.
+    pub terminated: BTreeMap<String, u64>,
+    /// `mcp_server_requests_total`: requests to `/mcp`.
+    pub requests: u64,
+    /// `mcp_server_foreign_ids_total`, by owner: requests carrying another
+    /// node's id.
+    pub foreign: BTreeMap<u8, u64>,
+}
+
+impl Metrics {
+    /// Reads the Prometheus text of a node.
+    pub fn parse(text: &str) -> Metrics {
+        let mut metrics = Metrics::default();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((name, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let Ok(value) = value.parse::<u64>() else {
+                continue;
+            };
+            let (base, label) = match name.split_once('{') {
+                Some((base, rest)) => (
+                    base,
+                    rest.split_once("=\"")
+                        .map(|(_, v)| v.trim_end_matches("\"}")),
+                ),
+                None => (name, None),
+            };
+            match (base, label) {
+                ("sessionreg_node_id", None) => metrics.node_id = Some(value),
+                ("sessionreg_sessions_created_total", None) => metrics.created = value,
+                ("sessionreg_sessions_live", None) => metrics.live = value,
+                ("sessionreg_sessions_terminated_total", Some(reason)) => {
+                    metrics.terminated.insert(reason.to_string(), value);
+                }
+                ("mcp_server_requests_total", None) => metrics.requests = value,
+                ("mcp_server_foreign_ids_total", Some(owner)) => {
+                    if let Ok(owner) = owner.parse() {
+                        metrics.foreign.insert(owner, value);
+                    }
+                }
+                _ => {}
+            }
+        }
+        metrics
+    }
+
+    /// Sessions ended, all reasons.
+    pub fn terminated_total(&self) -> u64 {
+        self.terminated.values().sum()
+    }
+
+    /// Requests that carried an id of one of `owners`.
+    pub fn foreign_from(&self, owners: impl Fn(u8) -> bool) -> u64 {
+        self.foreign
+            .iter()
+            .filter(|(&owner, _)| owners(owner))
+            .map(|(_, &n)| n)
+            .sum()
+    }
+}
