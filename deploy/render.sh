@@ -69,6 +69,14 @@ done
 # Shared memory for a pool of N servers in nginx (about 1 KiB each).
 ZONE="$((32 + N))k"
 
+# Every node, as a server of an nginx pool: skipped for fail_timeout after
+# one failure (a refused connection, or a 503 where it counts).
+pool_servers() {
+  for ((i = 0; i < N; i++)); do
+    printf '        server %s max_fails=1 fail_timeout=10s;\n' "${ADDRS[$i]}"
+  done
+}
+
 # Node i's id prefix: i as two lowercase hex digits.
 hex() { printf '%02x' "$1"; }
 
@@ -144,9 +152,7 @@ EOF
         # Failure state shared by all workers.
         zone mcp_new $ZONE;
 EOF
-  for ((i = 0; i < N; i++)); do
-    printf '        server %s max_fails=1 fail_timeout=10s;\n' "${ADDRS[$i]}"
-  done
+  pool_servers
   cat <<EOF
         # Idle connections kept open to the nodes, per worker.
         keepalive 16;
@@ -156,9 +162,7 @@ EOF
     upstream mcp_any {
         zone mcp_any $ZONE;
 EOF
-  for ((i = 0; i < N; i++)); do
-    printf '        server %s max_fails=1 fail_timeout=10s;\n' "${ADDRS[$i]}"
-  done
+  pool_servers
   cat <<EOF
         keepalive 16;
     }

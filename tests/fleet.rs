@@ -29,6 +29,7 @@ mod process;
 
 use balancer::{Balancer, Kind};
 use client::{Client, Error, Http, Session};
+use http::Method;
 use node::{Metrics, Node};
 use process::WorkDir;
 use serde_json::json;
@@ -388,11 +389,22 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let ready = format!("http://{}/health/ready", node.addr);
     let live = format!("http://{}/health/live", node.addr);
     let until = tokio::time::Instant::now() + BOUND;
-    while client::get_text(&http, &ready).await.expect("ready").0 != 503 {
+    while client::fetch_text(&http, Method::GET, &ready)
+        .await
+        .expect("ready")
+        .0
+        != 503
+    {
         assert!(tokio::time::Instant::now() < until, "readiness turned 503");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(client::get_text(&http, &live).await.expect("live").0, 200);
+    assert_eq!(
+        client::fetch_text(&http, Method::GET, &live)
+            .await
+            .expect("live")
+            .0,
+        200
+    );
     let created_at_drain = fleet.metrics(&http, DRAINED).await.created;
     // No new session goes to it (nor to the dead one).
     let during_drain = open_sessions(&client, 12).await;

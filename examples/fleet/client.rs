@@ -32,20 +32,16 @@ pub fn http() -> Http {
         .build_http()
 }
 
-/// `GET url`, read whole: the status and the body as text.
-pub async fn get_text(http: &Http, url: &str) -> Result<(StatusCode, String), Error> {
-    let request = Request::get(url)
-        .body(Full::new(Bytes::new()))
-        .map_err(|e| Error::Transport(e.to_string()))?;
-    let response = http.request(request).await.map_err(Error::transport)?;
-    let status = response.status();
-    let body = read_all(response.into_body()).await?;
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
-}
-
-/// `POST url` with an empty body: the status and the body as text.
-pub async fn post_empty(http: &Http, url: &str) -> Result<(StatusCode, String), Error> {
-    let request = Request::post(url)
+/// `METHOD url` with an empty body, read whole: the status and the body as
+/// text (metrics, health probes, the admin endpoint).
+pub async fn fetch_text(
+    http: &Http,
+    method: Method,
+    url: &str,
+) -> Result<(StatusCode, String), Error> {
+    let request = Request::builder()
+        .method(method)
+        .uri(url)
         .body(Full::new(Bytes::new()))
         .map_err(|e| Error::Transport(e.to_string()))?;
     let response = http.request(request).await.map_err(Error::transport)?;

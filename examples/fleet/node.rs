@@ -3,6 +3,7 @@
 
 use crate::client::{self, Http};
 use crate::process::Guard;
+use http::Method;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -92,7 +93,7 @@ impl Node {
     /// Scrapes `/metrics`.
     pub async fn metrics(&self, http: &Http) -> Result<Metrics, String> {
         let url = format!("http://{}/metrics", self.addr);
-        match client::get_text(http, &url).await {
+        match client::fetch_text(http, Method::GET, &url).await {
             Ok((status, text)) if status.is_success() => Ok(Metrics::parse(&text)),
             Ok((status, _)) => Err(format!("node {}: /metrics answered {status}", self.id)),
             Err(error) => Err(format!("node {}: /metrics: {error}", self.id)),
@@ -102,7 +103,7 @@ impl Node {
     /// Starts draining through the admin endpoint.
     pub async fn drain(&self, http: &Http) -> Result<(), String> {
         let url = format!("http://{}/drain", self.admin);
-        match client::post_empty(http, &url).await {
+        match client::fetch_text(http, Method::POST, &url).await {
             Ok((status, _)) if status.is_success() => Ok(()),
             Ok((status, body)) => Err(format!("node {}: drain answered {status}: {body}", self.id)),
             Err(error) => Err(format!("node {}: drain: {error}", self.id)),
