@@ -508,7 +508,8 @@ impl SseStream {
     }
 
     /// The next message; `Ok(None)` when the stream ends. Comments
-    /// (keep-alives) are skipped.
+    /// (keep-alives) and events without data (a 2025-11-25 priming event:
+    /// an id to resume from) are skipped.
     pub async fn next(&mut self) -> Result<Option<Value>, Error> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
@@ -518,10 +519,11 @@ impl SseStream {
                     .filter_map(|line| line.strip_prefix("data:"))
                     .map(str::trim_start)
                     .collect();
-                if data.is_empty() {
+                let data = data.join("\n");
+                if data.trim().is_empty() {
                     continue;
                 }
-                return serde_json::from_str(&data.join("\n"))
+                return serde_json::from_str(&data)
                     .map(Some)
                     .map_err(Error::transport);
             }

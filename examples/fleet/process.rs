@@ -142,6 +142,8 @@ pub fn server_binary() -> Result<PathBuf, String> {
     command.current_dir(repo_root()).args([
         "build",
         "--quiet",
+        "-p",
+        "sessionreg",
         "--example",
         "mcp_server",
         "--message-format=json",
