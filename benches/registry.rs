@@ -218,7 +218,10 @@ fn stale(c: &mut Criterion) {
     group.finish();
 }
 
-/// The floors: one uncontended CAS, one `Arc` clone + drop.
+/// The floors: one uncontended CAS, one `Arc` clone + drop, and one secret
+/// drawn exactly as `insert` draws it (same generator, same batching). A
+/// session's life with this design makes a handful of uncontended
+/// read-modify-writes and draws one secret: these are its parts' costs.
 fn floor(c: &mut Criterion) {
     let mut group = c.benchmark_group("floor");
     let word = AtomicU64::new(0);
@@ -231,6 +234,15 @@ fn floor(c: &mut Criterion) {
                     Ok(_) => seen += 1,
                     Err(now) => seen = now,
                 }
+            }
+            start.elapsed()
+        })
+    });
+    group.bench_function("secret", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(sessionreg::id::draw_secret_for_benches());
             }
             start.elapsed()
         })

@@ -305,6 +305,15 @@ pub(crate) mod fork {
     }
 }
 
+/// One secret drawn exactly as [`Registry::insert`](crate::Registry::insert)
+/// draws one (same generator, same batch of 32). Not part of the API: for
+/// the benchmarks, whose `floor/secret` is the cost of this call.
+#[doc(hidden)]
+#[inline]
+pub fn draw_secret_for_benches() -> u64 {
+    fresh_secret()
+}
+
 /// Compares two secrets without a data-dependent branch or early exit.
 ///
 /// A `u64` comparison is a single instruction; `black_box` keeps the

@@ -129,13 +129,19 @@ impl<S> Registry<S> {
         self.capacity
     }
 
+    /// The node id in this registry's session ids (the first two hex digits
+    /// of their text form; see [`Builder::node_id`](crate::Builder::node_id)).
+    pub fn node_id(&self) -> u8 {
+        self.storage().node as u8
+    }
+
     /// A snapshot of the counters; see [`Stats`] for what "snapshot" means
     /// while sessions come and go.
     pub fn stats(&self) -> Stats {
         let storage = self.storage();
         storage
             .counters
-            .snapshot(self.capacity as u64, storage.node as u8)
+            .snapshot(self.capacity as u64, self.node_id())
     }
 }
 

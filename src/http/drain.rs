@@ -178,7 +178,7 @@ impl<A: App> SessionManager<A> {
         } else {
             StatusCode::SERVICE_UNAVAILABLE
         };
-        let node = self.inner.registry.stats().node;
+        let node = self.inner.registry.node_id();
         let mut response = body::json(
             code,
             &json!({ "status": status, "node": node, "sessions": live }),
