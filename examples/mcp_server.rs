@@ -7,7 +7,7 @@
 //! ```
 //!
 //! It answers `initialize`, `ping`, `tools/list` and `tools/call` (tools
-//! `echo` and `sleep`), accepts `notifications/initialized`, serves
+//! `echo`, `sleep` and `notify`), accepts `notifications/initialized`, serves
 //! 2026-07-28 (session-less) requests too, serves `GET /metrics` in
 //! Prometheus text, and shuts down gracefully on Ctrl-C or SIGTERM. With
 //! `--bearer-token`/`--bearer-token-file`, every `/mcp` request needs

@@ -74,7 +74,11 @@ fn assert_close_logged_once(server: &Server) {
     let logs = CLOSE_LOGS.lock().unwrap();
     let logs = logs.as_ref().expect("close lines were logged");
     for (id, reason) in server.closes.log.lock().unwrap().iter() {
-        let lines = logs.get(&id.to_string()).map(Vec::as_slice).unwrap_or(&[]);
+        // Logged by the Debug form of the id (the Display form is secret).
+        let lines = logs
+            .get(&format!("{id:?}"))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         assert_eq!(lines, [reason.as_str()], "close log lines of {id}");
     }
 }
@@ -97,7 +101,10 @@ fn jitter(i: usize, modulo: u64) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn delete_racing_in_flight_requests_never_5xx() {
     count_warnings();
-    let server = Server::start().await;
+    // A node id of its own: the logs name sessions by the Debug form of
+    // their ids (index, generation, node), which only the node tells apart
+    // from another test's server running meanwhile.
+    let server = Server::start_with(|b| b.node_id(1)).await;
     let client = Arc::new(Client::new(&server.url));
     let mut statuses = std::collections::HashMap::<u16, usize>::new();
     for i in 0..ITERATIONS {
@@ -155,6 +162,7 @@ async fn delete_racing_idle_expiry_closes_once() {
     let server = Server::start_with(|b| {
         b.idle_timeout(timeout)
             .reap_interval(Duration::from_millis(1))
+            .node_id(2)
     })
     .await;
     let client = Arc::new(Client::new(&server.url));
@@ -211,6 +219,7 @@ async fn idle_expiry_racing_requests_never_5xx() {
     let server = Server::start_with(|b| {
         b.idle_timeout(Duration::from_millis(10))
             .reap_interval(Duration::from_millis(1))
+            .node_id(3)
     })
     .await;
     let client = Arc::new(Client::new(&server.url));

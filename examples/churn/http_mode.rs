@@ -69,7 +69,7 @@ impl App for Churn {
         let Message::Request(request) = message else {
             return Ok(Reply::Accepted);
         };
-        let params = request.params.unwrap_or(Value::Null);
+        let params = request.params_value().unwrap_or(Value::Null);
         match request.method.as_str() {
             "initialize" => {
                 if params.pointer("/clientInfo/name") == Some(&json!("reject-me")) {

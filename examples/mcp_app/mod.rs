@@ -6,6 +6,7 @@
 //! `#[path = "mcp_app/mod.rs"] mod mcp_app;`.
 #![allow(dead_code)]
 
+pub mod bounds;
 pub mod fleet;
 pub mod ops;
 
@@ -42,9 +43,9 @@ impl App for Server {
         request: &http::request::Parts,
     ) -> Result<Client, RpcError> {
         // The manager has checked the request's shape (params.protocolVersion).
-        let params = initialize.params.as_ref();
+        let params = initialize.params_value().unwrap_or(Value::Null);
         let name = params
-            .and_then(|p| p.pointer("/clientInfo/name"))
+            .pointer("/clientInfo/name")
             .and_then(Value::as_str)
             .unwrap_or("unknown")
             .to_string();
@@ -79,7 +80,11 @@ impl App for Server {
 }
 
 async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
-    let params = request.params.unwrap_or(Value::Null);
+    // Params arrive as the client's raw JSON text: parsed here, on demand.
+    let params = match request.params_value() {
+        Ok(params) => params,
+        Err(error) => return Reply::Error(error),
+    };
     let modern = ctx.version() == mcp::rules::Version::Stateless;
     match request.method.as_str() {
         // 2026-07-28 removed the handshake and ping; it has discovery.
@@ -145,6 +150,18 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
                     "inputSchema": { "type": "object", "properties": {} },
                 },
                 {
+                    "name": "notify",
+                    "description": "Sends `n` log notifications (each padded with `bytes` bytes) on the session's GET stream; answers how many it took.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {
+                            "n": { "type": "integer", "minimum": 0, "maximum": 10000 },
+                            "bytes": { "type": "integer", "minimum": 0, "maximum": 1048576 },
+                        },
+                        "required": ["n"],
+                    },
+                },
+                {
                     "name": "test_reconnection",
                     "description": "Closes its SSE connection mid-call, then answers on the resumed stream (SSE polling; the conformance suite's server-sse-polling scenario calls it).",
                     "inputSchema": { "type": "object", "properties": {} },
@@ -198,6 +215,30 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
             }
             None => Reply::Error(RpcError::invalid_params("release needs a session")),
         },
+        Some("notify") => {
+            let n = args
+                .get("n")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(10_000);
+            let bytes = args
+                .get("bytes")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(1 << 20);
+            let pad = "x".repeat(bytes as usize);
+            // A stream that cannot take a message drops it (counted in
+            // sessionreg_http_notifications_dropped_total): never waits.
+            let delivered = (0..n)
+                .filter(|i| {
+                    ctx.notify(&jsonrpc::notification_message(
+                        "notifications/message",
+                        json!({ "level": "info", "data": { "i": i, "pad": pad } }),
+                    ))
+                })
+                .count();
+            Reply::Result(text_content(&format!("delivered {delivered} of {n}")))
+        }
         Some("test_reconnection") => {
             // The client gets the priming event, then the connection
             // closes; the answer waits in the stream's log for its GET +

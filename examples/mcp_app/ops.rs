@@ -1,6 +1,7 @@
 //! What both example servers do around the application: flags, the manager
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
+use super::bounds::Bounds;
 use super::Server;
 use clap::Args;
 use http::{HeaderValue, Response};
@@ -61,6 +62,9 @@ pub struct Flags {
     /// 0 sends none.
     #[arg(long, default_value_t = 15_000)]
     pub keep_alive_ms: u64,
+    /// The bounds against hostile clients.
+    #[command(flatten)]
+    pub bounds: Bounds,
 }
 
 impl Flags {
@@ -89,6 +93,7 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
         .event_log(flags.event_log)
         // The app serves 2026-07-28 requests too (they have no session).
         .stateless(true);
+    builder = flags.bounds.apply(builder);
     let tokens = match token_set(flags)? {
         Some(pairs) => {
             let tokens = BearerTokens::new(pairs)?;

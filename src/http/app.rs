@@ -36,6 +36,11 @@ pub trait App: Send + Sync + 'static {
 
     /// Handles one message from the client.
     ///
+    /// Its params are the client's JSON text, not yet parsed: read them
+    /// with [`Request::params_as`] (a type of the application's) or
+    /// [`Request::params_value`] (a `Value`), so a message costs about its
+    /// body's size until the application asks for more.
+    ///
     /// For a request, reply with [`Reply::Result`], [`Reply::Error`] or
     /// [`Reply::Stream`]; for a notification or a response the reply is
     /// ignored (the client gets `202 Accepted`). An `Err` (or a panic) ends
@@ -175,8 +180,12 @@ impl<S: Send + Sync + 'static> Context<S> {
     }
 
     /// Sends a server-to-client message on the session's standalone `GET`
-    /// stream. Returns whether an open stream took it (it is also kept in
-    /// the event log, when enabled, for a client that resumes).
+    /// stream, without waiting. Returns whether an open stream took it:
+    /// `false` when none is open, or when its queue is full (bounded by
+    /// [`Builder::stream_queue`](super::Builder::stream_queue); the message
+    /// is then dropped and counted in
+    /// `sessionreg_http_notifications_dropped_total`). It is also kept in
+    /// the event log, when enabled, for a client that resumes.
     pub fn notify(&self, message: &Value) -> bool {
         self.session
             .as_ref()

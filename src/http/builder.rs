@@ -1,10 +1,13 @@
 //! Configuring a [`SessionManager`]: the HTTP [`Builder`], its defaults, and
 //! `build`, which makes the registry and the manager's shared state.
 
+use super::admission::Tasks;
 use super::app::App;
 use super::auth::Authenticator;
+use super::counters::HttpCounters;
 use super::entry::{on_close, Entry};
-use super::manager::{Config, Inner, SessionManager, Tasks};
+use super::limits::Limits;
+use super::manager::{Config, Inner, SessionManager};
 use super::policy::{Access, Policies};
 use crate::{BuildError, Reason, Registry, SessionId};
 use std::sync::atomic::AtomicBool;
@@ -54,6 +57,8 @@ pub struct Builder<A: App> {
     retry_after: Duration,
     authenticator: Option<Arc<dyn Authenticator>>,
     stateless: bool,
+    /// Every bound against hostile clients (set in `limits.rs`).
+    pub(super) limits: Limits,
 }
 
 impl<A: App> Builder<A> {
@@ -103,6 +108,8 @@ impl<A: App> Builder<A> {
     /// gets what it missed on that stream; such `POST` streams are not
     /// cancelled when their connection drops, and start with a priming
     /// event (see `resume.rs`). Default 0: no log, no replay, no priming.
+    /// Each stream's log is bounded in bytes too:
+    /// [`event_log_bytes`](Builder::event_log_bytes).
     pub fn event_log(mut self, events: usize) -> Self {
         self.event_log = events;
         self
@@ -152,7 +159,8 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// The `Retry-After` of a 503 at capacity (whole seconds, at least 1).
+    /// The `Retry-After` of a 503 at capacity or at the handler cap, and of
+    /// a 429 at a session's request cap (whole seconds, at least 1).
     pub fn retry_after(mut self, after: Duration) -> Self {
         self.retry_after = after;
         self
@@ -207,12 +215,14 @@ impl<A: App> Builder<A> {
                     stateless: self.stateless,
                     reap_interval,
                     retry_after: self.retry_after.as_secs().max(1),
+                    limits: self.limits,
                 },
                 access: Access::new(policies, self.protection),
                 authenticator: self.authenticator,
                 shutting_down: AtomicBool::new(false),
                 drain: Default::default(),
-                tasks: Tasks::default(),
+                tasks: Arc::new(Tasks::default()),
+                counters: Arc::new(HttpCounters::new()),
                 reaper: OnceLock::new(),
             }),
         })
@@ -238,6 +248,7 @@ impl<A: App> SessionManager<A> {
             retry_after: Duration::from_secs(1),
             authenticator: None,
             stateless: false,
+            limits: Limits::default(),
         }
     }
 }

@@ -8,6 +8,7 @@ use super::sse::Streams;
 use crate::{Reason, SessionId};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicUsize;
 
 /// What a session is in the registry: the application's state plus the
 /// session's streams.
@@ -17,9 +18,20 @@ pub struct Entry<S> {
     /// The principal that opened the session (with an authenticator): only
     /// its requests find the session.
     pub(crate) owner: Option<Principal>,
+    /// Requests in flight, against the per-session cap (`admission.rs`).
+    pub(crate) requests: AtomicUsize,
 }
 
 impl<S> Entry<S> {
+    pub(crate) fn new(state: S, streams: Streams, owner: Option<Principal>) -> Entry<S> {
+        Entry {
+            state,
+            streams,
+            owner,
+            requests: AtomicUsize::new(0),
+        }
+    }
+
     /// The application's state of the session.
     pub fn state(&self) -> &S {
         &self.state
@@ -50,10 +62,12 @@ impl<S: fmt::Debug> fmt::Debug for Entry<S> {
 /// handler is also logged at WARN where it fails).
 pub(super) fn on_close<A: App>(app: &A, id: &SessionId, entry: &Entry<A::Session>, reason: Reason) {
     entry.streams.close();
-    tracing::debug!(session = %id, reason = reason.as_str(), "session closed");
+    // `?id`: the Debug form (index, generation, node) names the session
+    // without its secret; the Display form is a credential.
+    tracing::debug!(session = ?id, reason = reason.as_str(), "session closed");
     let closed =
         std::panic::catch_unwind(AssertUnwindSafe(|| app.closed(id, &entry.state, reason)));
     if closed.is_err() {
-        tracing::error!(session = %id, "App::closed panicked");
+        tracing::error!(session = ?id, "App::closed panicked");
     }
 }

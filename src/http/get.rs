@@ -29,8 +29,9 @@ impl<A: App> SessionManager<A> {
     /// An open stream counts as a request in flight, so a client that keeps
     /// it open is never reaped as idle: its connection is the evidence that
     /// it is there, and keep-alive comments find out when it is not. When
-    /// the stream drops, the guard goes with it and the idle clock starts
-    /// from that moment; the session itself stays.
+    /// the stream drops (or stalls: a client that reads nothing for the
+    /// stall timeout while a message waits), the guard goes with it and the
+    /// idle clock starts from that moment; the session itself stays.
     pub(super) async fn get<B>(&self, request: http::Request<B>) -> Response<Body> {
         let headers = request.headers();
         if !rules::accepts(headers, "text/event-stream") {
@@ -64,8 +65,8 @@ impl<A: App> SessionManager<A> {
         // A client that can resume gets a priming event and `retry`.
         let version = rules::protocol_version(headers).unwrap_or(Version::Stateless);
         let priming = (logging && resume::resumes(version)).then_some(self.inner.config.sse_retry);
-        let rx = match session.streams.open_get(last_event_id, priming) {
-            Ok(rx) => rx,
+        let outlet = match session.streams.open_get(last_event_id, priming) {
+            Ok(outlet) => outlet,
             Err(OpenError::Conflict) => {
                 return body::refuse(
                     StatusCode::CONFLICT,
@@ -75,9 +76,17 @@ impl<A: App> SessionManager<A> {
             }
             Err(OpenError::UnknownStream) => return unknown_stream(),
         };
-        // The body holds the guard: the session is busy while the client
-        // keeps the stream, and its idle clock starts when the body drops
-        // (the client went away, or the session ended and the stream with it).
-        self.sse(rx, Some(Box::new(in_flight)))
+        // The stream holds the guard: the session is busy while the client
+        // keeps the stream, and its idle clock starts when the stream ends
+        // (the client went away, the stream stalled, or the session ended
+        // and the stream with it).
+        outlet.hold(Box::new(in_flight));
+        if self.inner.config.limits.stall_timeout.is_some() {
+            // Notifications are pushed from anywhere, with nobody waiting on
+            // the stream: this watch finds a client that stopped reading.
+            let watched = std::sync::Arc::clone(&outlet);
+            tokio::spawn(async move { watched.watch().await });
+        }
+        self.sse(outlet)
     }
 }

@@ -12,33 +12,34 @@
 //! close callback (run once, by the winner) closes the session's streams,
 //! logs the reason and calls [`App::closed`]. Nothing else cleans up.
 
+use super::admission::Tasks;
 use super::app::App;
 use super::auth::{Authenticator, Principal};
 use super::body::{self, Body};
 use super::cors;
+use super::counters::{self, HttpCounters, HttpStats};
 use super::drain::Drain;
 use super::entry::Entry;
 use super::jsonrpc;
+use super::limits::Limits;
+use super::outlet::{Outlet, QueueLimits};
 use super::policy::Access;
-use super::responses::{not_allowed, not_found, unsupported_version};
+use super::responses::{duplicate_id, not_allowed, not_found, unsupported_version};
 use super::rules::{self, Forbidden, Version};
 use super::sse::SseBody;
 use super::stateless;
 use crate::{Reason, Registry, Session, Stats};
-use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http::{Method, Response, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Body as HttpBody;
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
-use tokio::sync::{mpsc, Notify};
 use tracing::Instrument;
 
 pub(super) struct Config {
@@ -53,6 +54,18 @@ pub(super) struct Config {
     /// How often the reaper sweeps; `None` without an idle timeout.
     pub(super) reap_interval: Option<Duration>,
     pub(super) retry_after: u64,
+    pub(crate) limits: Limits,
+}
+
+impl Config {
+    /// The bounds of each SSE stream's queue.
+    pub(super) fn queue_limits(&self) -> QueueLimits {
+        QueueLimits {
+            messages: self.limits.stream_queue_messages,
+            bytes: self.limits.stream_queue_bytes,
+            stall: self.limits.stall_timeout,
+        }
+    }
 }
 
 pub(crate) struct Inner<A: App> {
@@ -63,7 +76,8 @@ pub(crate) struct Inner<A: App> {
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) shutting_down: AtomicBool,
     pub(super) drain: Drain,
-    pub(super) tasks: Tasks,
+    pub(super) tasks: Arc<Tasks>,
+    pub(crate) counters: Arc<HttpCounters>,
     /// The idle reaper, once started; aborted when the manager is dropped.
     pub(super) reaper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -72,42 +86,6 @@ impl<A: App> Drop for Inner<A> {
     fn drop(&mut self) {
         if let Some(reaper) = self.reaper.get() {
             reaper.abort();
-        }
-    }
-}
-
-/// Counts handler tasks running, so shutdown can wait for them.
-#[derive(Default)]
-pub(super) struct Tasks {
-    running: AtomicUsize,
-    idle: Notify,
-}
-
-pub(super) struct TaskGuard<'a>(&'a Tasks);
-
-impl Tasks {
-    pub(super) fn enter(&self) -> TaskGuard<'_> {
-        self.running.fetch_add(1, Ordering::SeqCst);
-        TaskGuard(self)
-    }
-
-    async fn wait_idle(&self) {
-        loop {
-            let notified = self.idle.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.running.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-impl Drop for TaskGuard<'_> {
-    fn drop(&mut self) {
-        if self.0.running.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.idle.notify_waiters();
         }
     }
 }
@@ -162,9 +140,19 @@ impl<A: App> SessionManager<A> {
         self.inner.registry.stats()
     }
 
-    /// The registry's counters in Prometheus text format.
+    /// A snapshot of the HTTP layer's own counters (connections, streams,
+    /// handlers, responses by status, dropped notifications).
+    pub fn http_stats(&self) -> HttpStats {
+        self.inner.counters.snapshot()
+    }
+
+    /// The registry's counters in Prometheus text format, followed by the
+    /// HTTP layer's (`sessionreg_http_*`; see [`HttpStats`]).
     pub fn metrics(&self) -> String {
-        crate::metrics::render(&self.stats())
+        let mut out = String::with_capacity(3072);
+        crate::metrics::write(&mut out, &self.stats());
+        counters::write(&mut out, &self.http_stats());
+        out
     }
 
     /// Tells the manager the address it is served on: with
@@ -200,8 +188,10 @@ impl<A: App> SessionManager<A> {
     }
 
     /// Serves one request, inside a DEBUG span `mcp` with the method and
-    /// (once known) the session id: at the default INFO level the span is
-    /// disabled and costs nothing per request.
+    /// (once known) the session, named by the `Debug` form of its id (never
+    /// its secret): at the default INFO level the span is disabled and
+    /// costs nothing per request. The response's status is counted in
+    /// `sessionreg_http_responses_total`.
     pub async fn handle<B>(&self, request: http::Request<B>) -> Response<Body>
     where
         B: HttpBody + Send + 'static,
@@ -213,7 +203,9 @@ impl<A: App> SessionManager<A> {
             method = %request.method(),
             session = tracing::field::Empty,
         );
-        self.route(request).instrument(span).await
+        let response = self.route(request).instrument(span).await;
+        self.inner.counters.response(response.status().as_u16());
+        response
     }
 
     async fn route<B>(&self, request: http::Request<B>) -> Response<Body>
@@ -272,12 +264,19 @@ impl<A: App> SessionManager<A> {
                 // (the 2026-07-28 schema's example does).
                 let limit = self.inner.config.max_body;
                 let id = match *request.method() == Method::POST {
-                    true => stateless::request_id(request.into_body(), limit).await,
+                    true => {
+                        let timeout = self.inner.config.limits.body_read_timeout;
+                        stateless::request_id(request.into_body(), limit, timeout).await
+                    }
                     false => None,
                 };
                 return unsupported_version(&bad, stateless, id.as_ref());
             }
         };
+        if rules::session_header(request.headers()).is_err() {
+            // Two ids in one request: which one is meant is a guess.
+            return duplicate_id();
+        }
         let method = request.method().clone();
         if version == Version::Stateless {
             // No sessions at this version: nothing to GET or DELETE.
@@ -314,7 +313,8 @@ impl<A: App> SessionManager<A> {
     ) -> Result<Session<Entry<A::Session>>, Response<Body>> {
         let registry = &self.inner.registry;
         let found = registry.parse_id(header).ok().and_then(|id| {
-            tracing::Span::current().record("session", tracing::field::display(id));
+            // The Debug form: index, generation, node; never the secret.
+            tracing::Span::current().record("session", tracing::field::debug(id));
             if self.inner.authenticator.is_some() {
                 registry
                     .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
@@ -326,12 +326,12 @@ impl<A: App> SessionManager<A> {
         found.ok_or_else(not_found)
     }
 
-    pub(super) fn sse(
-        &self,
-        rx: mpsc::Receiver<Bytes>,
-        hold: Option<Box<dyn Any + Send + Sync>>,
-    ) -> Response<Body> {
-        let body = SseBody::new(rx, self.inner.config.keep_alive, hold);
+    pub(super) fn sse(&self, outlet: Arc<Outlet>) -> Response<Body> {
+        let body = SseBody::new(
+            outlet,
+            self.inner.config.keep_alive,
+            Arc::clone(&self.inner.counters),
+        );
         let mut response = Response::new(BodyExt::boxed(body));
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

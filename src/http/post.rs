@@ -3,25 +3,30 @@
 //! task of its own if not) and answered with JSON, 202 or an SSE stream; an
 //! `initialize` without a session id creates the session.
 
+use super::admission::Admitted;
 use super::app::{App, Context, HandlerError, Reply};
 use super::auth::Principal;
 use super::body::{self, Body};
+use super::counters::HttpCounters;
 use super::drain;
 use super::entry::Entry;
 use super::jsonrpc::{self, Message, Request, RpcError};
 use super::manager::Inner;
-use super::responses::{internal_error, not_found, shutting_down, too_large, unavailable};
+use super::outlet::Outlet;
+use super::request_body::{self, BodyError};
+use super::responses::{
+    body_timeout, internal_error, not_found, overloaded, shutting_down, too_large,
+    too_many_requests, unavailable,
+};
 use super::resume;
 use super::rules::{self, Version};
-use super::sse::{self, Streams};
+use super::sse::Streams;
 use super::SessionManager;
-use crate::{InFlight, Reason, Session};
-use bytes::Bytes;
+use crate::{Reason, Session};
 use futures_util::{FutureExt, StreamExt};
 use http::header::{HeaderValue, CONTENT_LENGTH};
 use http::request::Parts;
 use http::{Response, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Body as HttpBody;
 use serde_json::Value;
 use std::any::Any;
@@ -30,14 +35,30 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tracing::Instrument;
 
 pub(super) enum Head {
     Reply(Reply),
-    Stream(mpsc::Receiver<Bytes>),
+    Stream(Arc<Outlet>),
     /// The handler failed; the session was terminated with `Failed`.
     Failed,
+}
+
+/// Counts one handler in `sessionreg_http_handlers_in_flight` while alive.
+struct Running<'a>(&'a HttpCounters);
+
+impl<'a> Running<'a> {
+    fn new(counters: &'a HttpCounters) -> Self {
+        counters.handler_started();
+        Running(counters)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.handler_finished();
+    }
 }
 
 impl<A: App> SessionManager<A> {
@@ -69,24 +90,30 @@ impl<A: App> SessionManager<A> {
                 "Content-Type must be application/json",
             );
         }
-        let limit = self.inner.config.max_body;
+        let limits = &self.inner.config.limits;
         let declared = headers
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > limit as u64) {
-            return too_large();
-        }
-        let bytes = match Limited::new(body, limit).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(error)
-                if error
-                    .downcast_ref::<http_body_util::LengthLimitError>()
-                    .is_some() =>
-            {
-                return too_large()
+        let read = request_body::read(
+            body,
+            declared,
+            self.inner.config.max_body,
+            limits.body_read_timeout,
+        )
+        .await;
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(BodyError::TooLarge) => return too_large(),
+            Err(BodyError::TimedOut) => return body_timeout(),
+            Err(BodyError::Batch) => {
+                return body::refuse(
+                    StatusCode::BAD_REQUEST,
+                    jsonrpc::INVALID_REQUEST,
+                    "JSON-RPC batches are not supported: send one message per POST",
+                )
             }
-            Err(_) => {
+            Err(BodyError::Unreadable) => {
                 return body::refuse(
                     StatusCode::BAD_REQUEST,
                     jsonrpc::SERVER_ERROR,
@@ -94,37 +121,31 @@ impl<A: App> SessionManager<A> {
                 )
             }
         };
-        let value: serde_json::Value = match serde_json::from_slice(&bytes) {
-            Ok(value) => value,
-            Err(error) => {
-                return body::rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    &RpcError::new(jsonrpc::PARSE_ERROR, format!("parse error: {error}")),
-                )
-            }
-        };
-        if value.is_array() {
-            return body::refuse(
-                StatusCode::BAD_REQUEST,
-                jsonrpc::INVALID_REQUEST,
-                "JSON-RPC batches are not supported: send one message per POST",
-            );
-        }
-        let message = match Message::from_value(value) {
+        let message = match Message::from_slice(&bytes) {
             Ok(message) => message,
             Err(error) => return body::rpc_error(StatusCode::BAD_REQUEST, None, &error),
         };
+        // The message holds copies of what it needs (params as raw text):
+        // let the body go before the handler runs, however long.
+        drop(bytes);
+        // Checked here, and the handler spawned (if it must be) in the same
+        // synchronous stretch of this poll: see `admission.rs`.
+        if !self.inner.tasks.has_room(limits.max_handlers) {
+            return overloaded(&self.inner, message.request_id().as_ref());
+        }
         if version == Version::Stateless {
             return self.stateless(parts, message).await;
         }
         let session_header = parts.headers.get(rules::SESSION_HEADER).cloned();
         match (session_header, message) {
             (None, Message::Request(request)) if request.method == "initialize" => {
-                if let Err(error) = check_initialize(&request) {
-                    return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error);
-                }
-                self.initialize(request, version, parts).await
+                let requested = match check_initialize(&request) {
+                    Ok(requested) => requested,
+                    Err(error) => {
+                        return body::rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), &error)
+                    }
+                };
+                self.initialize(request, &requested, version, parts).await
             }
             (None, _) => body::refuse(
                 StatusCode::BAD_REQUEST,
@@ -144,17 +165,27 @@ impl<A: App> SessionManager<A> {
                 // Counted in flight from here, so the reaper cannot take the
                 // session while the handler is being scheduled; `None` if it
                 // ended (or is being expired) since the lookup.
-                let Some(request) = session.begin() else {
+                let Some(in_flight) = session.begin() else {
                     return not_found();
                 };
                 let id = message.request_id();
+                let max = self.inner.config.limits.max_requests_per_session;
+                let Ok(request) = Admitted::new(in_flight, max) else {
+                    return too_many_requests(&self.inner, id.as_ref());
+                };
                 let (head, _) = self.run(Some(request), message, version, parts).await;
                 self.answer(head, id.as_ref()).await
             }
         }
     }
 
-    async fn initialize(&self, request: Request, version: Version, parts: Parts) -> Response<Body> {
+    async fn initialize(
+        &self,
+        request: Request,
+        requested: &str,
+        version: Version,
+        parts: Parts,
+    ) -> Response<Body> {
         let inner = &self.inner;
         if inner.shutting_down.load(Ordering::SeqCst) {
             return shutting_down();
@@ -174,33 +205,32 @@ impl<A: App> SessionManager<A> {
                 return internal_error(Some(&request.id));
             }
         };
-        let entry = Entry {
-            state,
-            streams: Streams::new(inner.config.event_log),
-            owner: Principal::of(&parts).cloned(),
-        };
+        let streams = Streams::new(
+            inner.config.event_log,
+            inner.config.limits.event_log_bytes,
+            inner.config.queue_limits(),
+            Arc::clone(&inner.counters),
+        );
+        let entry = Entry::new(state, streams, Principal::of(&parts).cloned());
         // Created with this request already in flight: it cannot idle out
         // before its handler has even started.
         let Ok(first) = inner.registry.insert_in_flight(entry) else {
             return unavailable(inner, &request.id, "too many sessions; retry later");
         };
         let id = first.id();
-        tracing::Span::current().record("session", tracing::field::display(id));
+        // The Debug form: index, generation, node; never the secret.
+        tracing::Span::current().record("session", tracing::field::debug(id));
+        let first = Admitted::first(first);
         if inner.shutting_down.load(Ordering::SeqCst) {
             // Inserted while `shutdown` swept: end it ourselves.
-            let _ = inner.registry.terminate(&id, Reason::Shutdown);
+            let _ = inner.registry.terminate_session(&first, Reason::Shutdown);
             return shutting_down();
         }
         let request_id = request.id.clone();
         // The version the session will speak (no header on initialize:
         // the body asks), e.g. for the priming event of a streamed answer.
-        let requested = request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str);
         let version = match version {
-            Version::Sessions(_) => Version::Sessions(rules::negotiate(requested)),
+            Version::Sessions(_) => Version::Sessions(rules::negotiate(Some(requested))),
             stateless => stateless,
         };
         let (head, _) = self
@@ -211,7 +241,7 @@ impl<A: App> SessionManager<A> {
                 StatusCode::OK,
                 &jsonrpc::result_message(&request_id, result),
             ),
-            Ok(Head::Stream(rx)) => self.sse(rx, None),
+            Ok(Head::Stream(outlet)) => self.sse(outlet),
             Ok(Head::Reply(Reply::Error(error))) => {
                 // The application rejected the first request: the session
                 // ends, and its id is never shown.
@@ -233,18 +263,19 @@ impl<A: App> SessionManager<A> {
     }
 
     /// Runs the application on one message, holding the request's
-    /// in-flight guard for as long as the handler (and its SSE reply) runs.
+    /// in-flight guard (and its place under the session's cap) for as long
+    /// as the handler (and its SSE reply) runs.
     ///
     /// The handler is polled once here, on the connection's task: most
     /// handlers answer at once, and then no task is spawned and no other
     /// worker thread is woken. One that is still pending after that poll
-    /// goes on in a task of its own, so a client that disconnects does not
-    /// cancel it (the spawned task's first poll registers its own wakers);
+    /// goes on in a task of its own, counted against the manager's cap on
+    /// handler tasks, so a client that disconnects does not cancel it (the spawned task's first poll registers its own wakers);
     /// its abort handle is returned, for requests that a disconnect must
     /// cancel (2026-07-28).
     pub(super) async fn run(
         &self,
-        guard: Option<InFlight<Entry<A::Session>>>,
+        guard: Option<Admitted<A::Session>>,
         message: Message,
         version: Version,
         request: Parts,
@@ -252,10 +283,10 @@ impl<A: App> SessionManager<A> {
         let (head_tx, head_rx) = oneshot::channel();
         let inner = Arc::clone(&self.inner);
         let task = async move {
-            let _task = inner.tasks.enter();
+            let _running = Running::new(&inner.counters);
             // The guard derefs to the session and lives to the end of this
             // task: the application gets the one clone it must own.
-            let session = guard.as_deref();
+            let session = guard.as_deref().map(|in_flight| &**in_flight);
             let is_request = matches!(message, Message::Request(_));
             // A request whose SSE reply is resumable gets its stream's
             // number now, so the handler can close the connection early
@@ -278,11 +309,8 @@ impl<A: App> SessionManager<A> {
                         // Resumable: pumped (and logged) even if this
                         // connection goes, for the client to resume.
                         let retry = inner.config.sse_retry;
-                        let rx =
-                            s.streams
-                                .lock()
-                                .open_post(number, sse::CHANNEL_CAPACITY, Some(retry));
-                        let _ = head_tx.send(Head::Stream(rx));
+                        let outlet = s.streams.lock().open_post(number, Some(retry));
+                        let _ = head_tx.send(Head::Stream(outlet));
                         let out = Out::Logged {
                             streams: &s.streams,
                             number,
@@ -290,11 +318,18 @@ impl<A: App> SessionManager<A> {
                         pump(&inner, session, stream, out).await;
                     }
                     _ => {
-                        let (tx, rx) = mpsc::channel(sse::CHANNEL_CAPACITY);
-                        if head_tx.send(Head::Stream(rx)).is_ok() {
+                        let outlet =
+                            Outlet::new(inner.config.queue_limits(), Arc::clone(&inner.counters));
+                        if head_tx.send(Head::Stream(Arc::clone(&outlet))).is_ok() {
                             let number = session.map_or(1, |s| s.streams.next_stream());
-                            let out = Out::Direct { tx, number, seq: 0 };
+                            let out = Out::Direct {
+                                outlet,
+                                number,
+                                seq: 0,
+                            };
                             pump(&inner, session, stream, out).await;
+                        } else {
+                            outlet.finish();
                         }
                     }
                 },
@@ -317,9 +352,14 @@ impl<A: App> SessionManager<A> {
         };
         let mut task = Box::pin(task.in_current_span());
         let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
-        let spawned = first
-            .is_pending()
-            .then(|| tokio::spawn(task).abort_handle());
+        let spawned = first.is_pending().then(|| {
+            let counted = self.inner.tasks.enter();
+            tokio::spawn(async move {
+                task.await;
+                drop(counted);
+            })
+            .abort_handle()
+        });
         (head_rx, spawned)
     }
 
@@ -336,7 +376,7 @@ impl<A: App> SessionManager<A> {
     ) -> Response<Body> {
         match head {
             Ok(Head::Failed) => internal_error(id),
-            Ok(Head::Stream(rx)) => self.sse(rx, None),
+            Ok(Head::Stream(outlet)) => self.sse(outlet),
             Ok(Head::Reply(reply)) => match (id, reply) {
                 (None, _) => body::status(StatusCode::ACCEPTED),
                 (Some(id), Reply::Result(result)) => {
@@ -361,9 +401,10 @@ impl<A: App> SessionManager<A> {
 
 /// Where a reply stream's messages go.
 enum Out<'a> {
-    /// Straight to the one connection; the stream ends when it goes.
+    /// Straight to the one connection; the stream ends when it goes (or
+    /// stalls: a client that takes nothing for the stall timeout).
     Direct {
-        tx: mpsc::Sender<Bytes>,
+        outlet: Arc<Outlet>,
         number: u64,
         seq: u64,
     },
@@ -373,31 +414,37 @@ enum Out<'a> {
 }
 
 impl Out<'_> {
-    /// Resolves when nobody can receive the stream any more.
+    /// Resolves when nobody can receive the stream any more (ending it if
+    /// it stalls while the handler is quiet).
     async fn gone(&self) {
         match self {
-            Out::Direct { tx, .. } => tx.closed().await,
+            Out::Direct { outlet, .. } => outlet.watch().await,
             Out::Logged { .. } => std::future::pending().await,
         }
     }
 
-    /// Sends one message; `false` if the stream should stop.
+    /// Sends one message, waiting for room in the connection's queue
+    /// (bounded in messages and bytes); `false` if the stream should stop.
     async fn send(&mut self, message: &Value) -> bool {
         match self {
-            Out::Direct { tx, number, seq } => {
+            Out::Direct {
+                outlet,
+                number,
+                seq,
+            } => {
                 *seq += 1;
                 let id = resume::EventId {
                     stream: *number,
                     seq: *seq,
                 };
-                tx.send(resume::event(id, message)).await.is_ok()
+                outlet.send(resume::event(id, message)).await.is_ok()
             }
             Out::Logged { streams, number } => {
                 let (frame, sink) = streams.lock().record(*number, message);
-                if let Some(tx) = sink {
-                    // A connection that goes meanwhile loses nothing: the
-                    // frame is logged for the resume.
-                    let _ = tx.send(frame).await;
+                if let Some(outlet) = sink {
+                    // A connection that goes (or stalls) meanwhile loses
+                    // nothing: the frame is logged for the resume.
+                    let _ = outlet.send(frame).await;
                 }
                 true
             }
@@ -405,8 +452,9 @@ impl Out<'_> {
     }
 
     fn finish(self) {
-        if let Out::Logged { streams, number } = self {
-            streams.lock().finish(number);
+        match self {
+            Out::Direct { outlet, .. } => outlet.finish(),
+            Out::Logged { streams, number } => streams.lock().finish(number),
         }
     }
 }
@@ -455,20 +503,24 @@ async fn pump<A: App>(
 /// for it: params with the protocol version the client asks for (any
 /// string: an unknown one is negotiated down by the application, see
 /// [`rules::negotiate`]).
-fn check_initialize(request: &Request) -> Result<(), RpcError> {
-    let version = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("protocolVersion"));
-    match version {
-        Some(serde_json::Value::String(_)) => Ok(()),
-        _ => Err(RpcError::invalid_params(
+fn check_initialize(request: &Request) -> Result<String, RpcError> {
+    /// Only the member checked here is read out of the raw params; the rest
+    /// is walked over, not built.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Initialize {
+        protocol_version: String,
+    }
+    match request.params_as::<Initialize>() {
+        Ok(params) => Ok(params.protocol_version),
+        Err(_) => Err(RpcError::invalid_params(
             "initialize needs params.protocolVersion (a string)",
         )),
     }
 }
 
-/// A handler failed: end its session with `Failed`.
+/// A handler failed: end its session with `Failed`, through the handle it
+/// holds (so it can only ever reach its own session).
 fn fail<A: App>(
     inner: &Inner<A>,
     session: Option<&Session<Entry<A::Session>>>,
@@ -476,8 +528,10 @@ fn fail<A: App>(
 ) {
     match session {
         Some(session) => {
-            tracing::warn!(session = %session.id(), %error, "handler failed; ending the session");
-            let _ = inner.registry.terminate(&session.id(), Reason::Failed);
+            // `?`: the Debug form of the id names the session without its
+            // secret.
+            tracing::warn!(session = ?session.id(), %error, "handler failed; ending the session");
+            let _ = inner.registry.terminate_session(session, Reason::Failed);
         }
         None => tracing::warn!(%error, "stateless handler failed"),
     }

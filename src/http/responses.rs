@@ -1,12 +1,12 @@
 //! The small error responses the request handlers share: 404, 400 for a
-//! missing id, 413, 503, 500 and 405.
+//! missing or duplicated id, 408, 413, 429, 503, 500 and 405.
 
 use super::app::App;
 use super::body::{self, Body};
 use super::jsonrpc::{self, RpcError};
 use super::manager::Inner;
 use super::rules;
-use http::header::{HeaderValue, ALLOW, RETRY_AFTER};
+use http::header::{HeaderValue, ALLOW, CONNECTION, RETRY_AFTER};
 use http::{Response, StatusCode};
 
 pub(super) fn not_found() -> Response<Body> {
@@ -25,6 +25,69 @@ pub(super) fn missing_id() -> Response<Body> {
     )
 }
 
+pub(super) fn duplicate_id() -> Response<Body> {
+    body::refuse(
+        StatusCode::BAD_REQUEST,
+        jsonrpc::INVALID_REQUEST,
+        "more than one MCP-Session-Id",
+    )
+}
+
+/// 408: the body did not arrive within the body read timeout. The
+/// connection is closed after it (the body was not read to its end).
+pub(super) fn body_timeout() -> Response<Body> {
+    let mut response = body::refuse(
+        StatusCode::REQUEST_TIMEOUT,
+        jsonrpc::SERVER_ERROR,
+        "the request body took too long",
+    );
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// `status` with `Retry-After` and a JSON-RPC error for request `id`.
+fn retry_later<A: App>(
+    inner: &Inner<A>,
+    status: StatusCode,
+    id: Option<&serde_json::Value>,
+    why: &str,
+) -> Response<Body> {
+    let mut response = body::rpc_error(status, id, &RpcError::new(jsonrpc::SERVER_ERROR, why));
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(inner.config.retry_after));
+    response
+}
+
+/// 429 with `Retry-After`: the session has as many requests in flight as
+/// it may. The session itself is untouched.
+pub(super) fn too_many_requests<A: App>(
+    inner: &Inner<A>,
+    id: Option<&serde_json::Value>,
+) -> Response<Body> {
+    retry_later(
+        inner,
+        StatusCode::TOO_MANY_REQUESTS,
+        id,
+        "too many requests in flight in this session; retry later",
+    )
+}
+
+/// 503 with `Retry-After`: the manager runs as many handlers as it may.
+pub(super) fn overloaded<A: App>(
+    inner: &Inner<A>,
+    id: Option<&serde_json::Value>,
+) -> Response<Body> {
+    retry_later(
+        inner,
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        "the server is busy; retry later",
+    )
+}
+
 pub(super) fn too_large() -> Response<Body> {
     body::refuse(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -39,15 +102,7 @@ pub(super) fn unavailable<A: App>(
     id: &serde_json::Value,
     why: &str,
 ) -> Response<Body> {
-    let mut response = body::rpc_error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        Some(id),
-        &RpcError::new(jsonrpc::SERVER_ERROR, why),
-    );
-    response
-        .headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from(inner.config.retry_after));
-    response
+    retry_later(inner, StatusCode::SERVICE_UNAVAILABLE, Some(id), why)
 }
 
 pub(super) fn shutting_down() -> Response<Body> {

@@ -21,20 +21,24 @@
 //! * Clients at 2025-11-25 or later get a priming event (an id, a `retry`
 //!   field and empty data) first on each resumable stream, so they can
 //!   resume even before the first message.
+//! * Each log is bounded in events and in bytes; each connection carrying a
+//!   stream is an [`Outlet`] (bounded queue, stall detection: `outlet.rs`).
 //!
 //! [`Builder::event_log`]: super::Builder::event_log
 //! [`Context::close_sse_stream`]: super::Context::close_sse_stream
 
+use super::counters::HttpCounters;
+use super::outlet::{Outlet, QueueLimits};
 use super::rules::Version;
 use bytes::Bytes;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
-/// The sending end of one connection carrying a stream.
-pub(crate) type Sink = mpsc::Sender<Bytes>;
+/// The queue of one connection carrying a stream.
+pub(crate) type Sink = Arc<Outlet>;
 
 /// Finished `POST` streams whose logs a session keeps for late resumes;
 /// the oldest finished one goes first. Streams still running are never
@@ -102,6 +106,8 @@ pub(crate) fn resumes(version: Version) -> bool {
 struct Log {
     /// The last events, oldest first (empty without an event log).
     events: VecDeque<(u64, Bytes)>,
+    /// The bytes of the frames in `events`.
+    bytes: usize,
     /// The last event number drawn.
     last_seq: u64,
     /// The connection carrying the stream now, if any.
@@ -113,7 +119,15 @@ struct Log {
 
 impl Log {
     fn connected(&self) -> bool {
-        self.sink.as_ref().is_some_and(|s| !s.is_closed())
+        self.sink.as_ref().is_some_and(|s| s.is_open())
+    }
+
+    /// Lets go of the connection: it delivers what it has queued, then
+    /// ends.
+    fn disconnect(&mut self) {
+        if let Some(sink) = self.sink.take() {
+            sink.finish();
+        }
     }
 }
 
@@ -134,11 +148,24 @@ pub(crate) struct Logs {
     finished: VecDeque<u64>,
     /// Detach requests for `POST` streams not registered yet.
     detach_early: Vec<u64>,
+    /// Events per stream's log, at most.
     capacity: usize,
+    /// Bytes per stream's log, at most.
+    max_bytes: usize,
+    /// The bounds of each connection's queue.
+    limits: QueueLimits,
+    counters: Arc<HttpCounters>,
 }
 
 impl Logs {
-    pub(crate) fn new(capacity: usize) -> Logs {
+    /// Logs of at most `capacity` events and `max_bytes` bytes per stream
+    /// (no logs when `capacity` is 0), with connections bounded by `limits`.
+    pub(crate) fn new(
+        capacity: usize,
+        max_bytes: usize,
+        limits: QueueLimits,
+        counters: Arc<HttpCounters>,
+    ) -> Logs {
         let mut streams = HashMap::new();
         streams.insert(STANDALONE, Log::default());
         Logs {
@@ -146,7 +173,15 @@ impl Logs {
             finished: VecDeque::new(),
             detach_early: Vec::new(),
             capacity,
+            max_bytes,
+            limits,
+            counters,
         }
+    }
+
+    /// A connection's queue, for a session that has ended.
+    pub(crate) fn ended(&self) -> Sink {
+        Outlet::ended(Arc::clone(&self.counters))
     }
 
     /// Whether events are logged (and so streams resumable).
@@ -154,10 +189,11 @@ impl Logs {
         self.capacity > 0
     }
 
-    /// Draws the next id of `stream`, logs the event, and returns its frame
-    /// and the connection to deliver it on (if one is live).
+    /// Draws the next id of `stream`, logs the event (evicting the oldest
+    /// past the log's count or bytes), and returns its frame and the
+    /// connection to deliver it on (if one is live).
     pub(crate) fn record(&mut self, stream: u64, message: &Value) -> (Bytes, Option<Sink>) {
-        let capacity = self.capacity;
+        let (capacity, max_bytes) = (self.capacity, self.max_bytes);
         let log = self.streams.entry(stream).or_default();
         log.last_seq += 1;
         let frame = event(
@@ -168,26 +204,25 @@ impl Logs {
             message,
         );
         if capacity > 0 {
-            if log.events.len() == capacity {
-                log.events.pop_front();
-            }
+            log.bytes += frame.len();
             log.events.push_back((log.last_seq, frame.clone()));
+            while log.events.len() > capacity || log.bytes > max_bytes {
+                let Some((_, evicted)) = log.events.pop_front() else {
+                    break;
+                };
+                log.bytes -= evicted.len();
+            }
         }
-        let sink = log.sink.clone().filter(|s| !s.is_closed());
+        let sink = log.sink.clone().filter(|s| s.is_open());
         (frame, sink)
     }
 
     /// Connects a new `POST` reply stream; with `priming`, its priming
     /// event goes first.
-    pub(crate) fn open_post(
-        &mut self,
-        stream: u64,
-        channel: usize,
-        priming: Option<Option<Duration>>,
-    ) -> mpsc::Receiver<Bytes> {
-        let (tx, rx) = mpsc::channel(channel);
+    pub(crate) fn open_post(&mut self, stream: u64, priming: Option<Option<Duration>>) -> Sink {
+        let outlet = Outlet::new(self.limits, Arc::clone(&self.counters));
         if let Some(retry) = priming {
-            let _ = tx.try_send(self::priming(EventId { stream, seq: 0 }, retry));
+            outlet.preload([self::priming(EventId { stream, seq: 0 }, retry)]);
         }
         let early = match self.detach_early.iter().position(|s| *s == stream) {
             Some(at) => {
@@ -197,16 +232,21 @@ impl Logs {
             None => false,
         };
         let log = self.streams.entry(stream).or_default();
-        // Closed before it started: the client gets the priming event only.
-        log.sink = (!early).then_some(tx);
-        rx
+        if early {
+            // Closed before it started: the client gets the priming event
+            // only.
+            outlet.finish();
+        } else {
+            log.sink = Some(Arc::clone(&outlet));
+        }
+        outlet
     }
 
     /// Drops the connection carrying `stream`, leaving the stream itself
     /// running (logged) for the client to resume.
     pub(crate) fn detach(&mut self, stream: u64) {
         match self.streams.get_mut(&stream) {
-            Some(log) => log.sink = None,
+            Some(log) => log.disconnect(),
             None => self.detach_early.push(stream),
         }
     }
@@ -217,7 +257,7 @@ impl Logs {
         self.detach_early.retain(|s| *s != stream);
         if let Some(log) = self.streams.get_mut(&stream) {
             log.done = true;
-            log.sink = None;
+            log.disconnect();
             self.finished.push_back(stream);
         }
         while self.finished.len() > FINISHED_KEPT {
@@ -232,9 +272,8 @@ impl Logs {
     pub(crate) fn open_get(
         &mut self,
         last: Option<EventId>,
-        channel: usize,
         priming: Option<Option<Duration>>,
-    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
+    ) -> Result<Sink, OpenError> {
         // Without a log nothing can be replayed: the header is ignored and
         // the standalone stream opens afresh.
         let last = last.filter(|_| self.logging());
@@ -250,26 +289,32 @@ impl Logs {
         if log.connected() {
             return Err(OpenError::Conflict);
         }
-        let (tx, rx) = mpsc::channel(channel + log.events.len() + 1);
+        let outlet = Outlet::new(self.limits, Arc::clone(&self.counters));
         match last {
-            Some(last) => {
-                for (_, frame) in log.events.iter().filter(|(seq, _)| *seq > last.seq) {
-                    let _ = tx.try_send(frame.clone());
-                }
-            }
+            // The log bounds the replay; the queue's bounds apply after it.
+            Some(last) => outlet.preload(
+                log.events
+                    .iter()
+                    .filter(|(seq, _)| *seq > last.seq)
+                    .map(|(_, frame)| frame.clone()),
+            ),
             None => {
                 if let Some(retry) = priming {
                     let id = EventId {
                         stream,
                         seq: log.last_seq,
                     };
-                    let _ = tx.try_send(self::priming(id, retry));
+                    outlet.preload([self::priming(id, retry)]);
                 }
             }
         }
-        // A finished stream ends after its replay.
-        log.sink = (!log.done).then_some(tx);
-        Ok(rx)
+        if log.done {
+            // A finished stream ends after its replay.
+            outlet.finish();
+        } else {
+            log.sink = Some(Arc::clone(&outlet));
+        }
+        Ok(outlet)
     }
 
     /// Drops every connection (the session ended).
@@ -286,9 +331,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn ids(rx: &mut mpsc::Receiver<Bytes>) -> Vec<String> {
+    fn logs(capacity: usize) -> Logs {
+        let limits = QueueLimits {
+            messages: 8,
+            bytes: 1 << 20,
+            stall: None,
+        };
+        Logs::new(capacity, usize::MAX, limits, Arc::new(HttpCounters::new()))
+    }
+
+    /// The frames a connection has queued, and whether it has ended.
+    fn take(outlet: &Outlet) -> (Vec<Bytes>, bool) {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut frames = Vec::new();
+        loop {
+            match outlet.poll_next(&mut cx) {
+                std::task::Poll::Ready(Some(frame)) => frames.push(frame),
+                std::task::Poll::Ready(None) => return (frames, true),
+                std::task::Poll::Pending => return (frames, false),
+            }
+        }
+    }
+
+    fn ids(outlet: &Outlet) -> Vec<String> {
         let mut out = Vec::new();
-        while let Ok(frame) = rx.try_recv() {
+        for frame in take(outlet).0 {
             let text = String::from_utf8(frame.to_vec()).unwrap();
             out.push(
                 text.lines()
@@ -323,70 +390,90 @@ mod tests {
     /// would have been delivered on a different stream."
     #[test]
     fn a_resume_replays_only_its_own_stream() {
-        let mut logs = Logs::new(8);
-        let mut post = logs.open_post(1, 8, Some(None));
-        assert_eq!(ids(&mut post), ["1-0"]);
+        let mut logs = logs(8);
+        let post = logs.open_post(1, Some(None));
+        assert_eq!(ids(&post), ["1-0"]);
         logs.record(STANDALONE, &json!(1));
         logs.record(1, &json!(2));
         logs.record(STANDALONE, &json!(3));
         logs.record(1, &json!(4));
-        drop(post);
-        let mut resumed = logs.open_get(EventId::parse("1-0"), 8, None).unwrap();
-        assert_eq!(ids(&mut resumed), ["1-1", "1-2"]);
-        let mut standalone = logs.open_get(EventId::parse("0-1"), 8, None).unwrap();
-        assert_eq!(ids(&mut standalone), ["0-2"]);
+        post.body_dropped();
+        let resumed = logs.open_get(EventId::parse("1-0"), None).unwrap();
+        assert_eq!(ids(&resumed), ["1-1", "1-2"]);
+        let standalone = logs.open_get(EventId::parse("0-1"), None).unwrap();
+        assert_eq!(ids(&standalone), ["0-2"]);
         // Connected now: a second resume of either is a conflict.
         assert_eq!(
-            logs.open_get(EventId::parse("1-0"), 8, None).unwrap_err(),
+            logs.open_get(EventId::parse("1-0"), None).unwrap_err(),
             OpenError::Conflict
         );
-        assert_eq!(
-            logs.open_get(None, 8, None).unwrap_err(),
-            OpenError::Conflict
-        );
+        assert_eq!(logs.open_get(None, None).unwrap_err(), OpenError::Conflict);
         // Streams and events this session never had.
         assert_eq!(
-            logs.open_get(EventId::parse("7-1"), 8, None).unwrap_err(),
+            logs.open_get(EventId::parse("7-1"), None).unwrap_err(),
             OpenError::UnknownStream
         );
-        drop(resumed);
+        resumed.body_dropped();
         assert_eq!(
-            logs.open_get(EventId::parse("1-9"), 8, None).unwrap_err(),
+            logs.open_get(EventId::parse("1-9"), None).unwrap_err(),
             OpenError::UnknownStream
         );
     }
 
     #[test]
     fn a_finished_stream_replays_and_ends() {
-        let mut logs = Logs::new(8);
-        drop(logs.open_post(2, 8, None));
+        let mut logs = logs(8);
+        drop(logs.open_post(2, None));
         logs.record(2, &json!("result"));
         logs.finish(2);
-        let mut rx = logs.open_get(EventId::parse("2-0"), 8, None).unwrap();
-        assert_eq!(ids(&mut rx), ["2-1"]);
-        assert!(
-            rx.try_recv().is_err() && rx.is_closed(),
-            "ends after the replay"
-        );
+        let rx = logs.open_get(EventId::parse("2-0"), None).unwrap();
+        assert_eq!(ids(&rx), ["2-1"]);
+        assert!(take(&rx).1, "ends after the replay");
         // Finished logs are bounded.
         for s in 10..10 + FINISHED_KEPT as u64 {
-            drop(logs.open_post(s, 8, None));
+            drop(logs.open_post(s, None));
             logs.finish(s);
         }
         assert_eq!(
-            logs.open_get(EventId::parse("2-0"), 8, None).unwrap_err(),
+            logs.open_get(EventId::parse("2-0"), None).unwrap_err(),
             OpenError::UnknownStream
         );
     }
 
     #[test]
-    fn without_a_log_last_event_id_is_ignored() {
-        let mut logs = Logs::new(0);
-        let mut rx = logs.open_get(EventId::parse("5-5"), 8, None).unwrap();
-        assert_eq!(ids(&mut rx), Vec::<String>::new());
-        assert_eq!(
-            logs.open_get(None, 8, None).unwrap_err(),
-            OpenError::Conflict
+    fn each_log_is_bounded_in_bytes_as_well_as_events() {
+        let limits = QueueLimits {
+            messages: 8,
+            bytes: 1 << 20,
+            stall: None,
+        };
+        let message = json!({ "pad": "x".repeat(50) });
+        let one = event(EventId { stream: 0, seq: 1 }, &message).len();
+        // Room for 100 events by count, for about three by bytes.
+        let mut logs = Logs::new(
+            100,
+            3 * one + one / 2,
+            limits,
+            Arc::new(HttpCounters::new()),
         );
+        for _ in 0..10 {
+            logs.record(STANDALONE, &message);
+        }
+        let log = &logs.streams[&STANDALONE];
+        assert_eq!(log.events.len(), 3);
+        assert_eq!(
+            log.bytes,
+            log.events.iter().map(|(_, f)| f.len()).sum::<usize>()
+        );
+        // The newest are kept.
+        assert_eq!(log.events.back().unwrap().0, 10);
+    }
+
+    #[test]
+    fn without_a_log_last_event_id_is_ignored() {
+        let mut logs = logs(0);
+        let rx = logs.open_get(EventId::parse("5-5"), None).unwrap();
+        assert_eq!(ids(&rx), Vec::<String>::new());
+        assert_eq!(logs.open_get(None, None).unwrap_err(), OpenError::Conflict);
     }
 }

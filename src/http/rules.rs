@@ -3,7 +3,7 @@
 //! local servers from DNS rebinding.
 
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
-use http::{HeaderMap, Uri};
+use http::{HeaderMap, HeaderValue, Uri};
 
 /// The header naming the session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -61,6 +61,21 @@ pub fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
         .find(|v| **v == text)
         .map(|v| Version::Sessions(v))
         .ok_or_else(|| text.to_string())
+}
+
+/// Two or more `MCP-Session-Id` headers in one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DuplicateSessionId;
+
+/// The request's `MCP-Session-Id`, if any. Two or more are refused: which
+/// one names the session would be a guess (and a proxy and the server could
+/// guess differently).
+pub fn session_header(headers: &HeaderMap) -> Result<Option<&HeaderValue>, DuplicateSessionId> {
+    let mut all = headers.get_all(SESSION_HEADER).iter();
+    match (all.next(), all.next()) {
+        (first, None) => Ok(first),
+        (Some(_), Some(_)) | (None, Some(_)) => Err(DuplicateSessionId),
+    }
 }
 
 /// The version a server answers `initialize` with: the client's if it is
@@ -219,7 +234,6 @@ pub(super) fn is_loopback_host(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -256,6 +270,15 @@ mod tests {
         assert!(protocol_version(&h).is_err());
         assert_eq!(negotiate(Some("2025-06-18")), "2025-06-18");
         assert_eq!(negotiate(Some("2099-01-01")), LATEST_VERSION);
+    }
+
+    #[test]
+    fn one_session_id_at_most() {
+        assert_eq!(session_header(&HeaderMap::new()), Ok(None));
+        let one = headers(&[("mcp-session-id", "a")]);
+        assert_eq!(session_header(&one).unwrap().unwrap(), "a");
+        let two = headers(&[("mcp-session-id", "a"), ("mcp-session-id", "a")]);
+        assert_eq!(session_header(&two), Err(DuplicateSessionId));
     }
 
     #[test]

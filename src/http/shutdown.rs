@@ -1,21 +1,16 @@
-//! Serving a listener with graceful shutdown.
+//! How [`serve`](super::serve) ends: gracefully.
 //!
 //! Order on shutdown: stop accepting; end every session with
 //! [`Reason::Shutdown`](crate::Reason::Shutdown) (close callbacks run, SSE
-//! streams end cleanly, new `initialize` requests get 503); let open
-//! connections finish their requests and wait for handlers still running,
-//! up to a deadline.
+//! streams end cleanly, new `initialize` requests get 503); shut every
+//! connection down gracefully (they finish their requests, take no new
+//! ones) and wait for them and for handlers still running, up to a
+//! deadline; then drop the connections that are left.
 
-use super::{App, Body, SessionManager};
-use http::{Request, Response};
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
-use std::convert::Infallible;
-use std::future::Future;
+use super::connection::Phase;
+use super::{App, SessionManager};
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
 
 /// What a graceful shutdown did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,84 +19,37 @@ pub struct ShutdownReport {
     pub sessions_ended: usize,
     /// Whether connections and handlers all finished within the deadline.
     pub drained: bool,
+    /// Accept calls that failed while serving for a reason other than one
+    /// connection's (out of file descriptors, say); each paused the accept
+    /// loop.
+    pub accept_errors: u64,
 }
 
-/// Serves `manager` on `listener` (HTTP/1.1 and HTTP/2) until `signal`
-/// resolves, then shuts down gracefully, waiting at most `deadline` for
-/// requests in flight. Runs the idle reaper meanwhile, and turns on
-/// DNS-rebinding protection if the listener is on loopback (unless
-/// configured otherwise).
-///
-/// `service` answers each request; pass `manager.clone()` to serve only the
-/// MCP endpoint, or a router that calls [`SessionManager::handle`] for it.
-pub async fn serve<A, S, F>(
-    listener: TcpListener,
-    manager: SessionManager<A>,
-    service: S,
-    signal: impl Future<Output = ()>,
+/// Ends sessions, drains the connections (whose places under the cap are
+/// `slots`' permits, `max` in all) and handlers within `deadline`, then
+/// stops what is left.
+pub(crate) async fn finish<A: App>(
+    manager: &SessionManager<A>,
+    phase: watch::Sender<Phase>,
+    slots: &Semaphore,
+    max: u32,
     deadline: Duration,
-) -> std::io::Result<ShutdownReport>
-where
-    A: App,
-    S: hyper::service::Service<
-            Request<Incoming>,
-            Response = Response<Body>,
-            Error = Infallible,
-            Future = F,
-        > + Clone
-        + Send
-        + 'static,
-    F: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
-{
-    manager.set_local_addr(listener.local_addr()?);
-    manager.start_reaper();
-    let graceful = GracefulShutdown::new();
-    let builder = auto::Builder::new(TokioExecutor::new());
-    tokio::pin!(signal);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, _peer) = match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        // Out of descriptors and the like: back off, go on.
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let connection = builder
-                    .serve_connection(TokioIo::new(stream), service.clone())
-                    .into_owned();
-                let watched = graceful.watch(connection);
-                tokio::spawn(async move {
-                    if let Err(error) = watched.await {
-                        tracing::debug!(error = %error, "connection ended with an error");
-                    }
-                });
-            }
-            () = &mut signal => break,
-        }
-    }
-    drop(listener);
+) -> ShutdownReport {
     let sessions_ended = manager.shutdown();
     tracing::info!(sessions_ended, "shutting down");
+    phase.send_replace(Phase::Draining);
     let drained = tokio::time::timeout(deadline, async {
-        graceful.shutdown().await;
-        manager.inner_wait_idle().await;
+        // Every place back under the cap: every connection has closed.
+        let all = slots.acquire_many(max).await;
+        drop(all);
+        manager.inner.tasks.wait_idle().await;
     })
     .await
     .is_ok();
-    Ok(ShutdownReport {
+    phase.send_replace(Phase::Stopped);
+    ShutdownReport {
         sessions_ended,
         drained,
-    })
-}
-
-impl<A: App> SessionManager<A> {
-    async fn inner_wait_idle(&self) {
-        // The outer timeout bounds this.
-        while !self.wait_idle(Duration::from_secs(3600)).await {}
+        accept_errors: 0,
     }
 }

@@ -1,7 +1,10 @@
 //! Server-sent event streams: the per-session stream state (the standalone
 //! `GET` stream and the logs that make streams resumable, see `resume.rs`),
-//! and the body type that carries any SSE stream to the client.
+//! and the body type that carries any SSE stream to the client (its queue,
+//! bounds and stall detection are in `outlet.rs`).
 
+use super::counters::HttpCounters;
+use super::outlet::{Outlet, Pushed, QueueLimits};
 use super::resume::{EventId, Logs, OpenError, STANDALONE};
 use bytes::Bytes;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
@@ -9,16 +12,11 @@ use serde_json::Value;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::{Interval, MissedTickBehavior};
-
-/// Frames that may wait in a stream's channel for a slow client. A server
-/// message that finds the channel full is dropped from the live stream (it
-/// stays in the event log, if there is one, for a resume).
-pub(crate) const CHANNEL_CAPACITY: usize = 64;
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
@@ -33,10 +31,18 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    pub(crate) fn new(log_capacity: usize) -> Streams {
+    /// Streams whose logs keep at most `log_capacity` events and
+    /// `log_bytes` bytes each (none when `log_capacity` is 0), and whose
+    /// connections are bounded by `limits`.
+    pub(crate) fn new(
+        log_capacity: usize,
+        log_bytes: usize,
+        limits: QueueLimits,
+        counters: Arc<HttpCounters>,
+    ) -> Streams {
         Streams {
             next_stream: AtomicU64::new(STANDALONE + 1),
-            logs: Mutex::new(Logs::new(log_capacity)),
+            logs: Mutex::new(Logs::new(log_capacity, log_bytes, limits, counters)),
             closed: watch::Sender::new(false),
         }
     }
@@ -52,14 +58,15 @@ impl Streams {
         self.next_stream.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Sends a server-to-client message on the standalone stream; logs it
-    /// for resumption when the log is enabled. Whether a stream took it.
-    /// The id is drawn under the lock, so concurrent senders' ids follow
-    /// the order the messages are queued in.
+    /// Sends a server-to-client message on the standalone stream, without
+    /// waiting; logs it for resumption when the log is enabled. Whether an
+    /// open stream took it: one whose queue is full drops it, counted. The
+    /// id is drawn under the lock, so concurrent senders' ids follow the
+    /// order the messages are queued in.
     pub(crate) fn push(&self, message: &Value) -> bool {
         let mut logs = self.lock();
         let (frame, sink) = logs.record(STANDALONE, message);
-        sink.is_some_and(|tx| tx.try_send(frame).is_ok())
+        sink.is_some_and(|outlet| outlet.try_push(frame) == Pushed::Queued)
     }
 
     /// Opens the standalone stream, or resumes the stream a `Last-Event-ID`
@@ -69,21 +76,23 @@ impl Streams {
         &self,
         last_event_id: Option<EventId>,
         priming: Option<Option<Duration>>,
-    ) -> Result<mpsc::Receiver<Bytes>, OpenError> {
+    ) -> Result<Arc<Outlet>, OpenError> {
         let mut logs = self.lock();
         if *self.closed.borrow() {
             // Terminated: an already-ended stream.
-            let (_, rx) = mpsc::channel(1);
-            return Ok(rx);
+            return Ok(logs.ended());
         }
-        logs.open_get(last_event_id, CHANNEL_CAPACITY, priming)
+        logs.open_get(last_event_id, priming)
     }
 
-    /// Ends every stream of the session (called by the terminate winner).
+    /// Ends every stream of the session (called by the terminate winner):
+    /// each delivers what it has queued, then ends.
     pub(crate) fn close(&self) {
         self.closed.send_replace(true);
         let sinks = self.lock().close();
-        drop(sinks);
+        for sink in sinks {
+            sink.finish();
+        }
     }
 
     /// Resolves once the session has ended.
@@ -96,24 +105,22 @@ impl Streams {
     }
 }
 
-/// The body of an SSE response: the frames a channel delivers, with a
+/// The body of an SSE response: the frames its queue delivers, with a
 /// keep-alive comment whenever the stream has been quiet for the keep-alive
-/// interval. It ends when every sender is gone.
+/// interval. It ends when the stream is finished and drained, or ended.
 #[derive(Debug)]
 pub struct SseBody {
-    rx: mpsc::Receiver<Bytes>,
+    outlet: Arc<Outlet>,
     keep_alive: Option<Interval>,
-    /// Dropped with the body: for the standalone stream, the session's
-    /// [`InFlight`](crate::InFlight) guard, so the session counts as busy
-    /// exactly as long as the client holds the stream open.
-    _hold: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// For `sessionreg_http_streams_open`.
+    counters: Arc<HttpCounters>,
 }
 
 impl SseBody {
     pub(crate) fn new(
-        rx: mpsc::Receiver<Bytes>,
+        outlet: Arc<Outlet>,
         keep_alive: Option<Duration>,
-        hold: Option<Box<dyn std::any::Any + Send + Sync>>,
+        counters: Arc<HttpCounters>,
     ) -> SseBody {
         let keep_alive = keep_alive.map(|period| {
             let mut interval =
@@ -121,11 +128,21 @@ impl SseBody {
             interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
             interval
         });
+        counters.stream_opened();
         SseBody {
-            rx,
+            outlet,
             keep_alive,
-            _hold: hold,
+            counters,
         }
+    }
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        // The client is gone or the stream is over: let go of what it held
+        // (the session's in-flight guard) and count what it never got.
+        self.outlet.body_dropped();
+        self.counters.stream_closed();
     }
 }
 
@@ -137,7 +154,7 @@ impl HttpBody for SseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.rx.poll_recv(cx) {
+        match self.outlet.poll_next(cx) {
             Poll::Ready(Some(bytes)) => {
                 if let Some(interval) = &mut self.keep_alive {
                     interval.reset();

@@ -42,15 +42,18 @@
 
 use super::app::{App, Reply};
 use super::body::{self, Body};
-use super::jsonrpc::{self, Message, RpcError};
+use super::jsonrpc::{self, starts_with, Message, RpcError};
 use super::post::Head;
+use super::request_body;
 use super::rules::{self, Version};
 use super::SessionManager;
 use base64::Engine as _;
 use http::request::Parts;
 use http::{HeaderMap, Response, StatusCode};
-use http_body_util::BodyExt;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::time::Duration;
 
 /// The header mirroring the body's `method`.
 pub const METHOD_HEADER: &str = "mcp-method";
@@ -87,7 +90,14 @@ impl<A: App> SessionManager<A> {
         // either (the client went away) aborts the handler.
         let cancel = task.map(AbortOnDrop);
         match head.await {
-            Ok(Head::Stream(rx)) => self.sse(rx, cancel.map(|c| Box::new(c) as _)),
+            Ok(Head::Stream(outlet)) => {
+                if let Some(cancel) = cancel {
+                    // Let go when the stream ends, for whatever reason (the
+                    // client went away, or stopped reading).
+                    outlet.hold(Box::new(cancel));
+                }
+                self.sse(outlet)
+            }
             Ok(Head::Reply(Reply::Error(error)))
                 if id.is_some() && error.code == jsonrpc::METHOD_NOT_FOUND =>
             {
@@ -99,30 +109,86 @@ impl<A: App> SessionManager<A> {
 }
 
 /// The `id` of the JSON-RPC request in a body, if it can be read (within
-/// `limit` bytes) and has one: for errors answered before the body is
-/// otherwise looked at, such as an unsupported protocol version.
-pub(super) async fn request_id<B>(body: B, limit: usize) -> Option<Value>
+/// `limit` bytes and `timeout`) and has one: for errors answered before the
+/// body is otherwise looked at, such as an unsupported protocol version.
+/// Only the `id` member is read out; the rest is skipped, not built.
+pub(super) async fn request_id<B>(body: B, limit: usize, timeout: Option<Duration>) -> Option<Value>
 where
     B: hyper::body::Body,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let bytes = http_body_util::Limited::new(body, limit)
-        .collect()
-        .await
-        .ok()?
-        .to_bytes();
-    let mut value: Value = serde_json::from_slice(&bytes).ok()?;
-    value
-        .get_mut("id")
-        .map(Value::take)
-        .filter(|id| id.is_string() || id.is_number())
+    #[derive(Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+        id: Option<&'a RawValue>,
+    }
+    let bytes = request_body::read(body, None, limit, timeout).await.ok()?;
+    if jsonrpc::first_token(&bytes) != Some(b'{') {
+        return None;
+    }
+    let envelope: IdOnly<'_> = serde_json::from_slice(&bytes).ok()?;
+    jsonrpc::request_id(envelope.id?).ok()
+}
+
+/// The members of a 2026-07-28 message's params that its checks read, as
+/// raw text borrowed from the message (the rest is skipped, not built).
+#[derive(Deserialize, Default)]
+struct Checked<'a> {
+    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+    uri: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "_meta",
+        deserialize_with = "jsonrpc::present"
+    )]
+    meta: Option<&'a RawValue>,
+}
+
+/// The members of `params._meta` the checks read.
+#[derive(Deserialize, Default)]
+struct Meta<'a> {
+    #[serde(
+        borrow,
+        default,
+        rename = "io.modelcontextprotocol/protocolVersion",
+        deserialize_with = "jsonrpc::present"
+    )]
+    version: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        deserialize_with = "jsonrpc::present"
+    )]
+    capabilities: Option<&'a RawValue>,
+}
+
+/// Reads the checked members of an object; anything that is not an object
+/// has none.
+fn members<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Result<T, RpcError> {
+    match raw {
+        Some(raw) if starts_with(raw, b"{") => serde_json::from_str(raw.get())
+            .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}"))),
+        _ => Ok(T::default()),
+    }
+}
+
+/// A raw JSON string's text; `None` for any other value.
+fn text(raw: &RawValue) -> Option<String> {
+    if starts_with(raw, b"\"") {
+        serde_json::from_str(raw.get()).ok()
+    } else {
+        None
+    }
 }
 
 /// The checks of "Server Validation" on a 2026-07-28 message.
 fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
     let (method, params) = match message {
-        Message::Request(request) => (&request.method, request.params.as_ref()),
-        Message::Notification(note) => (&note.method, note.params.as_ref()),
+        Message::Request(request) => (&request.method, request.params.as_deref()),
+        Message::Notification(note) => (&note.method, note.params.as_deref()),
         Message::Response(_) => {
             return Err(RpcError::new(
                 jsonrpc::INVALID_REQUEST,
@@ -130,6 +196,7 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
             ))
         }
     };
+    let checked: Checked<'_> = members(params)?;
     let is_request = matches!(message, Message::Request(_));
     match header_text(headers, METHOD_HEADER)? {
         Some(value) if value != method.as_str() => {
@@ -139,28 +206,26 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
         None if is_request => return Err(missing("Mcp-Method")),
         None => {}
     }
-    if let Some(target) = named_target(method, params) {
+    if let Some(target) = named_target(method, &checked) {
         match header_text(headers, NAME_HEADER)? {
             Some(value) => {
                 let value = decode_sentinel(&value)?;
                 if value != target {
-                    return Err(mismatch("Mcp-Name", &value, target));
+                    return Err(mismatch("Mcp-Name", &value, &target));
                 }
             }
             None if is_request => return Err(missing("Mcp-Name")),
             None => {}
         }
     }
-    let meta_version = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_VERSION));
-    if let Some(body_version) = meta_version {
-        let body_version = body_version.as_str().unwrap_or("<not a string>");
+    let meta: Meta<'_> = members(checked.meta)?;
+    if let Some(body_version) = meta.version {
+        let body_version = text(body_version).unwrap_or_else(|| "<not a string>".into());
         if body_version != rules::STATELESS_VERSION {
             return Err(mismatch(
                 "MCP-Protocol-Version",
                 rules::STATELESS_VERSION,
-                body_version,
+                &body_version,
             ));
         }
     }
@@ -174,18 +239,19 @@ fn check_meta(message: &Message) -> Result<(), RpcError> {
     let Message::Request(request) = message else {
         return Ok(());
     };
-    let meta = request.params.as_ref().and_then(|p| p.get("_meta"));
-    let Some(meta) = meta.filter(|m| m.is_object()) else {
+    let checked: Checked<'_> = members(request.params.as_deref())?;
+    let Some(meta) = checked.meta.filter(|m| starts_with(m, b"{")) else {
         return Err(RpcError::invalid_params(
             "params._meta is required at protocol version 2026-07-28",
         ));
     };
-    if !meta.get(META_VERSION).is_some_and(Value::is_string) {
+    let meta: Meta<'_> = members(Some(meta))?;
+    if !meta.version.is_some_and(|v| starts_with(v, b"\"")) {
         return Err(RpcError::invalid_params(format!(
             "params._meta needs \"{META_VERSION}\" (a string)"
         )));
     }
-    if !meta.get(META_CAPABILITIES).is_some_and(Value::is_object) {
+    if !meta.capabilities.is_some_and(|c| starts_with(c, b"{")) {
         return Err(RpcError::invalid_params(format!(
             "params._meta needs \"{META_CAPABILITIES}\" (an object)"
         )));
@@ -194,13 +260,13 @@ fn check_meta(message: &Message) -> Result<(), RpcError> {
 }
 
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
-fn named_target<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a str> {
+fn named_target(method: &str, checked: &Checked<'_>) -> Option<String> {
     let field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
+        "tools/call" | "prompts/get" => checked.name,
+        "resources/read" => checked.uri,
         _ => return None,
     };
-    params?.get(field)?.as_str()
+    text(field?)
 }
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space
@@ -276,7 +342,7 @@ mod tests {
     use serde_json::json;
 
     fn message(value: Value) -> Message {
-        Message::from_value(value).unwrap()
+        Message::from_slice(value.to_string().as_bytes()).unwrap()
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {

@@ -69,10 +69,46 @@ impl Drop for DropProbe {
     }
 }
 
-/// The test application: tools that sleep, fail, panic, stream, notify.
+/// Holds `gate` tool calls until the test opens it.
+pub struct Gate {
+    open: tokio::sync::Semaphore,
+    /// Calls waiting at the gate now.
+    pub waiting: AtomicUsize,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate {
+            open: tokio::sync::Semaphore::new(0),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Gate {
+    /// Lets every call through, now and later.
+    pub fn open(&self) {
+        self.open
+            .add_permits(tokio::sync::Semaphore::MAX_PERMITS / 2);
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    async fn pass(&self) {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _ = self.open.acquire().await.map(|p| p.forget());
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The test application: tools that sleep, wait at a gate, fail, panic,
+/// stream, notify.
 pub struct TestApp {
     pub closes: Arc<Closes>,
     pub probes: Arc<Probes>,
+    pub gate: Arc<Gate>,
 }
 
 impl App for TestApp {
@@ -83,10 +119,9 @@ impl App for TestApp {
         initialize: &jsonrpc::Request,
         request: &http::request::Parts,
     ) -> Result<String, RpcError> {
-        let name = initialize
-            .params
-            .as_ref()
-            .and_then(|p| p.pointer("/clientInfo/name"))
+        let params = initialize.params_value().unwrap_or(Value::Null);
+        let name = params
+            .pointer("/clientInfo/name")
             .and_then(Value::as_str)
             .unwrap_or("client")
             .to_string();
@@ -105,7 +140,15 @@ impl App for TestApp {
             Message::Request(request) => request,
             _ => return Ok(Reply::Accepted),
         };
-        let params = request.params.clone().unwrap_or(Value::Null);
+        // Params are parsed only by the methods that read them: `ping`
+        // with a 4 MiB body costs the body, not a Value tree of it.
+        if request.method == "ping" {
+            return Ok(Reply::Result(json!({})));
+        }
+        let params = match request.params_value() {
+            Ok(params) => params,
+            Err(error) => return Ok(Reply::Error(error)),
+        };
         match request.method.as_str() {
             "initialize" => {
                 if ctx.state().map(String::as_str) == Some("reject-initialize") {
@@ -128,6 +171,10 @@ impl App for TestApp {
                         let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
                         tokio::time::sleep(Duration::from_millis(ms)).await;
                         Ok(Reply::Result(json!({ "slept": ms })))
+                    }
+                    Some("gate") => {
+                        self.gate.pass().await;
+                        Ok(Reply::Result(json!({ "passed": true })))
                     }
                     Some("fail") => Err(HandlerError::msg("failed on purpose")),
                     Some("whoami") => Ok(Reply::Result(json!({
@@ -180,11 +227,13 @@ impl App for TestApp {
                     Some("panic") => panic!("handler panicked on purpose"),
                     Some("notify") => {
                         let n = args.get("n").and_then(Value::as_u64).unwrap_or(1);
+                        let pad = args.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+                        let pad = "x".repeat(pad as usize);
                         let mut delivered = 0;
                         for i in 0..n {
                             let note = jsonrpc::notification_message(
                                 "notifications/message",
-                                json!({ "i": i }),
+                                json!({ "i": i, "pad": pad }),
                             );
                             delivered += u64::from(ctx.notify(&note));
                         }
@@ -208,7 +257,6 @@ impl App for TestApp {
                     _ => Ok(Reply::Error(RpcError::invalid_params("unknown tool"))),
                 }
             }
-            "ping" => Ok(Reply::Result(json!({}))),
             other => Ok(Reply::Error(RpcError::method_not_found(other))),
         }
     }
@@ -227,6 +275,7 @@ pub struct Server {
     pub manager: SessionManager<TestApp>,
     pub closes: Arc<Closes>,
     pub probes: Arc<Probes>,
+    pub gate: Arc<Gate>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<std::io::Result<mcp::ShutdownReport>>>,
 }
@@ -245,7 +294,7 @@ impl Server {
         configure: impl FnOnce(Builder) -> Builder,
         deadline: Duration,
     ) -> Server {
-        let (manager, closes, probes) = test_manager(configure);
+        let (manager, closes, probes, gate) = gated_manager(configure);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -264,6 +313,7 @@ impl Server {
             manager,
             closes,
             probes,
+            gate,
             stop: Some(stop),
             task: Some(task),
         }
@@ -277,6 +327,11 @@ impl Server {
         self.manager.stats().created
     }
 
+    /// The HTTP layer's counters.
+    pub fn http(&self) -> mcp::HttpStats {
+        self.manager.http_stats()
+    }
+
     /// Shuts the server down gracefully and returns its report.
     pub async fn shutdown(&mut self) -> mcp::ShutdownReport {
         let _ = self.stop.take().unwrap().send(());
@@ -288,16 +343,26 @@ impl Server {
 pub fn test_manager(
     configure: impl FnOnce(Builder) -> Builder,
 ) -> (SessionManager<TestApp>, Arc<Closes>, Arc<Probes>) {
+    let (manager, closes, probes, _) = gated_manager(configure);
+    (manager, closes, probes)
+}
+
+/// [`test_manager`], with the gate of its `gate` tool.
+pub fn gated_manager(
+    configure: impl FnOnce(Builder) -> Builder,
+) -> (SessionManager<TestApp>, Arc<Closes>, Arc<Probes>, Arc<Gate>) {
     let closes = Arc::new(Closes::default());
     let probes = Arc::new(Probes::default());
+    let gate = Arc::new(Gate::default());
     let app = TestApp {
         closes: Arc::clone(&closes),
         probes: Arc::clone(&probes),
+        gate: Arc::clone(&gate),
     };
     let manager = configure(SessionManager::builder(app))
         .build()
         .expect("valid config");
-    (manager, closes, probes)
+    (manager, closes, probes, gate)
 }
 
 /// A response, read whole.
@@ -379,6 +444,11 @@ impl Client {
 
     /// A POST with the right headers, an optional session id, and `body`.
     pub async fn post(&self, session: Option<&str>, body: &Value) -> Answer {
+        self.post_text(session, body.to_string()).await
+    }
+
+    /// [`post`](Client::post) with a body of any text (JSON or not).
+    pub async fn post_text(&self, session: Option<&str>, body: String) -> Answer {
         let mut request = self
             .request(Method::POST)
             .header("content-type", "application/json")
@@ -386,12 +456,8 @@ impl Client {
         if let Some(id) = session {
             request = request.header("mcp-session-id", id);
         }
-        self.send(
-            request
-                .body(Full::new(Bytes::from(body.to_string())))
-                .unwrap(),
-        )
-        .await
+        self.send(request.body(Full::new(Bytes::from(body))).unwrap())
+            .await
     }
 
     /// A real initialize handshake; returns the session id.
