@@ -9,7 +9,9 @@
 //! ```
 //!
 //! `--max-sessions` and `--idle-timeout-ms` are accepted and ignored: rmcp's
-//! session manager has neither knob in this form.
+//! session manager has neither knob in this form; so are the bound flags of
+//! examples/mcp_server (`--header-read-timeout-ms` and the rest). Tools:
+//! `echo` and `sleep`, as examples/mcp_server has.
 
 mod serve;
 

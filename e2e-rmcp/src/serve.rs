@@ -8,20 +8,51 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
     SessionManager, StreamableHttpServerConfig, StreamableHttpService,
 };
-use rmcp::ServerHandler;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::io::Write;
 use std::sync::Arc;
 use tower_service::Service;
 
-/// A server with no tools: `initialize`, `notifications/initialized` and
-/// `DELETE` are all the benchmark sends.
+/// A server with two tools, `echo` and `sleep` (`{"ms": N}`), as
+/// examples/mcp_server has (`benches/hostile.py` calls them); the churn
+/// benchmark sends only `initialize`, `notifications/initialized` and
+/// `DELETE`.
 #[derive(Clone)]
 pub struct Empty;
 
-impl ServerHandler for Empty {}
+impl ServerHandler for Empty {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let text = match &*request.name {
+            "echo" => args
+                .get("text")
+                .and_then(|t| t.as_str())
+                .unwrap_or("")
+                .to_string(),
+            "sleep" => {
+                let ms = args.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                format!("slept {ms} ms")
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool: {other}"),
+                    None,
+                ))
+            }
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
 
 /// The flags of examples/mcp_server.
 pub struct Flags {
@@ -29,6 +60,19 @@ pub struct Flags {
     pub max_sessions: Option<usize>,
     pub idle_timeout_ms: Option<u64>,
 }
+
+/// How the names of examples/mcp_server's bound flags end
+/// (`--header-read-timeout-ms`, `--max-connections`, `--stream-queue-bytes`,
+/// ...).
+const BOUND_FLAG_ENDINGS: [&str; 7] = [
+    "-ms",
+    "-bytes",
+    "-connections",
+    "-streams",
+    "-session",
+    "-handlers",
+    "-messages",
+];
 
 pub fn flags() -> Flags {
     let mut flags = Flags {
@@ -46,6 +90,13 @@ pub fn flags() -> Flags {
             }
             "--idle-timeout-ms" => {
                 flags.idle_timeout_ms = Some(value().parse().expect("--idle-timeout-ms MS"))
+            }
+            // examples/mcp_server's bound flags, which benches/hostile.py
+            // passes to every server alike: rmcp has no counterpart.
+            flag if flag.starts_with("--")
+                && BOUND_FLAG_ENDINGS.iter().any(|e| flag.ends_with(e)) =>
+            {
+                let _ = value();
             }
             other => panic!("unknown argument {other}"),
         }

@@ -1,0 +1,57 @@
+"""The Python MCP SDK's streamable-HTTP server, with the flags and first
+line of examples/mcp_server, for benches/hostile.py to measure beside it.
+
+    python3 -m venv .venv && .venv/bin/pip install mcp==2.3.0
+    .venv/bin/python benches/peers/python_mcp_server.py --addr 127.0.0.1:0
+
+`--max-sessions` and `--idle-timeout-ms` map to the SDK's own knobs; the
+other bound flags of examples/mcp_server are accepted and ignored (the SDK
+and uvicorn have no counterpart, or keep their defaults). Tools: `echo`
+(text) and `sleep` (ms), as examples/mcp_server has. One uvicorn worker,
+logging at warning, as a production deployment of one process would run.
+"""
+
+import argparse
+import asyncio
+import socket
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--addr", default="127.0.0.1:8080")
+    parser.add_argument("--max-sessions", type=int, default=10_000)
+    parser.add_argument("--idle-timeout-ms", type=int, default=1_800_000)
+    args, _ignored = parser.parse_known_args()
+
+    server = MCPServer("python-peer")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Returns its text argument."""
+        return text
+
+    @server.tool()
+    async def sleep(ms: int) -> str:
+        """Waits the given number of milliseconds, then answers."""
+        await asyncio.sleep(ms / 1000)
+        return f"slept {ms} ms"
+
+    app = server.streamable_http_app(
+        max_sessions=args.max_sessions,
+        session_idle_timeout=args.idle_timeout_ms / 1000,
+    )
+    host, port = args.addr.rsplit(":", 1)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, int(port)))
+    sock.listen(4096)
+    print(f"listening on http://{host}:{sock.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(app, log_level="warning", backlog=4096)
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+if __name__ == "__main__":
+    main()
