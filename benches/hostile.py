@@ -302,6 +302,21 @@ def shed_summary(times, n):
     return held, f"median {statistics.median(closed):.1f} s, max {max(closed):.1f} s"
 
 
+async def shed(server, conns, waits, cap):
+    """While hostile connections `conns` wait for the server to close them
+    (`waits`), a well-behaved client is served; then: how many the server
+    still held after `cap` seconds, its connections then, how long it took
+    to shed one, and whether the client was served."""
+    ok = await served(server)
+    times = await asyncio.gather(*waits)
+    sockets = server.sockets()
+    for _, w in conns:
+        w.close()
+    held, took = shed_summary(times, len(conns))
+    return {"held after %ds" % cap: f"{held} of {len(conns)}", "connections held then": sockets,
+            "time to shed": took, "served meanwhile": ok}
+
+
 # --- scenarios ----------------------------------------------------------------
 
 
@@ -313,15 +328,7 @@ async def slowloris(server, n=500, cap=60.0):
         writer.write(b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-ty")
         conns.append((reader, writer))
     started = time.monotonic()
-    waits = [until_closed(r, started, cap) for r, _ in conns]
-    ok = await served(server)
-    times = await asyncio.gather(*waits)
-    sockets = server.sockets()
-    for _, w in conns:
-        w.close()
-    held, shed = shed_summary(times, n)
-    return {"held after %ds" % cap: f"{held} of {n}", "connections held then": sockets,
-            "time to shed": shed, "served meanwhile": ok}
+    return await shed(server, conns, [until_closed(r, started, cap) for r, _ in conns], cap)
 
 
 async def slow_body(server, n=200, cap=60.0):
@@ -356,16 +363,9 @@ async def slow_body(server, n=200, cap=60.0):
         dripping.cancel()
         return when
 
-    waits = [trickle_and_wait(r, w) for r, w in conns]
-    ok = await served(server)
-    times = await asyncio.gather(*waits)
-    sockets = server.sockets()
-    for _, w in conns:
-        w.close()
-    held, shed = shed_summary(times, n)
-    answers = ", ".join(f"{k or 'none'}: {v}" for k, v in sorted(statuses.items(), key=str))
-    return {"held after %ds" % cap: f"{held} of {n}", "connections held then": sockets,
-            "answers": answers, "time to shed": shed, "served meanwhile": ok}
+    figures = await shed(server, conns, [trickle_and_wait(r, w) for r, w in conns], cap)
+    figures["answers"] = ", ".join(f"{k or 'none'}: {v}" for k, v in sorted(statuses.items(), key=str))
+    return figures
 
 
 async def batched(coroutines, width=100):
