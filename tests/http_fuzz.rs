@@ -304,9 +304,15 @@ impl Harness {
             .enable_all()
             .build()
             .unwrap();
-        // Session-less (2026-07-28) requests are served too.
-        let (manager, closes, _, _) =
-            http_support::gated_manager(|b| b.event_log(4).stream_queue(4, 4096).stateless(true));
+        // Session-less (2026-07-28) requests are served too. Sessions the
+        // cases open and never end idle out, so that a long run stays under
+        // capacity (a 503 there would be right, but is not what is tested).
+        let (manager, closes, _, _) = http_support::gated_manager(|b| {
+            b.event_log(4)
+                .stream_queue(4, 4096)
+                .stateless(true)
+                .idle_timeout(Duration::from_secs(2))
+        });
         let harness = Harness {
             runtime,
             manager,
