@@ -1,8 +1,8 @@
 //! Capacity across shards: an insert fails only if every slot was in use at
 //! one instant during the call, however the free slots fall over the shards.
 //!
-//! Every other model uses one shard, where one free list holds every free
-//! slot. Here there are two shards of one slot each (capacity 2): an insert
+//! With one shard, one free list holds every free slot (most models use
+//! one). Here there are two shards of one slot each (capacity 2): an insert
 //! looks at its home shard, then the other, and must not miss a slot freed
 //! in a shard it has already looked at while another insert took the slot
 //! it was about to look at. Each model is built so that while any insert
@@ -20,7 +20,15 @@
 //! (Impossible on x86-64, whose RMWs are full fences; allowed by the Rust
 //! memory model and on AArch64.) Making the fresh-slot CAS AcqRel (its loads
 //! Acquire) and the pop's CAS AcqRel makes all three models pass; each
-//! change alone fixes one of the two.
+//! change alone fixes one of the two. (The core now makes every push, pop,
+//! fresh take and the check's loads SeqCst instead: see
+//! `Storage::allocate_elsewhere`.)
+//!
+//! The same two models fail, at one preemption, if `allocate_elsewhere`
+//! looks at every shard only once (no second look at the heads): the main
+//! insert finds shard 0 full, the other thread then ends the session there
+//! and takes shard 1's slot, and the main insert, finding shard 1 taken,
+//! gives up although shard 0 has had a free slot since.
 #![cfg(sessionreg_loom)]
 
 use loom::sync::atomic::AtomicBool;
