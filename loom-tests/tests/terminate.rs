@@ -128,6 +128,13 @@ fn fail_vs_shutdown() {
     race(&[Path::Fail, Path::Shutdown]);
 }
 
+/// Two reapers (two sweeps, or the HTTP layer's timer and a manual
+/// `reap_idle`): both close the session for expiry, and one ends it.
+#[test]
+fn reap_vs_reap() {
+    race(&[Path::Reap, Path::Reap]);
+}
+
 #[test]
 fn delete_vs_delete() {
     race(&[Path::Delete, Path::Delete]);
@@ -187,9 +194,9 @@ fn expiring_get_vs_delete() {
 /// which stores the list link in that same word, or an insert may have
 /// refilled it. Unless those stores are Release and the secret load Acquire
 /// (as they are, for this reason), the loser can read the new word while its
-/// re-check of the lifecycle word in `forged_or_recycled` still sees the old
-/// `LIVE(g)`, and conclude "forged". (Loom found this; the model keeps it
-/// fixed.)
+/// re-check of the lifecycle word (`mismatch`, in `lookup.rs`) still sees
+/// the old `LIVE(g)`, and conclude "forged". (Loom found this; the model
+/// keeps it fixed.)
 #[test]
 fn a_spent_id_is_never_forged() {
     model(|| {
