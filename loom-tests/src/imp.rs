@@ -1,8 +1,9 @@
 use sessionreg::{Builder, Reason, Registry, SessionId, Termination};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::any::Any;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 /// The preemption bound a model runs with when `LOOM_MAX_PREEMPTIONS` is not
@@ -117,11 +118,19 @@ impl Log {
 
     /// A new drop-tracked value; serials count up from 0.
     pub fn value(self: &Arc<Self>) -> Tracked {
+        self.value_that(Fate::Quiet)
+    }
+
+    /// A new drop-tracked value that panics as `fate` says (with a
+    /// [`Planned`] payload); serials count up from 0, as for
+    /// [`value`](Log::value).
+    pub fn value_that(self: &Arc<Self>, fate: Fate) -> Tracked {
         let serial = self.made.fetch_add(1, Ordering::Relaxed);
         self.drops.lock().unwrap().push(0);
         Tracked {
             serial: serial as u32,
             payload: loom::cell::UnsafeCell::new(serial as u32),
+            fate,
             log: self.clone(),
         }
     }
@@ -176,7 +185,53 @@ impl Log {
 pub struct Tracked {
     serial: u32,
     payload: loom::cell::UnsafeCell<u32>,
+    fate: Fate,
     log: Arc<Log>,
+}
+
+/// Whether a [`Tracked`] value panics, and where: the code the registry
+/// calls must survive both (see `tests/panics.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// It never panics.
+    Quiet,
+    /// Its `Drop` panics, after the drop is counted.
+    PanicsOnDrop,
+    /// The close callback of a [`builder`]'s registry panics on it, after
+    /// the close is recorded.
+    PanicsOnClose,
+}
+
+/// The payload of every panic a [`Fate`] plans: [`quiet_planned_panics`]
+/// keeps them out of the output, and [`assert_planned`] tells them from a
+/// failing assertion.
+#[derive(Debug)]
+pub struct Planned;
+
+/// Replaces the panic hook, once per process, with one that is silent about
+/// [`Planned`] panics (loom would print one per execution) and hands every
+/// other panic (a failing check) to the hook it replaced.
+pub fn quiet_planned_panics() {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<Planned>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Asserts that `result` (of `catch_unwind`) is a [`Planned`] panic, and
+/// raises any other panic again (a failing check inside the call).
+#[track_caller]
+pub fn assert_planned<T: std::fmt::Debug>(result: Result<T, Box<dyn Any + Send>>) {
+    match result {
+        Ok(value) => panic!("a planned panic did not propagate: returned {value:?}"),
+        Err(panic) if panic.is::<Planned>() => {}
+        Err(other) => std::panic::resume_unwind(other),
+    }
 }
 
 /// What a dropped value's payload holds.
@@ -211,6 +266,13 @@ impl Drop for Tracked {
             .with_mut(|p| unsafe { std::mem::replace(&mut *p, POISON) });
         assert_eq!(payload, self.serial, "value {} dropped twice", self.serial);
         self.log.drops.lock().unwrap()[self.serial as usize] += 1;
+        // Not while unwinding (a failing check elsewhere): a second panic
+        // would abort the run and hide that failure. Loom's threads share
+        // one OS thread's panic count, so no model may plan this drop while
+        // another of its threads unwinds.
+        if self.fate == Fate::PanicsOnDrop && !std::thread::panicking() {
+            std::panic::panic_any(Planned);
+        }
     }
 }
 
@@ -221,7 +283,8 @@ impl std::fmt::Debug for Tracked {
 }
 
 /// A registry of `capacity` slots in one shard (so every insert and free goes
-/// through one free list), whose close callback records into `log`. With
+/// through one free list), whose close callback records into `log` (and
+/// then panics, for a value made to: [`Fate::PanicsOnClose`]). With
 /// `idle`, the idle timeout is zero: a session with nothing in flight is idle
 /// at once, so the reaper (and an expiring lookup) races deterministically.
 pub fn registry(log: &Arc<Log>, capacity: usize, idle: bool) -> Registry<Tracked> {
@@ -251,6 +314,9 @@ pub fn builder(log: &Arc<Log>, capacity: usize) -> Builder<Tracked> {
                 serial: value.read(),
                 reason,
             });
+            if value.fate == Fate::PanicsOnClose {
+                std::panic::panic_any(Planned);
+            }
         })
 }
 
