@@ -17,8 +17,9 @@
 #![cfg(sessionreg_loom)]
 
 use loom::thread;
-use loom_tests::{model, race_point, registry, Log, StorageWatch};
-use sessionreg::Reason;
+use loom_tests::{builder, model, race_point, registry, Log, StorageWatch};
+use sessionreg::{ManualClock, Reason};
+use std::time::Duration;
 
 /// A live session's handle on another thread while the registry drops (and
 /// ends the session with `Shutdown`).
@@ -81,6 +82,48 @@ fn registry_dropped_while_two_threads_hold_an_ended_session() {
         let mut reasons: Vec<_> = log.closes().iter().map(|c| (c.serial, c.reason)).collect();
         reasons.sort_by_key(|c| c.0);
         assert_eq!(reasons, [(0, Reason::Failed), (1, Reason::Shutdown)]);
+        watch.assert_freed();
+    });
+}
+
+/// The registry dropped while another thread works with its handle: clones
+/// it, drops the original, stamps activity (`touch`), begins and ends a
+/// request (which stamps again), reads the value. Each of these reaches
+/// the storage (the clock the registry reads idle time from lives there),
+/// and must find it alive however far the drop has got; the session ends
+/// once, with `Shutdown`, and its value is dropped once, by whoever lets go
+/// last (seen failing with `Lifecycle::orphan` not counting a held slot:
+/// the storage was freed under the handle).
+#[test]
+fn registry_dropped_while_a_handle_is_cloned_begun_and_touched() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let clock = ManualClock::new();
+        let registry = builder(&log, 1)
+            .idle_timeout(Duration::from_secs(60))
+            .manual_clock(&clock)
+            .build()
+            .unwrap();
+        let id = registry.insert(log.value()).unwrap();
+        let session = registry.get(&id).unwrap();
+
+        let holder = thread::spawn(move || {
+            let clone = session.clone();
+            drop(session);
+            clone.touch();
+            if let Some(request) = clone.begin() {
+                assert_eq!(request.read(), 0);
+                assert_eq!(request.id(), id);
+            }
+            assert_eq!(clone.read(), 0);
+        });
+        race_point();
+        drop(registry);
+        holder.join().unwrap();
+
+        log.assert_closed_once(id, Reason::Shutdown);
+        assert_eq!(log.drops(0), 1);
         watch.assert_freed();
     });
 }
