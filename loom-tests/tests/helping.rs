@@ -1,0 +1,112 @@
+//! Insert is lock-free: it never waits for a handle that is freeing a slot.
+//!
+//! A handle that is the last one out of an ended session pushes the slot on
+//! its free list first and frees it (`FREE(g+1)`) second, with a CAS. An
+//! insert that pops the slot in between finds it still `TERMINATED(g, 0)`
+//! and frees it itself, after counting a debt in the storage's `pending`
+//! count; the handle's CAS then finds it was helped and pays the debt
+//! (`Lifecycle::try_help`, `finish_free`, `Storage::claim`). These models
+//! race exactly that, at capacity 1 so that the insert can only get the
+//! handle's slot: the insert gets it, the session in it is a new generation
+//! (the old id is stale, not forged), the old value is dropped once, and the
+//! storage and its pages are freed exactly once, also when the registry is
+//! dropped while the handle is still freeing the slot.
+//!
+//! Both fail if the popper does not help (treats the popped slot as free
+//! and publishes over `TERMINATED(g, 0)`: the new session takes the old
+//! generation, and the handle pays a debt nobody counted) or if the handle
+//! does not pay the debt it finds (`Finished::Helped` ignored: the storage
+//! leaks).
+#![cfg(sessionreg_loom)]
+
+use loom::sync::Arc;
+use loom::thread;
+use loom_tests::{assert_clean, model, race_point, registry, Log, StorageWatch, Tracked};
+use sessionreg::{Reason, Registry, Rejection, SessionId};
+
+/// Inserts `value`, trying again (after letting other threads run) while
+/// the registry is full: at capacity 1, until the handle has let go.
+fn insert_when_free(registry: &Registry<Tracked>, mut value: Tracked) -> SessionId {
+    loop {
+        match registry.insert(value) {
+            Ok(id) => return id,
+            Err(e) => {
+                value = e.into_inner();
+                thread::yield_now();
+            }
+        }
+    }
+}
+
+/// One ended session, held by a handle that another thread drops (the
+/// last one out) while this thread inserts into the one slot.
+#[test]
+fn an_insert_takes_the_slot_a_handle_is_freeing() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let registry = Arc::new(registry(&log, 1, false));
+        let old = registry.insert(log.value()).unwrap();
+        let handle = registry.get(&old).unwrap();
+        assert!(registry.terminate(&old, Reason::Deleted).is_won());
+        let value = log.value();
+
+        let holder = thread::spawn(move || {
+            assert_eq!(handle.read(), 0);
+            drop(handle);
+        });
+        race_point();
+        let new = insert_when_free(&registry, value);
+        holder.join().unwrap();
+
+        assert_eq!(log.drops(0), 1);
+        let session = registry.get(&new).expect("the new session");
+        assert_eq!(session.read(), 1);
+        drop(session);
+        // The slot moved on a generation: the old id is stale.
+        assert_eq!(registry.lookup(&old).map(drop), Err(Rejection::Stale));
+        assert!(registry.terminate(&new, Reason::Deleted).is_won());
+        log.assert_all_dropped_once();
+        assert_clean(&registry, &log);
+        drop(registry);
+        watch.assert_freed();
+    });
+}
+
+/// As above, and the registry is dropped right after the insert, perhaps
+/// while the handle has not made its last step: the handle's debt (or its
+/// orphaned slot) keeps the storage until it is done, and then exactly one
+/// party frees it.
+#[test]
+fn the_registry_drops_while_a_handle_is_freeing_its_slot() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let registry = registry(&log, 1, false);
+        let old = registry.insert(log.value()).unwrap();
+        let handle = registry.get(&old).unwrap();
+        assert!(registry.terminate(&old, Reason::Deleted).is_won());
+        let value = log.value();
+
+        let holder = thread::spawn(move || {
+            assert_eq!(handle.read(), 0);
+            drop(handle);
+        });
+        race_point();
+        let new = insert_when_free(&registry, value);
+        drop(registry);
+        holder.join().unwrap();
+
+        log.assert_all_dropped_once();
+        let closes: Vec<_> = log
+            .closes()
+            .iter()
+            .map(|c| (c.id, c.serial, c.reason))
+            .collect();
+        assert_eq!(
+            closes,
+            [(old, 0, Reason::Deleted), (new, 1, Reason::Shutdown)]
+        );
+        watch.assert_freed();
+    });
+}
