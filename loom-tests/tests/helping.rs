@@ -19,13 +19,15 @@
 //! leaks).
 #![cfg(sessionreg_loom)]
 
-use loom::sync::Arc;
 use loom::thread;
 use loom_tests::{assert_clean, model, race_point, registry, Log, StorageWatch, Tracked};
 use sessionreg::{Reason, Registry, Rejection, SessionId};
 
 /// Inserts `value`, trying again (after letting other threads run) while
-/// the registry is full: at capacity 1, until the handle has let go.
+/// the registry is full: at capacity 1, until the handle has pushed the
+/// slot (an attempt before that finds every slot in use, rightly). An
+/// attempt after the push must succeed without waiting for the handle's
+/// last step.
 fn insert_when_free(registry: &Registry<Tracked>, mut value: Tracked) -> SessionId {
     loop {
         match registry.insert(value) {
@@ -45,7 +47,7 @@ fn an_insert_takes_the_slot_a_handle_is_freeing() {
     model(|| {
         let watch = StorageWatch::start();
         let log = Log::new();
-        let registry = Arc::new(registry(&log, 1, false));
+        let registry = registry(&log, 1, false);
         let old = registry.insert(log.value()).unwrap();
         let handle = registry.get(&old).unwrap();
         assert!(registry.terminate(&old, Reason::Deleted).is_won());
