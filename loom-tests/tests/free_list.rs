@@ -4,7 +4,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, model, race_point, registry, Log, Tracked};
+use loom_tests::{assert_clean, builder, model, race_point, registry, Log, Tracked};
 use sessionreg::{Reason, Registry, SessionId, Termination};
 
 /// The slot half of an id's text form (node, generation, index).
@@ -61,33 +61,56 @@ fn two_threads_churn_two_slots() {
 fn pop_racing_pop_pop_push() {
     model(|| {
         let log = Log::new();
-        let registry = Arc::new(registry(&log, 3, false));
-        with_every_slot_freed(&registry, &log);
-        let value = log.value();
-
-        let popper = {
-            let registry = registry.clone();
-            thread::spawn(move || {
-                let serial = value.serial();
-                let id = registry.insert(value).expect("a free slot was lost");
-                assert_eq!(registry.get(&id).unwrap().read(), serial);
-                id
-            })
-        };
-        race_point();
-        let a = registry.insert(log.value()).expect("a free slot was lost");
-        let b = registry.insert(log.value()).expect("a free slot was lost");
-        assert_eq!(registry.terminate(&a, Reason::Deleted), Termination::Won);
-        let c = popper.join().unwrap();
-
-        // b and c were live together: different slots, each its own value.
-        assert_ne!(slot_of(&b), slot_of(&c), "one slot handed out twice");
-        assert_eq!(registry.get(&b).unwrap().id(), b);
-        assert_eq!(registry.get(&c).unwrap().id(), c);
-        assert_eq!(registry.len(), 2);
-        for id in [b, c] {
-            assert_eq!(registry.terminate(&id, Reason::Deleted), Termination::Won);
-        }
-        assert_clean(&registry, &log);
+        pop_racing_pop_pop_push_in(registry(&log, 3, false), &log);
     });
+}
+
+/// The same with a two-bit tag (`Builder::test_widths`), which the race
+/// carries through its maximum: three pushes leave the head's tag at 3 when
+/// the threads start, and the pop, pop and push in the other pop's window
+/// take it to 0, 1 and 2. Fewer than 2^2 updates: the descheduled pop's CAS
+/// still fails, as it must. (Exactly 2^bits updates within one pop's
+/// window is the documented bound, where a stale link would be installed:
+/// no model reaches it.) Fails if `Wrap::next` wraps at the maximum instead
+/// of past it (the tag then comes back after three updates); the 37-bit
+/// model above does not see that.
+#[test]
+fn pop_racing_pop_pop_push_across_a_tag_wrap() {
+    model(|| {
+        let log = Log::new();
+        let narrow = builder(&log, 3).test_widths(30, 2).build().unwrap();
+        pop_racing_pop_pop_push_in(narrow, &log);
+    });
+}
+
+/// The ABA race on `registry` (three slots, one shard), all of them free.
+fn pop_racing_pop_pop_push_in(registry: Registry<Tracked>, log: &std::sync::Arc<Log>) {
+    let registry = Arc::new(registry);
+    with_every_slot_freed(&registry, log);
+    let value = log.value();
+
+    let popper = {
+        let registry = registry.clone();
+        thread::spawn(move || {
+            let serial = value.serial();
+            let id = registry.insert(value).expect("a free slot was lost");
+            assert_eq!(registry.get(&id).unwrap().read(), serial);
+            id
+        })
+    };
+    race_point();
+    let a = registry.insert(log.value()).expect("a free slot was lost");
+    let b = registry.insert(log.value()).expect("a free slot was lost");
+    assert_eq!(registry.terminate(&a, Reason::Deleted), Termination::Won);
+    let c = popper.join().unwrap();
+
+    // b and c were live together: different slots, each its own value.
+    assert_ne!(slot_of(&b), slot_of(&c), "one slot handed out twice");
+    assert_eq!(registry.get(&b).unwrap().id(), b);
+    assert_eq!(registry.get(&c).unwrap().id(), c);
+    assert_eq!(registry.len(), 2);
+    for id in [b, c] {
+        assert_eq!(registry.terminate(&id, Reason::Deleted), Termination::Won);
+    }
+    assert_clean(&registry, log);
 }

@@ -23,42 +23,51 @@ use loom::thread;
 use loom_tests::{assert_clean, model, race_point, registry, Log, StorageWatch, Tracked};
 use sessionreg::{Reason, Registry, Rejection, SessionId};
 
-/// Inserts `value`, trying again (after letting other threads run) while
-/// the registry is full: at capacity 1, until the handle has pushed the
-/// slot (an attempt before that finds every slot in use, rightly). An
-/// attempt after the push must succeed without waiting for the handle's
-/// last step.
-fn insert_when_free(registry: &Registry<Tracked>, mut value: Tracked) -> SessionId {
-    loop {
+/// A one-slot registry whose session (value 0) has ended while a handle
+/// still holds it; another thread drops that handle (the last one out)
+/// while this one inserts value 1, trying again (after letting the other
+/// thread run) while the registry is full. An attempt before the handle has
+/// pushed the slot finds every slot in use, rightly; one after the push
+/// must succeed without waiting for the handle's last step. Returns the
+/// registry, the old and the new id, and the handle's thread.
+fn insert_while_the_last_handle_frees(
+    log: &std::sync::Arc<Log>,
+) -> (
+    Registry<Tracked>,
+    SessionId,
+    SessionId,
+    thread::JoinHandle<()>,
+) {
+    let registry = registry(log, 1, false);
+    let old = registry.insert(log.value()).unwrap();
+    let handle = registry.get(&old).unwrap();
+    assert!(registry.terminate(&old, Reason::Deleted).is_won());
+    let mut value = log.value();
+
+    let holder = thread::spawn(move || {
+        assert_eq!(handle.read(), 0);
+        drop(handle);
+    });
+    race_point();
+    let new = loop {
         match registry.insert(value) {
-            Ok(id) => return id,
+            Ok(id) => break id,
             Err(e) => {
                 value = e.into_inner();
                 thread::yield_now();
             }
         }
-    }
+    };
+    (registry, old, new, holder)
 }
 
-/// One ended session, held by a handle that another thread drops (the
-/// last one out) while this thread inserts into the one slot.
+/// The insert gets the slot, under a new generation.
 #[test]
 fn an_insert_takes_the_slot_a_handle_is_freeing() {
     model(|| {
         let watch = StorageWatch::start();
         let log = Log::new();
-        let registry = registry(&log, 1, false);
-        let old = registry.insert(log.value()).unwrap();
-        let handle = registry.get(&old).unwrap();
-        assert!(registry.terminate(&old, Reason::Deleted).is_won());
-        let value = log.value();
-
-        let holder = thread::spawn(move || {
-            assert_eq!(handle.read(), 0);
-            drop(handle);
-        });
-        race_point();
-        let new = insert_when_free(&registry, value);
+        let (registry, old, new, holder) = insert_while_the_last_handle_frees(&log);
         holder.join().unwrap();
 
         assert_eq!(log.drops(0), 1);
@@ -84,18 +93,7 @@ fn the_registry_drops_while_a_handle_is_freeing_its_slot() {
     model(|| {
         let watch = StorageWatch::start();
         let log = Log::new();
-        let registry = registry(&log, 1, false);
-        let old = registry.insert(log.value()).unwrap();
-        let handle = registry.get(&old).unwrap();
-        assert!(registry.terminate(&old, Reason::Deleted).is_won());
-        let value = log.value();
-
-        let holder = thread::spawn(move || {
-            assert_eq!(handle.read(), 0);
-            drop(handle);
-        });
-        race_point();
-        let new = insert_when_free(&registry, value);
+        let (registry, old, new, holder) = insert_while_the_last_handle_frees(&log);
         drop(registry);
         holder.join().unwrap();
 
