@@ -1,4 +1,4 @@
-use sessionreg::{Builder, Reason, Registry, SessionId, Termination};
+use sessionreg::{Builder, ManualClock, Reason, Registry, Session, SessionId, Termination};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::any::Any;
 use std::cell::Cell;
@@ -326,6 +326,34 @@ pub fn wait_for(flag: &loom::sync::atomic::AtomicBool) {
     while !flag.load(Ordering::Acquire) {
         loom::thread::yield_now();
     }
+}
+
+/// A one-slot registry with a 1 ms idle timeout on a manual clock, holding
+/// one session (value 0) that has just become idle (the clock moved one
+/// timeout past its last activity), a handle to it, and a thread running
+/// `reap_idle` once: the caller races the reaper (after [`race_point`]).
+pub fn spawn_reaper_of_an_idle_session(
+    log: &Arc<Log>,
+) -> (
+    loom::sync::Arc<Registry<Tracked>>,
+    Session<Tracked>,
+    loom::thread::JoinHandle<usize>,
+) {
+    let clock = ManualClock::new();
+    let registry = builder(log, 1)
+        .idle_timeout(Duration::from_millis(1))
+        .manual_clock(&clock)
+        .build()
+        .expect("a valid configuration");
+    let registry = loom::sync::Arc::new(registry);
+    let id = registry.insert(log.value()).unwrap();
+    let session = registry.get(&id).expect("not idle yet");
+    clock.advance(Duration::from_millis(1));
+    let reaper = {
+        let registry = registry.clone();
+        loom::thread::spawn(move || registry.reap_idle())
+    };
+    (registry, session, reaper)
 }
 
 /// Spawns a thread that ends `old` with [`Reason::Deleted`] and then inserts

@@ -12,9 +12,10 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, builder, model, race_point, registry, Log, StorageWatch};
-use sessionreg::{ManualClock, Reason, Rejection};
-use std::time::Duration;
+use loom_tests::{
+    assert_clean, model, race_point, registry, spawn_reaper_of_an_idle_session, Log, StorageWatch,
+};
+use sessionreg::{Reason, Rejection};
 
 /// The session is idle when the reaper starts; a request handler on another
 /// thread stamps it active (`touch`) and then looks it up by id. If the
@@ -27,21 +28,8 @@ use std::time::Duration;
 fn a_lookup_never_returns_a_session_the_reaper_has_closed() {
     model(|| {
         let log = Log::new();
-        let clock = ManualClock::new();
-        let registry = builder(&log, 1)
-            .idle_timeout(Duration::from_millis(1))
-            .manual_clock(&clock)
-            .build()
-            .unwrap();
-        let registry = Arc::new(registry);
-        let id = registry.insert(log.value()).unwrap();
-        let handle = registry.get(&id).expect("not idle yet");
-        clock.advance(Duration::from_millis(1));
-
-        let reaper = {
-            let registry = registry.clone();
-            thread::spawn(move || registry.reap_idle())
-        };
+        let (registry, handle, reaper) = spawn_reaper_of_an_idle_session(&log);
+        let id = handle.id();
         race_point();
         handle.touch();
         drop(handle);

@@ -4,9 +4,8 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, builder, model, race_point, registry, Log};
-use sessionreg::{ManualClock, Reason};
-use std::time::Duration;
+use loom_tests::{assert_clean, model, race_point, registry, spawn_reaper_of_an_idle_session, Log};
+use sessionreg::Reason;
 
 /// The session is idle (its last activity one timeout ago) when a request
 /// begins on a handle taken earlier, while the reaper sweeps. Either the
@@ -18,21 +17,8 @@ use std::time::Duration;
 fn reaper_vs_a_request_beginning() {
     model(|| {
         let log = Log::new();
-        let clock = ManualClock::new();
-        let registry = builder(&log, 1)
-            .idle_timeout(Duration::from_millis(1))
-            .manual_clock(&clock)
-            .build()
-            .unwrap();
-        let registry = Arc::new(registry);
-        let id = registry.insert(log.value()).unwrap();
-        let session = registry.get(&id).expect("not idle yet");
-        clock.advance(Duration::from_millis(1));
-
-        let reaper = {
-            let registry = registry.clone();
-            thread::spawn(move || registry.reap_idle())
-        };
+        let (registry, session, reaper) = spawn_reaper_of_an_idle_session(&log);
+        let id = session.id();
         race_point();
         let began = match session.begin() {
             Some(request) => {
