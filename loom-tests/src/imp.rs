@@ -409,6 +409,27 @@ pub fn assert_clean(registry: &Registry<Tracked>, log: &Arc<Log>) {
     log.assert_all_dropped_once();
 }
 
+/// Asserts that exactly the sessions `live` (each an id and the serial of
+/// its value) are live and hold their own values, ends them all, and then
+/// [`assert_clean`]s the registry.
+#[track_caller]
+pub fn end_all_and_assert_clean(
+    registry: &Registry<Tracked>,
+    log: &Arc<Log>,
+    live: &[(SessionId, u32)],
+) {
+    for (id, serial) in live {
+        let session = registry.get(id).expect("a session that should be live");
+        assert_eq!(session.id(), *id);
+        assert_eq!(session.read(), *serial, "a session holds another value");
+    }
+    assert_eq!(registry.len(), live.len());
+    for (id, _) in live {
+        assert_eq!(registry.terminate(id, Reason::Deleted), Termination::Won);
+    }
+    assert_clean(registry, log);
+}
+
 /// Counts live heap blocks per OS thread, in two classes: aligned to
 /// 64..=256 bytes (cache-padded), and to 512 bytes or more (pages of slots
 /// holding a [`Tracked`]).

@@ -9,8 +9,10 @@
 use loom::sync::atomic::AtomicBool;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, builder, model, race_point, registry, Log, StorageWatch, Tracked};
-use sessionreg::{Reason, Registry, Rejection, SessionId};
+use loom_tests::{
+    builder, end_all_and_assert_clean, model, race_point, registry, Log, StorageWatch, Tracked,
+};
+use sessionreg::{Registry, Rejection, SessionId};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// An id for the slot at global `index`, generation 0, with a secret no
@@ -73,12 +75,7 @@ fn lookups_racing_page_installs_in_two_shards() {
         }
         let there = other.join().unwrap();
 
-        assert_eq!(registry.get(&here).unwrap().read(), 1);
-        assert_eq!(registry.get(&there).unwrap().read(), 0);
-        for id in [here, there] {
-            assert!(registry.terminate(&id, Reason::Deleted).is_won());
-        }
-        assert_clean(&registry, &log);
+        end_all_and_assert_clean(&registry, &log, &[(here, 1), (there, 0)]);
         drop(registry);
         watch.assert_freed();
     });
@@ -106,13 +103,7 @@ fn two_inserts_install_one_page() {
         let here = registry.insert(ours).unwrap();
         let there = other.join().unwrap();
 
-        assert_eq!(registry.get(&here).expect("our session").read(), 1);
-        assert_eq!(registry.get(&there).expect("their session").read(), 0);
-        assert_eq!(registry.len(), 2);
-        for id in [here, there] {
-            assert!(registry.terminate(&id, Reason::Deleted).is_won());
-        }
-        assert_clean(&registry, &log);
+        end_all_and_assert_clean(&registry, &log, &[(here, 1), (there, 0)]);
         drop(registry);
         watch.assert_freed();
     });

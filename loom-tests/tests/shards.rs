@@ -34,7 +34,9 @@
 use loom::sync::atomic::AtomicBool;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{assert_clean, builder, model, race_point, wait_for, Log, StorageWatch, Tracked};
+use loom_tests::{
+    builder, end_all_and_assert_clean, model, race_point, wait_for, Log, StorageWatch, Tracked,
+};
 use sessionreg::{Reason, Registry, SessionId};
 use std::sync::atomic::Ordering::Release;
 
@@ -83,13 +85,7 @@ fn an_insert_takes_a_slot_freed_behind_it() {
         let here = insert(&registry, ours);
         let there = other.join().unwrap();
 
-        assert_eq!(registry.get(&here).unwrap().read(), 2);
-        assert_eq!(registry.get(&there).unwrap().read(), 1);
-        assert_eq!(registry.len(), 2);
-        for id in [here, there] {
-            assert!(registry.terminate(&id, Reason::Deleted).is_won());
-        }
-        assert_clean(&registry, &log);
+        end_all_and_assert_clean(&registry, &log, &[(here, 2), (there, 1)]);
         drop(registry);
         watch.assert_freed();
     });
@@ -121,12 +117,7 @@ fn an_insert_takes_a_slot_freed_behind_it_from_a_free_list() {
         let here = insert(&registry, ours);
         let there = other.join().unwrap();
 
-        assert_eq!(registry.get(&here).unwrap().read(), 3);
-        assert_eq!(registry.get(&there).unwrap().read(), 2);
-        for id in [here, there] {
-            assert!(registry.terminate(&id, Reason::Deleted).is_won());
-        }
-        assert_clean(&registry, &log);
+        end_all_and_assert_clean(&registry, &log, &[(here, 3), (there, 2)]);
     });
 }
 
@@ -164,12 +155,6 @@ fn two_inserts_and_an_end_across_two_shards() {
         ender.join().unwrap();
         let there = waiter.join().unwrap();
 
-        assert_eq!(registry.get(&here).unwrap().read(), 1);
-        assert_eq!(registry.get(&there).unwrap().read(), 2);
-        assert_eq!(registry.len(), 2);
-        for id in [here, there] {
-            assert!(registry.terminate(&id, Reason::Deleted).is_won());
-        }
-        assert_clean(&registry, &log);
+        end_all_and_assert_clean(&registry, &log, &[(here, 1), (there, 2)]);
     });
 }
