@@ -5,9 +5,14 @@
 //! requests (the `closed` bit), and then the expirer ends it through the
 //! lifecycle CAS with `IdleTimeout`. Between the two, the session is still
 //! `LIVE`: a lookup that takes its reference there must see the bit and
-//! treat the session as expiring (issue 9, item 4). Both models fail if
-//! `Activity::is_expiring` looks at idleness alone and ignores the bit.
-//! (Two reapers racing is `reap_vs_reap` in `terminate.rs`.)
+//! treat the session as expiring (issue 9, item 4).
+//!
+//! Both models fail if `Activity::try_expire` treats a session another
+//! thread has closed as active (the lookup then hands it out). The first
+//! also fails if `Activity::check` ignores the bit and judges by the clock
+//! alone; the second does not see that one, since with its zero timeout a
+//! closed session is idle by the clock too. (Two reapers racing is
+//! `reap_vs_reap` in `terminate.rs`.)
 #![cfg(sessionreg_loom)]
 
 use loom::sync::Arc;
