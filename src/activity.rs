@@ -72,6 +72,8 @@ pub(crate) enum Enter {
     Entered,
     /// The session is being expired; no request may start on it.
     Closed,
+    /// The limit of requests in flight is reached.
+    Full,
 }
 
 /// The activity word of one session.
@@ -95,13 +97,17 @@ impl Activity {
             .store(IN_FLIGHT.set(word, in_flight), Ordering::Relaxed);
     }
 
-    /// Counts one more request in flight, unless the session is being expired.
+    /// Counts one more request in flight, unless the session is being
+    /// expired, or `limit` requests are in flight already.
     #[inline]
-    pub(crate) fn enter(&self) -> Enter {
+    pub(crate) fn enter(&self, limit: u64) -> Enter {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
             if CLOSED.get(word) == 1 {
                 return Enter::Closed;
+            }
+            if IN_FLIGHT.get(word) >= limit {
+                return Enter::Full;
             }
             if IN_FLIGHT.get(word) == IN_FLIGHT.max() {
                 // Eight million requests in flight on one session is a leak.
@@ -254,7 +260,7 @@ mod tests {
     fn in_flight_work_is_never_idle() {
         let activity = Activity::new();
         activity.reset(Some(100), 0);
-        assert_eq!(activity.enter(), Enter::Entered);
+        assert_eq!(activity.enter(u64::MAX), Enter::Entered);
         // However old the stamp, a request in flight keeps the session.
         assert_eq!(activity.try_expire(1_000_000, 10), Expire::Active);
         activity.exit(200);
@@ -265,7 +271,7 @@ mod tests {
         assert_eq!(activity.try_expire(210, 10), Expire::Expired);
         // Closed: nothing may start, a lookup must not hand it out, and a
         // second expiry agrees.
-        assert_eq!(activity.enter(), Enter::Closed);
+        assert_eq!(activity.enter(u64::MAX), Enter::Closed);
         assert!(!activity.looks_idle(210, 10), "closed: not for the reaper");
         assert_eq!(
             activity.check(|| unreachable!("closed: no clock read"), 10),
@@ -273,6 +279,19 @@ mod tests {
             "closed: not for lookups"
         );
         assert_eq!(activity.try_expire(210, 10), Expire::Expired);
+    }
+
+    #[test]
+    fn a_limit_refuses_past_it_and_frees_with_each_exit() {
+        let activity = Activity::new();
+        activity.reset(Some(0), 0);
+        assert_eq!(activity.enter(2), Enter::Entered);
+        assert_eq!(activity.enter(2), Enter::Entered);
+        assert_eq!(activity.enter(2), Enter::Full);
+        assert_eq!(activity.in_flight(), 2, "a refusal counts nothing");
+        activity.exit(1);
+        assert_eq!(activity.enter(2), Enter::Entered);
+        assert_eq!(activity.enter(u64::MAX), Enter::Entered);
     }
 
     #[test]

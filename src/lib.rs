@@ -73,7 +73,7 @@ pub use id::{ParseIdError, SessionId};
 pub use insert::InsertError;
 pub use reason::{Reason, Rejection};
 pub use registry::{Registry, Termination};
-pub use session::{InFlight, Session};
+pub use session::{InFlight, NotBegun, Session};
 pub use stats::Stats;
 
 /// The README's examples, compiled and run as doctests.

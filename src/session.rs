@@ -113,14 +113,37 @@ impl<S> Session<S> {
     /// The guard owns a handle of its own, so it can move into a spawned
     /// task (an SSE stream, say) and outlive this one.
     pub fn begin(&self) -> Option<InFlight<S>> {
+        self.begin_at_most(u64::MAX).ok()
+    }
+
+    /// [`begin`](Session::begin), but only while fewer than `max` requests
+    /// are in flight on the session (counting every guard of it: requests,
+    /// and streams that hold one): the check and the count are one atomic
+    /// step, so concurrent requests never pass the limit. For a per-session
+    /// cap (the HTTP layer answers 429 past it).
+    ///
+    /// ```
+    /// use sessionreg::{NotBegun, Registry};
+    ///
+    /// let registry = Registry::builder().build().unwrap();
+    /// let session = registry.get(&registry.insert(()).unwrap()).unwrap();
+    /// let first = session.begin_at_most(2).unwrap();
+    /// let second = session.begin_at_most(2).unwrap();
+    /// assert_eq!(session.begin_at_most(2).unwrap_err(), NotBegun::Full);
+    /// drop(first);
+    /// assert!(session.begin_at_most(2).is_ok());
+    /// # drop(second);
+    /// ```
+    pub fn begin_at_most(&self, max: u64) -> Result<InFlight<S>, NotBegun> {
         if self.is_terminated() {
-            return None;
+            return Err(NotBegun::Ended);
         }
-        match self.slot().activity.enter() {
-            Enter::Entered => Some(InFlight {
+        match self.slot().activity.enter(max) {
+            Enter::Entered => Ok(InFlight {
                 session: self.clone(),
             }),
-            Enter::Closed => None,
+            Enter::Closed => Err(NotBegun::Ended),
+            Enter::Full => Err(NotBegun::Full),
         }
     }
 
@@ -174,6 +197,29 @@ impl<S: fmt::Debug> fmt::Debug for Session<S> {
             .finish()
     }
 }
+
+/// Why [`Session::begin_at_most`] did not count a request in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotBegun {
+    /// The session has ended, or is being expired: the request must not
+    /// start (an HTTP server answers 404).
+    Ended,
+    /// As many requests as allowed are in flight on it already (an HTTP
+    /// server answers 429).
+    Full,
+}
+
+impl fmt::Display for NotBegun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NotBegun::Ended => "the session has ended",
+            NotBegun::Full => "the session has as many requests in flight as it may",
+        })
+    }
+}
+
+impl std::error::Error for NotBegun {}
 
 /// A request in flight on a session; see [`Session::begin`] and
 /// [`Registry::insert_in_flight`](crate::Registry::insert_in_flight). Derefs

@@ -8,7 +8,6 @@ use super::sse::Streams;
 use crate::{Reason, SessionId};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::AtomicUsize;
 
 /// What a session is in the registry: the application's state plus the
 /// session's streams.
@@ -18,8 +17,6 @@ pub struct Entry<S> {
     /// The principal that opened the session (with an authenticator): only
     /// its requests find the session.
     pub(crate) owner: Option<Principal>,
-    /// Requests in flight, against the per-session cap (`admission.rs`).
-    pub(crate) requests: AtomicUsize,
 }
 
 impl<S> Entry<S> {
@@ -28,7 +25,6 @@ impl<S> Entry<S> {
             state,
             streams,
             owner,
-            requests: AtomicUsize::new(0),
         }
     }
 

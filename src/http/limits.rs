@@ -133,10 +133,12 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Requests a session may have in flight at once (a handler running or
-    /// its SSE reply streaming; the standalone `GET` stream is not counted)
-    /// (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; at least 1). The next
-    /// one gets 429 with `Retry-After`; the session is not affected.
+    /// Requests a session may have in flight at once: a handler running, its
+    /// SSE reply streaming, or the session's open `GET` stream (each keeps
+    /// the session busy in the registry, and the cap is the registry's own
+    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; at
+    /// least 1). The next one gets 429 with `Retry-After`; the session is
+    /// not affected.
     pub fn max_requests_per_session(mut self, requests: usize) -> Self {
         self.limits.max_requests_per_session = requests.max(1);
         self

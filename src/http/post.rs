@@ -3,7 +3,6 @@
 //! task of its own if not) and answered with JSON, 202 or an SSE stream; an
 //! `initialize` without a session id creates the session.
 
-use super::admission::Admitted;
 use super::app::{App, Context, HandlerError, Reply};
 use super::auth::Principal;
 use super::body::{self, Body};
@@ -22,7 +21,7 @@ use super::resume;
 use super::rules::{self, Version};
 use super::sse::Streams;
 use super::SessionManager;
-use crate::{Reason, Session};
+use crate::{InFlight, NotBegun, Reason, Session};
 use futures_util::{FutureExt, StreamExt};
 use http::header::{HeaderValue, CONTENT_LENGTH};
 use http::request::Parts;
@@ -163,15 +162,16 @@ impl<A: App> SessionManager<A> {
                     Err(response) => return response,
                 };
                 // Counted in flight from here, so the reaper cannot take the
-                // session while the handler is being scheduled; `None` if it
-                // ended (or is being expired) since the lookup.
-                let Some(in_flight) = session.begin() else {
-                    return not_found();
-                };
+                // session while the handler is being scheduled; refused if
+                // it ended (or is being expired) since the lookup, or if it
+                // has as many requests in flight as it may (the check and
+                // the count are one atomic step in the registry).
                 let id = message.request_id();
                 let max = self.inner.config.limits.max_requests_per_session;
-                let Ok(request) = Admitted::new(in_flight, max) else {
-                    return too_many_requests(&self.inner, id.as_ref());
+                let request = match session.begin_at_most(max as u64) {
+                    Ok(request) => request,
+                    Err(NotBegun::Full) => return too_many_requests(&self.inner, id.as_ref()),
+                    Err(_) => return not_found(),
                 };
                 let (head, _) = self.run(Some(request), message, version, parts).await;
                 self.answer(head, id.as_ref()).await
@@ -220,7 +220,6 @@ impl<A: App> SessionManager<A> {
         let id = first.id();
         // The Debug form: index, generation, node; never the secret.
         tracing::Span::current().record("session", tracing::field::debug(id));
-        let first = Admitted::first(first);
         if inner.shutting_down.load(Ordering::SeqCst) {
             // Inserted while `shutdown` swept: end it ourselves.
             let _ = inner.registry.terminate_session(&first, Reason::Shutdown);
@@ -263,7 +262,7 @@ impl<A: App> SessionManager<A> {
     }
 
     /// Runs the application on one message, holding the request's
-    /// in-flight guard (and its place under the session's cap) for as long
+    /// in-flight guard (its place under the session's cap) for as long
     /// as the handler (and its SSE reply) runs.
     ///
     /// The handler is polled once here, on the connection's task: most
@@ -275,7 +274,7 @@ impl<A: App> SessionManager<A> {
     /// cancel (2026-07-28).
     pub(super) async fn run(
         &self,
-        guard: Option<Admitted<A::Session>>,
+        guard: Option<InFlight<Entry<A::Session>>>,
         message: Message,
         version: Version,
         request: Parts,
@@ -286,7 +285,7 @@ impl<A: App> SessionManager<A> {
             let _running = Running::new(&inner.counters);
             // The guard derefs to the session and lives to the end of this
             // task: the application gets the one clone it must own.
-            let session = guard.as_deref().map(|in_flight| &**in_flight);
+            let session = guard.as_deref();
             let is_request = matches!(message, Message::Request(_));
             // A request whose SSE reply is resumable gets its stream's
             // number now, so the handler can close the connection early
