@@ -192,3 +192,26 @@ async fn past_the_connection_cap_the_server_stops_accepting_until_one_closes() {
     drop(silent);
     assert!(eventually(|| server.http().connections_open == 0).await);
 }
+
+/// hyper keeps the box it polls a connection's request future in for as
+/// long as the connection is open, sized for the service's whole future. A
+/// service that awaits `SessionManager::handle` inline (as
+/// `examples/mcp_server` and axum handlers do) must not make that box
+/// several KiB (4,208 bytes before `handle` boxed its routing) for every
+/// connection a server holds.
+#[test]
+fn awaiting_handle_inline_costs_a_connection_little() {
+    let (manager, _, _) = http_support::test_manager(|builder| builder);
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri("/mcp")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let future = manager.handle(request);
+    // The manager and the routing's box: a few words, whatever the request.
+    let size = std::mem::size_of_val(&future);
+    assert!(
+        size <= 64,
+        "the future of SessionManager::handle is {size} bytes"
+    );
+}

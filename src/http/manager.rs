@@ -192,7 +192,19 @@ impl<A: App> SessionManager<A> {
     /// its secret): at the default INFO level the span is disabled and
     /// costs nothing per request. The response's status is counted in
     /// `sessionreg_http_responses_total`.
-    pub async fn handle<B>(&self, request: http::Request<B>) -> Response<Body>
+    ///
+    /// The returned future is a few words: the routing behind it is boxed
+    /// when `handle` is called. (Routing is a future of about 4 KiB, a state
+    /// for every way a request can go, and hyper keeps the box it polls a
+    /// connection's request future in for as long as the connection is
+    /// open, sized for the service's whole future: a service that awaited
+    /// the routing inline would hold that much for every open connection,
+    /// an idle keep-alive or a GET stream. The routing's box lives only
+    /// while its request is in flight.)
+    pub fn handle<B>(
+        &self,
+        request: http::Request<B>,
+    ) -> impl Future<Output = Response<Body>> + Send + '_
     where
         B: HttpBody + Send + 'static,
         B::Data: Send,
@@ -203,9 +215,12 @@ impl<A: App> SessionManager<A> {
             method = %request.method(),
             session = tracing::field::Empty,
         );
-        let response = self.route(request).instrument(span).await;
-        self.inner.counters.response(response.status().as_u16());
-        response
+        let routing = Box::pin(self.route(request).instrument(span));
+        async move {
+            let response = routing.await;
+            self.inner.counters.response(response.status().as_u16());
+            response
+        }
     }
 
     async fn route<B>(&self, request: http::Request<B>) -> Response<Body>
