@@ -11,12 +11,12 @@
 //! older than the timeout: a long call keeps its session alive however long it
 //! runs, and the clock starts when the last request ends, not when it began.
 //!
-//! `rough` marks a session whose stamp was never read from the clock: an
-//! insert does not read it (see `clock.rs`). A rough session is never idle;
-//! the reaper replaces its stamp with a reading it takes after seeing it
-//! rough, which is no earlier than the insert, and a request's end or a
-//! touch replaces it with the time now. So a session is never found idle
-//! earlier than it is.
+//! `rough` marks a session whose last activity read no clock: neither an
+//! insert nor a request's end reads it (see `clock.rs`). A rough session is
+//! never idle; the reaper replaces its stamp with a reading it takes after
+//! seeing it rough, which is no earlier than that activity, and a touch
+//! replaces it with the time now. So a session is never found idle earlier
+//! than it is.
 //!
 //! `closed` makes "idle" and "a request starts" mutually exclusive: whoever
 //! expires a session first sets it, with a CAS that expects zero in flight, and
@@ -125,12 +125,18 @@ impl Activity {
         }
     }
 
-    /// Counts one request out and stamps `now` (exact) as the last activity.
+    /// Counts one request out and stamps its end as the last activity:
+    /// exactly at `Some(now)`, or roughly (`None`: no clock was read; the
+    /// next sweep stamps it with a later reading).
     #[inline]
-    pub(crate) fn exit(&self, now: u64) {
+    pub(crate) fn exit(&self, now: Option<u64>) {
         self.update(|word| {
             debug_assert!(IN_FLIGHT.get(word) > 0);
-            stamp(word - IN_FLIGHT.one(), now)
+            let word = word - IN_FLIGHT.one();
+            match now {
+                Some(now) => stamp(word, now),
+                None => ROUGH.set(word, 1),
+            }
         });
     }
 
@@ -156,7 +162,7 @@ impl Activity {
     }
 
     /// Replaces a rough stamp by a time `read` after this call has loaded
-    /// the rough stamp (so no earlier than the insert it records, even if
+    /// the rough stamp (so no earlier than the activity it records, even if
     /// the slot was reused since the caller looked). Does nothing if the
     /// stamp has become exact meanwhile.
     pub(crate) fn make_exact(&self, read: impl Fn() -> u64) {
@@ -182,7 +188,7 @@ impl Activity {
         is_idle(self.0.load(Ordering::Relaxed), now, timeout)
     }
 
-    /// What a lookup must do about expiry, reading the clock (`now`) only
+    /// What a lookup must do about expiry, asking for the time (`now`) only
     /// for a session that could be idle: nothing in flight, an exact stamp.
     /// A lookup confirms an expiry with [`try_expire`](Self::try_expire).
     #[inline]
@@ -263,7 +269,7 @@ mod tests {
         assert_eq!(activity.enter(u64::MAX), Enter::Entered);
         // However old the stamp, a request in flight keeps the session.
         assert_eq!(activity.try_expire(1_000_000, 10), Expire::Active);
-        activity.exit(200);
+        activity.exit(Some(200));
         assert_eq!(activity.in_flight(), 0);
         // The clock runs from the end of the last request.
         assert_eq!(activity.try_expire(205, 10), Expire::Active);
@@ -289,7 +295,7 @@ mod tests {
         assert_eq!(activity.enter(2), Enter::Entered);
         assert_eq!(activity.enter(2), Enter::Full);
         assert_eq!(activity.in_flight(), 2, "a refusal counts nothing");
-        activity.exit(1);
+        activity.exit(Some(1));
         assert_eq!(activity.enter(2), Enter::Entered);
         assert_eq!(activity.enter(u64::MAX), Enter::Entered);
     }
@@ -320,16 +326,35 @@ mod tests {
         assert!(!activity.is_rough());
         assert!(!activity.looks_idle(1_009, 10));
         assert_eq!(activity.try_expire(1_010, 10), Expire::Expired);
-        // A request's end makes it exact too, and a rough stamp under a
-        // request in flight is not the sweep's to fix.
+        // An exact request's end makes it exact too, and a rough stamp
+        // under a request in flight is not the sweep's to fix.
         let activity = Activity::new();
         activity.reset(None, 1);
         assert!(!activity.is_rough(), "in flight: the request's end stamps");
-        activity.exit(500);
+        activity.exit(Some(500));
         assert!(!activity.is_rough());
         assert_eq!(activity.try_expire(509, 10), Expire::Active);
         assert_eq!(activity.check(|| 509, 10), Check::Busy);
         assert_eq!(activity.check(|| 510, 10), Check::Expiring(510));
         assert_eq!(activity.try_expire(510, 10), Expire::Expired);
+    }
+
+    #[test]
+    fn a_rough_request_end_restarts_idle_time_at_the_next_sweep() {
+        let activity = Activity::new();
+        activity.reset(Some(0), 0);
+        assert_eq!(activity.enter(u64::MAX), Enter::Entered);
+        // The request ends without reading the clock.
+        activity.exit(None);
+        assert!(activity.is_rough());
+        // However old the exact stamp before it, the session is not idle:
+        // its last activity is later than that stamp.
+        assert!(!activity.looks_idle(1_000, 10));
+        assert_eq!(activity.check(|| unreachable!("rough"), 10), Check::Busy);
+        assert_eq!(activity.try_expire(1_000, 10), Expire::Active);
+        // The next sweep reads 1_000 after seeing it rough: idle from there.
+        activity.make_exact(|| 1_000);
+        assert_eq!(activity.try_expire(1_009, 10), Expire::Active);
+        assert_eq!(activity.try_expire(1_010, 10), Expire::Expired);
     }
 }

@@ -62,6 +62,11 @@ impl<S: Send + Sync + 'static> Builder<S> {
     /// Ends sessions that had nothing in flight for this long (by
     /// [`Registry::reap_idle`], or on lookup). Default: never.
     ///
+    /// Run [`reap_idle`](Registry::reap_idle) periodically: no hot path
+    /// reads the clock, so a session's idle time starts at the first sweep
+    /// after its last activity (see there), and a session ends between its
+    /// timeout and its timeout plus two sweep periods after that activity.
+    ///
     /// Timeouts count whole milliseconds: a timeout with a fraction of a
     /// millisecond is rounded up (a positive timeout never becomes zero),
     /// and `Duration::ZERO` means "idle as soon as nothing is in flight".

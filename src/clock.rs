@@ -1,15 +1,17 @@
 //! Where the registry reads the time for idle timeouts.
 //!
-//! Reads are kept off the hot paths: a request's end, a touch and the
-//! reaper's sweep read the clock (their stamps and decisions are exact, to
-//! the clock's resolution); an insert does not: it marks the new session's
-//! stamp *rough* (see `activity.rs`), and a lookup reads the clock only for
-//! a session that could be idle (nothing in flight, an exact stamp). How
-//! that keeps every idle decision from being early is in the design notes
-//! ("Idle time").
+//! No hot path reads the clock. An insert and a request's end mark the
+//! session's stamp *rough* (see `activity.rs`) instead of reading it; the
+//! reaper's sweep replaces a rough stamp with a reading it takes after
+//! seeing it rough, and a touch reads the clock. A lookup decides expiry
+//! against the latest reading any of those took (`recent_ms`), which is
+//! never later than the time now. Why that keeps every idle decision from
+//! being early, and how late one can be, is in the design notes ("Idle
+//! time").
 
 use crate::activity::MAX_STAMP;
 use crate::sync::{AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,41 +20,73 @@ pub(crate) enum Clock {
     /// The coarse monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux): a few
     /// nanoseconds a read and a resolution of a few milliseconds, plenty for
     /// idle timeouts.
-    Coarse(coarsetime::Instant),
+    Coarse {
+        epoch: coarsetime::Instant,
+        /// The latest reading taken (by a sweep or a touch): what lookups
+        /// decide with. Written at most once per reading that moved it, so
+        /// on its own cache line it stays shared by the lookups that load it.
+        latest: CachePadded<AtomicU64>,
+    },
     /// Time that moves only when a test says so.
     Manual(ManualClock),
 }
 
 impl Clock {
     pub(crate) fn coarse() -> Clock {
-        Clock::Coarse(coarsetime::Instant::now_without_cache_update())
+        Clock::Coarse {
+            epoch: coarsetime::Instant::now_without_cache_update(),
+            latest: CachePadded::new(AtomicU64::new(0)),
+        }
     }
 
-    /// The time now.
+    /// The time now, read from the clock.
     #[inline]
     pub(crate) fn now_ms(&self) -> u64 {
-        // `now_without_cache_update`: `coarsetime::Instant::now` also stores
-        // the time into one process-wide static for its `recent()`, which
-        // nothing here reads; every thread reading the clock would write
-        // that one cache line (with an idle timeout, that was 27 ns per
-        // session's life on two threads instead of 21).
-        let ms = match self {
-            Clock::Coarse(epoch) => coarsetime::Instant::now_without_cache_update()
-                .duration_since(*epoch)
-                .as_millis(),
-            Clock::Manual(manual) => manual.read(),
-        };
-        ms.min(MAX_STAMP)
+        match self {
+            Clock::Coarse { epoch, latest } => {
+                // `now_without_cache_update`: `coarsetime::Instant::now` also
+                // stores the time into one process-wide static for its
+                // `recent()`, which nothing here reads; every thread reading
+                // the clock would write that one cache line (with an idle
+                // timeout, that was 27 ns per session's life on two threads
+                // instead of 21).
+                let ms = coarsetime::Instant::now_without_cache_update()
+                    .duration_since(*epoch)
+                    .as_millis()
+                    .min(MAX_STAMP);
+                // Relaxed: `latest` orders nothing. Whatever value a load of
+                // it returns was read from the clock before it was stored,
+                // so it is never later than the time of the load; fetch_max
+                // keeps it from moving back when two readers race.
+                if ms > latest.load(Ordering::Relaxed) {
+                    latest.fetch_max(ms, Ordering::Relaxed);
+                }
+                ms
+            }
+            Clock::Manual(manual) => manual.read().min(MAX_STAMP),
+        }
     }
 
-    /// The stamp of a new session: `None` for a rough one (the system
-    /// clock: inserts do not read it), or the time now (a manual clock, so
-    /// that tests see idle times to the millisecond, unless it was made to
-    /// stamp inserts roughly as production does).
+    /// The time a lookup decides expiry with: the latest reading taken (the
+    /// system clock; no earlier than the last sweep's), or the time now (a
+    /// manual clock). Never later than the time now.
     #[inline]
-    pub(crate) fn insert_stamp(&self) -> Option<u64> {
+    pub(crate) fn recent_ms(&self) -> u64 {
         match self {
-            Clock::Manual(manual) if !manual.rough_inserts => Some(self.now_ms()),
+            // Relaxed: see `now_ms`.
+            Clock::Coarse { latest, .. } => latest.load(Ordering::Relaxed),
+            Clock::Manual(manual) => manual.read().min(MAX_STAMP),
+        }
+    }
+
+    /// The stamp of an activity on a hot path (an insert, a request's end):
+    /// `None` for a rough one (the system clock: no read), or the time now
+    /// (a manual clock, so that tests see idle times to the millisecond,
+    /// unless it was made to stamp roughly as production does).
+    #[inline]
+    pub(crate) fn stamp(&self) -> Option<u64> {
+        match self {
+            Clock::Manual(manual) if !manual.rough_stamps => Some(self.now_ms()),
             _ => None,
         }
     }
@@ -62,10 +96,10 @@ impl Clock {
 /// [`advance`](ManualClock::advance). Give it to
 /// [`Builder::manual_clock`](crate::Builder::manual_clock).
 ///
-/// By default it stamps new sessions with the time they were inserted, so
-/// tests see idle times to the millisecond.
-/// [`with_rough_inserts`](ManualClock::with_rough_inserts) makes it behave
-/// as the system clock does in production, where an insert reads no clock.
+/// By default it stamps every activity (an insert, a request's end) with
+/// the time it happened, so tests see idle times to the millisecond.
+/// [`with_rough_stamps`](ManualClock::with_rough_stamps) makes it behave as
+/// the system clock does in production, where neither reads the clock.
 ///
 /// ```
 /// use std::time::Duration;
@@ -87,7 +121,7 @@ impl Clock {
 #[derive(Clone, Debug, Default)]
 pub struct ManualClock {
     ms: Arc<AtomicU64>,
-    rough_inserts: bool,
+    rough_stamps: bool,
 }
 
 impl ManualClock {
@@ -96,12 +130,14 @@ impl ManualClock {
         ManualClock::default()
     }
 
-    /// The same clock (it moves with this one), stamping new sessions the
-    /// way the system clock does in production: an insert reads no clock,
-    /// so the session's idle time starts when a request of it ends, it is
-    /// touched, or a sweep first sees it, whichever comes first. Never
-    /// earlier than the insert: a session is never found idle early, and a
-    /// session nobody uses may live up to one sweep longer than the timeout.
+    /// The same clock (it moves with this one), stamping activity the way
+    /// the system clock does in production: neither an insert nor a
+    /// request's end reads the clock, so the session's idle time starts
+    /// when it is touched or when a sweep first sees it after its last
+    /// activity, whichever comes first. Never earlier than that activity: a
+    /// session is never found idle early, and it may live up to two sweep
+    /// periods longer than the timeout (one to start its idle time, one to
+    /// see it expired).
     ///
     /// ```
     /// use std::time::Duration;
@@ -110,7 +146,7 @@ impl ManualClock {
     /// let clock = ManualClock::new();
     /// let registry = Registry::builder()
     ///     .idle_timeout(Duration::from_secs(60))
-    ///     .manual_clock(&clock.with_rough_inserts())
+    ///     .manual_clock(&clock.with_rough_stamps())
     ///     .build()
     ///     .unwrap();
     /// let id = registry.insert(()).unwrap();
@@ -121,10 +157,10 @@ impl ManualClock {
     /// clock.advance(Duration::from_secs(60));
     /// assert_eq!(registry.reap_idle(), 1);
     /// ```
-    pub fn with_rough_inserts(&self) -> ManualClock {
+    pub fn with_rough_stamps(&self) -> ManualClock {
         ManualClock {
             ms: Arc::clone(&self.ms),
-            rough_inserts: true,
+            rough_stamps: true,
         }
     }
 
@@ -161,5 +197,22 @@ mod tests {
             cached,
             "reading the clock updated coarsetime's shared cache"
         );
+    }
+
+    /// Lookups decide with the latest reading a sweep or a touch took:
+    /// nothing but a reading moves it, and it is never ahead of the clock.
+    #[test]
+    fn lookups_see_the_latest_reading_and_never_a_later_time() {
+        let clock = Clock::coarse();
+        assert_eq!(clock.recent_ms(), 0);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(clock.recent_ms(), 0, "only a reading moves it");
+        let read = clock.now_ms();
+        assert!(read >= 20);
+        assert_eq!(clock.recent_ms(), read);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(clock.recent_ms(), read);
+        assert!(clock.recent_ms() < clock.now_ms());
+        assert_eq!(clock.stamp(), None, "hot paths read no clock");
     }
 }

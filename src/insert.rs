@@ -152,7 +152,10 @@ impl<S> Registry<S> {
     /// let request = registry.insert_in_flight("state").unwrap();
     /// let id = request.id();
     /// assert_eq!(registry.reap_idle(), 0, "a request is in flight");
+    /// // The request's end reads no clock: the next sweep starts the
+    /// // session's idle time, and the one after ends it.
     /// drop(request);
+    /// assert_eq!(registry.reap_idle(), 0);
     /// assert_eq!(registry.reap_idle(), 1);
     /// assert!(registry.get(&id).is_none());
     /// ```
@@ -197,7 +200,7 @@ impl<S> Registry<S> {
         // can never make the live count dip below zero.
         storage.counters.created();
         // SAFETY: `allocate` handed the free slot to us alone.
-        let generation = unsafe { slot.fill(value, secret, storage.insert_stamp(), in_flight) };
+        let generation = unsafe { slot.fill(value, secret, storage.stamp(), in_flight) };
         debug_assert_eq!(generation, id.generation());
         Ok((id, slot))
     }

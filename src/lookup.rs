@@ -29,8 +29,7 @@ impl<S> Registry<S> {
     // then stays in registers instead of being returned through memory and
     // reloaded by the caller with wider loads than the stores that wrote it
     // (a store-forwarding stall that `perf` showed on the instruction after
-    // every `get`). The expiry check, which reads the clock and may end the
-    // session, is skipped when there is no idle timeout.
+    // every `get`). The expiry check, which may end the session, is skipped when there is no idle timeout.
     #[inline(always)]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
         let slot = match self.acquire(id) {
@@ -200,9 +199,10 @@ impl<S> Registry<S> {
 
     /// With a reference held on `slot`: if the session is idle past the
     /// timeout, or another thread has begun expiring it, ends it and gives
-    /// the reference back. The check is inline, and reads the clock only for
+    /// the reference back. The check is inline and reads no clock: it compares
     /// a session that could be idle (nothing in flight, an exact stamp: see
-    /// `activity.rs`); ending the session is not inline.
+    /// `activity.rs`) with the latest reading a sweep or a touch took, never
+    /// later than now (`Clock::recent_ms`); ending the session is not inline.
     #[inline(always)]
     pub(crate) fn unless_expired(
         &self,
@@ -211,7 +211,7 @@ impl<S> Registry<S> {
         timeout: u64,
     ) -> Result<(), Rejection> {
         let clock = &self.storage().clock;
-        match slot.activity.check(|| clock.now_ms(), timeout) {
+        match slot.activity.check(|| clock.recent_ms(), timeout) {
             Check::Busy => Ok(()),
             Check::Expiring(now) => self.expire(id, slot, now, timeout),
         }

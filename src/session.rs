@@ -246,8 +246,9 @@ impl<S> Deref for InFlight<S> {
 
 impl<S> Drop for InFlight<S> {
     fn drop(&mut self) {
-        let now = self.session.storage().now();
-        self.session.slot().activity.exit(now);
+        // A request's end reads no clock (see `Clock::stamp`).
+        let stamp = self.session.storage().stamp();
+        self.session.slot().activity.exit(stamp);
     }
 }
 

@@ -117,9 +117,9 @@ impl<S> Storage<S> {
         }
     }
 
-    /// The time for an exact activity stamp (a request's end, a touch), or
-    /// 0 when sessions never expire (so registries without an idle timeout
-    /// never read the clock).
+    /// The time for an exact activity stamp (a touch), or 0 when sessions
+    /// never expire (so registries without an idle timeout never read the
+    /// clock).
     #[inline]
     pub(crate) fn now(&self) -> u64 {
         match self.idle_timeout_ms {
@@ -128,12 +128,13 @@ impl<S> Storage<S> {
         }
     }
 
-    /// The stamp of a new session (see `Clock::insert_stamp`): `None` when
-    /// rough; 0 without an idle timeout (never read).
+    /// The stamp of an activity on a hot path, an insert or a request's end
+    /// (see `Clock::stamp`): `None` when rough; 0 without an idle timeout
+    /// (never read).
     #[inline]
-    pub(crate) fn insert_stamp(&self) -> Option<u64> {
+    pub(crate) fn stamp(&self) -> Option<u64> {
         match self.idle_timeout_ms {
-            Some(_) => self.clock.insert_stamp(),
+            Some(_) => self.clock.stamp(),
             None => Some(0),
         }
     }

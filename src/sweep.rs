@@ -21,11 +21,13 @@ impl<S> Registry<S> {
     /// for the idle timeout) with [`Reason::IdleTimeout`]; returns how many
     /// this call ended. Does nothing without an idle timeout.
     ///
-    /// Run it periodically (the HTTP layer runs it on a timer). Each session
-    /// ends through the same CAS as [`terminate`](Registry::terminate). A
-    /// session never used since its insert (no request ended, never touched)
-    /// starts its idle time at the first sweep that sees it (inserts read no
-    /// clock), so the period also bounds how late such a session ends.
+    /// Run it periodically (the HTTP layer runs it on a timer): with the
+    /// system clock it is also what starts idle time. Neither an insert nor
+    /// a request's end reads the clock, so a session's idle time starts at
+    /// the first sweep after its last activity (or at a
+    /// [`touch`](crate::Session::touch)), and it ends between its timeout and
+    /// its timeout plus two periods after that activity, never earlier. Each
+    /// session ends through the same CAS as [`terminate`](Registry::terminate).
     ///
     /// If a close callback (or a value's `Drop`) panics, the sweep goes on
     /// through every other slot, and then the first panic propagates.
@@ -40,8 +42,8 @@ impl<S> Registry<S> {
         for (index, slot) in storage.used_slots() {
             let mut word = slot.lifecycle.load();
             if word.is_live() && slot.activity.is_rough() {
-                // Stamped roughly when inserted, and no request has ended
-                // since: the session is at least as young as a reading
+                // Its last activity (an insert, a request's end) read no
+                // clock: the session is at least as young as a reading
                 // taken after seeing the rough stamp. Its idle time counts
                 // from there (never early; late by up to one sweep).
                 slot.activity.make_exact(|| storage.clock.now_ms());

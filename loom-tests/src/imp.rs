@@ -291,9 +291,9 @@ pub fn registry(log: &Arc<Log>, capacity: usize, idle: bool) -> Registry<Tracked
     let mut builder = builder(log, capacity);
     if idle {
         // Idle the moment nothing is in flight. A manual clock stamps
-        // inserts exactly (the system clock leaves them rough until a sweep
-        // or a request's end: see the core's `activity.rs`), so a new
-        // session is idle at once, and lookups race the reaper for it.
+        // inserts and request ends exactly (the system clock leaves them
+        // rough until a sweep or a touch: see the core's `activity.rs`), so
+        // a new session is idle at once, and lookups race the reaper for it.
         builder = builder
             .idle_timeout(Duration::ZERO)
             .manual_clock(&sessionreg::ManualClock::new());
