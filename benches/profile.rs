@@ -32,6 +32,7 @@ fn run<P: Peer>(what: &str, n: u64) {
     let peer = P::new(1 << 16);
     let value = Payload::new();
     let live: Vec<P::Key> = (0..LIVE).map(|_| peer.insert(Arc::clone(&value))).collect();
+    peer.settle();
     match what {
         "life" => workload::life(&peer, &value, n),
         "get" => {

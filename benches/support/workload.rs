@@ -131,6 +131,7 @@ pub fn mix_fill<P: Peer>(peer: &P, threads: usize) -> Mix<P::Key> {
     let rings = (0..threads)
         .map(|_| Mutex::new((0..MIX_RING).map(|_| peer.insert(Payload::new())).collect()))
         .collect();
+    peer.settle();
     Mix { hot, rings }
 }
 
