@@ -181,6 +181,7 @@ impl<S> Clone for Session<S> {
 }
 
 impl<S> Drop for Session<S> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: this handle holds a reference on the slot at `id.index()`
         // of a live storage, and gives it up here, never to use it again.
