@@ -77,7 +77,10 @@ impl Bound {
 /// The policy in force for one request (an owned snapshot: cheap, and free
 /// to hold across an `.await`).
 pub(super) struct Current {
-    policies: Arc<Policies>,
+    /// A guard, not an `Arc` clone: no write to the shared count, which two
+    /// worker threads would pass back and forth on every request. Dropped
+    /// before the request's first await.
+    policies: arc_swap::Guard<Arc<Policies>>,
     loopback: bool,
 }
 
@@ -117,7 +120,7 @@ impl Access {
             RebindingProtection::Auto => !self.bound.is_public(),
         };
         Current {
-            policies: self.policies.load_full(),
+            policies: self.policies.load(),
             loopback,
         }
     }

@@ -12,6 +12,8 @@ use super::jsonrpc::first_token;
 use bytes::{Buf, Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::Body as HttpBody;
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 
 /// Why a body was not read whole.
@@ -44,11 +46,20 @@ where
         return Err(BodyError::TooLarge);
     }
     let reading = gather(body, declared, limit);
-    match timeout {
-        Some(timeout) => tokio::time::timeout(timeout, reading)
+    let Some(timeout) = timeout else {
+        return reading.await;
+    };
+    tokio::pin!(reading);
+    // Most bodies are in by the time the head is parsed (one frame, or a
+    // few already buffered): poll once without a timer, and arm one (a
+    // clock read, and an entry in and out of the timer wheel) only for a
+    // body still arriving.
+    let first = std::future::poll_fn(|cx| Poll::Ready(reading.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(read) => read,
+        Poll::Pending => tokio::time::timeout(timeout, reading)
             .await
             .unwrap_or(Err(BodyError::TimedOut)),
-        None => reading.await,
     }
 }
 
