@@ -142,6 +142,18 @@ fn terminate_session_ends_exactly_the_held_session_once() {
     assert!(!foreign.is_terminated());
 }
 
+/// A registry with a 10 s idle timeout whose clock stamps as production's
+/// does (no clock read on inserts and request ends), and that clock.
+fn stamped_as_in_production<S: Send + Sync + 'static>() -> (ManualClock, Registry<S>) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .idle_timeout(Duration::from_secs(10))
+        .manual_clock(&clock.with_rough_stamps())
+        .build()
+        .unwrap();
+    (clock, registry)
+}
+
 /// In production neither an insert nor a request's end reads the clock
 /// (their stamps are rough): a session's idle time starts when it is
 /// touched or when a sweep first sees it after its last activity. Never
@@ -149,12 +161,7 @@ fn terminate_session_ends_exactly_the_held_session_once() {
 /// long after it is looked up; late by up to two sweep periods.
 #[test]
 fn no_session_is_found_idle_early_when_hot_paths_read_no_clock() {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .idle_timeout(Duration::from_secs(10))
-        .manual_clock(&clock.with_rough_stamps())
-        .build()
-        .unwrap();
+    let (clock, registry) = stamped_as_in_production();
     let unused = registry.insert("unused").unwrap();
     let used = registry.insert("used").unwrap();
     // A request of `used` ends at t = 5 s, reading no clock.
@@ -183,12 +190,7 @@ fn no_session_is_found_idle_early_when_hot_paths_read_no_clock() {
 /// A touch makes a rough stamp exact at once (it reads the clock).
 #[test]
 fn a_touch_starts_the_idle_time_of_a_session_never_used() {
-    let clock = ManualClock::new();
-    let registry = Registry::builder()
-        .idle_timeout(Duration::from_secs(10))
-        .manual_clock(&clock.with_rough_stamps())
-        .build()
-        .unwrap();
+    let (clock, registry) = stamped_as_in_production();
     let id = registry.insert(()).unwrap();
     clock.advance(Duration::from_secs(3));
     registry.get(&id).unwrap().touch();
