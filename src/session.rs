@@ -104,8 +104,10 @@ impl<S> Session<S> {
     }
 
     /// Counts a request in flight until the returned guard is dropped, which
-    /// stamps the session's last activity. While any guard lives the session
-    /// is never idle, however long the request takes.
+    /// stamps the session's last activity (roughly, with the system clock:
+    /// its idle time starts at the next sweep, see
+    /// [`Registry::reap_idle`](crate::Registry::reap_idle)). While any guard
+    /// lives the session is never idle, however long the request takes.
     ///
     /// Returns `None` if the session has ended or is being expired: the
     /// request must not start (an HTTP server answers 404).
