@@ -386,7 +386,8 @@ for name in main dns rmcp; do
   sed 's/\x1b\[[0-9;]*m//g' "$WORK/$name.stderr" >"$WORK/$name.stderr.plain"
   if grep -q -E '(^|[[:space:]])(ERROR|panicked)([[:space:]]|$)' "$WORK/$name.stderr.plain"; then
     step_fail "server-log ($name)" "the server logged errors during the run:"
-    grep -E '(^|[[:space:]])(ERROR|panicked)([[:space:]]|$)' "$WORK/$name.stderr.plain" | head -20 | sed 's/^/    | /'
+    # sed, not head: a reader that exits early would SIGPIPE grep under pipefail.
+    grep -E '(^|[[:space:]])(ERROR|panicked)([[:space:]]|$)' "$WORK/$name.stderr.plain" | sed -n 's/^/    | /;1,20p'
   else
     step_ok "server-log ($name)" "no ERROR lines in the server's stderr"
   fi
