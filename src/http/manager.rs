@@ -24,7 +24,7 @@ use super::jsonrpc;
 use super::limits::Limits;
 use super::outlet::{Outlet, QueueLimits};
 use super::policy::Access;
-use super::responses::{duplicate_id, not_allowed, not_found, unsupported_version};
+use super::responses::{duplicate_header, not_allowed, not_found, unsupported_version};
 use super::rules::{self, Forbidden, Version};
 use super::sse::SseBody;
 use super::stateless;
@@ -258,6 +258,11 @@ impl<A: App> SessionManager<A> {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (mut parts, body) = request.into_parts();
+        if let Some(name) = rules::duplicated(&parts.headers) {
+            // Before the authenticator reads `Authorization`: two of them
+            // may name two principals.
+            return duplicate_header(name);
+        }
         if let Some(authenticator) = &self.inner.authenticator {
             match authenticator.authenticate(&parts) {
                 Ok(principal) => {
@@ -288,10 +293,6 @@ impl<A: App> SessionManager<A> {
                 return unsupported_version(&bad, stateless, id.as_ref());
             }
         };
-        if rules::session_header(request.headers()).is_err() {
-            // Two ids in one request: which one is meant is a guess.
-            return duplicate_id();
-        }
         let method = request.method().clone();
         if version == Version::Stateless {
             // No sessions at this version: nothing to GET or DELETE.
@@ -330,13 +331,13 @@ impl<A: App> SessionManager<A> {
         let found = registry.parse_id(header).ok().and_then(|id| {
             // The Debug form: index, generation, node; never the secret.
             tracing::Span::current().record("session", tracing::field::debug(id));
-            if self.inner.authenticator.is_some() {
-                registry
-                    .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
-                    .ok()
-            } else {
-                registry.lookup(&id).ok()
-            }
+            // Bound whenever a principal is present, however it got into
+            // the request (the authenticator, or a middleware in front):
+            // a session opened by one principal, or by none, is found only
+            // by the same.
+            registry
+                .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
+                .ok()
         });
         found.ok_or_else(not_found)
     }

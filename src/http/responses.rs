@@ -25,11 +25,13 @@ pub(super) fn missing_id() -> Response<Body> {
     )
 }
 
-pub(super) fn duplicate_id() -> Response<Body> {
+/// 400 for a header given more than once that may be given once only
+/// (`name` as [`rules::SINGLE_VALUED`] shows it).
+pub(super) fn duplicate_header(name: &str) -> Response<Body> {
     body::refuse(
         StatusCode::BAD_REQUEST,
         jsonrpc::INVALID_REQUEST,
-        "more than one MCP-Session-Id",
+        &format!("more than one {name}"),
     )
 }
 

@@ -3,7 +3,7 @@
 //! local servers from DNS rebinding.
 
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
-use http::{HeaderMap, HeaderValue, Uri};
+use http::{HeaderMap, Uri};
 
 /// The header naming the session.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -63,19 +63,25 @@ pub fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
         .ok_or_else(|| text.to_string())
 }
 
-/// Two or more `MCP-Session-Id` headers in one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DuplicateSessionId;
+/// The headers a request may carry at most once, with the names refusals
+/// give them. A second one is refused (400) before anything reads either:
+/// which one counts would be a guess, and a proxy in front that guesses the
+/// other way (the last `Authorization`, say) would act on another request
+/// than this server does.
+pub(crate) const SINGLE_VALUED: [(&str, &str); 4] = [
+    (SESSION_HEADER, "MCP-Session-Id"),
+    ("authorization", "Authorization"),
+    (VERSION_HEADER, "MCP-Protocol-Version"),
+    (LAST_EVENT_ID, "Last-Event-ID"),
+];
 
-/// The request's `MCP-Session-Id`, if any. Two or more are refused: which
-/// one names the session would be a guess (and a proxy and the server could
-/// guess differently).
-pub fn session_header(headers: &HeaderMap) -> Result<Option<&HeaderValue>, DuplicateSessionId> {
-    let mut all = headers.get_all(SESSION_HEADER).iter();
-    match (all.next(), all.next()) {
-        (first, None) => Ok(first),
-        (Some(_), Some(_)) | (None, Some(_)) => Err(DuplicateSessionId),
-    }
+/// The name of the first header of [`SINGLE_VALUED`] that `headers` carry
+/// more than once, if any.
+pub(crate) fn duplicated(headers: &HeaderMap) -> Option<&'static str> {
+    SINGLE_VALUED.iter().find_map(|(name, shown)| {
+        let mut all = headers.get_all(*name).iter();
+        (all.next().is_some() && all.next().is_some()).then_some(*shown)
+    })
 }
 
 /// The version a server answers `initialize` with: the client's if it is
@@ -234,6 +240,7 @@ pub(super) fn is_loopback_host(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -273,12 +280,20 @@ mod tests {
     }
 
     #[test]
-    fn one_session_id_at_most() {
-        assert_eq!(session_header(&HeaderMap::new()), Ok(None));
-        let one = headers(&[("mcp-session-id", "a")]);
-        assert_eq!(session_header(&one).unwrap().unwrap(), "a");
-        let two = headers(&[("mcp-session-id", "a"), ("mcp-session-id", "a")]);
-        assert_eq!(session_header(&two), Err(DuplicateSessionId));
+    fn single_valued_headers_at_most_once() {
+        assert_eq!(duplicated(&HeaderMap::new()), None);
+        let once = headers(&[
+            ("mcp-session-id", "a"),
+            ("authorization", "Bearer x"),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("last-event-id", "0-1"),
+        ]);
+        assert_eq!(duplicated(&once), None);
+        for (name, shown) in SINGLE_VALUED {
+            let mut twice = once.clone();
+            twice.append(name, HeaderValue::from_static("a"));
+            assert_eq!(duplicated(&twice), Some(shown), "{name}");
+        }
     }
 
     #[test]
