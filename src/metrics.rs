@@ -19,7 +19,7 @@ use std::fmt::Write;
 /// sessionreg_sessions_live                       gauge
 /// sessionreg_sessions_created_total              counter
 /// sessionreg_sessions_terminated_total{reason}   counter
-/// sessionreg_lookups_rejected_total{cause}       counter
+/// sessionreg_lookups_rejected_total{cause}       counter   (another principal's id counts as unknown)
 /// sessionreg_sessions_capacity                   gauge
 /// sessionreg_node_id                             gauge
 /// ```
@@ -71,11 +71,18 @@ fn write_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
     )?;
     writeln!(out, "# TYPE sessionreg_lookups_rejected_total counter")?;
     for cause in Rejection::ALL {
+        let count = match cause {
+            // Not exported on its own: whoever can read the metrics could
+            // tell that a live id they hold is someone else's (the lookup
+            // answered like an unknown id, so it is counted like one).
+            Rejection::Principal => continue,
+            Rejection::Unknown => stats.rejected(cause) + stats.rejected(Rejection::Principal),
+            _ => stats.rejected(cause),
+        };
         writeln!(
             out,
-            "sessionreg_lookups_rejected_total{{cause=\"{}\"}} {}",
+            "sessionreg_lookups_rejected_total{{cause=\"{}\"}} {count}",
             cause.as_str(),
-            stats.rejected(cause)
         )?;
     }
     writeln!(

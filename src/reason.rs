@@ -70,7 +70,10 @@ pub enum Rejection {
     /// The session is live, but bound to someone else: the check of a
     /// [`Registry::lookup_if`](crate::Registry::lookup_if) refused it (in
     /// the HTTP layer, a request from another principal than the one that
-    /// opened the session).
+    /// opened the session). Counted here, for the operator, but exported by
+    /// [`metrics`](crate::metrics) as [`Unknown`](Rejection::Unknown): the
+    /// answer is the same as to an unknown id, and a metric that told them
+    /// apart would tell whoever reads it that an id is live.
     Principal,
 }
 
