@@ -1,10 +1,13 @@
 //! A ready-made [`Authenticator`]: static bearer tokens, each naming its
 //! principal, replaceable at run time (token rotation without a restart).
 //!
-//! Tokens are compared in constant time ([`subtle`]), against every
-//! configured token, so neither which token matched nor how much of one did
-//! shows in the timing (only the presented token's length can). They are
-//! never logged or printed: `Debug` shows the principals' names only, and
+//! Tokens are kept only as SHA-256 digests, and a presented token is
+//! hashed and compared, in constant time ([`subtle`]), with every
+//! configured digest: the comparisons are of fixed-length values, so
+//! neither which token matched, nor how much of one did, nor any token's
+//! length shows in their timing (hashing the presented token takes time
+//! in its own length, which its sender knows). Tokens are never logged or
+//! printed: `Debug` shows the principals' names only, and
 //! [`TokenFileError`] names a line, not its content.
 
 use super::auth::{Authenticator, Principal, Refusal};
@@ -17,9 +20,9 @@ use std::sync::Arc;
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 /// Bearer tokens, each bound to a principal: an [`Authenticator`] that
-/// reads `Authorization: Bearer TOKEN`. Tokens are compared in constant
-/// time against every configured token, and never logged (`Debug` shows
-/// the principals only). Cheap to clone: clones share the token set, so the clone handed to
+/// reads `Authorization: Bearer TOKEN`. Tokens are kept as SHA-256 digests
+/// and compared in constant time against every configured one, and never
+/// logged (`Debug` shows the principals only). Cheap to clone: clones share the token set, so the clone handed to
 /// [`Builder::authenticator`](super::Builder::authenticator) sees every
 /// [`replace`](BearerTokens::replace) made through another.
 ///
@@ -45,7 +48,15 @@ pub struct BearerTokens {
 
 struct Token {
     principal: Principal,
-    secret: Box<[u8]>,
+    /// SHA-256 of the token: the token itself is not kept.
+    digest: Digest,
+}
+
+type Digest = [u8; 32];
+
+fn digest(token: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token).into()
 }
 
 /// A token list that cannot be used, and why (never showing a token).
@@ -126,16 +137,17 @@ impl BearerTokens {
             .collect()
     }
 
-    /// The principal whose token `presented` is, comparing against every
-    /// token in constant time.
+    /// The principal whose token `presented` is, comparing its digest with
+    /// every token's in constant time.
     fn find(&self, presented: &[u8]) -> Option<Principal> {
+        let presented = digest(presented);
         let tokens = self.set.load();
         // 1-based index of the match; 0 for none. Selected without a branch
-        // on any comparison's outcome.
+        // on any comparison's outcome; every comparison is of 32 bytes.
         let mut found = 0u32;
         for (i, token) in tokens.iter().enumerate() {
             let index = u32::try_from(i + 1).unwrap_or(u32::MAX);
-            found.conditional_assign(&index, token.secret.ct_eq(presented));
+            found.conditional_assign(&index, token.digest.ct_eq(&presented));
         }
         let index = usize::try_from(found).ok()?.checked_sub(1)?;
         tokens.get(index).map(|t| t.principal.clone())
@@ -157,12 +169,13 @@ fn validate(
                 "a token is empty or has characters other than visible ASCII",
             ));
         }
-        if !seen.insert(token.clone()) {
+        let digest = digest(token.as_bytes());
+        if !seen.insert(digest) {
             return Err(refuse("the same token is given twice"));
         }
         set.push(Token {
             principal: Principal::new(name),
-            secret: token.into_bytes().into_boxed_slice(),
+            digest,
         });
     }
     if set.is_empty() {
@@ -248,5 +261,36 @@ mod tests {
         );
         // Debug never shows a token.
         assert!(!format!("{tokens:?}").contains("t-a"));
+    }
+
+    /// Issue 17, finding 9: `subtle`'s slice comparison returns early when
+    /// the lengths differ, so comparing presented tokens with kept ones
+    /// showed each kept token's length. Only fixed-length digests are kept
+    /// and compared now; tokens of any length, and tokens that share a
+    /// prefix, still find their principal and only theirs. (The property
+    /// itself is about timing, which no test here measures.)
+    #[test]
+    fn tokens_are_kept_and_compared_as_digests() {
+        let long = "t".repeat(4096);
+        let tokens = BearerTokens::new([
+            ("short".to_string(), "x".to_string()),
+            ("prefix".to_string(), "xy".to_string()),
+            ("long".to_string(), long.clone()),
+        ])
+        .unwrap();
+        let who = |token: &str| tokens.find(token.as_bytes()).map(|p| p.to_string());
+        assert_eq!(who("x").as_deref(), Some("short"));
+        assert_eq!(who("xy").as_deref(), Some("prefix"));
+        assert_eq!(who(&long).as_deref(), Some("long"));
+        assert_eq!(who("xyz"), None);
+        assert_eq!(who(&long[1..]), None);
+        for token in tokens.set.load().iter() {
+            assert_eq!(token.digest.len(), 32);
+            assert_ne!(&token.digest[..1], b"x");
+        }
+        assert_eq!(
+            std::mem::size_of::<Token>(),
+            std::mem::size_of::<Principal>() + 32
+        );
     }
 }
