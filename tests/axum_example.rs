@@ -90,7 +90,7 @@ impl Running {
     }
 }
 
-/// Mounted in axum, nobody called `serve` or `set_local_addr`: a foreign
+/// Mounted in axum, nobody called `serve` or `set_bind_address`: a foreign
 /// `Host` is still refused (DNS rebinding), the ordinary route still works.
 #[tokio::test]
 async fn rebinding_is_refused_in_axum() {
@@ -271,4 +271,122 @@ async fn a_bad_file_keeps_the_old_set() {
     assert_eq!(tokens.principals().len(), 2);
     assert_eq!(built.manager.allowed().0, ["https://new.example"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 17, finding 10: `axum_server` took `--header-read-timeout-ms` and
+/// the other connection flags and ignored them (`axum::serve` sets no hyper
+/// timer), so a client that sends half a request head held its connection
+/// for ever. It is shed as `mcp_server` sheds it.
+#[tokio::test]
+async fn a_slowloris_client_is_shed_by_axum_server() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(&["--header-read-timeout-ms", "300"]).await;
+    let mut slow = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nhost: localhost\r\n")
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match slow.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the half-sent request head is still open");
+    assert!(server.shutdown().await);
+}
+
+/// Issue 17, finding 3: the example's `notify` took up to 10,000 messages
+/// of 1 MiB each and serialised them in one loop on a runtime worker. Its
+/// arguments are capped (a larger ask is refused with invalid params), and
+/// the loop yields.
+#[tokio::test]
+async fn the_example_tools_refuse_what_would_hold_a_worker() {
+    let server = start(&[]).await;
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    for (tool, arguments) in [
+        ("notify", json!({ "n": 10_000 })),
+        ("notify", json!({ "n": 10, "bytes": 1 << 20 })),
+        ("sleep", json!({ "ms": 3_600_000 })),
+    ] {
+        let answer = client.call(&id, tool, arguments.clone()).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            -32602,
+            "{tool} {arguments}: {:?}",
+            answer.json()
+        );
+    }
+    let fine = client
+        .call(&id, "notify", json!({ "n": 100, "bytes": 100 }))
+        .await;
+    assert_eq!(
+        fine.json()["result"]["content"][0]["text"],
+        "delivered 0 of 100"
+    );
+    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+    assert!(server.shutdown().await);
+}
+
+/// The admin listener as `mcp_server` serves it (`--admin-addr`), on
+/// 127.0.0.1:0, with the drain request counted in `requested`.
+async fn admin(
+    args: &[&str],
+) -> (
+    SocketAddr,
+    std::sync::Arc<tokio::sync::Notify>,
+    tokio::task::JoinHandle<()>,
+) {
+    let flags = flags(args);
+    let built = ops::build(&flags).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requested = std::sync::Arc::new(tokio::sync::Notify::new());
+    let task = tokio::spawn(axum_server::mcp_app::fleet::serve_admin(
+        listener,
+        built.manager,
+        std::sync::Arc::clone(&requested),
+    ));
+    (addr, requested, task)
+}
+
+/// Issue 17, finding 5: `POST /drain` with `Origin: https://evil.example`
+/// and `Content-Type: text/plain` (what any web page can send to a
+/// loopback address) drained the node. The admin listener refuses what a
+/// browser can send: an `Origin`, `Sec-Fetch-Site: cross-site`, a
+/// non-loopback `Host`.
+#[tokio::test]
+async fn the_admin_listener_refuses_what_a_browser_can_send() {
+    let (addr, requested, task) = admin(&[]).await;
+    let client = Client::new(&format!("http://{addr}/drain"));
+    let post = |headers: &[(&str, &str)]| {
+        let mut request = client
+            .request(Method::POST)
+            .header("content-type", "text/plain");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(Full::default()).unwrap()
+    };
+    for headers in [
+        vec![("origin", "https://evil.example")],
+        vec![("origin", "null")],
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("host", "rebind.attacker.example")],
+    ] {
+        let answer = client.send(post(&headers)).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{headers:?}");
+    }
+    let drained = tokio::time::timeout(Duration::from_millis(300), requested.notified()).await;
+    assert!(drained.is_err(), "a refused request started a drain");
+    // An operator's request (curl) still drains.
+    let answer = client.send(post(&[])).await;
+    assert_eq!(answer.status, StatusCode::ACCEPTED);
+    requested.notified().await;
+    task.abort();
 }

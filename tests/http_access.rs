@@ -56,14 +56,14 @@ async fn rebinding_protection_holds_without_serve() {
     // Told it is served on a public address, Auto lifts the loopback rule
     // (the allow-list still holds).
     manager.set_allowed_hosts(Vec::new());
-    manager.set_local_addr("192.0.2.7:443".parse().unwrap());
+    manager.set_bind_address("192.0.2.7:443".parse().unwrap());
     assert_eq!(status("evil.example", None).await, StatusCode::OK);
     // Off is off, On is on, whatever the address.
     let (off, _, _) = test_manager(|b| b.rebinding_protection(RebindingProtection::Off));
     let answer = off.handle(initialize_request("evil.example", None)).await;
     assert_eq!(answer.status(), StatusCode::OK);
     let (on, _, _) = test_manager(|b| b.rebinding_protection(RebindingProtection::On));
-    on.set_local_addr("192.0.2.7:443".parse().unwrap());
+    on.set_bind_address("192.0.2.7:443".parse().unwrap());
     let answer = on.handle(initialize_request("evil.example", None)).await;
     assert_eq!(answer.status(), StatusCode::FORBIDDEN);
 }
@@ -173,13 +173,15 @@ async fn cors_for_origins_allowed_by_name() {
         .post(None, &initialize_body("c"))
         .await;
     assert!(!plain.headers.contains_key("access-control-allow-origin"));
-    // Unrestricted is not allowed by name: no CORS for a foreign page.
+    // Protection off lifts the Host rule only: a foreign page's origin is
+    // still refused (issue 17: an Origin is validated on every bind), and
+    // gets no CORS headers.
     let open = Server::start_with(|b| b.rebinding_protection(RebindingProtection::Off)).await;
     let answer = Client::new(&open.url)
         .with_header("origin", "https://evil.example")
         .post(None, &initialize_body("c"))
         .await;
-    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.status, StatusCode::FORBIDDEN);
     assert!(!answer.headers.contains_key("access-control-allow-origin"));
 }
 
@@ -223,4 +225,60 @@ async fn unsupported_versions_list_the_supported_ones() {
             "{supported:?}"
         );
     }
+}
+
+/// Issue 17, finding 4: bound to `0.0.0.0` (what every container does), a
+/// foreign `Origin` was let in, because any non-loopback bind switched the
+/// rebinding protection off. An unspecified or private bind is not public:
+/// the loopback rule stays, and a present `Origin` that is not allowed is
+/// refused on every bind.
+#[tokio::test]
+async fn a_foreign_origin_is_refused_on_every_bind() {
+    for bind in ["0.0.0.0:0", "127.0.0.1:0"] {
+        let server = Server::start_on(bind, |b| b, Duration::from_secs(5)).await;
+        let attacker =
+            Client::new(&server.url).with_header("origin", "http://rebind.attacker.example");
+        let answer = attacker.post(None, &initialize_body("c")).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "bound to {bind}");
+        assert!(answer.session_id().is_none());
+        // A foreign Host is refused too: the bind is not a public one.
+        let answer = server
+            .manager
+            .handle(initialize_request("rebind.attacker.example", None))
+            .await;
+        assert_eq!(answer.status(), StatusCode::FORBIDDEN, "bound to {bind}");
+        // Loopback clients are served as ever.
+        let client = Client::new(&server.url);
+        let id = client.initialize().await;
+        assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+        assert_eq!(server.created(), 1);
+    }
+}
+
+/// Served on a public address, `Host` is not restricted (a public server is
+/// reached by names nobody listed), but an `Origin` still has to be on the
+/// allow-list: a browser page of another site gets 403.
+#[tokio::test]
+async fn a_public_bind_lets_any_host_in_but_no_foreign_origin() {
+    let (manager, _, _) = test_manager(|b| b);
+    manager.set_bind_address("192.0.2.7:443".parse().unwrap());
+    let status = |host: &'static str, origin: Option<&'static str>| {
+        let manager = manager.clone();
+        async move {
+            manager
+                .handle(initialize_request(host, origin))
+                .await
+                .status()
+        }
+    };
+    assert_eq!(status("mcp.example", None).await, StatusCode::OK);
+    assert_eq!(
+        status("mcp.example", Some("https://evil.example")).await,
+        StatusCode::FORBIDDEN
+    );
+    manager.set_allowed_origins(vec!["https://app.example".into()]);
+    assert_eq!(
+        status("mcp.example", Some("https://app.example")).await,
+        StatusCode::OK
+    );
 }

@@ -21,20 +21,25 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The reconnection delay priming events tell clients unless configured.
 pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
 
-/// Whether `Origin`/`Host` are restricted to loopback (DNS-rebinding
-/// protection).
+/// Whether `Host` is restricted to loopback names (DNS-rebinding
+/// protection). A present `Origin` is checked whatever this says: it must
+/// be allowed ([`Builder::allow_origin`], or a loopback origin while the
+/// restriction is on), or the request gets 403.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RebindingProtection {
-    /// On unless the manager knows it is served on a non-loopback address
-    /// (see [`SessionManager::set_local_addr`]; [`serve`](super::serve)
-    /// sets it). Mounted in axum or on a hand-written hyper loop, it stays
-    /// on: a public server names its hosts with
-    /// [`Builder::allow_host`], or says [`Off`](RebindingProtection::Off).
+    /// On unless the manager knows it is bound to a public
+    /// (internet-routable) address (see [`SessionManager::set_bind_address`];
+    /// [`serve`](super::serve) sets it). A loopback, unspecified
+    /// (`0.0.0.0`), private or link-local bind keeps it on, and so does
+    /// being mounted in axum or on a hand-written hyper loop: a server
+    /// reached by a name lists it with [`Builder::allow_host`], or says
+    /// [`Off`](RebindingProtection::Off).
     #[default]
     Auto,
-    /// Always restrict to loopback hosts and origins (plus the allow-lists).
+    /// Always restrict to loopback hosts (plus the allow-lists).
     On,
-    /// Never restrict (the allow-lists, if any, still apply).
+    /// Never restrict `Host` to loopback (a host allow-list, if any, still
+    /// applies; so does the `Origin` check).
     Off,
 }
 

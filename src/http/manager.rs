@@ -155,12 +155,25 @@ impl<A: App> SessionManager<A> {
         out
     }
 
-    /// Tells the manager the address it is served on: with
+    /// Tells the manager the address its listener is bound to
+    /// ([`serve`](super::serve) does). With
     /// [`RebindingProtection::Auto`](super::RebindingProtection::Auto), a
-    /// non-loopback address turns the loopback restriction off (it is on
-    /// until the manager is told so).
-    pub fn set_local_addr(&self, addr: std::net::SocketAddr) {
-        self.inner.access.bound.set(addr);
+    /// public (internet-routable) address lifts the loopback restriction on
+    /// `Host`; a loopback, unspecified (`0.0.0.0`), private or link-local
+    /// one keeps it (see `policy.rs`). A present `Origin` is checked either
+    /// way. When the restriction is lifted, one INFO line says what the
+    /// endpoint lets in.
+    pub fn set_bind_address(&self, addr: std::net::SocketAddr) {
+        let public = self.inner.access.bound.set(addr);
+        if public && self.inner.access.protection() == super::RebindingProtection::Auto {
+            let (origins, hosts) = self.allowed();
+            tracing::info!(
+                %addr,
+                hosts = %if hosts.is_empty() { "any".to_string() } else { hosts.join(", ") },
+                origins = %if origins.is_empty() { "none (requests with an Origin get 403)".to_string() } else { origins.join(", ") },
+                "bound to a public address: Host is not restricted to loopback"
+            );
+        }
     }
 
     /// How often the reaper sweeps; `None` without an idle timeout.

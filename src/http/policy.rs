@@ -3,15 +3,23 @@
 //! swap new ones in (e.g. on SIGHUP) while every request reads the current
 //! ones without taking a lock.
 //!
+//! A present `Origin` is checked on every request, whatever the bind: it
+//! must be on the allow-list, or be a loopback origin while the loopback
+//! rule below is on; any other gets 403.
+//!
 //! DNS-rebinding protection ([`RebindingProtection::Auto`], the default)
-//! restricts `Host` and `Origin` to loopback names (plus the allow-lists)
-//! unless the manager knows it is served on a non-loopback address: when
-//! [`serve`](super::serve) or [`SessionManager::set_local_addr`] said so.
-//! Mounted anywhere else (axum, a hand-written hyper loop) it is on until
-//! told otherwise, as rmcp does: a local server is safe wherever it is
-//! mounted, and a public one names its hosts with
-//! [`Builder::allow_host`](super::Builder::allow_host) (or turns the
-//! protection off).
+//! also restricts `Host` to loopback names (plus the allow-list) unless the
+//! manager knows it is bound to a *public* address: one that is routable on
+//! the internet, told by [`serve`](super::serve) or
+//! [`SessionManager::set_bind_address`]. A loopback, unspecified (`0.0.0.0`,
+//! `::`, what containers bind), private (RFC 1918, CGNAT, IPv6 unique local)
+//! or link-local bind is not public: a browser on that network can reach
+//! it, so the rule stays on, and a server reached there by a name lists the
+//! name with [`Builder::allow_host`](super::Builder::allow_host). Mounted
+//! anywhere else (axum, a hand-written hyper loop) the rule is on until told
+//! otherwise, as rmcp does. A public bind, or
+//! [`RebindingProtection::Off`], lets any `Host` in (unless the allow-list
+//! names them); the manager then logs once what it lets in.
 
 use super::app::App;
 use super::rules::OriginPolicy;
@@ -55,18 +63,48 @@ impl Default for Bound {
 }
 
 const UNKNOWN: u8 = 0;
-const LOOPBACK: u8 = 1;
+/// Loopback, unspecified, private or link-local.
+const LOCAL: u8 = 1;
 const PUBLIC: u8 = 2;
 
+/// Whether `ip` is routable on the internet: not loopback, unspecified
+/// (`0.0.0.0` accepts on every interface, loopback included), private
+/// (10/8, 172.16/12, 192.168/16, shared 100.64/10, IPv6 fc00::/7) or
+/// link-local (169.254/16, fe80::/10). An IPv4-mapped IPv6 address is
+/// judged as its IPv4 one.
+pub(super) fn is_public(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            let shared = a == 100 && (b & 0xc0) == 64;
+            !(v4.is_loopback()
+                || v4.is_unspecified()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_broadcast()
+                || shared)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            let unique_local = (first & 0xfe00) == 0xfc00;
+            let link_local = (first & 0xffc0) == 0xfe80;
+            !(v6.is_loopback() || v6.is_unspecified() || unique_local || link_local)
+        }
+    }
+}
+
 impl Bound {
-    pub(super) fn set(&self, addr: std::net::SocketAddr) {
-        let bound = if addr.ip().is_loopback() {
-            LOOPBACK
-        } else {
-            PUBLIC
-        };
+    /// Records the bind address; returns whether it is a public one.
+    pub(super) fn set(&self, addr: std::net::SocketAddr) -> bool {
+        let public = is_public(addr.ip());
+        let bound = if public { PUBLIC } else { LOCAL };
         // Relaxed: a flag read on each request; no other memory hangs on it.
         self.0.store(bound, Ordering::Relaxed);
+        public
     }
 
     fn is_public(&self) -> bool {
@@ -113,6 +151,10 @@ impl Access {
         }
     }
 
+    pub(super) fn protection(&self) -> RebindingProtection {
+        self.protection
+    }
+
     pub(super) fn current(&self) -> Current {
         let loopback = match self.protection {
             RebindingProtection::On => true,
@@ -156,5 +198,46 @@ impl<A: App> SessionManager<A> {
             policies.open.allowed_origins.clone(),
             policies.open.allowed_hosts.clone(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_public;
+
+    #[test]
+    fn only_internet_routable_binds_are_public() {
+        for local in [
+            "127.0.0.1",
+            "0.0.0.0",
+            "10.0.0.11",
+            "172.16.5.4",
+            "172.31.255.255",
+            "192.168.1.2",
+            "100.64.0.1",
+            "100.127.255.254",
+            "169.254.1.1",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fd12:3456::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:10.0.0.1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(!is_public(local.parse().unwrap()), "{local}");
+        }
+        for public in [
+            "8.8.8.8",
+            "172.32.0.1",
+            "100.128.0.1",
+            "192.0.2.7",
+            "2001:db8::1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
+            assert!(is_public(public.parse().unwrap()), "{public}");
+        }
     }
 }

@@ -154,11 +154,6 @@ pub enum Forbidden {
 }
 
 impl OriginPolicy {
-    /// Whether the policy checks anything at all.
-    pub fn is_active(&self) -> bool {
-        self.loopback_only || !self.allowed_origins.is_empty() || !self.allowed_hosts.is_empty()
-    }
-
     /// Whether `origin` is on the allow-list.
     pub fn lists_origin(&self, origin: &str) -> bool {
         self.allowed_origins
@@ -175,17 +170,19 @@ impl OriginPolicy {
     }
 
     /// Checks a request's `Origin` and `Host`.
+    ///
+    /// A present `Origin` is always checked, whatever the bind and the
+    /// rebinding protection (the transport page: servers MUST validate it,
+    /// and answer 403 to an invalid one): it must be on the allow-list, or
+    /// be a loopback origin while the policy is loopback-only. A request
+    /// without one (not from a browser) passes this part. `Host` is
+    /// restricted to loopback names (plus the allow-list) when the policy
+    /// is loopback-only, to the allow-list when there is one, and not at
+    /// all otherwise.
     pub fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Forbidden> {
-        if !self.is_active() {
-            return Ok(());
-        }
         if let Some(origin) = headers.get(ORIGIN) {
             let origin = origin.to_str().map_err(|_| Forbidden::Origin)?.trim();
-            let listed = self.lists_origin(origin);
-            let loopback = self.loopback_only && origin_host(origin).is_some_and(is_loopback_host);
-            // With only a host list configured, origins are not restricted.
-            let unrestricted = !self.loopback_only && self.allowed_origins.is_empty();
-            if !(listed || loopback || unrestricted) {
+            if !self.names_origin(origin) {
                 return Err(Forbidden::Origin);
             }
         }
@@ -326,6 +323,17 @@ mod tests {
         assert_eq!(
             OriginPolicy::default().check(&headers(&[("host", "x.y")]), &uri),
             Ok(())
+        );
+        // An Origin is checked by every policy, the open one too.
+        let h = headers(&[("host", "x.y"), ("origin", "https://x.y")]);
+        assert_eq!(
+            OriginPolicy::default().check(&h, &uri),
+            Err(Forbidden::Origin)
+        );
+        let h = headers(&[("host", "x.y"), ("origin", "null")]);
+        assert_eq!(
+            OriginPolicy::default().check(&h, &uri),
+            Err(Forbidden::Origin)
         );
     }
 }

@@ -27,7 +27,7 @@ const ACCEPT_LOG_PERIOD: Duration = Duration::from_secs(10);
 /// Serves `manager` on `listener` (HTTP/1.1 and HTTP/2) until `signal`
 /// resolves, then shuts down gracefully, waiting at most `deadline` for
 /// requests in flight. Starts the idle reaper, and tells the manager the
-/// address it serves (see [`SessionManager::set_local_addr`]).
+/// address it serves (see [`SessionManager::set_bind_address`]).
 ///
 /// Each connection gets the manager's connection bounds (see
 /// [`Builder::header_read_timeout`](super::Builder::header_read_timeout)
@@ -60,7 +60,7 @@ where
         + 'static,
     F: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
 {
-    manager.set_local_addr(listener.local_addr()?);
+    manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
     let limits = &manager.inner.config.limits;
     let builder = Arc::new(connection::builder(limits));
