@@ -13,6 +13,7 @@ use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use http_support::{eventually, initialize_body, Client, Server, ACCEPT_BOTH};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::json;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -214,4 +215,38 @@ fn awaiting_handle_inline_costs_a_connection_little() {
         size <= 64,
         "the future of SessionManager::handle is {size} bytes"
     );
+}
+
+/// Issue 17, finding 10: `Duration::MAX` for the idle, stall or keep-alive
+/// period panicked on `Instant + Duration`; every deadline is a checked
+/// add now (a bound too far to reach is no bound), so such a server serves
+/// and shuts down as any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_bounds_are_no_bounds() {
+    let mut server = Server::start_with(|b| {
+        b.connection_idle_timeout(Some(Duration::MAX))
+            .stall_timeout(Some(Duration::MAX))
+            .keep_alive(Some(Duration::MAX))
+            .header_read_timeout(Some(Duration::MAX))
+            .body_read_timeout(Some(Duration::MAX))
+            .http2_keep_alive(Some(Duration::MAX))
+            .handler_timeout(Some(Duration::MAX))
+    })
+    .await;
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    let mut stream = client.open_stream(&id, None).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    let note = client.call(&id, "notify", json!({ "n": 3 })).await;
+    assert_eq!(note.json()["result"]["delivered"], 3);
+    let (text, _) = http_support::read_sse(stream.body_mut(), Duration::from_secs(20), |t| {
+        http_support::sse_events(t).len() == 3
+    })
+    .await;
+    assert_eq!(http_support::sse_events(&text).len(), 3);
+    let streamed = client.call(&id, "stream", json!({})).await;
+    assert_eq!(streamed.status, StatusCode::OK);
+    drop(stream);
+    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+    assert!(server.shutdown().await.drained);
 }

@@ -327,14 +327,21 @@ pub(crate) async fn drive<S, B>(
                 match verdict {
                     Verdict::Again(again, after) => {
                         check = again;
-                        timer.as_mut().reset(Instant::now() + after);
+                        match Instant::now().checked_add(after) {
+                            Some(at) => timer.as_mut().reset(at),
+                            // Too far to reach: nothing more to watch for.
+                            None => armed = false,
+                        }
                     }
                     Verdict::Close => {
                         tracing::debug!("closing a connection that is not being used");
                         connection.as_mut().graceful_shutdown();
                         closing = true;
                         check = Check::Grace;
-                        timer.as_mut().reset(Instant::now() + watch.grace());
+                        match Instant::now().checked_add(watch.grace()) {
+                            Some(at) => timer.as_mut().reset(at),
+                            None => armed = false,
+                        }
                     }
                     Verdict::Drop => {
                         tracing::debug!("dropping a connection that would not close");

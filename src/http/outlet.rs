@@ -266,7 +266,10 @@ impl Outlet {
             return Offer::Sent;
         }
         Offer::Full {
-            deadline: self.limits.stall.map(|stall| queue.since + stall),
+            deadline: self
+                .limits
+                .stall
+                .and_then(|stall| queue.since.checked_add(stall)),
         }
     }
 
@@ -389,7 +392,8 @@ impl Outlet {
             return Err(Ended);
         }
         Ok(match self.limits.stall {
-            Some(stall) if !queue.frames.is_empty() => Some(queue.since + stall),
+            // (A stall timeout too long to reach never fires.)
+            Some(stall) if !queue.frames.is_empty() => queue.since.checked_add(stall),
             _ => None,
         })
     }

@@ -48,7 +48,10 @@ impl<T> StallIo<T> {
             return Poll::Pending;
         };
         if !self.armed {
-            let deadline = Instant::now() + stall;
+            let Some(deadline) = Instant::now().checked_add(stall) else {
+                // A stall timeout too long to reach never fires.
+                return Poll::Pending;
+            };
             match &mut self.timer {
                 Some(timer) => timer.as_mut().reset(deadline),
                 None => self.timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
