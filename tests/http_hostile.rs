@@ -883,3 +883,184 @@ fn peak_rss_bytes() -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+/// Issue 17, finding 1: a session's handlers outlived it. Two sessions fill
+/// every handler slot with calls that never finish, their clients hang up,
+/// and both sessions are deleted: the handlers end with their sessions (the
+/// close callback cancels them), so the slots are free for everyone else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_handlers_end_with_their_session() {
+    const CAP: usize = 20;
+    let server = Server::start_with(|b| {
+        short_bounds(b)
+            .max_handlers(CAP)
+            .max_requests_per_session(CAP / 2)
+    })
+    .await;
+    let client = Arc::new(Client::new(&server.url));
+    let sessions = [client.initialize().await, client.initialize().await];
+    let mut calls = JoinSet::new();
+    for i in 0..CAP {
+        let (client, id) = (Arc::clone(&client), sessions[i % 2].clone());
+        calls.spawn(async move { client.call(&id, "hang", json!({})).await });
+    }
+    assert!(
+        eventually(|| server
+            .probes
+            .started
+            .load(std::sync::atomic::Ordering::SeqCst)
+            == CAP)
+        .await
+    );
+    assert_eq!(server.http().handlers_in_flight, CAP as u64);
+    // The clients hang up: at 2025-11-25 that alone cancels nothing.
+    calls.abort_all();
+    while calls.join_next().await.is_some() {}
+    tokio::time::sleep(SHORT / 4).await;
+    assert_eq!(
+        server
+            .probes
+            .dropped
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    for id in &sessions {
+        assert_eq!(client.delete(id).await.status, StatusCode::OK);
+    }
+    // The handlers end with their sessions, with no help from them.
+    assert!(
+        eventually(|| server.http().handlers_in_flight == 0).await,
+        "{:?}",
+        server.http()
+    );
+    assert_eq!(
+        server
+            .probes
+            .dropped
+            .load(std::sync::atomic::Ordering::SeqCst),
+        CAP
+    );
+    // Everyone else is served, long calls included.
+    let id = client.initialize().await;
+    let sleep = client.call(&id, "sleep", json!({ "ms": 1 })).await;
+    assert_eq!(sleep.status, StatusCode::OK);
+    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+    drop(client);
+    assert_clean(&server).await;
+}
+
+/// Every other way a session ends cancels its work too: a failing handler
+/// (`Failed`) ends its session's other calls, and shutdown, once its
+/// deadline for the requests in flight has passed, ends the sessions and
+/// with them the calls still running (they outlived the server before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failure_and_shutdown_end_the_running_handlers() {
+    let mut server = Server::start_full(short_bounds, SHORT).await;
+    let client = Arc::new(Client::new(&server.url));
+    let failing = client.initialize().await;
+    let hanging = {
+        let (client, id) = (Arc::clone(&client), failing.clone());
+        tokio::spawn(async move { client.call(&id, "hang", json!({})).await })
+    };
+    let probes = Arc::clone(&server.probes);
+    let started = || probes.started.load(std::sync::atomic::Ordering::SeqCst);
+    let dropped = || probes.dropped.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(eventually(|| started() == 1).await);
+    let fail = client.call(&failing, "fail", json!({})).await;
+    assert_eq!(fail.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(
+        eventually(|| dropped() == 1).await,
+        "the failed session's call runs on"
+    );
+    // Its caller hears that the session ended under it.
+    let answer = hanging.await.unwrap();
+    assert_eq!(answer.status, StatusCode::NOT_FOUND, "{answer:?}");
+    // Shutdown waits for these up to its deadline, then ends their
+    // sessions, and the calls with them.
+    let mut calls = JoinSet::new();
+    for _ in 0..3 {
+        let id = client.initialize().await;
+        let client = Arc::clone(&client);
+        calls.spawn(async move { client.call(&id, "hang", json!({})).await });
+    }
+    assert!(eventually(|| started() == 4).await);
+    let report = server.shutdown().await;
+    assert!(!report.drained, "{report:?}");
+    // (The failed session had ended already.)
+    assert_eq!(report.sessions_ended, 3);
+    assert_eq!(dropped(), 4);
+    assert_eq!(server.http().handlers_in_flight, 0);
+    while let Some(answer) = calls.join_next().await {
+        assert_eq!(answer.unwrap().status, StatusCode::SERVICE_UNAVAILABLE);
+    }
+}
+
+/// At 2025-11-25 a client cancels a request with `notifications/cancelled`
+/// (a disconnect is not cancellation): its handler ends, and the rest of
+/// the session is untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_cancelled_ends_the_named_request() {
+    let server = Server::start_with(short_bounds).await;
+    let client = Arc::new(Client::new(&server.url));
+    let id = client.initialize().await;
+    let hanging = {
+        let (client, id) = (Arc::clone(&client), id.clone());
+        tokio::spawn(async move {
+            client
+                .post(
+                    Some(&id),
+                    &json!({ "jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+                             "params": { "name": "hang", "arguments": {} } }),
+                )
+                .await
+        })
+    };
+    let started = || {
+        server
+            .probes
+            .started
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let dropped = || {
+        server
+            .probes
+            .dropped
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    assert!(eventually(|| started() == 1).await);
+    // Another request id, or another session's cancel, ends nothing.
+    let other = client.initialize().await;
+    for (session, request) in [(&id, "call-2"), (&other, "call-1")] {
+        let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": { "requestId": request, "reason": "test" } });
+        assert_eq!(
+            client.post(Some(session), &cancel).await.status,
+            StatusCode::ACCEPTED
+        );
+    }
+    // A moment for a wrong cancel to have taken effect (shorter than the
+    // connection idle timeout, so the client's pooled connection is not
+    // closed under its next request).
+    tokio::time::sleep(SHORT / 4).await;
+    assert_eq!(dropped(), 0);
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": { "requestId": "call-1", "reason": "test" } });
+    assert_eq!(
+        client.post(Some(&id), &cancel).await.status,
+        StatusCode::ACCEPTED
+    );
+    assert!(eventually(|| dropped() == 1).await);
+    // No response is sent for a cancelled request: its stream just ends.
+    let answer = hanging.await.unwrap();
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.headers["content-type"], "text/event-stream");
+    assert!(http_support::sse_events(std::str::from_utf8(&answer.body).unwrap()).is_empty());
+    assert_eq!(server.live(), 2);
+    let echo = client.call(&id, "echo", json!({})).await;
+    assert_eq!(echo.status, StatusCode::OK);
+    for session in [&id, &other] {
+        assert_eq!(client.delete(session).await.status, StatusCode::OK);
+    }
+    drop(client);
+    assert_clean(&server).await;
+}

@@ -11,6 +11,7 @@ use http::request::Parts;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
+use tokio_util::sync::CancellationToken;
 
 /// An MCP application served by a [`SessionManager`](super::SessionManager).
 ///
@@ -48,9 +49,12 @@ pub trait App: Send + Sync + 'static {
     /// are not affected. If the reply to `initialize` is an error, the new
     /// session ends with [`Reason::Rejected`] and no id is sent.
     ///
-    /// The session counts as busy (never idle) while this runs, however
-    /// long; it may still be deleted meanwhile:
-    /// [`Context::is_terminated`] tells.
+    /// The session counts as busy (never idle) while this runs. The work
+    /// (this future, then a streamed reply) ends with its session, by
+    /// whichever path the session ends, and with
+    /// [`Builder::handler_timeout`](super::Builder::handler_timeout): the
+    /// future is then dropped where it waits. A handler that hands work
+    /// elsewhere passes it [`Context::cancellation`].
     fn handle(
         &self,
         ctx: Context<Self::Session>,
@@ -122,6 +126,8 @@ pub struct Context<S: Send + Sync + 'static> {
     /// The number of this request's SSE reply stream, when it would be
     /// resumable.
     pub(crate) stream: Option<u64>,
+    /// Cancelled when this request's work must stop (see `work.rs`).
+    pub(crate) cancel: CancellationToken,
 }
 
 impl<S: Send + Sync + 'static> Context<S> {
@@ -154,10 +160,38 @@ impl<S: Send + Sync + 'static> Context<S> {
     }
 
     /// Whether the session has ended meanwhile (deleted, shut down, ...).
-    /// A long handler may stop early; its answer is still delivered if the
-    /// connection is there.
+    /// The request is then cancelled too (see
+    /// [`cancelled`](Context::cancelled)).
     pub fn is_terminated(&self) -> bool {
         self.session.as_ref().is_some_and(Session::is_terminated)
+    }
+
+    /// Resolves when this request's work must stop: its session ended (by
+    /// any path: `DELETE`, idle timeout, a failed handler, shutdown), the
+    /// client cancelled it (`notifications/cancelled`), it ran past the
+    /// [handler timeout](super::Builder::handler_timeout), or, at
+    /// 2026-07-28, the client went away. (A client that merely disconnects
+    /// from a request in a session does not cancel it: at 2025-11-25
+    /// disconnection is not cancellation.)
+    ///
+    /// The handler's own future is dropped then, wherever it waits: a
+    /// handler needs this only for work it handed elsewhere, such as a
+    /// spawned task (see [`cancellation`](Context::cancellation)).
+    pub fn cancelled(&self) -> impl Future<Output = ()> + Send + '_ {
+        self.cancel.cancelled()
+    }
+
+    /// Whether this request has been cancelled (see
+    /// [`cancelled`](Context::cancelled)).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// This request's cancellation token, to hand to work the handler
+    /// spawns: it is cancelled when [`cancelled`](Context::cancelled)
+    /// resolves.
+    pub fn cancellation(&self) -> CancellationToken {
+        self.cancel.clone()
     }
 
     /// Closes the connection carrying this request's SSE reply without

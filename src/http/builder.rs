@@ -9,6 +9,7 @@ use super::entry::{on_close, Entry};
 use super::limits::Limits;
 use super::manager::{Config, Inner, SessionManager};
 use super::policy::{Access, Policies};
+use super::resume::{LogBounds, LogBudget};
 use crate::{BuildError, Reason, Registry, SessionId};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
@@ -103,18 +104,19 @@ impl<A: App> Builder<A> {
     /// The keep-alive comment period of SSE streams; `None` sends none
     /// (default [`DEFAULT_KEEP_ALIVE`]).
     pub fn keep_alive(mut self, period: Option<Duration>) -> Self {
-        self.keep_alive = period;
+        self.keep_alive = super::limits::reachable(period);
         self
     }
 
     /// Keep the last `events` messages of each SSE stream of a session (the
-    /// standalone `GET` stream, and each `POST` reply stream of a client at
-    /// 2025-11-25 or later), so a client reconnecting with `Last-Event-ID`
-    /// gets what it missed on that stream; such `POST` streams are not
-    /// cancelled when their connection drops, and start with a priming
-    /// event (see `resume.rs`). Default 0: no log, no replay, no priming.
-    /// Each stream's log is bounded in bytes too:
-    /// [`event_log_bytes`](Builder::event_log_bytes).
+    /// standalone `GET` stream once it has been opened, and each `POST`
+    /// reply stream of a client at 2025-11-25 or later), so a client
+    /// reconnecting with `Last-Event-ID` gets what it missed on that
+    /// stream; such `POST` streams are not cancelled when their connection
+    /// drops, and start with a priming event (see `resume.rs`). Default 0:
+    /// no log, no replay, no priming. The logs are bounded in bytes too,
+    /// per session ([`event_log_bytes`](Builder::event_log_bytes)) and in
+    /// all ([`event_log_total_bytes`](Builder::event_log_total_bytes)).
     pub fn event_log(mut self, events: usize) -> Self {
         self.event_log = events;
         self
@@ -215,6 +217,11 @@ impl<A: App> Builder<A> {
                     max_body: self.max_body,
                     keep_alive: self.keep_alive,
                     event_log: self.event_log,
+                    log_bounds: LogBounds {
+                        events: self.event_log,
+                        session_bytes: self.limits.event_log_bytes,
+                        total: Arc::new(LogBudget::new(self.limits.event_log_total_bytes)),
+                    },
                     sse_retry: self.sse_retry,
                     standalone_stream: self.standalone_stream,
                     stateless: self.stateless,

@@ -16,6 +16,7 @@
 //! sessionreg_http_connections_open             gauge    connections `serve` holds open
 //! sessionreg_http_streams_open                 gauge    SSE response bodies alive
 //! sessionreg_http_handlers_in_flight           gauge    App::handle calls running
+//! sessionreg_http_event_log_bytes              gauge    bytes the event logs of every session hold
 //! sessionreg_http_responses_total{code}        counter  responses the manager wrote, by status
 //! sessionreg_http_notifications_dropped_total  counter  server messages a stream could not take
 //! ```
@@ -69,6 +70,9 @@ pub struct HttpStats {
     /// Server-to-client messages dropped because the stream could not take
     /// them (its queue full, or the stream stalled).
     pub notifications_dropped: u64,
+    /// Bytes the event logs of every session hold (see
+    /// [`Builder::event_log_total_bytes`](super::Builder::event_log_total_bytes)).
+    pub event_log_bytes: u64,
     responses: [u64; CODES.len() + 1],
 }
 
@@ -205,6 +209,7 @@ impl HttpCounters {
             streams_open: self.gauge(|s| &s.streams),
             handlers_in_flight: self.gauge(|s| &s.handlers),
             notifications_dropped: self.sum(|s| &s.dropped),
+            event_log_bytes: 0,
             responses,
         }
     }
@@ -233,6 +238,11 @@ fn write_all(out: &mut String, stats: &HttpStats) -> std::fmt::Result {
             "sessionreg_http_handlers_in_flight",
             "Application handlers running.",
             stats.handlers_in_flight,
+        ),
+        (
+            "sessionreg_http_event_log_bytes",
+            "Bytes held by the event logs of every session (for resumable SSE streams).",
+            stats.event_log_bytes,
         ),
     ];
     for (name, help, value) in gauges {

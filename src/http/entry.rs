@@ -5,17 +5,20 @@
 use super::app::App;
 use super::auth::Principal;
 use super::sse::Streams;
+use super::work::Work;
 use crate::{Reason, SessionId};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 
-/// What a session is in the registry: the application's state plus the
-/// session's streams.
+/// What a session is in the registry: the application's state, the
+/// session's streams, and its running work.
 pub struct Entry<S> {
     pub(crate) state: S,
     pub(crate) streams: Streams,
-    /// The principal that opened the session (with an authenticator): only
-    /// its requests find the session.
+    /// The requests running in the session, which end with it.
+    pub(crate) work: Work,
+    /// The principal that opened the session, if one was present: only
+    /// requests of the same principal find the session.
     pub(crate) owner: Option<Principal>,
 }
 
@@ -24,6 +27,7 @@ impl<S> Entry<S> {
         Entry {
             state,
             streams,
+            work: Work::default(),
             owner,
         }
     }
@@ -33,8 +37,8 @@ impl<S> Entry<S> {
         &self.state
     }
 
-    /// The principal the session is bound to; `None` without an
-    /// authenticator.
+    /// The principal the session is bound to; `None` when its
+    /// `initialize` had none.
     pub fn owner(&self) -> Option<&Principal> {
         self.owner.as_ref()
     }
@@ -57,6 +61,9 @@ impl<S: fmt::Debug> fmt::Debug for Entry<S> {
 /// second should not format and write a line for each by default (a failed
 /// handler is also logged at WARN where it fails).
 pub(super) fn on_close<A: App>(app: &A, id: &SessionId, entry: &Entry<A::Session>, reason: Reason) {
+    // Work first: a request that stops sees why, and a streamed reply is
+    // dropped before its stream is closed under it.
+    entry.work.end(reason);
     entry.streams.close();
     // `?id`: the Debug form (index, generation, node) names the session
     // without its secret; the Display form is a credential.

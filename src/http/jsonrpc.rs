@@ -397,6 +397,12 @@ pub fn notification_message(method: &str, params: Value) -> Value {
 }
 
 /// Serializes a message for a body.
+/// A JSON-RPC id as one key: its JSON text (`7` and `"7"` differ, as they
+/// do on the wire).
+pub(crate) fn id_key(id: &Value) -> Box<str> {
+    id.to_string().into_boxed_str()
+}
+
 pub(crate) fn to_bytes(message: &Value) -> Bytes {
     // Serializing a `Value` cannot fail: its map keys are strings.
     Bytes::from(serde_json::to_vec(message).unwrap_or_default())

@@ -37,8 +37,25 @@ pub const DEFAULT_STREAM_QUEUE_BYTES: usize = 256 * 1024;
 /// How long a write may make no progress before its stream (and, in
 /// `serve`, its connection) is ended, unless configured.
 pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
-/// Bytes an event log keeps per session at most unless configured.
-pub const DEFAULT_EVENT_LOG_BYTES: usize = 1024 * 1024;
+/// Bytes a session's event logs keep at most, all its streams together,
+/// unless configured.
+pub const DEFAULT_EVENT_LOG_BYTES: usize = 256 * 1024;
+/// Bytes every session's event logs keep at most, together, unless
+/// configured.
+pub const DEFAULT_EVENT_LOG_TOTAL_BYTES: usize = 128 * 1024 * 1024;
+/// How long a request's work (its handler, then its streamed reply) may run
+/// unless configured.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A bound at least this long is no bound: nothing waits that long, and a
+/// deadline that far would overflow when added to the time now (hyper's
+/// timers do that add). Every timeout setter treats it as `None`.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// `timeout`, or `None` for one too long to ever be reached.
+pub(crate) fn reachable(timeout: Option<Duration>) -> Option<Duration> {
+    timeout.filter(|t| *t < FOREVER)
+}
 
 /// Every bound of a manager; [`Builder`] sets them.
 #[derive(Debug, Clone)]
@@ -55,6 +72,8 @@ pub(crate) struct Limits {
     pub(crate) stream_queue_bytes: usize,
     pub(crate) stall_timeout: Option<Duration>,
     pub(crate) event_log_bytes: usize,
+    pub(crate) event_log_total_bytes: usize,
+    pub(crate) handler_timeout: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -72,6 +91,8 @@ impl Default for Limits {
             stream_queue_bytes: DEFAULT_STREAM_QUEUE_BYTES,
             stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
             event_log_bytes: DEFAULT_EVENT_LOG_BYTES,
+            event_log_total_bytes: DEFAULT_EVENT_LOG_TOTAL_BYTES,
+            handler_timeout: Some(DEFAULT_HANDLER_TIMEOUT),
         }
     }
 }
@@ -84,7 +105,7 @@ impl<A: App> Builder<A> {
     /// a connection that has not started its first request in this time
     /// (whatever its protocol) is closed.
     pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.limits.header_read_timeout = timeout;
+        self.limits.header_read_timeout = reachable(timeout);
         self
     }
 
@@ -93,7 +114,7 @@ impl<A: App> Builder<A> {
     /// 408 and its connection is closed. Applies wherever the manager is
     /// mounted.
     pub fn body_read_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.limits.body_read_timeout = timeout;
+        self.limits.body_read_timeout = reachable(timeout);
         self
     }
 
@@ -103,7 +124,7 @@ impl<A: App> Builder<A> {
     /// [`DEFAULT_CONNECTION_IDLE_TIMEOUT`]). HTTP/1 connections idle between
     /// requests are closed sooner, by the header read timeout.
     pub fn connection_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.limits.connection_idle_timeout = timeout;
+        self.limits.connection_idle_timeout = reachable(timeout);
         self
     }
 
@@ -121,7 +142,7 @@ impl<A: App> Builder<A> {
     /// (default [`DEFAULT_HTTP2_KEEP_ALIVE`]). Applied by
     /// [`serve`](super::serve).
     pub fn http2_keep_alive(mut self, period: Option<Duration>) -> Self {
-        self.limits.http2_keep_alive = period;
+        self.limits.http2_keep_alive = reachable(period);
         self
     }
 
@@ -176,15 +197,42 @@ impl<A: App> Builder<A> {
     /// while a write waits; `None` waits forever (default
     /// [`DEFAULT_STALL_TIMEOUT`]).
     pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.limits.stall_timeout = timeout;
+        self.limits.stall_timeout = reachable(timeout);
         self
     }
 
-    /// The most bytes each session's event log keeps (default
-    /// [`DEFAULT_EVENT_LOG_BYTES`]); the oldest events are let go first.
-    /// The log is on only with [`event_log`](Builder::event_log).
+    /// The most bytes one session's event logs keep, all its streams
+    /// together (default [`DEFAULT_EVENT_LOG_BYTES`]): past it the oldest
+    /// events go first, those of finished streams before those of the
+    /// stream being logged, and those before other streams'. The log is on
+    /// only with [`event_log`](Builder::event_log), and a stream is logged
+    /// only once a client has had it (the standalone stream from the first
+    /// `GET`).
     pub fn event_log_bytes(mut self, bytes: usize) -> Self {
         self.limits.event_log_bytes = bytes;
+        self
+    }
+
+    /// The most bytes every session's event logs keep together (default
+    /// [`DEFAULT_EVENT_LOG_TOTAL_BYTES`]): past it a session lets its own
+    /// oldest events go to log a new one, or, with none, does not log it
+    /// (it is still delivered to a connected client). The gauge
+    /// `sessionreg_http_event_log_bytes` shows how much they hold.
+    pub fn event_log_total_bytes(mut self, bytes: usize) -> Self {
+        self.limits.event_log_total_bytes = bytes;
+        self
+    }
+
+    /// How long a request's work may run: its handler, then its streamed
+    /// reply; `None` lets it run for as long as its session lives (default
+    /// [`DEFAULT_HANDLER_TIMEOUT`]). Past it the work is dropped, the
+    /// request gets a JSON-RPC error (-32603, `data.timeoutMs`; at the end
+    /// of a reply stream already started), and its places under
+    /// [`max_handlers`](Builder::max_handlers) and
+    /// [`max_requests_per_session`](Builder::max_requests_per_session) are
+    /// free. The session serves on.
+    pub fn handler_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.limits.handler_timeout = reachable(timeout);
         self
     }
 }

@@ -25,6 +25,7 @@ use super::limits::Limits;
 use super::outlet::{Outlet, QueueLimits};
 use super::policy::Access;
 use super::responses::{duplicate_header, not_allowed, not_found, unsupported_version};
+use super::resume::LogBounds;
 use super::rules::{self, Forbidden, Version};
 use super::sse::SseBody;
 use super::stateless;
@@ -46,6 +47,8 @@ pub(super) struct Config {
     pub(super) max_body: usize,
     pub(super) keep_alive: Option<Duration>,
     pub(super) event_log: usize,
+    /// The event logs' bounds, with the budget every session shares.
+    pub(super) log_bounds: LogBounds,
     /// The `retry` of priming events.
     pub(super) sse_retry: Option<Duration>,
     pub(super) standalone_stream: bool,
@@ -143,7 +146,9 @@ impl<A: App> SessionManager<A> {
     /// A snapshot of the HTTP layer's own counters (connections, streams,
     /// handlers, responses by status, dropped notifications).
     pub fn http_stats(&self) -> HttpStats {
-        self.inner.counters.snapshot()
+        let mut stats = self.inner.counters.snapshot();
+        stats.event_log_bytes = self.inner.config.log_bounds.total.used() as u64;
+        stats
     }
 
     /// The registry's counters in Prometheus text format, followed by the
@@ -181,10 +186,13 @@ impl<A: App> SessionManager<A> {
         self.inner.config.reap_interval
     }
 
-    /// Starts shutting down: refuses new sessions (503) and ends every live
-    /// session with [`Reason::Shutdown`] (close callbacks run, SSE streams
-    /// end cleanly). Returns how many sessions this call ended. Requests in
-    /// flight carry on; see [`wait_idle`](SessionManager::wait_idle).
+    /// Shuts down now: refuses new sessions (503) and ends every live
+    /// session with [`Reason::Shutdown`] (close callbacks run, the work of
+    /// their requests in flight is stopped, SSE streams end cleanly).
+    /// Returns how many sessions this call ended. Requests at 2026-07-28
+    /// (no session) carry on; see [`wait_idle`](SessionManager::wait_idle).
+    /// To let requests in flight finish first:
+    /// [`shutdown_gracefully`](SessionManager::shutdown_gracefully).
     pub fn shutdown(&self) -> usize {
         // Set before the sweep: an insert racing it re-checks the flag
         // after inserting and ends its own session (see `initialize`).

@@ -17,6 +17,19 @@ pub(super) fn not_found() -> Response<Body> {
     )
 }
 
+/// 404 for a request whose session ended while it ran (deleted, idle,
+/// failed): as for any request with that id from now on.
+pub(super) fn session_ended(id: Option<&serde_json::Value>) -> Response<Body> {
+    body::rpc_error(
+        StatusCode::NOT_FOUND,
+        id,
+        &RpcError::new(
+            jsonrpc::SESSION_NOT_FOUND,
+            "the session ended while the request ran",
+        ),
+    )
+}
+
 pub(super) fn missing_id() -> Response<Body> {
     body::refuse(
         StatusCode::BAD_REQUEST,

@@ -34,6 +34,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,10 +78,19 @@ impl fmt::Display for EventId {
     }
 }
 
-/// One SSE event carrying a JSON-RPC message.
+/// One SSE event carrying a JSON-RPC message. The frame is allocated at
+/// its exact size: queues and logs bound the bytes they hold by frame
+/// lengths, which are then what the frames take.
 pub(crate) fn event(id: EventId, message: &Value) -> Bytes {
-    let data = serde_json::to_string(message).unwrap_or_default();
-    Bytes::from(format!("id: {id}\ndata: {data}\n\n"))
+    let data = serde_json::to_vec(message).unwrap_or_default();
+    let id = id.to_string();
+    let mut frame = Vec::with_capacity(4 + id.len() + 7 + data.len() + 2);
+    frame.extend_from_slice(b"id: ");
+    frame.extend_from_slice(id.as_bytes());
+    frame.extend_from_slice(b"\ndata: ");
+    frame.extend_from_slice(&data);
+    frame.extend_from_slice(b"\n\n");
+    Bytes::from(frame)
 }
 
 /// The priming event: an id to resume from, the reconnection delay, and
@@ -106,8 +116,6 @@ pub(crate) fn resumes(version: Version) -> bool {
 struct Log {
     /// The last events, oldest first (empty without an event log).
     events: VecDeque<(u64, Bytes)>,
-    /// The bytes of the frames in `events`.
-    bytes: usize,
     /// The last event number drawn.
     last_seq: u64,
     /// The connection carrying the stream now, if any.
@@ -115,6 +123,11 @@ struct Log {
     /// The stream has ended (its reply is complete): a resume replays and
     /// ends.
     done: bool,
+    /// A client has had the stream: its events are logged from then on. A
+    /// `POST` reply stream is opened with its response; the standalone
+    /// stream by the first `GET`, so a session whose client never opens
+    /// one keeps no log of it.
+    opened: bool,
 }
 
 impl Log {
@@ -140,40 +153,96 @@ pub(crate) enum OpenError {
     UnknownStream,
 }
 
+/// The bounds of the event logs, shared by every session of a manager.
+#[derive(Debug, Clone)]
+pub(crate) struct LogBounds {
+    /// Events kept per stream, at most (0: no logs).
+    pub(crate) events: usize,
+    /// Bytes kept per session, all its streams' logs together.
+    pub(crate) session_bytes: usize,
+    /// Bytes kept by every session's logs together.
+    pub(crate) total: Arc<LogBudget>,
+}
+
+/// The bytes every session's event logs hold, against their common bound.
+#[derive(Debug)]
+pub(crate) struct LogBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl LogBudget {
+    pub(crate) fn new(limit: usize) -> LogBudget {
+        LogBudget {
+            limit,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// The bytes held now (`sessionreg_http_event_log_bytes`).
+    pub(crate) fn used(&self) -> usize {
+        // Relaxed: a gauge, and a bound that may be passed by the frames
+        // being logged at one instant (see `take`).
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Counts `bytes` in; whether the total stays within the bound (when
+    /// it does not, they are counted in all the same: the caller evicts
+    /// or gives them back).
+    fn take(&self, bytes: usize) -> bool {
+        self.used.fetch_add(bytes, Ordering::Relaxed) + bytes <= self.limit
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    fn over(&self) -> bool {
+        self.used() > self.limit
+    }
+}
+
 /// Every stream of one session: kept in the session's entry, behind its
 /// stream lock.
 #[derive(Debug)]
 pub(crate) struct Logs {
     streams: HashMap<u64, Log>,
     finished: VecDeque<u64>,
-    /// Detach requests for `POST` streams not registered yet.
+    /// Detach requests for `POST` streams of requests still running whose
+    /// reply has not started; each is taken off when its request's reply
+    /// starts or the request ends (`forget`), so there are at most as
+    /// many as the session's requests in flight.
     detach_early: Vec<u64>,
-    /// Events per stream's log, at most.
-    capacity: usize,
-    /// Bytes per stream's log, at most.
-    max_bytes: usize,
+    bounds: LogBounds,
+    /// The bytes of the frames in this session's logs.
+    bytes: usize,
+    /// The session has ended: streams opened from now on end at once, and
+    /// nothing more is logged.
+    closed: bool,
     /// The bounds of each connection's queue.
     limits: QueueLimits,
     counters: Arc<HttpCounters>,
 }
 
+impl Drop for Logs {
+    fn drop(&mut self) {
+        self.bounds.total.give_back(self.bytes);
+    }
+}
+
 impl Logs {
-    /// Logs of at most `capacity` events and `max_bytes` bytes per stream
-    /// (no logs when `capacity` is 0), with connections bounded by `limits`.
-    pub(crate) fn new(
-        capacity: usize,
-        max_bytes: usize,
-        limits: QueueLimits,
-        counters: Arc<HttpCounters>,
-    ) -> Logs {
+    /// The logs of one session within `bounds` (none when `bounds.events`
+    /// is 0), with connections bounded by `limits`.
+    pub(crate) fn new(bounds: LogBounds, limits: QueueLimits, counters: Arc<HttpCounters>) -> Logs {
         let mut streams = HashMap::new();
         streams.insert(STANDALONE, Log::default());
         Logs {
             streams,
             finished: VecDeque::new(),
             detach_early: Vec::new(),
-            capacity,
-            max_bytes,
+            bounds,
+            bytes: 0,
+            closed: false,
             limits,
             counters,
         }
@@ -186,14 +255,16 @@ impl Logs {
 
     /// Whether events are logged (and so streams resumable).
     pub(crate) fn logging(&self) -> bool {
-        self.capacity > 0
+        self.bounds.events > 0
     }
 
     /// Draws the next id of `stream`, logs the event (evicting the oldest
-    /// past the log's count or bytes), and returns its frame and the
-    /// connection to deliver it on (if one is live).
+    /// events past the stream's count, the session's bytes or every
+    /// session's bytes), and returns its frame and the connection to
+    /// deliver it on (if one is live).
     pub(crate) fn record(&mut self, stream: u64, message: &Value) -> (Bytes, Option<Sink>) {
-        let (capacity, max_bytes) = (self.capacity, self.max_bytes);
+        let logging = self.logging() && !self.closed;
+        let events = self.bounds.events;
         let log = self.streams.entry(stream).or_default();
         log.last_seq += 1;
         let frame = event(
@@ -203,23 +274,68 @@ impl Logs {
             },
             message,
         );
-        if capacity > 0 {
-            log.bytes += frame.len();
+        let sink = log.sink.clone().filter(|s| s.is_open());
+        if logging && log.opened {
+            let len = frame.len();
             log.events.push_back((log.last_seq, frame.clone()));
-            while log.events.len() > capacity || log.bytes > max_bytes {
-                let Some((_, evicted)) = log.events.pop_front() else {
+            let mut dropped = 0;
+            while log.events.len() > events {
+                let Some((_, old)) = log.events.pop_front() else {
                     break;
                 };
-                log.bytes -= evicted.len();
+                dropped += old.len();
+            }
+            let fits = self.bounds.total.take(len);
+            self.bytes += len;
+            self.release(dropped);
+            if !fits || self.bytes > self.bounds.session_bytes {
+                self.evict(stream);
             }
         }
-        let sink = log.sink.clone().filter(|s| s.is_open());
         (frame, sink)
+    }
+
+    /// Gives back `bytes` that left this session's logs.
+    fn release(&mut self, bytes: usize) {
+        self.bytes -= bytes;
+        self.bounds.total.give_back(bytes);
+    }
+
+    /// Lets the oldest events go until this session is within its bytes
+    /// and every session's logs within theirs (as far as this session's
+    /// own events can make room): finished streams' first, oldest stream
+    /// first, then those of `current` (the stream being logged), then any
+    /// other's.
+    fn evict(&mut self, current: u64) {
+        let over = |logs: &Logs| logs.bytes > logs.bounds.session_bytes || logs.bounds.total.over();
+        let mut order: Vec<u64> = self.finished.iter().copied().collect();
+        order.push(current);
+        order.extend(
+            self.streams
+                .keys()
+                .copied()
+                .filter(|s| *s != current && !self.finished.contains(s)),
+        );
+        for stream in order {
+            while over(self) {
+                let Some((_, old)) = self
+                    .streams
+                    .get_mut(&stream)
+                    .and_then(|l| l.events.pop_front())
+                else {
+                    break;
+                };
+                self.release(old.len());
+            }
+        }
     }
 
     /// Connects a new `POST` reply stream; with `priming`, its priming
     /// event goes first.
     pub(crate) fn open_post(&mut self, stream: u64, priming: Option<Option<Duration>>) -> Sink {
+        if self.closed {
+            return self.ended();
+        }
         let outlet = Outlet::new(self.limits, Arc::clone(&self.counters));
         if let Some(retry) = priming {
             outlet.preload([self::priming(EventId { stream, seq: 0 }, retry)]);
@@ -232,6 +348,7 @@ impl Logs {
             None => false,
         };
         let log = self.streams.entry(stream).or_default();
+        log.opened = true;
         if early {
             // Closed before it started: the client gets the priming event
             // only.
@@ -247,8 +364,16 @@ impl Logs {
     pub(crate) fn detach(&mut self, stream: u64) {
         match self.streams.get_mut(&stream) {
             Some(log) => log.disconnect(),
-            None => self.detach_early.push(stream),
+            None if !self.detach_early.contains(&stream) => self.detach_early.push(stream),
+            None => {}
         }
+    }
+
+    /// The request of `stream` is done with its reply (answered without a
+    /// stream, failed, or stopped): a detach it asked for before its
+    /// stream opened has nothing left to close.
+    pub(crate) fn forget(&mut self, stream: u64) {
+        self.detach_early.retain(|s| *s != stream);
     }
 
     /// The stream has ended: its connection ends after what is queued, and
@@ -262,7 +387,10 @@ impl Logs {
         }
         while self.finished.len() > FINISHED_KEPT {
             if let Some(old) = self.finished.pop_front() {
-                self.streams.remove(&old);
+                if let Some(log) = self.streams.remove(&old) {
+                    let bytes = log.events.iter().map(|(_, f)| f.len()).sum();
+                    self.release(bytes);
+                }
             }
         }
     }
@@ -274,6 +402,10 @@ impl Logs {
         last: Option<EventId>,
         priming: Option<Option<Duration>>,
     ) -> Result<Sink, OpenError> {
+        if self.closed {
+            // The session has ended: an already-ended stream.
+            return Ok(self.ended());
+        }
         // Without a log nothing can be replayed: the header is ignored and
         // the standalone stream opens afresh.
         let last = last.filter(|_| self.logging());
@@ -289,6 +421,7 @@ impl Logs {
         if log.connected() {
             return Err(OpenError::Conflict);
         }
+        log.opened = true;
         let outlet = Outlet::new(self.limits, Arc::clone(&self.counters));
         match last {
             // The log bounds the replay; the queue's bounds apply after it.
@@ -317,11 +450,17 @@ impl Logs {
         Ok(outlet)
     }
 
-    /// Drops every connection (the session ended).
+    /// Drops every connection and every log (the session ended).
     pub(crate) fn close(&mut self) -> Vec<Sink> {
+        self.closed = true;
+        let bytes = std::mem::take(&mut self.bytes);
+        self.bounds.total.give_back(bytes);
         self.streams
             .values_mut()
-            .filter_map(|l| l.sink.take())
+            .filter_map(|l| {
+                l.events = VecDeque::new();
+                l.sink.take()
+            })
             .collect()
     }
 }
@@ -331,13 +470,38 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn logs(capacity: usize) -> Logs {
+    fn bounded(events: usize, session_bytes: usize, total: &Arc<LogBudget>) -> Logs {
         let limits = QueueLimits {
             messages: 8,
             bytes: 1 << 20,
             stall: None,
         };
-        Logs::new(capacity, usize::MAX, limits, Arc::new(HttpCounters::new()))
+        let bounds = LogBounds {
+            events,
+            session_bytes,
+            total: Arc::clone(total),
+        };
+        Logs::new(bounds, limits, Arc::new(HttpCounters::new()))
+    }
+
+    fn logs(events: usize) -> Logs {
+        bounded(events, usize::MAX, &Arc::new(LogBudget::new(usize::MAX)))
+    }
+
+    /// Opens the standalone stream once and lets it go (its client went
+    /// away): its events are logged from then on.
+    fn opened(mut logs: Logs) -> Logs {
+        logs.open_get(None, None).unwrap().body_dropped();
+        logs
+    }
+
+    /// The bytes of a session's logs, counted from the frames.
+    fn held(logs: &Logs) -> usize {
+        logs.streams
+            .values()
+            .flat_map(|l| l.events.iter())
+            .map(|(_, f)| f.len())
+            .sum()
     }
 
     /// The frames a connection has queued, and whether it has ended.
@@ -390,7 +554,7 @@ mod tests {
     /// would have been delivered on a different stream."
     #[test]
     fn a_resume_replays_only_its_own_stream() {
-        let mut logs = logs(8);
+        let mut logs = opened(logs(8));
         let post = logs.open_post(1, Some(None));
         assert_eq!(ids(&post), ["1-0"]);
         logs.record(STANDALONE, &json!(1));
@@ -440,33 +604,81 @@ mod tests {
         );
     }
 
+    /// Issue 17, finding 2: a stream nobody opened has no log.
     #[test]
-    fn each_log_is_bounded_in_bytes_as_well_as_events() {
-        let limits = QueueLimits {
-            messages: 8,
-            bytes: 1 << 20,
-            stall: None,
-        };
+    fn the_standalone_stream_is_logged_once_opened() {
+        let mut logs = logs(8);
+        logs.record(STANDALONE, &json!(1));
+        assert_eq!(held(&logs), 0);
+        let mut logs = opened(logs);
+        logs.record(STANDALONE, &json!(2));
+        let resumed = logs.open_get(EventId::parse("0-1"), None).unwrap();
+        assert_eq!(ids(&resumed), ["0-2"]);
+    }
+
+    #[test]
+    fn a_sessions_logs_share_one_byte_bound() {
         let message = json!({ "pad": "x".repeat(50) });
         let one = event(EventId { stream: 0, seq: 1 }, &message).len();
-        // Room for 100 events by count, for about three by bytes.
-        let mut logs = Logs::new(
-            100,
-            3 * one + one / 2,
-            limits,
-            Arc::new(HttpCounters::new()),
-        );
-        for _ in 0..10 {
-            logs.record(STANDALONE, &message);
+        let total = Arc::new(LogBudget::new(usize::MAX));
+        // Room for 100 events a stream by count, for about three in all by
+        // bytes.
+        let mut logs = opened(bounded(100, 3 * one + one / 2, &total));
+        for stream in [1, 2] {
+            drop(logs.open_post(stream, None));
         }
-        let log = &logs.streams[&STANDALONE];
-        assert_eq!(log.events.len(), 3);
-        assert_eq!(
-            log.bytes,
-            log.events.iter().map(|(_, f)| f.len()).sum::<usize>()
-        );
-        // The newest are kept.
-        assert_eq!(log.events.back().unwrap().0, 10);
+        for stream in [STANDALONE, 1, 2, 1, STANDALONE, 2, 2, 1] {
+            logs.record(stream, &message);
+            assert!(logs.bytes <= 3 * one + one / 2);
+            assert_eq!(logs.bytes, held(&logs));
+            assert_eq!(total.used(), logs.bytes);
+        }
+        // A stream past the bound lets its own oldest go first: each keeps
+        // its newest.
+        let newest = |stream| logs.streams[&stream].events.back().map(|e| e.0);
+        assert_eq!(newest(2), Some(3));
+        assert_eq!(newest(1), Some(3));
+        // Finished streams' logs go first.
+        logs.finish(1);
+        logs.record(2, &message);
+        assert!(logs.streams[&1].events.len() < 2);
+        drop(logs);
+        assert_eq!(total.used(), 0);
+    }
+
+    #[test]
+    fn every_sessions_logs_share_the_total_bound() {
+        let message = json!({ "pad": "x".repeat(50) });
+        let one = event(EventId { stream: 0, seq: 1 }, &message).len();
+        let total = Arc::new(LogBudget::new(4 * one));
+        let mut a = opened(bounded(100, usize::MAX, &total));
+        let mut b = opened(bounded(100, usize::MAX, &total));
+        for _ in 0..3 {
+            a.record(STANDALONE, &message);
+        }
+        for _ in 0..3 {
+            b.record(STANDALONE, &message);
+            assert!(total.used() <= 4 * one);
+        }
+        // `a` keeps what it had room for; `b`, finding no room, lets its
+        // own oldest go (it cannot take `a`'s).
+        assert_eq!(held(&a), 3 * one);
+        assert_eq!(held(&b), one);
+        a.close();
+        assert_eq!(total.used(), one);
+        drop(b);
+        assert_eq!(total.used(), 0);
+    }
+
+    #[test]
+    fn an_early_detach_is_forgotten_with_its_request() {
+        let mut logs = logs(8);
+        for stream in 1..100 {
+            logs.detach(stream);
+            logs.detach(stream);
+            logs.forget(stream);
+        }
+        assert!(logs.detach_early.is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::connection::{self, Phase, Watch};
 use super::shutdown::{self, ShutdownReport};
-use super::{App, Body, SessionManager};
+use super::{App, SessionManager};
 use http::{Request, Response};
 use hyper::body::Incoming;
 use std::convert::Infallible;
@@ -40,8 +40,11 @@ const ACCEPT_LOG_PERIOD: Duration = Duration::from_secs(10);
 /// it never spins.
 ///
 /// `service` answers each request; pass `manager.clone()` to serve only the
-/// MCP endpoint, or a router that calls [`SessionManager::handle`] for it.
-pub async fn serve<A, S, F>(
+/// MCP endpoint, or a router that calls [`SessionManager::handle`] for it:
+/// a hyper service of any body type, such as an axum `Router` through
+/// `hyper_util::service::TowerToHyperService` (see `examples/axum_server`),
+/// which then gets the same connection bounds.
+pub async fn serve<A, S, F, B>(
     listener: TcpListener,
     manager: SessionManager<A>,
     service: S,
@@ -52,13 +55,16 @@ where
     A: App,
     S: hyper::service::Service<
             Request<Incoming>,
-            Response = Response<Body>,
+            Response = Response<B>,
             Error = Infallible,
             Future = F,
         > + Clone
         + Send
         + 'static,
-    F: Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
+    F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();

@@ -5,7 +5,7 @@
 
 use super::counters::HttpCounters;
 use super::outlet::{Outlet, Pushed, QueueLimits};
-use super::resume::{EventId, Logs, OpenError, STANDALONE};
+use super::resume::{EventId, LogBounds, Logs, OpenError, STANDALONE};
 use bytes::Bytes;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde_json::Value;
@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::watch;
 use tokio::time::{Interval, MissedTickBehavior};
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
@@ -27,23 +26,19 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 pub(crate) struct Streams {
     next_stream: AtomicU64,
     logs: Mutex<Logs>,
-    closed: watch::Sender<bool>,
 }
 
 impl Streams {
-    /// Streams whose logs keep at most `log_capacity` events and
-    /// `log_bytes` bytes each (none when `log_capacity` is 0), and whose
-    /// connections are bounded by `limits`.
+    /// Streams whose logs are bounded by `bounds` (none when its `events`
+    /// is 0), and whose connections by `limits`.
     pub(crate) fn new(
-        log_capacity: usize,
-        log_bytes: usize,
+        bounds: LogBounds,
         limits: QueueLimits,
         counters: Arc<HttpCounters>,
     ) -> Streams {
         Streams {
             next_stream: AtomicU64::new(STANDALONE + 1),
-            logs: Mutex::new(Logs::new(log_capacity, log_bytes, limits, counters)),
-            closed: watch::Sender::new(false),
+            logs: Mutex::new(Logs::new(bounds, limits, counters)),
         }
     }
 
@@ -77,30 +72,15 @@ impl Streams {
         last_event_id: Option<EventId>,
         priming: Option<Option<Duration>>,
     ) -> Result<Arc<Outlet>, OpenError> {
-        let mut logs = self.lock();
-        if *self.closed.borrow() {
-            // Terminated: an already-ended stream.
-            return Ok(logs.ended());
-        }
-        logs.open_get(last_event_id, priming)
+        self.lock().open_get(last_event_id, priming)
     }
 
     /// Ends every stream of the session (called by the terminate winner):
     /// each delivers what it has queued, then ends.
     pub(crate) fn close(&self) {
-        self.closed.send_replace(true);
         let sinks = self.lock().close();
         for sink in sinks {
             sink.finish();
-        }
-    }
-
-    /// Resolves once the session has ended.
-    pub(crate) fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let mut rx = self.closed.subscribe();
-        async move {
-            // An error means the entry is gone, which also means ended.
-            let _ = rx.wait_for(|closed| *closed).await;
         }
     }
 }
@@ -122,11 +102,12 @@ impl SseBody {
         keep_alive: Option<Duration>,
         counters: Arc<HttpCounters>,
     ) -> SseBody {
-        let keep_alive = keep_alive.map(|period| {
-            let mut interval =
-                tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        // A period too long to reach sends none.
+        let keep_alive = keep_alive.and_then(|period| {
+            let first = tokio::time::Instant::now().checked_add(period)?;
+            let mut interval = tokio::time::interval_at(first, period);
             interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            interval
+            Some(interval)
         });
         counters.stream_opened();
         SseBody {

@@ -54,6 +54,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The header mirroring the body's `method`.
 pub const METHOD_HEADER: &str = "mcp-method";
@@ -65,12 +66,14 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key carrying a 2026-07-28 request's client capabilities.
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
-/// Aborts a spawned handler task when dropped: the request's answer (or its
-/// SSE body) holds it, so a client that goes away cancels the handler.
-struct AbortOnDrop(tokio::task::AbortHandle);
+/// Cancels a request's token and aborts its spawned task when dropped: the
+/// request's answer (or its SSE body) holds it, so a client that goes away
+/// cancels the handler (and whatever it handed its token to).
+struct AbortOnDrop(tokio::task::AbortHandle, CancellationToken);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
+        self.1.cancel();
         // A no-op for a task that has finished.
         self.0.abort();
     }
@@ -85,11 +88,12 @@ impl<A: App> SessionManager<A> {
         {
             return body::rpc_error(StatusCode::BAD_REQUEST, id.as_ref(), &error);
         }
-        let (head, task) = self.run(None, message, Version::Stateless, parts).await;
+        let started = self.run(None, message, Version::Stateless, parts).await;
         // Held while the answer is awaited, then by the SSE body: dropping
         // either (the client went away) aborts the handler.
-        let cancel = task.map(AbortOnDrop);
-        match head.await {
+        let token = started.cancel;
+        let cancel = started.task.map(|task| AbortOnDrop(task, token));
+        match started.head.await {
             Ok(Head::Stream(outlet)) => {
                 if let Some(cancel) = cancel {
                     // Let go when the stream ends, for whatever reason (the

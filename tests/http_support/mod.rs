@@ -224,6 +224,29 @@ impl App for TestApp {
                             });
                         Ok(Reply::Stream(Box::pin(stream)))
                     }
+                    Some("close_then_json") => {
+                        // Asks for SSE polling, then answers with plain JSON.
+                        let closed = ctx.close_sse_stream();
+                        Ok(Reply::Result(json!({ "closed": closed })))
+                    }
+                    Some("stream_pad") => {
+                        // `n` notifications padded with `bytes` bytes, then
+                        // the response, as an SSE reply.
+                        let n = args.get("n").and_then(Value::as_u64).unwrap_or(1);
+                        let bytes = args.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+                        let pad = "x".repeat(bytes as usize);
+                        let id = request.id.clone();
+                        let mut messages: Vec<Value> = (0..n)
+                            .map(|i| {
+                                jsonrpc::notification_message(
+                                    "notifications/message",
+                                    json!({ "i": i, "pad": pad }),
+                                )
+                            })
+                            .collect();
+                        messages.push(jsonrpc::result_message(&id, json!({ "padded": n })));
+                        Ok(Reply::Stream(Box::pin(stream::iter(messages))))
+                    }
                     Some("panic") => panic!("handler panicked on purpose"),
                     Some("notify") => {
                         let n = args.get("n").and_then(Value::as_u64).unwrap_or(1);
@@ -294,9 +317,20 @@ impl Server {
         configure: impl FnOnce(Builder) -> Builder,
         deadline: Duration,
     ) -> Server {
+        Server::start_on("127.0.0.1:0", configure, deadline).await
+    }
+
+    /// Bound to `bind` (e.g. `0.0.0.0:0`, as in a container); the client
+    /// URL is on loopback, at the bound port.
+    pub async fn start_on(
+        bind: &str,
+        configure: impl FnOnce(Builder) -> Builder,
+        deadline: Duration,
+    ) -> Server {
         let (manager, closes, probes, gate) = gated_manager(configure);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        let listener = tokio::net::TcpListener::bind(bind).await.unwrap();
+        let bound = listener.local_addr().unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], bound.port()));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(mcp::serve(
             listener,
