@@ -9,19 +9,26 @@
 //! Same flags and first stdout line (`listening on http://ADDR/mcp`) as
 //! `mcp_server`; `GET /metrics`, and `GET /healthz` as the ordinary route.
 //! Nothing here wires up the manager's safety by hand: DNS-rebinding
-//! protection holds (only loopback `Host`s, plus `--allowed-host`) and the
-//! idle reaper starts with the first request, because the manager does both
-//! wherever it is mounted. Shutdown (Ctrl-C, SIGTERM): stop accepting, end
-//! every session (open SSE streams get a clean end, so axum's graceful
-//! shutdown can finish), wait for handlers up to the deadline.
+//! protection holds (only loopback `Host`s, plus `--allowed-host`; an
+//! `Origin` only from `--allowed-origin`) and the idle reaper starts with
+//! the first request, because the manager does both wherever it is
+//! mounted. The router is served by `sessionreg::http::serve` (through
+//! hyper-util's `TowerToHyperService`) rather than `axum::serve`, which sets
+//! no hyper timer: so every connection flag applies here as in
+//! `mcp_server` (header read and idle timeouts, open connections, stalled
+//! writes, HTTP/2), and shutdown is the same graceful one (Ctrl-C,
+//! SIGTERM): stop accepting, let requests in flight finish up to the
+//! deadline, end every session (open SSE streams get a clean end).
 
 #[path = "mcp_app/mod.rs"]
 pub mod mcp_app;
 
 use axum::routing::get;
 use clap::Parser;
+use hyper_util::service::TowerToHyperService;
 use mcp_app::ops::{self, Flags};
-use std::future::{Future, IntoFuture};
+use sessionreg::http as mcp;
+use std::future::Future;
 
 #[derive(Parser, Debug)]
 #[command(about = "An MCP server (streamable HTTP) on sessionreg, mounted in axum")]
@@ -60,43 +67,23 @@ pub async fn run(
         )
         .route("/healthz", get(|| async { "ok\n" }));
 
-    // When the signal comes: end every session first, so that open SSE
-    // streams end and axum's graceful shutdown (which waits for every
-    // connection) can complete.
-    let (stopping_tx, stopping) = tokio::sync::oneshot::channel::<()>();
-    let ender = manager.clone();
-    let graceful = async move {
-        signal.await;
-        let ended = ender.shutdown();
-        tracing::info!(sessions_ended = ended, "shutting down");
-        let _ = stopping_tx.send(());
-    };
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(graceful)
-        .into_future();
-    let deadline = flags.shutdown_deadline();
-    let drained = tokio::select! {
-        served = served => {
-            served?;
-            manager.wait_idle(deadline).await
-        }
-        () = async {
-            let _ = stopping.await;
-            tokio::time::sleep(deadline).await;
-        } => false,
-    };
-    if !drained {
-        tracing::warn!(
-            ?deadline,
-            "connections or handlers still running at the deadline"
-        );
+    let report = mcp::serve(
+        listener,
+        manager.clone(),
+        TowerToHyperService::new(router),
+        signal,
+        flags.shutdown_deadline(),
+    )
+    .await?;
+    if !report.drained {
+        tracing::warn!("connections or handlers still running at the deadline");
     }
     let stats = manager.stats();
     tracing::info!(
-        drained,
+        drained = report.drained,
         created = stats.created,
         live = stats.live,
         "stopped"
     );
-    Ok(drained)
+    Ok(report.drained)
 }

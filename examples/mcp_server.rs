@@ -65,15 +65,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let admin = fleet.bind_admin().await?;
     ops::announce(listener.local_addr()?)?;
     let drain_requested = Arc::new(Notify::new());
+    let routing = Arc::new(Routing::new(flags.node_id));
+    // /metrics on the public listener, or on the admin one.
+    let public_metrics = !fleet.metrics_on_admin;
     if let Some(admin) = admin {
         fleet::announce_admin(admin.local_addr()?)?;
+        let options = fleet::AdminOptions {
+            token: fleet.admin_token()?,
+            metrics: fleet.metrics_on_admin.then(|| Arc::clone(&routing)),
+        };
         tokio::spawn(fleet::serve_admin(
             admin,
             manager.clone(),
             Arc::clone(&drain_requested),
+            options,
         ));
     }
-    let routing = Arc::new(Routing::new(flags.node_id));
 
     let router = manager.clone();
     let service =
@@ -87,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         routing.observe(request.headers());
                         manager.handle(request).await
                     }
-                    "/metrics" if get => routing.metrics(&manager),
+                    "/metrics" if get && public_metrics => routing.metrics(&manager),
                     "/health/ready" if get => manager.readiness(),
                     "/health/live" if get => manager.liveness(),
                     _ => {

@@ -90,8 +90,9 @@ impl Running {
     }
 }
 
-/// Mounted in axum, nobody called `serve` or `set_bind_address`: a foreign
-/// `Host` is still refused (DNS rebinding), the ordinary route still works.
+/// Mounted in axum and bound to loopback: a foreign `Host` is refused (DNS
+/// rebinding), the ordinary route still works. (`tests/http_access.rs`
+/// checks the same with no `serve` at all.)
 #[tokio::test]
 async fn rebinding_is_refused_in_axum() {
     let server = start(&[]).await;
@@ -337,6 +338,7 @@ async fn the_example_tools_refuse_what_would_hold_a_worker() {
 /// 127.0.0.1:0, with the drain request counted in `requested`.
 async fn admin(
     args: &[&str],
+    options: axum_server::mcp_app::fleet::AdminOptions,
 ) -> (
     SocketAddr,
     std::sync::Arc<tokio::sync::Notify>,
@@ -351,6 +353,7 @@ async fn admin(
         listener,
         built.manager,
         std::sync::Arc::clone(&requested),
+        options,
     ));
     (addr, requested, task)
 }
@@ -362,9 +365,9 @@ async fn admin(
 /// non-loopback `Host`.
 #[tokio::test]
 async fn the_admin_listener_refuses_what_a_browser_can_send() {
-    let (addr, requested, task) = admin(&[]).await;
+    let (addr, requested, task) = admin(&[], Default::default()).await;
     let client = Client::new(&format!("http://{addr}/drain"));
-    let post = |headers: &[(&str, &str)]| {
+    let post = |client: &Client, headers: &[(&str, &str)]| {
         let mut request = client
             .request(Method::POST)
             .header("content-type", "text/plain");
@@ -379,14 +382,42 @@ async fn the_admin_listener_refuses_what_a_browser_can_send() {
         vec![("sec-fetch-site", "cross-site")],
         vec![("host", "rebind.attacker.example")],
     ] {
-        let answer = client.send(post(&headers)).await;
+        let answer = client.send(post(&client, &headers)).await;
         assert_eq!(answer.status, StatusCode::FORBIDDEN, "{headers:?}");
     }
     let drained = tokio::time::timeout(Duration::from_millis(300), requested.notified()).await;
     assert!(drained.is_err(), "a refused request started a drain");
     // An operator's request (curl) still drains.
-    let answer = client.send(post(&[])).await;
+    let answer = client.send(post(&client, &[])).await;
     assert_eq!(answer.status, StatusCode::ACCEPTED);
     requested.notified().await;
+    task.abort();
+
+    // With --admin-token-file, the token too; with --metrics-on-admin, the
+    // metrics are served here.
+    let token = sessionreg::http::BearerTokens::new([("admin".into(), "s3cret".into())]).unwrap();
+    let options = axum_server::mcp_app::fleet::AdminOptions {
+        token: Some(token),
+        metrics: Some(std::sync::Arc::new(
+            axum_server::mcp_app::fleet::Routing::new(0),
+        )),
+    };
+    let (addr, requested, task) = admin(&[], options).await;
+    let client = Client::new(&format!("http://{addr}/drain"));
+    assert_eq!(
+        client.send(post(&client, &[])).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    let answer = client
+        .send(post(&client, &[("authorization", "Bearer s3cret")]))
+        .await;
+    assert_eq!(answer.status, StatusCode::ACCEPTED);
+    requested.notified().await;
+    let metrics = Client::with_bearer(&format!("http://{addr}/metrics"), "s3cret");
+    let answer = metrics
+        .send(metrics.request(Method::GET).body(Full::default()).unwrap())
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(String::from_utf8_lossy(&answer.body).contains("sessionreg_sessions_live"));
     task.abort();
 }

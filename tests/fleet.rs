@@ -312,7 +312,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         let (client, session) = (client.clone(), victims[1].clone());
         tokio::spawn(async move {
             client
-                .call(&session, 11, "sleep", json!({ "ms": 600_000 }))
+                .call(&session, 11, "sleep", json!({ "ms": 60_000 }))
                 .await
         })
     };

@@ -60,9 +60,17 @@ pub struct Bounds {
     /// mcp_server, its connection), in milliseconds.
     #[arg(long, default_value_t = ms(mcp::DEFAULT_STALL_TIMEOUT))]
     pub stall_timeout_ms: u64,
-    /// Bytes kept per stream's event log, at most.
+    /// Bytes kept by one session's event logs, all its streams together,
+    /// at most.
     #[arg(long, default_value_t = mcp::DEFAULT_EVENT_LOG_BYTES)]
     pub event_log_bytes: usize,
+    /// Bytes kept by every session's event logs together, at most.
+    #[arg(long, default_value_t = mcp::DEFAULT_EVENT_LOG_TOTAL_BYTES)]
+    pub event_log_total_bytes: usize,
+    /// How long a request's handler (and its streamed reply) may run, in
+    /// milliseconds (then a JSON-RPC error, and its slot is free).
+    #[arg(long, default_value_t = ms(mcp::DEFAULT_HANDLER_TIMEOUT))]
+    pub handler_timeout_ms: u64,
 }
 
 impl Bounds {
@@ -81,5 +89,7 @@ impl Bounds {
             .stream_queue(self.stream_queue_messages, self.stream_queue_bytes)
             .stall_timeout(timeout(self.stall_timeout_ms))
             .event_log_bytes(self.event_log_bytes)
+            .event_log_total_bytes(self.event_log_total_bytes)
+            .handler_timeout(timeout(self.handler_timeout_ms))
     }
 }

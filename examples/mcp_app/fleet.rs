@@ -7,7 +7,7 @@ use super::Server;
 use clap::Args;
 use http::{HeaderMap, Response, StatusCode};
 use serde_json::json;
-use sessionreg::http::{self as mcp, SessionManager};
+use sessionreg::http::{self as mcp, Authenticator, BearerTokens, SessionManager};
 use sessionreg::SessionId;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +22,14 @@ pub struct FleetFlags {
     /// absent.
     #[arg(long)]
     pub admin_addr: Option<SocketAddr>,
+    /// A file holding the token the admin endpoint then requires, as
+    /// `Authorization: Bearer TOKEN` (one line; re-read on SIGHUP).
+    #[arg(long, value_name = "PATH", requires = "admin_addr")]
+    pub admin_token_file: Option<std::path::PathBuf>,
+    /// Serve `GET /metrics` on the admin endpoint instead of the public
+    /// listener.
+    #[arg(long, requires = "admin_addr")]
+    pub metrics_on_admin: bool,
     /// How long a drain waits for live sessions to end before the node
     /// stops anyway, in milliseconds.
     #[arg(long, default_value_t = 300_000)]
@@ -48,6 +56,55 @@ impl FleetFlags {
     /// `--drain-deadline-ms` as a duration.
     pub fn drain_deadline(&self) -> Duration {
         Duration::from_millis(self.drain_deadline_ms)
+    }
+
+    /// The admin endpoint's token, from `--admin-token-file`, if any.
+    pub fn admin_token(&self) -> Result<Option<BearerTokens>, String> {
+        let Some(path) = &self.admin_token_file else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let token = text.trim().to_string();
+        BearerTokens::new([("admin".to_string(), token)])
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// What the admin endpoint serves besides `POST /drain`, and what it asks.
+#[derive(Clone, Default)]
+pub struct AdminOptions {
+    /// Required as `Authorization: Bearer TOKEN` when set.
+    pub token: Option<BearerTokens>,
+    /// `GET /metrics`, when the metrics are served here.
+    pub metrics: Option<Arc<Routing>>,
+}
+
+/// Whether a request to the admin endpoint may be what a web page made a
+/// browser send; `Some(why)` refuses it. The admin endpoint is on loopback,
+/// which any page the operator's browser shows can reach, with a request
+/// (`POST` with `Content-Type: text/plain`) that needs no CORS preflight: so
+/// anything a browser adds is refused. An `Origin` header (browsers send
+/// one on every cross-origin `POST`, `null` from sandboxed pages), a
+/// `Sec-Fetch-Site` other than `none` (browsers send it on every request;
+/// `none` is the user's own navigation), or a `Host` that is not a loopback
+/// name (DNS rebinding: a page's own name resolved to 127.0.0.1).
+pub fn browser_request(headers: &HeaderMap) -> Option<&'static str> {
+    if headers.contains_key(http::header::ORIGIN) {
+        return Some("an Origin header (a browser page)");
+    }
+    let fetch_site = headers.get("sec-fetch-site").map(|v| v.as_bytes());
+    if fetch_site.is_some_and(|site| site != b"none") {
+        return Some("a Sec-Fetch-Site header (a browser page)");
+    }
+    let host = headers
+        .get(http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name));
+    match host {
+        Some("localhost" | "127.0.0.1" | "[::1]") => None,
+        Some(_) => Some("a Host that is not loopback (DNS rebinding)"),
+        None => Some("no Host header"),
     }
 }
 
@@ -134,11 +191,14 @@ pub fn announce_admin(addr: SocketAddr) -> std::io::Result<()> {
 }
 
 /// Serves the admin listener: `POST /drain` starts the drain and wakes
-/// `requested`.
+/// `requested`; `GET /metrics` when `options` say so. Anything a browser
+/// may have sent is refused with 403 ([`browser_request`]), and so is a
+/// request without the admin token when there is one (401).
 pub async fn serve_admin(
     listener: tokio::net::TcpListener,
     manager: SessionManager<Server>,
     requested: Arc<Notify>,
+    options: AdminOptions,
 ) {
     loop {
         let stream = match listener.accept().await {
@@ -151,28 +211,68 @@ pub async fn serve_admin(
         };
         let manager = manager.clone();
         let requested = Arc::clone(&requested);
+        let options = options.clone();
         let service = hyper::service::service_fn(move |request: http::Request<_>| {
-            let response =
-                if request.uri().path() == "/drain" && request.method() == http::Method::POST {
-                    let started = manager.start_drain();
-                    requested.notify_one();
-                    let body = json!({
-                        "draining": true,
-                        "started_now": started,
-                        "sessions": manager.stats().live,
-                    });
-                    text_response(StatusCode::ACCEPTED, "application/json", body.to_string())
-                } else {
-                    text_response(StatusCode::NOT_FOUND, "text/plain", "POST /drain\n".into())
-                };
+            let response = admin(&manager, &requested, &options, request);
             std::future::ready(Ok::<_, std::convert::Infallible>(response))
         });
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
                 .serve_connection(io, service)
                 .await;
         });
+    }
+}
+
+/// One admin request.
+fn admin<B>(
+    manager: &SessionManager<Server>,
+    requested: &Notify,
+    options: &AdminOptions,
+    request: http::Request<B>,
+) -> Response<mcp::Body> {
+    let (parts, _body) = request.into_parts();
+    if let Some(why) = browser_request(&parts.headers) {
+        tracing::warn!(why, "admin request refused");
+        return text_response(
+            StatusCode::FORBIDDEN,
+            "text/plain",
+            format!("refused: {why}\n"),
+        );
+    }
+    if let Some(token) = &options.token {
+        if token.authenticate(&parts).is_err() {
+            let mut response = text_response(
+                StatusCode::UNAUTHORIZED,
+                "text/plain",
+                "admin token required\n".into(),
+            );
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static(r#"Bearer realm="admin""#),
+            );
+            return response;
+        }
+    }
+    match (parts.method.clone(), parts.uri.path()) {
+        (http::Method::POST, "/drain") => {
+            let started = manager.start_drain();
+            requested.notify_one();
+            let body = json!({
+                "draining": true,
+                "started_now": started,
+                "sessions": manager.stats().live,
+            });
+            text_response(StatusCode::ACCEPTED, "application/json", body.to_string())
+        }
+        (http::Method::GET, "/metrics") => match &options.metrics {
+            Some(routing) => routing.metrics(manager),
+            None => text_response(StatusCode::NOT_FOUND, "text/plain", "POST /drain\n".into()),
+        },
+        _ => text_response(StatusCode::NOT_FOUND, "text/plain", "POST /drain\n".into()),
     }
 }
 

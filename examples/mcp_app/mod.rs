@@ -123,10 +123,10 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
                 },
                 {
                     "name": "sleep",
-                    "description": "Waits the given number of milliseconds, then answers.",
+                    "description": "Waits the given number of milliseconds (at most 60000), then answers.",
                     "inputSchema": {
                         "type": "object",
-                        "properties": { "ms": { "type": "integer", "minimum": 0 } },
+                        "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
                         "required": ["ms"],
                     },
                 },
@@ -151,12 +151,12 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
                 },
                 {
                     "name": "notify",
-                    "description": "Sends `n` log notifications (each padded with `bytes` bytes) on the session's GET stream; answers how many it took.",
+                    "description": "Sends `n` log notifications (each padded with `bytes` bytes; at most 4 MiB in all) on the session's GET stream; answers how many it took.",
                     "inputSchema": {
                         "type": "object",
                         "properties": {
-                            "n": { "type": "integer", "minimum": 0, "maximum": 10000 },
-                            "bytes": { "type": "integer", "minimum": 0, "maximum": 1048576 },
+                            "n": { "type": "integer", "minimum": 0, "maximum": MAX_NOTIFY },
+                            "bytes": { "type": "integer", "minimum": 0, "maximum": MAX_NOTIFY_BYTES },
                         },
                         "required": ["n"],
                     },
@@ -183,13 +183,13 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
             Some(_) => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
         },
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
-            Some(ms) => {
+            Some(ms) if ms <= MAX_SLEEP_MS => {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Reply::Result(text_content(&format!("slept {ms} ms")))
             }
-            None => Reply::Error(RpcError::invalid_params(
-                "sleep needs an integer argument `ms`",
-            )),
+            _ => Reply::Error(RpcError::invalid_params(format!(
+                "sleep needs an integer argument `ms`, at most {MAX_SLEEP_MS}"
+            ))),
         },
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {
@@ -216,27 +216,30 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
             None => Reply::Error(RpcError::invalid_params("release needs a session")),
         },
         Some("notify") => {
-            let n = args
-                .get("n")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .min(10_000);
-            let bytes = args
-                .get("bytes")
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-                .min(1 << 20);
+            let n = args.get("n").and_then(Value::as_u64).unwrap_or(0);
+            let bytes = args.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+            if n > MAX_NOTIFY || bytes > MAX_NOTIFY_BYTES || n * bytes > MAX_NOTIFY_TOTAL {
+                return Reply::Error(RpcError::invalid_params(format!(
+                    "notify sends at most {MAX_NOTIFY} messages of at most \
+                     {MAX_NOTIFY_BYTES} bytes, {MAX_NOTIFY_TOTAL} bytes in all"
+                )));
+            }
             let pad = "x".repeat(bytes as usize);
             // A stream that cannot take a message drops it (counted in
             // sessionreg_http_notifications_dropped_total): never waits.
-            let delivered = (0..n)
-                .filter(|i| {
-                    ctx.notify(&jsonrpc::notification_message(
-                        "notifications/message",
-                        json!({ "level": "info", "data": { "i": i, "pad": pad } }),
-                    ))
-                })
-                .count();
+            // Each message is serialised here, on a runtime worker: yield
+            // between batches so the worker serves other requests too.
+            let mut delivered = 0;
+            for i in 0..n {
+                let note = jsonrpc::notification_message(
+                    "notifications/message",
+                    json!({ "level": "info", "data": { "i": i, "pad": pad } }),
+                );
+                delivered += usize::from(ctx.notify(&note));
+                if i % NOTIFY_BATCH == NOTIFY_BATCH - 1 {
+                    tokio::task::yield_now().await;
+                }
+            }
             Reply::Result(text_content(&format!("delivered {delivered} of {n}")))
         }
         Some("test_reconnection") => {
@@ -258,6 +261,18 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
         None => Reply::Error(RpcError::invalid_params("tools/call needs params.name")),
     }
 }
+
+/// The longest `sleep` (one minute): a client cannot hold a handler slot
+/// for long with it, and the manager's handler timeout bounds every call.
+const MAX_SLEEP_MS: u64 = 60_000;
+/// The most messages one `notify` call sends.
+const MAX_NOTIFY: u64 = 1_000;
+/// The largest padding of one `notify` message.
+const MAX_NOTIFY_BYTES: u64 = 64 * 1024;
+/// The most padding one `notify` call sends in all.
+const MAX_NOTIFY_TOTAL: u64 = 4 * 1024 * 1024;
+/// `notify` yields to the runtime after every this many messages.
+const NOTIFY_BATCH: u64 = 16;
 
 /// The `hold` tool's SSE reply: a log message at once, then (once the
 /// session calls `release`) the response. A client that sees the message
