@@ -46,7 +46,14 @@
 //! * Idle sessions are ended by the [reaper](SessionManager::start_reaper)
 //!   (started by the first request, wherever the manager is mounted; or by
 //!   the lookup that finds them expired); a request in flight keeps its
-//!   session from being idle, and nothing is ever cancelled.
+//!   session from being idle.
+//! * A session's work ends with it: whichever path ends a session, its
+//!   close callback cancels every request still running in it (the
+//!   handler's future is dropped, a streamed reply ends; the request gets
+//!   404, or 503 at shutdown); `notifications/cancelled` stops the request
+//!   it names (no response is sent for it); the [handler
+//!   timeout](Builder::handler_timeout) bounds every request's work. See
+//!   [`Context::cancelled`].
 //! * A handler error or panic ends its session with `Failed` (500 to that
 //!   request); every other session is served on.
 //! * At capacity: 503 with `Retry-After`.
@@ -61,12 +68,12 @@
 //!   [`readiness`](SessionManager::readiness) (503 while draining) and
 //!   [`liveness`](SessionManager::liveness) (200 while serving) are the
 //!   two answers a load balancer's health checks read.
-//! * `Origin`/`Host` allow-lists answer 403 to foreign ones, and can be
-//!   swapped at run time ([`SessionManager::set_allowed_origins`]); unless
-//!   the manager is told it is served on a public address, only loopback
-//!   hosts and origins are let in by default (DNS-rebinding protection,
-//!   [`RebindingProtection`]), wherever it is mounted. Origins allowed by
-//!   name get CORS headers and preflights.
+//! * A present `Origin` that is not allowed gets 403, on every bind;
+//!   `Host` is kept to loopback names unless the manager is bound to a
+//!   public address or the name is allowed (DNS-rebinding protection,
+//!   [`RebindingProtection`]), wherever it is mounted. The allow-lists can
+//!   be swapped at run time ([`SessionManager::set_allowed_origins`]).
+//!   Origins allowed by name get CORS headers and preflights.
 //! * Requests at protocol version 2026-07-28 (no sessions), when switched
 //!   on ([`Builder::stateless`]), bypass the registry and follow that
 //!   revision's rules ([`stateless`]): `Mcp-Method`/`Mcp-Name` checked
@@ -101,7 +108,9 @@
 //! | [body size](Builder::max_body_bytes) | 4 MiB | 413 |
 //! | [stream queue](Builder::stream_queue) | 64 messages and 256 KiB | a message that does not fit is dropped and counted |
 //! | [stalled writes](Builder::stall_timeout) | 60 s | the stream (and in `serve`, the connection) ends |
-//! | [event log](Builder::event_log_bytes) | 1 MiB (when a log is on) | the oldest events go first |
+//! | [handler timeout](Builder::handler_timeout) | 300 s | the work is dropped; a JSON-RPC error (-32603) |
+//! | [event logs per session](Builder::event_log_bytes) | 256 KiB, all its streams (when a log is on) | the oldest events go first |
+//! | [event logs in all](Builder::event_log_total_bytes) | 128 MiB | a session lets its own oldest go, or logs nothing |
 //!
 //! The connection bounds (the first six) are applied by [`serve`]; a
 //! server that mounts the manager on its own hyper, axum or tower stack
