@@ -98,7 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "/health/ready" if get => manager.readiness(),
                     "/health/live" if get => manager.liveness(),
                     _ => {
-                        let mut response = Response::new(mcp::body_from("not found\n"));
+                        let mut response = Response::new(mcp_app::text_body("not found\n"));
                         *response.status_mut() = StatusCode::NOT_FOUND;
                         response
                     }

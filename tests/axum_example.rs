@@ -256,7 +256,7 @@ async fn a_bad_file_keeps_the_old_set() {
             .collect();
         assert_eq!(names, ["ada"], "{tokens_text:?}");
         assert_eq!(
-            built.manager.allowed().0,
+            built.manager.allowed().origins,
             ["https://app.example"],
             "{origins_text:?}"
         );
@@ -270,7 +270,7 @@ async fn a_bad_file_keeps_the_old_set() {
     std::fs::write(&origins_file, "https://new.example\n").unwrap();
     ops::reload(&built.manager, Some(&tokens), &flags);
     assert_eq!(tokens.principals().len(), 2);
-    assert_eq!(built.manager.allowed().0, ["https://new.example"]);
+    assert_eq!(built.manager.allowed().origins, ["https://new.example"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -9,9 +9,12 @@ mod http_support;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::Full;
-use http_support::{eventually, initialize_body, test_manager, Client, Server, ACCEPT_BOTH};
+use http_support::{
+    assert_refused_initialize, eventually, initialize_body, test_manager, with_headers, Client,
+    Server, ACCEPT_BOTH,
+};
 use serde_json::json;
-use sessionreg::http::{jsonrpc, RebindingProtection};
+use sessionreg::http::RebindingProtection;
 use std::time::Duration;
 
 fn initialize_request(host: &str, origin: Option<&str>) -> http::Request<Full<Bytes>> {
@@ -78,7 +81,7 @@ async fn origin_allow_list_swaps_at_run_time() {
         .manager
         .set_allowed_origins(vec!["https://app.example".into()]);
     assert_eq!(
-        server.manager.allowed().0,
+        server.manager.allowed().origins,
         vec!["https://app.example".to_string()]
     );
     let id = client.initialize().await;
@@ -200,33 +203,6 @@ async fn sse_responses_are_neither_buffered_nor_transformed() {
     }
 }
 
-/// Any unsupported `MCP-Protocol-Version` gets 400 with the 2026-07-28
-/// `UnsupportedProtocolVersionError`, listing what is served.
-#[tokio::test]
-async fn unsupported_versions_list_the_supported_ones() {
-    for stateless in [false, true] {
-        let server = Server::start_with(|b| b.stateless(stateless)).await;
-        let client = Client::new(&server.url).with_header("mcp-protocol-version", "1999-01-01");
-        let answer = client.post(None, &initialize_body("c")).await;
-        assert_eq!(answer.status, StatusCode::BAD_REQUEST);
-        let error = &answer.json()["error"];
-        assert_eq!(error["code"], jsonrpc::UNSUPPORTED_PROTOCOL_VERSION);
-        assert_eq!(error["data"]["requested"], "1999-01-01");
-        let supported: Vec<&str> = error["data"]["supported"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
-        assert!(supported.contains(&"2025-11-25") && supported.contains(&"2024-11-05"));
-        assert_eq!(
-            supported.contains(&"2026-07-28"),
-            stateless,
-            "{supported:?}"
-        );
-    }
-}
-
 /// Issue 17, finding 4: bound to `0.0.0.0` (what every container does), a
 /// foreign `Origin` was let in, because any non-loopback bind switched the
 /// rebinding protection off. An unspecified or private bind is not public:
@@ -280,5 +256,81 @@ async fn a_public_bind_lets_any_host_in_but_no_foreign_origin() {
     assert_eq!(
         status("mcp.example", Some("https://app.example")).await,
         StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn foreign_host_or_origin_is_403_by_default_on_loopback() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url);
+    let answer = with_headers(&client, &[("host", "evil.example.com")]).await;
+    assert_refused_initialize(&server, &answer, StatusCode::FORBIDDEN).await;
+    let answer = with_headers(&client, &[("origin", "https://evil.example.com")]).await;
+    assert_refused_initialize(&server, &answer, StatusCode::FORBIDDEN).await;
+    let answer = with_headers(&client, &[("origin", "null")]).await;
+    assert_refused_initialize(&server, &answer, StatusCode::FORBIDDEN).await;
+    // Loopback hosts and origins are fine.
+    let port = server.addr.port().to_string();
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        assert_eq!(
+            with_headers(&client, &[("host", &host)]).await.status,
+            StatusCode::OK,
+            "{host}"
+        );
+    }
+    let origin = format!("http://localhost:{port}");
+    assert_eq!(
+        with_headers(&client, &[("origin", &origin)]).await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn allow_lists_and_protection_off() {
+    let server = Server::start_with(|b| b.allow_origin("https://app.example")).await;
+    let client = Client::new(&server.url);
+    assert_eq!(
+        with_headers(&client, &[("origin", "https://app.example")])
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        with_headers(&client, &[("origin", "https://other.example")])
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
+
+    let server = Server::start_with(|b| b.rebinding_protection(RebindingProtection::Off)).await;
+    let client = Client::new(&server.url);
+    assert_eq!(
+        with_headers(&client, &[("host", "evil.example.com")])
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    let server = Server::start_with(|b| {
+        b.rebinding_protection(RebindingProtection::Off)
+            .allow_host("mcp.example")
+    })
+    .await;
+    let client = Client::new(&server.url);
+    assert_eq!(
+        with_headers(&client, &[("host", "mcp.example:443")])
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        with_headers(&client, &[("host", "evil.example.com")])
+            .await
+            .status,
+        StatusCode::FORBIDDEN
     );
 }

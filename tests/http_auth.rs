@@ -11,7 +11,7 @@ use http::{Method, StatusCode};
 use http_body_util::Full;
 use http_support::{initialize_body, Client, Server};
 use serde_json::json;
-use sessionreg::http::{BearerTokens, Principal, Refusal};
+use sessionreg::http::{AuthError, BearerTokens, Principal};
 use sessionreg::{Reason, Rejection};
 
 fn tokens() -> BearerTokens {
@@ -57,9 +57,9 @@ async fn an_authenticator_may_answer_403() {
     let server = Server::start_with(|b| {
         b.authenticator(|request: &http::request::Parts| {
             match request.headers.get("x-user").and_then(|v| v.to_str().ok()) {
-                Some("mallory") => Err(Refusal::Forbidden),
+                Some("mallory") => Err(AuthError::Forbidden),
                 Some(user) => Ok(Principal::new(user)),
-                None => Err(Refusal::bearer(false)),
+                None => Err(AuthError::bearer(false)),
             }
         })
     })
@@ -172,7 +172,7 @@ async fn rotated_tokens_apply_to_the_next_request() {
 /// 2026-07-28 requests go through the authenticator like every other.
 #[tokio::test]
 async fn stateless_requests_are_authenticated() {
-    let server = Server::start_with(|b| b.authenticator(tokens()).stateless(true)).await;
+    let server = Server::start_with(|b| b.authenticator(tokens()).serve_modern(true)).await;
     let call = |client: &Client| {
         client
             .request(Method::POST)

@@ -226,7 +226,7 @@ async fn unreachable_bounds_are_no_bounds() {
     let mut server = Server::start_with(|b| {
         b.connection_idle_timeout(Some(Duration::MAX))
             .stall_timeout(Some(Duration::MAX))
-            .keep_alive(Some(Duration::MAX))
+            .sse_keep_alive(Some(Duration::MAX))
             .header_read_timeout(Some(Duration::MAX))
             .body_read_timeout(Some(Duration::MAX))
             .http2_keep_alive(Some(Duration::MAX))

@@ -308,9 +308,9 @@ impl Harness {
         // cases open and never end idle out, so that a long run stays under
         // capacity (a 503 there would be right, but is not what is tested).
         let (manager, closes, _, _) = http_support::gated_manager(|b| {
-            b.event_log(4)
+            b.event_log_events(4)
                 .stream_queue(4, 4096)
-                .stateless(true)
+                .serve_modern(true)
                 .idle_timeout(Duration::from_secs(2))
         });
         let harness = Harness {

@@ -17,10 +17,11 @@
 
 mod http_support;
 
-use bytes::Bytes;
-use http::{Method, StatusCode};
-use http_body_util::Full;
-use http_support::{eventually, initialize_body, Answer, Client, Server, ACCEPT_BOTH};
+use http::StatusCode;
+use http_support::{
+    assert_clean, eventually, initialize_body, served, short_bounds, Answer, Client, Server,
+    ACCEPT_BOTH, SHORT,
+};
 use serde_json::json;
 use sessionreg::Reason;
 use std::sync::Arc;
@@ -31,58 +32,9 @@ use tokio::task::JoinSet;
 
 /// The longest any single wait here lasts before the test gives up.
 const GIVE_UP: Duration = Duration::from_secs(30);
-/// The bounds tests shorten: long enough for a loaded 2-core machine to
-/// serve a well-behaved request well within them, short enough to keep
-/// each test to seconds.
-const SHORT: Duration = Duration::from_millis(400);
 /// The session idle timeout of the tests that need sessions reaped: far
 /// longer than a test's own requests are apart, even on a loaded machine.
 const REAP: Duration = Duration::from_secs(2);
-
-/// Short connection bounds. Sessions keep the default (no idle timeout):
-/// a test's own session must not expire between its requests on a loaded
-/// machine; the tests that need sessions reaped ask for it.
-fn short_bounds(b: http_support::Builder) -> http_support::Builder {
-    b.header_read_timeout(Some(SHORT))
-        .body_read_timeout(Some(SHORT))
-        .connection_idle_timeout(Some(SHORT))
-        .stall_timeout(Some(SHORT))
-}
-
-/// A well-behaved client's whole session, from a fresh client: initialize,
-/// initialized, a tool call, DELETE.
-async fn served(server: &Server) {
-    let client = Client::new(&server.url);
-    let id = client.initialize().await;
-    assert_eq!(client.initialized(&id).await.status, StatusCode::ACCEPTED);
-    let echo = client.call(&id, "echo", json!({ "text": "hi" })).await;
-    assert_eq!(echo.status, StatusCode::OK);
-    assert_eq!(echo.json()["result"]["echo"]["text"], "hi");
-    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
-}
-
-/// No 500, no handler failure or panic, every close once; then, with the
-/// hostile clients gone, no live session, stream, handler or connection.
-async fn assert_clean(server: &Server) {
-    let http = server.http();
-    assert_eq!(http.responses(500), 0, "{http:?}");
-    assert_eq!(server.closes.count_reason(Reason::Failed), 0);
-    server.closes.assert_each_once();
-    assert!(
-        eventually(|| server.live() == 0).await,
-        "live sessions: {}",
-        server.live()
-    );
-    assert!(
-        eventually(|| {
-            let http = server.http();
-            http.connections_open == 0 && http.streams_open == 0 && http.handlers_in_flight == 0
-        })
-        .await,
-        "{:?}",
-        server.http()
-    );
-}
 
 async fn connect(server: &Server) -> TcpStream {
     TcpStream::connect(server.addr).await.unwrap()
@@ -492,10 +444,9 @@ async fn large_bodies_cost_their_size_and_the_limit_holds() {
     for i in 0..8 {
         let (client, id, array) = (Arc::clone(&client), id.clone(), Arc::clone(&array));
         let head = post_head(&server, &format!("mcp-session-id: {id}\r\n"), array.len());
-        let over = post_head(&server, &format!("mcp-session-id: {id}\r\n"), MAX + 1);
-        let mut raw = connect(&server).await;
+        let raw = connect(&server).await;
         posts.spawn(async move {
-            match i % 4 {
+            match i % 3 {
                 // A 4 MiB batch: refused from its first byte, before the
                 // rest is read (raw: the server answers mid-upload).
                 0 => {
@@ -514,13 +465,6 @@ async fn large_bodies_cost_their_size_and_the_limit_holds() {
                 1 => {
                     let answer = client.post_text(Some(&id), padded("ping", MAX)).await;
                     (Some(answer.status.as_u16()), 200, None)
-                }
-                // A declared length one byte over the limit: refused
-                // before any of the body is read.
-                2 => {
-                    raw.write_all(over.as_bytes()).await.unwrap();
-                    let sent = read_until_closed(&mut raw).await.unwrap_or_default();
-                    (status_of(&sent), 413, None)
                 }
                 // A 4 MiB initialize: a session like any other.
                 _ => {
@@ -543,57 +487,6 @@ async fn large_bodies_cost_their_size_and_the_limit_holds() {
             assert_eq!(client.delete(&created).await.status, StatusCode::OK);
         }
     }
-    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
-    drop(client);
-    assert_clean(&server).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn malformed_oversized_non_ascii_and_duplicated_session_ids() {
-    let server = Server::start_with(short_bounds).await;
-    let client = Client::new(&server.url);
-    let id = client.initialize().await;
-    let oversized = "a".repeat(40_000);
-    let non_ascii = b"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
-    let bad: [(&[&[u8]], StatusCode); 6] = [
-        (&[b"zz"], StatusCode::NOT_FOUND),
-        (&[oversized.as_bytes()], StatusCode::NOT_FOUND),
-        (&[non_ascii], StatusCode::NOT_FOUND),
-        (&[&id.as_bytes()[..31]], StatusCode::NOT_FOUND),
-        (&[id.as_bytes(), id.as_bytes()], StatusCode::BAD_REQUEST),
-        (&[id.as_bytes(), b"zz"], StatusCode::BAD_REQUEST),
-    ];
-    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string();
-    for (values, status) in bad {
-        for method in [Method::POST, Method::GET, Method::DELETE] {
-            let mut request = client
-                .request(method.clone())
-                .header("content-type", "application/json")
-                .header("accept", ACCEPT_BOTH);
-            for value in values {
-                request = request.header(
-                    "mcp-session-id",
-                    http::HeaderValue::from_bytes(value).unwrap(),
-                );
-            }
-            let body = if method == Method::POST {
-                call.clone()
-            } else {
-                String::new()
-            };
-            let answer = client
-                .send(request.body(Full::new(Bytes::from(body))).unwrap())
-                .await;
-            assert_eq!(answer.status, status, "{method} with {values:?}");
-            assert!(answer.json()["error"]["code"].is_i64());
-        }
-    }
-    // None of it touched the real session.
-    assert_eq!(
-        client.call(&id, "echo", json!({})).await.status,
-        StatusCode::OK
-    );
-    served(&server).await;
     assert_eq!(client.delete(&id).await.status, StatusCode::OK);
     drop(client);
     assert_clean(&server).await;

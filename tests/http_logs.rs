@@ -50,7 +50,7 @@ async fn no_log_line_carries_a_whole_session_id() {
 
     let mut server = Server::start_with(|b| {
         b.idle_timeout(Duration::from_secs(1))
-            .event_log(8)
+            .event_log_events(8)
             .stream_queue(2, 1024)
     })
     .await;

@@ -58,7 +58,7 @@ async fn live_bytes() -> isize {
 async fn event_logs_are_bounded_per_session() {
     let _alone = ONE_AT_A_TIME.lock().await;
     const SESSIONS: usize = 8;
-    let server = Server::start_with(|b| b.event_log(256)).await;
+    let server = Server::start_with(|b| b.event_log_events(256)).await;
     let client = Client::new(&server.url);
     // What a session costs, from the growth between a first and a second
     // batch of sessions treated alike (one-time costs, such as a
@@ -125,7 +125,7 @@ async fn event_logs_are_bounded_per_session() {
 #[tokio::test]
 async fn closing_a_stream_that_never_opened_keeps_nothing() {
     let _alone = ONE_AT_A_TIME.lock().await;
-    let server = Server::start_with(|b| b.event_log(16)).await;
+    let server = Server::start_with(|b| b.event_log_events(16)).await;
     // Resumable streams are for clients at 2025-11-25 or later.
     let client = Client::new(&server.url).with_header("mcp-protocol-version", "2025-11-25");
     let id = client.initialize().await;

@@ -14,7 +14,11 @@ use std::time::Duration;
 const WAIT: Duration = Duration::from_secs(20);
 
 async fn server() -> Server {
-    Server::start_with(|b| b.event_log(64).sse_retry(Some(Duration::from_millis(250)))).await
+    Server::start_with(|b| {
+        b.event_log_events(64)
+            .sse_retry(Some(Duration::from_millis(250)))
+    })
+    .await
 }
 
 /// A tools/call at `version`, with the body left unread.
@@ -290,4 +294,57 @@ async fn concurrent_notifications_have_strictly_increasing_ids() {
         .collect();
     assert_eq!(seqs.len() as u64, delivered);
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+}
+
+#[tokio::test]
+async fn server_messages_have_unique_ids_and_resume_with_last_event_id() {
+    let server = Server::start_with(|b| b.event_log_events(16)).await;
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    let mut stream = client.open_stream(&id, None).await;
+    let answer = client.call(&id, "notify", json!({ "n": 3 })).await;
+    assert_eq!(answer.json()["result"]["delivered"], 3);
+    let (text, _) = read_sse(stream.body_mut(), Duration::from_secs(10), |t| {
+        sse_events(t).len() >= 3
+    })
+    .await;
+    let events = sse_events(&text);
+    let ids: Vec<(u64, u64)> = events
+        .iter()
+        .map(|(id, _)| id_parts(id.as_deref().expect("every event has an id")))
+        .collect();
+    assert_eq!(ids.len(), 3);
+    // The standalone stream is stream 0; its events count from 1.
+    assert_eq!(ids, [(0, 1), (0, 2), (0, 3)]);
+    drop(stream);
+    // Two more while the client has no stream (the server may not have
+    // noticed yet; either way the log keeps them).
+    let answer = client.call(&id, "notify", json!({ "n": 2 })).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let last = events[2].0.clone().unwrap();
+    // 409 until the server has seen the old connection go.
+    let mut resumed = None;
+    for _ in 0..500 {
+        let response = client.open_stream(&id, Some(&last)).await;
+        if response.status() != StatusCode::CONFLICT {
+            resumed = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut resumed = resumed.expect("the old stream was noticed gone");
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let (text, _) = read_sse(resumed.body_mut(), Duration::from_secs(10), |t| {
+        sse_events(t).len() >= 2
+    })
+    .await;
+    let replayed = sse_events(&text);
+    assert_eq!(replayed.len(), 2, "{text:?}");
+    let replayed_ids: Vec<(u64, u64)> = replayed
+        .iter()
+        .map(|(id, _)| id_parts(id.as_deref().unwrap()))
+        .collect();
+    assert_eq!(replayed_ids, [(0, 4), (0, 5)]);
+    assert_eq!(replayed[0].1["params"]["i"], 0);
+    assert_eq!(replayed[1].1["params"]["i"], 1);
 }

@@ -89,7 +89,7 @@ async fn c_abandoned_sessions_end_by_idle_timeout() {
 
 #[tokio::test]
 async fn d_stateless_version_registers_nothing() {
-    let server = Server::start_with(|b| b.stateless(true)).await;
+    let server = Server::start_with(|b| b.serve_modern(true)).await;
     let client = Client::new(&server.url);
     let post = |body: serde_json::Value, with_id: bool| {
         let body = http_support::with_meta(body);

@@ -62,7 +62,7 @@ pub struct Bounds {
     pub stall_timeout_ms: u64,
     /// Bytes kept by one session's event logs, all its streams together,
     /// at most.
-    #[arg(long, default_value_t = mcp::DEFAULT_EVENT_LOG_BYTES)]
+    #[arg(long, default_value_t = mcp::DEFAULT_EVENT_LOG_SESSION_BYTES)]
     pub event_log_bytes: usize,
     /// Bytes kept by every session's event logs together, at most.
     #[arg(long, default_value_t = mcp::DEFAULT_EVENT_LOG_TOTAL_BYTES)]
@@ -88,7 +88,7 @@ impl Bounds {
             .max_body_bytes(self.max_body_bytes)
             .stream_queue(self.stream_queue_messages, self.stream_queue_bytes)
             .stall_timeout(timeout(self.stall_timeout_ms))
-            .event_log_bytes(self.event_log_bytes)
+            .event_log_session_bytes(self.event_log_bytes)
             .event_log_total_bytes(self.event_log_total_bytes)
             .handler_timeout(timeout(self.handler_timeout_ms))
     }

@@ -133,7 +133,7 @@ impl Routing {
         // Relaxed: independent counters, read only for the metrics text.
         self.requests.fetch_add(1, Ordering::Relaxed);
         let owner = headers
-            .get(mcp::rules::SESSION_HEADER)
+            .get(mcp::headers::SESSION_ID)
             .and_then(|v| SessionId::parse_bytes(v.as_bytes()).ok())
             .map(SessionId::node);
         if let Some(owner) = owner.filter(|&owner| owner != self.node) {
@@ -164,7 +164,7 @@ impl Routing {
                 );
             }
         }
-        text_response(StatusCode::OK, mcp::metrics::CONTENT_TYPE, text)
+        text_response(StatusCode::OK, sessionreg::metrics::CONTENT_TYPE, text)
     }
 }
 
@@ -173,7 +173,7 @@ fn text_response(
     content_type: &'static str,
     text: String,
 ) -> Response<mcp::Body> {
-    let mut response = Response::new(mcp::body_from(text));
+    let mut response = Response::new(super::text_body(text));
     *response.status_mut() = status;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,

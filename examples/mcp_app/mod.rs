@@ -85,15 +85,15 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
         Ok(params) => params,
         Err(error) => return Reply::Error(error),
     };
-    let modern = ctx.version() == mcp::rules::Version::Stateless;
+    let modern = ctx.version() == mcp::protocol::Version::Modern;
     match request.method.as_str() {
         // 2026-07-28 removed the handshake and ping; it has discovery.
         "initialize" | "ping" if modern => {
             Reply::Error(RpcError::method_not_found(&request.method))
         }
         "server/discover" if modern => {
-            let mut supported = vec![mcp::rules::STATELESS_VERSION];
-            supported.extend(mcp::rules::SUPPORTED_VERSIONS.iter().rev());
+            let mut supported = vec![mcp::protocol::MODERN_VERSION];
+            supported.extend(mcp::protocol::LEGACY_VERSIONS.iter().rev());
             Reply::Result(cacheable(json!({
                 "supportedVersions": supported,
                 "capabilities": { "tools": {} },
@@ -103,7 +103,7 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
         "initialize" => {
             let requested = params.get("protocolVersion").and_then(Value::as_str);
             Reply::Result(json!({
-                "protocolVersion": mcp::rules::negotiate(requested),
+                "protocolVersion": mcp::protocol::negotiate(requested),
                 "capabilities": { "tools": { "listChanged": false }, "logging": {} },
                 "serverInfo": server_info(),
             }))
@@ -284,6 +284,12 @@ fn hold(release: Arc<Notify>, id: Value) -> Reply {
         jsonrpc::result_message(&id, text_content("released"))
     });
     Reply::Stream(Box::pin(first.chain(last)))
+}
+
+/// A response body holding `text` (for the examples' own routes).
+pub fn text_body(text: impl Into<String>) -> mcp::Body {
+    use http_body_util::BodyExt;
+    http_body_util::Full::new(bytes::Bytes::from(text.into())).boxed()
 }
 
 /// An MCP log message notification.

@@ -89,10 +89,12 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
         .node_id(flags.node_id)
         .capacity(flags.max_sessions)
         .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
-        .keep_alive((flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)))
-        .event_log(flags.event_log)
+        .sse_keep_alive(
+            (flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)),
+        )
+        .event_log_events(flags.event_log)
         // The app serves 2026-07-28 requests too (they have no session).
-        .stateless(true);
+        .serve_modern(true);
     builder = flags.bounds.apply(builder);
     let tokens = match token_set(flags)? {
         Some(pairs) => {
@@ -236,10 +238,10 @@ pub fn reload(manager: &SessionManager<Server>, tokens: Option<&BearerTokens>, f
 
 /// `GET /metrics`: the registry's counters in Prometheus text.
 pub fn metrics(manager: &SessionManager<Server>) -> Response<mcp::Body> {
-    let mut response = Response::new(mcp::body_from(manager.metrics()));
+    let mut response = Response::new(super::text_body(manager.metrics()));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        HeaderValue::from_static(mcp::metrics::CONTENT_TYPE),
+        HeaderValue::from_static(sessionreg::metrics::CONTENT_TYPE),
     );
     response
 }

@@ -1,7 +1,9 @@
-//! Admission of work: the cap on handler tasks in the whole manager (503
-//! past it), and the count of handler tasks that shutdown waits for. (The
-//! cap on requests in flight per session, 429 past it, is the registry's
-//! own count: [`Session::begin_at_most`](crate::Session::begin_at_most).)
+//! Admission of work, for every method that runs any: the cap on requests
+//! in flight per session (429 past it; the registry's own count, through
+//! [`Session::begin_at_most`](crate::Session::begin_at_most)), the cap on
+//! handler tasks in the whole manager (503 past it), the count of handler
+//! tasks that shutdown waits for, and the handler gauge
+//! (`sessionreg_http_handlers_in_flight`).
 //!
 //! Neither cap costs a shared read-modify-write per request. The session's
 //! count is the registry's in-flight count of that session, which every
@@ -13,9 +15,40 @@
 //! poll, at most one request per worker thread can pass a full count at the
 //! same moment: the cap holds to within the number of worker threads.
 
+use super::counters::HttpCounters;
+use super::reject::Reject;
+use crate::{InFlight, NotBegun, Session};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
+
+/// Counts a request in on its session, under the session's cap: refused
+/// if the session has as many in flight as it may (429), or has ended (or
+/// is being expired) since it was looked up (404).
+pub(crate) fn begin<S>(session: &Session<S>, max: usize) -> Result<InFlight<S>, Reject> {
+    // The check and the count are one atomic step in the registry.
+    match session.begin_at_most(max as u64) {
+        Ok(request) => Ok(request),
+        Err(NotBegun::Full) => Err(Reject::TooManyRequests),
+        Err(_) => Err(Reject::SessionNotFound),
+    }
+}
+
+/// Counts one handler in `sessionreg_http_handlers_in_flight` while alive.
+pub(crate) struct Counted<'a>(&'a HttpCounters);
+
+impl<'a> Counted<'a> {
+    pub(crate) fn new(counters: &'a HttpCounters) -> Self {
+        counters.handler_started();
+        Counted(counters)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.handler_finished();
+    }
+}
 
 /// Counts handler tasks running, so shutdown can wait for them and the
 /// manager can refuse work past its cap.
@@ -29,11 +62,15 @@ pub(crate) struct Tasks {
 pub(crate) struct TaskGuard(Arc<Tasks>);
 
 impl Tasks {
-    /// Whether another handler task fits under `max`.
-    pub(crate) fn has_room(&self, max: usize) -> bool {
+    /// Whether another handler task fits under `max`; 503 if not.
+    pub(crate) fn admit(&self, max: usize) -> Result<(), Reject> {
         // Relaxed: an advisory read; the cap is documented as holding to
         // within one request per worker thread.
-        self.running.load(Ordering::Relaxed) < max
+        if self.running.load(Ordering::Relaxed) < max {
+            Ok(())
+        } else {
+            Err(Reject::Overloaded)
+        }
     }
 
     /// Counts a handler task in until the guard drops.
@@ -74,9 +111,9 @@ mod tests {
     #[tokio::test]
     async fn wait_idle_waits_for_the_last_task() {
         let tasks = Arc::new(Tasks::default());
-        assert!(tasks.has_room(1));
+        assert_eq!(tasks.admit(1), Ok(()));
         let guard = tasks.enter();
-        assert!(!tasks.has_room(1));
+        assert_eq!(tasks.admit(1), Err(Reject::Overloaded));
         let waiter = tokio::spawn({
             let tasks = Arc::clone(&tasks);
             async move { tasks.wait_idle().await }

@@ -1,5 +1,6 @@
-//! Response bodies and the small helpers that build every response this
-//! layer writes.
+//! The body type of every response the layer writes, and the helpers that
+//! build a JSON, empty or status-only response (refusals are built by
+//! `reject.rs`, SSE streams by `sse/`).
 
 use super::jsonrpc::{self, RpcError};
 use bytes::Bytes;
@@ -15,24 +16,24 @@ use std::convert::Infallible;
 pub type Body = BoxBody<Bytes, Infallible>;
 
 /// A body with nothing in it.
-pub fn empty() -> Body {
+pub(crate) fn empty() -> Body {
     Empty::new().boxed()
 }
 
 /// A body holding `bytes`.
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed()
 }
 
 /// A response with `status` and an empty body.
-pub fn status(status: StatusCode) -> Response<Body> {
+pub(crate) fn status(status: StatusCode) -> Response<Body> {
     let mut response = Response::new(empty());
     *response.status_mut() = status;
     response
 }
 
 /// A `application/json` response holding one JSON-RPC message.
-pub fn json(status: StatusCode, message: &Value) -> Response<Body> {
+pub(crate) fn json(status: StatusCode, message: &Value) -> Response<Body> {
     let mut response = Response::new(full(jsonrpc::to_bytes(message)));
     *response.status_mut() = status;
     response
@@ -42,11 +43,10 @@ pub fn json(status: StatusCode, message: &Value) -> Response<Body> {
 }
 
 /// A JSON-RPC error response for the request `id` (or `null`).
-pub fn rpc_error(status: StatusCode, id: Option<&Value>, error: &RpcError) -> Response<Body> {
+pub(crate) fn rpc_error(
+    status: StatusCode,
+    id: Option<&Value>,
+    error: &RpcError,
+) -> Response<Body> {
     json(status, &jsonrpc::error_message(id, error))
-}
-
-/// A transport-level refusal: `status` with a JSON-RPC error body of `code`.
-pub fn refuse(status: StatusCode, code: i64, message: &str) -> Response<Body> {
-    rpc_error(status, None, &RpcError::new(code, message))
 }

@@ -1,73 +1,55 @@
-//! Configuring a [`SessionManager`]: the HTTP [`Builder`], its defaults, and
-//! `build`, which makes the registry and the manager's shared state.
+//! Configuring a [`SessionManager`]: the [`Builder`], every setter, and
+//! `build`, which validates the configuration once and makes the registry
+//! and the endpoint's state. (`SessionManager::builder` lives here, with
+//! the builder, as `Registry::builder` does in the core: the builder knows
+//! the manager, never the other way round.)
 
-use super::admission::Tasks;
+use super::access::auth::Authenticator;
+use super::access::{Access, AllowLists, RebindingProtection};
 use super::app::App;
-use super::auth::Authenticator;
-use super::counters::HttpCounters;
-use super::entry::{on_close, Entry};
-use super::limits::Limits;
-use super::manager::{Config, Inner, SessionManager};
-use super::policy::{Access, Policies};
-use super::resume::{LogBounds, LogBudget};
+use super::config::*;
+use super::manager::SessionManager;
+use super::session::{self, SessionEntry};
+use super::state::State;
 use crate::{BuildError, Reason, Registry, SessionId};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// Request bodies larger than this are refused with 413 unless configured.
-pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
-/// How often an SSE stream gets a keep-alive comment unless configured.
-pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// The reconnection delay priming events tell clients unless configured.
-pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
-
-/// Whether `Host` is restricted to loopback names (DNS-rebinding
-/// protection). A present `Origin` is checked whatever this says: it must
-/// be allowed ([`Builder::allow_origin`], or a loopback origin while the
-/// restriction is on), or the request gets 403.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RebindingProtection {
-    /// On unless the manager knows it is bound to a public
-    /// (internet-routable) address (see [`SessionManager::set_bind_address`];
-    /// [`serve`](super::serve) sets it). A loopback, unspecified
-    /// (`0.0.0.0`), private or link-local bind keeps it on, and so does
-    /// being mounted in axum or on a hand-written hyper loop: a server
-    /// reached by a name lists it with [`Builder::allow_host`], or says
-    /// [`Off`](RebindingProtection::Off).
-    #[default]
-    Auto,
-    /// Always restrict to loopback hosts (plus the allow-lists).
-    On,
-    /// Never restrict `Host` to loopback (a host allow-list, if any, still
-    /// applies; so does the `Origin` check).
-    Off,
-}
-
 /// Configures a [`SessionManager`]; from [`SessionManager::builder`].
+///
+/// Every bound has a production default (the `DEFAULT_*` constants) and a
+/// setter here; the table of them all is in the layer's docs
+/// ([`crate::http`]). A timeout of 100 years or more is no timeout.
 pub struct Builder<A: App> {
     app: A,
     /// The registry's settings are passed straight to its own builder.
-    registry: crate::Builder<Entry<A::Session>>,
+    registry: crate::Builder<SessionEntry<A::Session>>,
     /// Kept too: it also sets the reaper's period.
     idle_timeout: Option<Duration>,
-    max_body: usize,
-    keep_alive: Option<Duration>,
-    event_log: usize,
-    sse_retry: Option<Duration>,
-    standalone_stream: bool,
-    allowed_origins: Vec<String>,
-    allowed_hosts: Vec<String>,
+    config: Config,
+    allow: AllowLists,
     protection: RebindingProtection,
-    reap_interval: Option<Duration>,
-    retry_after: Duration,
     authenticator: Option<Arc<dyn Authenticator>>,
-    stateless: bool,
-    /// Every bound against hostile clients (set in `limits.rs`).
-    pub(super) limits: Limits,
+}
+
+impl<A: App> SessionManager<A> {
+    /// Starts configuring a manager for `app`.
+    pub fn builder(app: A) -> Builder<A> {
+        Builder {
+            app,
+            registry: Registry::builder(),
+            idle_timeout: None,
+            config: Config::default(),
+            allow: AllowLists::default(),
+            protection: RebindingProtection::Auto,
+            authenticator: None,
+        }
+    }
 }
 
 impl<A: App> Builder<A> {
+    // --- sessions ---------------------------------------------------------
+
     /// Maximum live sessions (the registry's capacity); at it, `initialize`
     /// gets 503 with `Retry-After`.
     pub fn capacity(mut self, capacity: usize) -> Self {
@@ -83,6 +65,14 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// How often the reaper task sweeps for idle sessions (default: a
+    /// quarter of the idle timeout, between 10 ms and 1 s). Without an idle
+    /// timeout there is no reaper.
+    pub fn reap_interval(mut self, interval: Duration) -> Self {
+        self.config.reap_interval = Some(interval);
+        self
+    }
+
     /// The registry's shard count (see [`crate::Builder::shards`]).
     pub fn shards(mut self, shards: usize) -> Self {
         self.registry = self.registry.shards(shards);
@@ -95,52 +85,25 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Request bodies over `bytes` get 413 (default [`DEFAULT_MAX_BODY`]).
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
+    /// Whether requests at protocol version 2026-07-28 (no sessions: each
+    /// request stands alone, [`Context::state`](super::Context::state) is
+    /// `None`) are served. Off by default: an application opts in when its
+    /// handlers can serve a request without a session. Off, such a request
+    /// gets 400 with an `UnsupportedProtocolVersionError` listing the
+    /// versions served.
+    pub fn serve_modern(mut self, enabled: bool) -> Self {
+        self.config.modern = enabled;
         self
     }
 
-    /// The keep-alive comment period of SSE streams; `None` sends none
-    /// (default [`DEFAULT_KEEP_ALIVE`]).
-    pub fn keep_alive(mut self, period: Option<Duration>) -> Self {
-        self.keep_alive = super::limits::reachable(period);
-        self
-    }
-
-    /// Keep the last `events` messages of each SSE stream of a session (the
-    /// standalone `GET` stream once it has been opened, and each `POST`
-    /// reply stream of a client at 2025-11-25 or later), so a client
-    /// reconnecting with `Last-Event-ID` gets what it missed on that
-    /// stream; such `POST` streams are not cancelled when their connection
-    /// drops, and start with a priming event (see `resume.rs`). Default 0:
-    /// no log, no replay, no priming. The logs are bounded in bytes too,
-    /// per session ([`event_log_bytes`](Builder::event_log_bytes)) and in
-    /// all ([`event_log_total_bytes`](Builder::event_log_total_bytes)).
-    pub fn event_log(mut self, events: usize) -> Self {
-        self.event_log = events;
-        self
-    }
-
-    /// The `retry` field (reconnection delay) of priming events; `None`
-    /// sends none (default [`DEFAULT_SSE_RETRY`]).
-    pub fn sse_retry(mut self, retry: Option<Duration>) -> Self {
-        self.sse_retry = retry;
-        self
-    }
-
-    /// Whether `GET` opens a standalone SSE stream (default) or answers 405.
-    pub fn standalone_stream(mut self, enabled: bool) -> Self {
-        self.standalone_stream = enabled;
-        self
-    }
+    // --- who may reach it -------------------------------------------------
 
     /// Allows an `Origin` (exact, e.g. `https://app.example`); any other
     /// origin then gets 403 (loopback ones too, when the loopback
     /// restriction is off). An allowed origin gets CORS headers. Can be
     /// replaced at run time: [`SessionManager::set_allowed_origins`].
     pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
-        self.allowed_origins.push(origin.into());
+        self.allow.origins.push(origin.into());
         self
     }
 
@@ -148,28 +111,13 @@ impl<A: App> Builder<A> {
     /// (loopback ones too, when the loopback restriction is off). Can be
     /// replaced at run time: [`SessionManager::set_allowed_hosts`].
     pub fn allow_host(mut self, host: impl Into<String>) -> Self {
-        self.allowed_hosts.push(host.into());
+        self.allow.hosts.push(host.into());
         self
     }
 
     /// DNS-rebinding protection (default [`RebindingProtection::Auto`]).
     pub fn rebinding_protection(mut self, protection: RebindingProtection) -> Self {
         self.protection = protection;
-        self
-    }
-
-    /// How often the reaper task sweeps for idle sessions (default: a
-    /// quarter of the idle timeout, between 10 ms and 1 s). Without an idle
-    /// timeout there is no reaper.
-    pub fn reap_interval(mut self, interval: Duration) -> Self {
-        self.reap_interval = Some(interval);
-        self
-    }
-
-    /// The `Retry-After` of a 503 at capacity or at the handler cap, and of
-    /// a 429 at a session's request cap (whole seconds, at least 1).
-    pub fn retry_after(mut self, after: Duration) -> Self {
-        self.retry_after = after;
         self
     }
 
@@ -181,86 +129,214 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Whether requests at protocol version 2026-07-28 (no sessions: each
-    /// request stands alone, [`Context::state`](super::Context::state) is
-    /// `None`) are served. Off by default: an application opts in when its
-    /// handlers can serve a request without a session. Off, such a request
-    /// gets 400 with an `UnsupportedProtocolVersionError` listing the
-    /// versions served.
-    pub fn stateless(mut self, enabled: bool) -> Self {
-        self.stateless = enabled;
+    // --- requests ---------------------------------------------------------
+
+    /// Request bodies over `bytes` get 413 (default [`DEFAULT_MAX_BODY`]).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.config.max_body_bytes = bytes;
         self
     }
 
-    /// Builds the manager and its registry.
+    /// How long a client may take to send a whole `POST` body; `None` never
+    /// times out (default [`DEFAULT_BODY_READ_TIMEOUT`]). A slower body gets
+    /// 408 and its connection is closed. Applies wherever the manager is
+    /// mounted.
+    pub fn body_read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.body_read_timeout = timeout;
+        self
+    }
+
+    /// Requests a session may have in flight at once: a handler running, its
+    /// SSE reply streaming, or the session's open `GET` stream (each keeps
+    /// the session busy in the registry, and the cap is the registry's own
+    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; at
+    /// least 1). The next one gets 429 with `Retry-After`; the session is
+    /// not affected.
+    pub fn max_requests_per_session(mut self, requests: usize) -> Self {
+        self.config.max_requests_per_session = requests;
+        self
+    }
+
+    /// Handlers in flight in the whole manager, all sessions together
+    /// (default [`DEFAULT_MAX_HANDLERS`]; at least 1). At the cap a request
+    /// gets 503 with `Retry-After`. The cap counts handlers still running
+    /// after their first poll (those that answer at once never reach it);
+    /// it can be passed by at most one request per runtime worker thread.
+    pub fn max_handlers(mut self, handlers: usize) -> Self {
+        self.config.max_handlers = handlers;
+        self
+    }
+
+    /// How long a request's work may run: its handler, then its streamed
+    /// reply; `None` lets it run for as long as its session lives (default
+    /// [`DEFAULT_HANDLER_TIMEOUT`]). Past it the work is dropped, the
+    /// request gets a JSON-RPC error (-32603, `data.timeoutMs`; at the end
+    /// of a reply stream already started), and its places under
+    /// [`max_handlers`](Builder::max_handlers) and
+    /// [`max_requests_per_session`](Builder::max_requests_per_session) are
+    /// free. The session serves on.
+    pub fn handler_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.handler_timeout = timeout;
+        self
+    }
+
+    /// The `Retry-After` of a 503 at capacity or at the handler cap, and of
+    /// a 429 at a session's request cap (whole seconds, at least 1; default
+    /// [`DEFAULT_RETRY_AFTER`]).
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        self.config.retry_after = after;
+        self
+    }
+
+    // --- SSE streams ------------------------------------------------------
+
+    /// Whether `GET` opens a standalone SSE stream (default) or answers 405.
+    pub fn standalone_stream(mut self, enabled: bool) -> Self {
+        self.config.standalone_stream = enabled;
+        self
+    }
+
+    /// The period of the keep-alive comments of SSE streams; `None` sends
+    /// none (default [`DEFAULT_SSE_KEEP_ALIVE`]).
+    pub fn sse_keep_alive(mut self, period: Option<Duration>) -> Self {
+        self.config.sse_keep_alive = period;
+        self
+    }
+
+    /// The `retry` field (reconnection delay) of priming events; `None`
+    /// sends none (default [`DEFAULT_SSE_RETRY`]).
+    pub fn sse_retry(mut self, retry: Option<Duration>) -> Self {
+        self.config.sse_retry = retry;
+        self
+    }
+
+    /// The queue of each SSE stream: at most `messages` messages and
+    /// `bytes` bytes wait for a slow client (defaults
+    /// [`DEFAULT_STREAM_QUEUE_MESSAGES`], [`DEFAULT_STREAM_QUEUE_BYTES`];
+    /// each at least 1). One message larger than `bytes` still goes through
+    /// an empty queue. A server message to the standalone stream that does
+    /// not fit is dropped and counted
+    /// (`sessionreg_http_notifications_dropped_total`;
+    /// [`Context::notify`](super::Context::notify) returns `false`); a
+    /// streamed `POST` reply waits for room instead.
+    pub fn stream_queue(mut self, messages: usize, bytes: usize) -> Self {
+        self.config.stream_queue_messages = messages;
+        self.config.stream_queue_bytes = bytes;
+        self
+    }
+
+    /// Keep the last `events` messages of each SSE stream of a session (the
+    /// standalone `GET` stream once it has been opened, and each `POST`
+    /// reply stream of a client at 2025-11-25 or later), so a client
+    /// reconnecting with `Last-Event-ID` gets what it missed on that
+    /// stream; such `POST` streams are not cancelled when their connection
+    /// drops, and start with a priming event (see `sse/resume.rs`). Default
+    /// 0: no log, no replay, no priming. The logs are bounded in bytes too,
+    /// per session ([`event_log_session_bytes`](Builder::event_log_session_bytes))
+    /// and in all ([`event_log_total_bytes`](Builder::event_log_total_bytes)).
+    pub fn event_log_events(mut self, events: usize) -> Self {
+        self.config.event_log_events = events;
+        self
+    }
+
+    /// The most bytes one session's event logs keep, all its streams
+    /// together (default [`DEFAULT_EVENT_LOG_SESSION_BYTES`]): past it the
+    /// oldest events go first, those of finished streams before those of
+    /// the stream being logged, and those before other streams'. A stream
+    /// is logged only once a client has had it (the standalone stream from
+    /// the first `GET`).
+    pub fn event_log_session_bytes(mut self, bytes: usize) -> Self {
+        self.config.event_log_session_bytes = bytes;
+        self
+    }
+
+    /// The most bytes every session's event logs keep together (default
+    /// [`DEFAULT_EVENT_LOG_TOTAL_BYTES`]): past it a session lets its own
+    /// oldest events go to log a new one, or, with none, does not log it
+    /// (it is still delivered to a connected client). The gauge
+    /// `sessionreg_http_event_log_bytes` shows how much they hold.
+    pub fn event_log_total_bytes(mut self, bytes: usize) -> Self {
+        self.config.event_log_total_bytes = bytes;
+        self
+    }
+
+    /// How long a write may make no progress: an SSE stream whose client
+    /// has taken nothing for this long while a message waits is ended (its
+    /// session is then idle, and can expire), and [`serve`](super::serve)
+    /// closes a connection whose socket has accepted no byte for this long
+    /// while a write waits; `None` waits forever (default
+    /// [`DEFAULT_STALL_TIMEOUT`]).
+    pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.stall_timeout = timeout;
+        self
+    }
+
+    // --- connections (applied by `serve`) ---------------------------------
+
+    /// How long a client may take to send a request's headers; `None`
+    /// never times out (default [`DEFAULT_HEADER_READ_TIMEOUT`]). Applied
+    /// by [`serve`](super::serve): on HTTP/1 through hyper's timer, which
+    /// also runs while a keep-alive connection waits for its next request;
+    /// a connection that has not started its first request in this time
+    /// (whatever its protocol) is closed.
+    pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may stay open with no request in flight (an
+    /// open SSE stream is a request in flight) before [`serve`](super::serve)
+    /// shuts it down gracefully; `None` keeps it (default
+    /// [`DEFAULT_CONNECTION_IDLE_TIMEOUT`]). HTTP/1 connections idle between
+    /// requests are closed sooner, by the header read timeout.
+    pub fn connection_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// Connections [`serve`](super::serve) holds open at most (default
+    /// [`DEFAULT_MAX_CONNECTIONS`]; at least 1). At the cap it stops
+    /// accepting until one closes: new clients wait in the kernel's accept
+    /// backlog, nothing is spun on and nothing crashes.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.config.max_connections = connections;
+        self
+    }
+
+    /// The HTTP/2 keep-alive ping period, which is also how long the peer
+    /// has to answer before the connection is closed; `None` sends no pings
+    /// (default [`DEFAULT_HTTP2_KEEP_ALIVE`]). Applied by
+    /// [`serve`](super::serve).
+    pub fn http2_keep_alive(mut self, period: Option<Duration>) -> Self {
+        self.config.http2_keep_alive = period;
+        self
+    }
+
+    /// Concurrent streams per HTTP/2 connection (default
+    /// [`DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS`]; at least 1). Applied by
+    /// [`serve`](super::serve).
+    pub fn http2_max_concurrent_streams(mut self, streams: u32) -> Self {
+        self.config.http2_max_concurrent_streams = streams;
+        self
+    }
+
+    // --- build ------------------------------------------------------------
+
+    /// Builds the manager and its registry, validating the configuration.
     pub fn build(self) -> Result<SessionManager<A>, BuildError> {
         let app = Arc::new(self.app);
         let closer = Arc::clone(&app);
-        let registry = self.registry.on_close(
-            move |id: &SessionId, entry: &Entry<A::Session>, reason: Reason| {
-                on_close(&*closer, id, entry, reason)
-            },
-        );
-        let registry = registry.build()?;
-        // No reaper without an idle timeout; otherwise the configured
-        // interval, or a quarter of the timeout within 10 ms..1 s.
-        let reap_interval = self.idle_timeout.map(|t| {
-            self.reap_interval
-                .unwrap_or_else(|| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)))
-        });
-        let policies = Policies::new(self.allowed_origins, self.allowed_hosts);
-        Ok(SessionManager {
-            inner: Arc::new(Inner {
-                app,
-                registry,
-                config: Config {
-                    max_body: self.max_body,
-                    keep_alive: self.keep_alive,
-                    event_log: self.event_log,
-                    log_bounds: LogBounds {
-                        events: self.event_log,
-                        session_bytes: self.limits.event_log_bytes,
-                        total: Arc::new(LogBudget::new(self.limits.event_log_total_bytes)),
-                    },
-                    sse_retry: self.sse_retry,
-                    standalone_stream: self.standalone_stream,
-                    stateless: self.stateless,
-                    reap_interval,
-                    retry_after: self.retry_after.as_secs().max(1),
-                    limits: self.limits,
+        let registry = self
+            .registry
+            .on_close(
+                move |id: &SessionId, entry: &SessionEntry<A::Session>, reason: Reason| {
+                    session::close(id, entry, reason, |state| closer.closed(id, state, reason))
                 },
-                access: Access::new(policies, self.protection),
-                authenticator: self.authenticator,
-                shutting_down: AtomicBool::new(false),
-                drain: Default::default(),
-                tasks: Arc::new(Tasks::default()),
-                counters: Arc::new(HttpCounters::new()),
-                reaper: OnceLock::new(),
-            }),
-        })
-    }
-}
-
-impl<A: App> SessionManager<A> {
-    /// Starts configuring a manager for `app`.
-    pub fn builder(app: A) -> Builder<A> {
-        Builder {
-            app,
-            registry: Registry::builder(),
-            idle_timeout: None,
-            max_body: DEFAULT_MAX_BODY,
-            keep_alive: Some(DEFAULT_KEEP_ALIVE),
-            event_log: 0,
-            sse_retry: Some(DEFAULT_SSE_RETRY),
-            standalone_stream: true,
-            allowed_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            protection: RebindingProtection::Auto,
-            reap_interval: None,
-            retry_after: Duration::from_secs(1),
-            authenticator: None,
-            stateless: false,
-            limits: Limits::default(),
-        }
+            )
+            .build()?;
+        let config = self.config.validated(self.idle_timeout);
+        let access = Access::new(self.allow, self.protection);
+        let state = State::new(app, registry, config, access, self.authenticator);
+        Ok(SessionManager::from_state(state))
     }
 }

@@ -1,99 +1,166 @@
-//! The streamable-HTTP session layer (feature `http`): MCP sessions over
-//! hyper 1 and tokio, every one of them kept in a [`Registry`](crate::Registry).
+//! The streamable-HTTP session layer (feature `http`): MCP over hyper 1
+//! and tokio, both eras on one endpoint: legacy sessions (protocol versions
+//! up to 2025-11-25), every one of them kept in a
+//! [`Registry`](crate::Registry), and modern requests (2026-07-28), which
+//! have no session.
 //!
 //! A [`SessionManager`] serves one MCP endpoint. The application implements
 //! [`App`]: it opens a session from an `initialize` request, handles one
-//! JSON-RPC message at a time, and hears, exactly once, that a session
-//! ended and why. The manager does the rest, following the MCP 2025-11-25
-//! transport:
+//! JSON-RPC message at a time ([`Context`] says which request, in which
+//! era), and hears, exactly once, that a session ended and why. The
+//! manager does the rest.
 //!
-//! * `POST initialize` without a session id is validated completely
-//!   (method, `Content-Type`, `Accept`, body size, JSON, JSON-RPC shape,
-//!   protocol version, origin) before a session is inserted; a rejected
-//!   request creates nothing and sees no id. The response carries
-//!   `MCP-Session-Id`.
-//! * Any other request without an id, or with two: 400. An id that is malformed,
-//!   unknown, stale, forged, expired or terminated, or that belongs to
-//!   another principal: 404 with a JSON-RPC error. An unsupported
-//!   `MCP-Protocol-Version`: 400 with an `UnsupportedProtocolVersionError`
-//!   listing the supported ones (any supported one is accepted; absent
-//!   means 2025-03-26). Other methods: 405 with `Allow`. Oversized bodies:
-//!   413. A body slower than the body read timeout: 408. Wrong
-//!   `Content-Type`: 415. `Accept` without both
-//!   `application/json` and `text/event-stream`: 406. Bad JSON: 400 with a
-//!   `-32700` parse error. Batches: 400, whatever the version (see below),
-//!   known from their first byte and never buffered.
-//! * A session with as many requests in flight as it may (100 by default):
-//!   429 with `Retry-After`, and the session serves on. The manager running
-//!   as many handlers as it may: 503 with `Retry-After`.
-//! * Authentication ([`Builder::authenticator`], [`auth`](Authenticator)):
-//!   401 with `WWW-Authenticate` or 403 for a refused request; each session
-//!   is bound to the [`Principal`] that opened it. The application sees
-//!   the request's `http::request::Parts` in [`App::open`] and
-//!   [`Context::request`].
-//! * Notifications and responses: 202. Requests: JSON, or an SSE stream
-//!   when the handler returns [`Reply::Stream`].
-//! * `DELETE` with a live id: `terminate(Deleted)`, 200; again: 404.
-//! * `GET`: the session's one standalone SSE stream (409 for a second
-//!   one), with keep-alive comments; with `Last-Event-ID` and the event log
-//!   on ([`Builder::event_log`]), the resume of the one stream (standalone
-//!   or a `POST` reply) the id names: 409 while it is connected, 400 for an
-//!   id of no stream of the session. Event ids are `STREAM-SEQ`; clients at
-//!   2025-11-25 get a priming event and `retry` first. An open stream counts
-//!   as a request in flight; when it drops, the session stays and its idle
-//!   clock starts. SSE responses carry `Cache-Control: no-cache,
-//!   no-transform` and `X-Accel-Buffering: no`.
-//! * Idle sessions are ended by the [reaper](SessionManager::start_reaper)
-//!   (started by the first request, wherever the manager is mounted; or by
-//!   the lookup that finds them expired); a request in flight keeps its
-//!   session from being idle.
-//! * A session's work ends with it: whichever path ends a session, its
-//!   close callback cancels every request still running in it (the
-//!   handler's future is dropped, a streamed reply ends; the request gets
-//!   404, or 503 at shutdown); `notifications/cancelled` stops the request
-//!   it names (no response is sent for it); the [handler
-//!   timeout](Builder::handler_timeout) bounds every request's work. See
-//!   [`Context::cancelled`].
-//! * A handler error or panic ends its session with `Failed` (500 to that
-//!   request); every other session is served on.
-//! * At capacity: 503 with `Retry-After`.
-//! * [`serve`] bounds connections: header read, idle and stalled-write
-//!   timeouts, HTTP/2 keep-alive and streams, a cap on open connections,
-//!   an accept loop that pauses on errors such as EMFILE; and it shuts
-//!   down gracefully: stop accepting, end every session
-//!   with `Shutdown`, wait for requests in flight up to a deadline.
-//! * [Draining](SessionManager::drain) for a rolling restart: new
-//!   `initialize` requests get 503 with `Retry-After` and create nothing,
-//!   live sessions are served to their end (or a deadline);
-//!   [`readiness`](SessionManager::readiness) (503 while draining) and
-//!   [`liveness`](SessionManager::liveness) (200 while serving) are the
-//!   two answers a load balancer's health checks read.
-//! * A present `Origin` that is not allowed gets 403, on every bind;
-//!   `Host` is kept to loopback names unless the manager is bound to a
-//!   public address or the name is allowed (DNS-rebinding protection,
-//!   [`RebindingProtection`]), wherever it is mounted. The allow-lists can
-//!   be swapped at run time ([`SessionManager::set_allowed_origins`]).
-//!   Origins allowed by name get CORS headers and preflights.
-//! * Requests at protocol version 2026-07-28 (no sessions), when switched
-//!   on ([`Builder::stateless`]), bypass the registry and follow that
-//!   revision's rules ([`stateless`]): `Mcp-Method`/`Mcp-Name` checked
-//!   against the body, a disconnect cancels the handler; no id is minted or
-//!   echoed; `GET` and `DELETE` answer 405.
+//! ## Layout: one home for each concern
 //!
-//! Each request runs in a `tracing` span `mcp` with the session, named by
-//! the `Debug` form of its id (index, generation, node: never the secret,
-//! which grants access, at any level); the close reason is logged once, by
-//! the terminate winner.
+//! ```text
+//! manager.rs      SessionManager: the façade (handle, registry, metrics, allow-lists, drain, shutdown), Service impls
+//! builder.rs      Builder: every setter, build()
+//! config.rs       every bound and default, validated once (data only)
+//! state.rs        the endpoint's shared state, its fields private, and the methods the steps use (find, refuse, sse, ...)
+//! router.rs       the pipeline, in order: access → CORS → single headers → auth → version → era → method
+//! reject.rs       every refusal once: status, JSON-RPC code, text, Retry-After / Allow / WWW-Authenticate
+//! rules.rs        header predicates: protocol version, Accept, Content-Type, headers given once
+//! protocol.rs     the protocol versions and their eras (public)
+//! headers.rs      the MCP header names (public)
+//! access/         origins (allow-lists, rebinding), cors, auth (Principal, Authenticator), bearer (tokens)
+//! legacy/         the session era: post, initialize, get, delete
+//! modern/         the 2026-07-28 era: its POST, and its header checks (headers.rs)
+//! message.rs      a POST's one JSON-RPC message: headers, body (request_body.rs: size and time), parse (jsonrpc.rs)
+//! admission.rs    the caps on work: per session (429), handlers overall (503), the handler gauge
+//! dispatch.rs     running App::handle, its reply, and what a stopped request is answered
+//! work.rs         a session's running requests: cancelled when it ends, by notifications/cancelled, by the timeout
+//! session.rs      SessionEntry (what a session is in the registry) and what its end does
+//! app.rs          the App trait, Reply, HandlerError;  context.rs: Context
+//! sse/            outlet (bounded queue), body (SseBody), streams (a session's), resume (event ids and logs)
+//! server/         serve (accept loop), connection (its bounds), stall_io, shutdown (graceful)
+//! drain.rs        draining for a rolling restart, readiness and liveness
+//! reaper.rs       the idle reaper task
+//! counters.rs     the layer's counters and their Prometheus text
+//! ```
 //!
-//! [`SessionManager::metrics`] renders the registry's metrics followed by
-//! the layer's (`sessionreg_http_connections_open`, `_streams_open`,
-//! `_handlers_in_flight`, `_responses_total{code}`,
-//! `_notifications_dropped_total`), all striped by thread: no request
-//! writes a counter another thread writes.
+//! No module imports back up this list's pipeline: the steps take the
+//! state (`State`) they need, and refusals are values of
+//! `reject::Reject` until the one place that turns them into responses.
 //!
-//! ### Bounds
+//! ## One request, followed through
 //!
-//! Every bound has a production default and a [`Builder`] method:
+//! A `POST /mcp` with a `tools/call` in a session: [`SessionManager::handle`]
+//! opens a span and hands it to `router::route`, which checks `Origin` and
+//! `Host` (`access/`), answers nothing to CORS yet (not a preflight),
+//! refuses a second `Authorization` (`rules::duplicated`), runs the
+//! authenticator (`access/auth.rs`), reads `MCP-Protocol-Version`
+//! (`rules::protocol_version`: say 2025-11-25, a legacy version) and passes
+//! it to `legacy::serve`, which routes `POST` to `legacy/post.rs`. There
+//! `message::read` checks `Accept` and `Content-Type` and reads the body
+//! within its bounds; `admission` checks the handler cap; the session is
+//! found (`State::find`: its id, and its principal) and the request counted
+//! in under the session's cap (`admission::begin`). `dispatch::run` polls
+//! the handler once inline; a handler still pending goes on in a task of
+//! its own, listed in the session's `work`. Its outcome comes back as a
+//! `dispatch::Head` and `dispatch::reply` turns it into JSON, 202 or an SSE
+//! stream (`sse/`). A refusal anywhere on the way is a `Reject`, answered
+//! by `State::refuse`.
+//!
+//! ## The rules, each with its test
+//!
+//! Every request:
+//!
+//! * A present `Origin` not allowed: 403, on every bind; `Host` kept to
+//!   loopback names unless bound to a public address or allowed
+//!   ([`RebindingProtection`]). `http_access::a_foreign_origin_is_refused_on_every_bind`,
+//!   `::a_public_bind_lets_any_host_in_but_no_foreign_origin`,
+//!   `::foreign_host_or_origin_is_403_by_default_on_loopback`,
+//!   `::allow_lists_and_protection_off`, `::rebinding_protection_holds_without_serve`,
+//!   `::origin_allow_list_swaps_at_run_time`.
+//! * Origins allowed by name get CORS headers and preflights:
+//!   `http_access::cors_for_origins_allowed_by_name`.
+//! * A second `MCP-Session-Id`, `Authorization`, `MCP-Protocol-Version`,
+//!   `Last-Event-ID`, `Mcp-Method` or `Mcp-Name`: 400.
+//!   `http_auth::duplicated_authorization_and_version_headers_get_400`,
+//!   `http_legacy::malformed_oversized_non_ascii_and_duplicated_session_ids`.
+//! * Authentication: 401 with `WWW-Authenticate`, or 403.
+//!   `http_auth::requests_without_valid_credentials_are_401_with_a_challenge`,
+//!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
+//!   `::stateless_requests_are_authenticated`; tokens kept as digests:
+//!   `bearer::tests::tokens_are_kept_and_compared_as_digests`.
+//! * An unsupported `MCP-Protocol-Version`: 400 with an
+//!   `UnsupportedProtocolVersionError` listing the versions served; any
+//!   served version passes; absent means 2025-03-26.
+//!   `http_legacy::unsupported_protocol_version_is_400_and_supported_ones_pass`.
+//! * `POST` bodies: `Accept` without both types 406, `Content-Type` not
+//!   JSON 415, over the limit 413 (declared or sent), slower than the body
+//!   read timeout 408, bad JSON 400 with `-32700`, a batch 400.
+//!   `http_legacy::insufficient_accept_is_406_and_creates_nothing`,
+//!   `::wrong_content_type_is_415_and_creates_nothing`,
+//!   `::oversized_body_is_413_and_creates_nothing`, `::bad_json_is_400_with_a_parse_error`,
+//!   `http_hostile::slow_bodies_get_408_and_are_shed`,
+//!   `::large_bodies_cost_their_size_and_the_limit_holds`.
+//! * Other methods: 405 with `Allow`. `http_legacy::other_methods_are_405_with_allow`.
+//!
+//! The session era (legacy versions):
+//!
+//! * `initialize` without a session id is checked first (its shape, the
+//!   application's [`open`](App::open)) and only then creates a session,
+//!   answered with `MCP-Session-Id`; a refused or rejected first request
+//!   creates nothing that outlives it and shows no id.
+//!   `http_legacy::initialize_answers_with_a_session_id`,
+//!   `::initialize_without_a_protocol_version_is_400_and_creates_nothing`,
+//!   `::refused_open_creates_nothing`,
+//!   `::initialize_answered_with_an_error_ends_the_session_rejected`,
+//!   `http_failures::panic_in_initialize_leaves_nothing_and_shows_no_id`.
+//! * Any other request without a session id 400; `initialize` with one 400.
+//!   `http_legacy::requests_without_a_session_id_are_400`, `::initialize_with_a_session_id_is_400`.
+//! * An id that is malformed, unknown, stale, forged, expired, terminated,
+//!   or another principal's: 404 with a JSON-RPC error, counted by cause
+//!   (another principal's as unknown in `/metrics`).
+//!   `http_legacy::bad_ids_are_404_with_a_json_rpc_error`,
+//!   `http_auth::another_principals_requests_with_a_session_id_find_nothing`,
+//!   `::metrics_do_not_tell_a_foreign_live_id_from_an_unknown_one`,
+//!   `::a_principal_from_middleware_binds_the_session`.
+//! * Notifications and responses: 202; requests: JSON or an SSE stream.
+//!   `http_legacy::notifications_and_responses_are_202`, `::a_request_may_be_answered_with_an_sse_stream`.
+//! * `DELETE`: the session ends (`Deleted`), 200; again 404.
+//!   `http_legacy::delete_is_200_then_404`.
+//! * `GET`: the session's one standalone stream (409 for a second), with
+//!   keep-alives; it counts in flight, and its end starts the idle clock.
+//!   `http_legacy::standalone_stream_second_is_409_and_keep_alives_flow`,
+//!   `::dropped_stream_keeps_the_session_but_starts_its_idle_clock`,
+//!   `::stream_survives_a_dropped_stream_and_posts_still_work`.
+//! * Resumption with `Last-Event-ID` where the event log is on (stream-tagged
+//!   ids, the named stream only, 409 while connected, 400 for another
+//!   session's stream, a priming event first at 2025-11-25).
+//!   `http_resume::server_messages_have_unique_ids_and_resume_with_last_event_id`
+//!   and the other tests of `http_resume`.
+//! * At capacity 503 with `Retry-After`; draining 503 for `initialize` only.
+//!   `http_legacy::capacity_is_503_with_retry_after_and_creates_nothing`,
+//!   `http_drain::a_draining_node_takes_no_new_session_and_serves_its_own`.
+//! * A session's work ends with it, by any path: its running requests are
+//!   cancelled (404, 503 at shutdown); `notifications/cancelled` stops one;
+//!   a disconnect alone does not; a handler error or panic ends the session
+//!   `Failed` (500) and no other.
+//!   `http_hostile::running_handlers_end_with_their_session`,
+//!   `::failure_and_shutdown_end_the_running_handlers`,
+//!   `::notifications_cancelled_ends_the_named_request`,
+//!   `http_failures::a_client_that_disconnects_does_not_cancel_its_handler`,
+//!   `::handler_panic_ends_only_its_session`, `::handler_error_ends_its_session_failed`.
+//! * Idle sessions are reaped, never under a running request.
+//!   `http_failures::the_reaper_never_cancels_a_running_handler`,
+//!   `http_access::the_reaper_starts_with_the_first_request_and_stops_with_the_manager`.
+//!
+//! The modern era (2026-07-28; [`Builder::serve_modern`]): `http_modern`,
+//! whose test names cite the transport page's sections.
+//!
+//! Bounds: the table below, each at work in `http_hostile`,
+//! `http_connections`, `http_memory` and `http_emfile`; shutdown in
+//! `http_failures::graceful_shutdown_ends_sessions_and_waits_for_requests`
+//! and `::shutdown_waits_only_up_to_its_deadline`; ids never logged whole:
+//! `http_logs::no_log_line_carries_a_whole_session_id`; metrics names:
+//! `http_legacy::metrics_text_has_the_stable_names`.
+//!
+//! ## Bounds
+//!
+//! Every bound has a production default and a [`Builder`] method (a
+//! timeout of 100 years or more is none):
 //!
 //! | bound | default | what happens at it |
 //! |---|---|---|
@@ -103,132 +170,117 @@
 //! | [open connections](Builder::max_connections) | 10 000 | `serve` stops accepting until one closes (the kernel's backlog holds the rest) |
 //! | [HTTP/2 keep-alive](Builder::http2_keep_alive) | ping every 20 s, 20 s to answer | the connection is closed |
 //! | [HTTP/2 streams](Builder::http2_max_concurrent_streams) | 100 per connection | the client must wait (the protocol's own refusal) |
-//! | [requests per session](Builder::max_requests_per_session) | 100 in flight | 429 with `Retry-After`; the session serves on |
+//! | [requests per session](Builder::max_requests_per_session) | 100 in flight (an open `GET` stream counts) | 429 with `Retry-After`; the session serves on |
 //! | [handlers overall](Builder::max_handlers) | 10 000 in flight | 503 with `Retry-After` |
+//! | [handler timeout](Builder::handler_timeout) | 300 s | the work is dropped; a JSON-RPC error (-32603) |
 //! | [body size](Builder::max_body_bytes) | 4 MiB | 413 |
 //! | [stream queue](Builder::stream_queue) | 64 messages and 256 KiB | a message that does not fit is dropped and counted |
 //! | [stalled writes](Builder::stall_timeout) | 60 s | the stream (and in `serve`, the connection) ends |
-//! | [handler timeout](Builder::handler_timeout) | 300 s | the work is dropped; a JSON-RPC error (-32603) |
-//! | [event logs per session](Builder::event_log_bytes) | 256 KiB, all its streams (when a log is on) | the oldest events go first |
+//! | [event logs per session](Builder::event_log_session_bytes) | 256 KiB, all its streams (when a log is on) | the oldest events go first |
 //! | [event logs in all](Builder::event_log_total_bytes) | 128 MiB | a session lets its own oldest go, or logs nothing |
 //!
-//! The connection bounds (the first six) are applied by [`serve`]; a
-//! server that mounts the manager on its own hyper, axum or tower stack
-//! sets its own (hyper's `header_read_timeout` with a timer, its HTTP/2
-//! settings); all the others hold wherever the manager is mounted. A
-//! server on the open network should also sit behind a proxy that limits
-//! connections per client address: these bounds protect the process, not
-//! one client from another.
+//! The connection bounds (header read, idle connection, open connections,
+//! HTTP/2, and the socket half of stalled writes) are applied by [`serve`];
+//! a server that mounts the manager on a stack of its own sets that
+//! stack's (or serves its router through `serve`, as `examples/axum_server`
+//! does); all the others hold wherever the manager is mounted. A server on
+//! the open network should also sit behind a proxy that limits connections
+//! per client address: these bounds protect the process, not one client
+//! from another.
 //!
-//! ### How each end path reaches the registry
+//! ## How each end path reaches the registry
 //!
 //! | path | who | registry call |
 //! |---|---|---|
-//! | `DELETE` | request handler | `terminate(id, Deleted)` |
+//! | `DELETE` | request handler | `terminate_session(Deleted)` |
 //! | idle | reaper task / any lookup | `reap_idle()` / `lookup` → `IdleTimeout` |
-//! | handler error or panic | the handler's task | `terminate(id, Failed)` |
-//! | `initialize` answered with an error | the initialize request | `terminate(id, Rejected)` |
+//! | handler error or panic | the handler's task | `terminate_session(Failed)` |
+//! | `initialize` answered with an error | the initialize request | `terminate(Rejected)` |
 //! | shutdown | [`SessionManager::shutdown`] | `terminate_all(Shutdown)` |
 //!
-//! In all of them the close callback (streams closed, reason logged,
-//! [`App::closed`]) runs inside the winning call, once.
+//! In all of them the close callback (work stopped, streams closed, reason
+//! logged, [`App::closed`]) runs inside the winning call, once.
 //!
-//! ### Choices and limits
+//! ## Choices and limits
 //!
 //! * **An open `GET` stream counts as in flight.** The client is
 //!   demonstrably there while it holds the stream, so the session is not
 //!   reaped under it; keep-alive comments find out when the peer is gone,
 //!   the body is dropped, and with it the in-flight guard, which stamps the
-//!   activity: the idle clock runs from that moment. (The other choice, not
-//!   counting it, would let the reaper end a session whose client is
-//!   listening.)
-//! * The event log ([`Builder::event_log`]) covers the standalone `GET`
-//!   stream and the `POST` reply streams of clients at 2025-11-25 or later
-//!   (older clients get no priming event, so their `POST` streams stay
-//!   unlogged and end with their connection); at most 16 finished `POST`
-//!   streams per session keep their logs.
+//!   activity: the idle clock runs from that moment.
+//! * The event log covers the standalone `GET` stream (from its first
+//!   opening) and the `POST` reply streams of clients at 2025-11-25 or
+//!   later (older clients get no priming event, so their `POST` streams
+//!   stay unlogged and end with their connection); at most 16 finished
+//!   `POST` streams per session keep their logs.
 //! * JSON-RPC batches are refused (400) at every version, including
-//!   2025-03-26 (which allowed them, and which is assumed when the version
-//!   header is missing): no MCP SDK client sends them, MCP 2025-06-18
-//!   removed them, and a batch would need one answer assembled from several
-//!   handlers' replies (some streamed). The error says so.
+//!   2025-03-26 (which allowed them): no MCP SDK client sends them, MCP
+//!   2025-06-18 removed them, and a batch would need one answer assembled
+//!   from several handlers' replies (some streamed).
 //! * A message's params stay the client's JSON text
 //!   ([`RawValue`](serde_json::value::RawValue)) until the application asks
 //!   for them ([`jsonrpc::Request::params_as`],
-//!   [`jsonrpc::Request::params_value`]): nothing builds a `Value` tree of
-//!   a body, so a request costs about its body's size.
-//! * SSE connections have bounded queues (messages and bytes). A server
-//!   notification that does not fit is dropped and counted, never waited
-//!   for (it stays in the event log, when there is one); a streamed reply
-//!   waits for room. A connection whose client reads nothing for the stall
-//!   timeout while a message waits is ended, and its session can then go
-//!   idle.
+//!   [`jsonrpc::Request::params_value`]): a request costs about its body's
+//!   size.
+//! * SSE connections have bounded queues. A server notification that does
+//!   not fit is dropped and counted, never waited for (it stays in the event
+//!   log, when there is one); a streamed reply waits for room.
 //! * In a session, a client that disconnects does not cancel its handler
-//!   (2025-11-25: disconnection is not cancellation); at 2026-07-28 it
-//!   does. The handler is
-//!   first polled on the connection's task (most answer at once, with no
-//!   task spawned and no other thread woken); one still pending after that
-//!   poll goes on in a task of its own.
-//! * `initialize` creates its session with that request already in flight
-//!   ([`Registry::insert_in_flight`](crate::Registry::insert_in_flight)),
-//!   so a session cannot idle out before its first request has started,
-//!   however short the timeout.
+//!   (2025-11-25: disconnection is not cancellation); at 2026-07-28 it does.
+//! * `initialize` creates its session with that request already in flight,
+//!   so a session cannot idle out before its first request has started.
+//! * Each request runs in a `tracing` span `mcp` with the session, named by
+//!   the `Debug` form of its id (index, generation, node: never the secret,
+//!   which grants access); the close reason is logged once, by the
+//!   terminate winner. [`SessionManager::metrics`] renders the registry's
+//!   metrics followed by the layer's, all striped by thread.
 
+mod access;
 mod admission;
 mod app;
-mod auth;
-mod bearer;
 mod body;
 mod builder;
-mod connection;
-mod cors;
+mod config;
+mod context;
 mod counters;
-mod delete;
+mod dispatch;
 mod drain;
-mod entry;
-mod get;
+pub mod headers;
 pub mod jsonrpc;
-mod limits;
+mod legacy;
 mod manager;
-mod outlet;
-mod policy;
-mod post;
+mod message;
+mod modern;
+pub mod protocol;
 mod reaper;
+mod reject;
 mod request_body;
-mod responses;
-mod resume;
-pub mod rules;
-mod serve;
-mod shutdown;
+mod router;
+mod rules;
+mod server;
+mod session;
 mod sse;
-mod stall_io;
-pub mod stateless;
+mod state;
 mod work;
 
-pub use app::{App, Context, HandlerError, Reply};
-pub use auth::{Authenticator, Principal, Refusal};
-pub use bearer::{BearerTokens, TokenFileError};
-pub use body::{full as body_from, Body};
-
-pub use builder::{
-    Builder, RebindingProtection, DEFAULT_KEEP_ALIVE, DEFAULT_MAX_BODY, DEFAULT_SSE_RETRY,
-};
-pub use counters::HttpStats;
-pub use drain::DrainReport;
-pub use entry::Entry;
-pub use limits::{
-    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_EVENT_LOG_BYTES,
+pub use access::auth::{AuthError, Authenticator, Principal};
+pub use access::bearer::{BearerTokens, TokenFileError};
+pub use access::{AllowLists, RebindingProtection};
+pub use app::{App, HandlerError, Reply};
+pub use body::Body;
+pub use builder::Builder;
+pub use config::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_EVENT_LOG_SESSION_BYTES,
     DEFAULT_EVENT_LOG_TOTAL_BYTES, DEFAULT_HANDLER_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION, DEFAULT_STALL_TIMEOUT,
+    DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION,
+    DEFAULT_RETRY_AFTER, DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT,
     DEFAULT_STREAM_QUEUE_BYTES, DEFAULT_STREAM_QUEUE_MESSAGES,
 };
+pub use context::Context;
+pub use counters::HttpStats;
+pub use drain::DrainReport;
 pub use manager::{ResponseFuture, SessionManager};
-pub use serve::serve;
-pub use shutdown::ShutdownReport;
-pub use sse::SseBody;
-
-/// The registry's metrics in Prometheus text (moved to the core:
-/// [`crate::metrics`]; re-exported here for servers that import it from the
-/// HTTP layer).
-pub use crate::metrics;
+pub use server::serve;
+pub use server::shutdown::ShutdownReport;
+pub use session::SessionEntry;

@@ -1,4 +1,5 @@
-//! Reading a `POST` body: bounded in size (413) and in time (408), with a
+//! Reading a `POST` body: bounded in size (413, [`Reject::BodyTooLarge`])
+//! and in time (408, [`Reject::BodyTimedOut`]), with a
 //! batch (a top-level JSON array) recognised from its first byte and never
 //! buffered: the rest of it is read and thrown away, within the same
 //! bounds, so that the client (still sending) gets its 400 rather than a
@@ -9,27 +10,13 @@
 //! front from a `Content-Length` within the limit.
 
 use super::jsonrpc::first_token;
+use super::reject::Reject;
 use bytes::{Buf, Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::Body as HttpBody;
 use std::future::Future;
 use std::task::Poll;
 use std::time::Duration;
-
-/// Why a body was not read whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BodyError {
-    /// Longer than the limit (declared or as sent).
-    TooLarge,
-    /// Not all there within the body read timeout.
-    TimedOut,
-    /// A top-level JSON array: a batch, which MCP no longer allows (read
-    /// to its end, never kept).
-    Batch,
-    /// The connection failed mid-body (the client went away, or sent a
-    /// malformed chunked encoding).
-    Unreadable,
-}
 
 /// Reads `body` whole: at most `limit` bytes, within `timeout`.
 /// `declared` is the request's `Content-Length`, if it had one.
@@ -38,12 +25,12 @@ pub(crate) async fn read<B>(
     declared: Option<u64>,
     limit: usize,
     timeout: Option<Duration>,
-) -> Result<Bytes, BodyError>
+) -> Result<Bytes, Reject>
 where
     B: HttpBody,
 {
     if declared.is_some_and(|len| len > limit as u64) {
-        return Err(BodyError::TooLarge);
+        return Err(Reject::BodyTooLarge);
     }
     let reading = gather(body, declared, limit);
     let Some(timeout) = timeout else {
@@ -59,7 +46,7 @@ where
         Poll::Ready(read) => read,
         Poll::Pending => tokio::time::timeout(timeout, reading)
             .await
-            .unwrap_or(Err(BodyError::TimedOut)),
+            .unwrap_or(Err(Reject::BodyTimedOut)),
     }
 }
 
@@ -67,7 +54,7 @@ async fn gather<B: HttpBody>(
     body: B,
     declared: Option<u64>,
     limit: usize,
-) -> Result<Bytes, BodyError> {
+) -> Result<Bytes, Reject> {
     tokio::pin!(body);
     let mut first: Option<Bytes> = None;
     let mut gathered: Option<BytesMut> = None;
@@ -76,7 +63,7 @@ async fn gather<B: HttpBody>(
     let mut batch = false;
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
-            return Err(BodyError::Unreadable);
+            return Err(Reject::BodyUnreadable);
         };
         let Ok(mut data) = frame.into_data() else {
             continue; // trailers
@@ -87,7 +74,7 @@ async fn gather<B: HttpBody>(
         }
         len += chunk.len();
         if len > limit {
-            return Err(BodyError::TooLarge);
+            return Err(Reject::BodyTooLarge);
         }
         if batch {
             continue;
@@ -121,7 +108,7 @@ async fn gather<B: HttpBody>(
         }
     }
     if batch {
-        return Err(BodyError::Batch);
+        return Err(Reject::Batch);
     }
     Ok(match (first, gathered) {
         (_, Some(buf)) => buf.freeze(),
@@ -155,24 +142,24 @@ mod tests {
         let body = read(chunks(&["{}"]), Some(2), 2, None).await;
         assert_eq!(body.unwrap(), "{}");
         let body = read(chunks(&["{\"a\":", "1}"]), None, 6, None).await;
-        assert_eq!(body.unwrap_err(), BodyError::TooLarge);
+        assert_eq!(body.unwrap_err(), Reject::BodyTooLarge);
         let body = read(chunks(&["{}"]), Some(7), 6, None).await;
-        assert_eq!(body.unwrap_err(), BodyError::TooLarge);
+        assert_eq!(body.unwrap_err(), Reject::BodyTooLarge);
     }
 
     #[tokio::test]
     async fn a_batch_is_read_to_its_end_but_never_kept() {
         let body = read(chunks(&[" \n", "  [0,", "0,0,0]"]), None, 100, None).await;
-        assert_eq!(body.unwrap_err(), BodyError::Batch);
+        assert_eq!(body.unwrap_err(), Reject::Batch);
         // The limit holds for a batch too.
         let long = read(chunks(&[" \n", "  [0,", "0,0,0,0,0,0,0,0]"]), None, 8, None).await;
-        assert_eq!(long.unwrap_err(), BodyError::TooLarge);
+        assert_eq!(long.unwrap_err(), Reject::BodyTooLarge);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_slow_body_times_out() {
         let slow = StreamBody::new(stream::pending::<Result<Frame<Bytes>, Infallible>>());
         let body = read(slow, None, 100, Some(Duration::from_secs(30))).await;
-        assert_eq!(body.unwrap_err(), BodyError::TimedOut);
+        assert_eq!(body.unwrap_err(), Reject::BodyTimedOut);
     }
 }

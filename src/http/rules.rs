@@ -1,66 +1,26 @@
-//! The header rules of the streamable-HTTP transport: protocol version,
-//! `Accept`, `Content-Type`, and the `Origin`/`Host` allow-list that protects
-//! local servers from DNS rebinding.
+//! The header predicates of the streamable-HTTP transport that the router
+//! and the methods check: the protocol version a request names, what its
+//! `Accept` admits, whether its body is JSON, and the headers it may carry
+//! only once.
 
-use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
-use http::{HeaderMap, Uri};
-
-/// The header naming the session.
-pub const SESSION_HEADER: &str = "mcp-session-id";
-/// The header naming the protocol version of a request.
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
-/// The header a client resumes an SSE stream with.
-pub const LAST_EVENT_ID: &str = "last-event-id";
-
-/// Protocol versions with sessions that this layer serves, oldest first.
-pub const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// The newest supported version with sessions: what a server offers when a
-/// client asks for one it does not know.
-pub const LATEST_VERSION: &str = "2025-11-25";
-/// The version assumed when a request has no `MCP-Protocol-Version` header
-/// (as the 2025-06-18 and later specs say).
-pub const DEFAULT_VERSION: &str = "2025-03-26";
-/// The protocol version without sessions: its requests bypass the registry.
-pub const STATELESS_VERSION: &str = "2026-07-28";
-
-/// The protocol version a request was sent at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    /// One of [`SUPPORTED_VERSIONS`]: the request belongs to a session.
-    Sessions(&'static str),
-    /// [`STATELESS_VERSION`]: no session is looked up, minted or echoed.
-    Stateless,
-}
-
-impl Version {
-    /// The version string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::Sessions(v) => v,
-            Version::Stateless => STATELESS_VERSION,
-        }
-    }
-}
+use super::headers;
+use super::protocol::{Version, DEFAULT_VERSION};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::HeaderMap;
 
 /// Reads `MCP-Protocol-Version`: absent means [`DEFAULT_VERSION`]; any
-/// supported version is accepted, not only the negotiated one (real clients
-/// send an older one on some requests). `Err` carries the unsupported value.
-pub fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
-    let Some(value) = headers.get(VERSION_HEADER) else {
-        return Ok(Version::Sessions(DEFAULT_VERSION));
+/// served version is accepted, not only the one a session negotiated (real
+/// clients send an older one on some requests). `Err` carries the
+/// unsupported value.
+pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
+    let Some(value) = headers.get(headers::PROTOCOL_VERSION) else {
+        return Ok(Version::Legacy(DEFAULT_VERSION));
     };
     let text = value
         .to_str()
         .map_err(|_| String::from("<non-ASCII>"))?
         .trim();
-    if text == STATELESS_VERSION {
-        return Ok(Version::Stateless);
-    }
-    SUPPORTED_VERSIONS
-        .iter()
-        .find(|v| **v == text)
-        .map(|v| Version::Sessions(v))
-        .ok_or_else(|| text.to_string())
+    Version::named(text).ok_or_else(|| text.to_string())
 }
 
 /// The headers a request may carry at most once, with the names refusals
@@ -68,11 +28,13 @@ pub fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
 /// which one counts would be a guess, and a proxy in front that guesses the
 /// other way (the last `Authorization`, say) would act on another request
 /// than this server does.
-pub(crate) const SINGLE_VALUED: [(&str, &str); 4] = [
-    (SESSION_HEADER, "MCP-Session-Id"),
+pub(crate) const SINGLE_VALUED: [(&str, &str); 6] = [
+    (headers::SESSION_ID, "MCP-Session-Id"),
     ("authorization", "Authorization"),
-    (VERSION_HEADER, "MCP-Protocol-Version"),
-    (LAST_EVENT_ID, "Last-Event-ID"),
+    (headers::PROTOCOL_VERSION, "MCP-Protocol-Version"),
+    (headers::LAST_EVENT_ID, "Last-Event-ID"),
+    (headers::MCP_METHOD, "Mcp-Method"),
+    (headers::MCP_NAME, "Mcp-Name"),
 ];
 
 /// The name of the first header of [`SINGLE_VALUED`] that `headers` carry
@@ -84,18 +46,9 @@ pub(crate) fn duplicated(headers: &HeaderMap) -> Option<&'static str> {
     })
 }
 
-/// The version a server answers `initialize` with: the client's if it is
-/// supported, else the latest (MCP version negotiation).
-pub fn negotiate(requested: Option<&str>) -> &'static str {
-    requested
-        .and_then(|r| SUPPORTED_VERSIONS.iter().find(|v| **v == r))
-        .copied()
-        .unwrap_or(LATEST_VERSION)
-}
-
 /// Whether the `Accept` headers admit `mime` (`type/subtype`); `*/*` and
 /// `type/*` count, a `q=0` entry does not.
-pub fn accepts(headers: &HeaderMap, mime: &str) -> bool {
+pub(crate) fn accepts(headers: &HeaderMap, mime: &str) -> bool {
     let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
     headers
         .get_all(ACCEPT)
@@ -122,116 +75,12 @@ pub fn accepts(headers: &HeaderMap, mime: &str) -> bool {
 
 /// Whether `Content-Type` is `application/json` (parameters such as
 /// `charset` allowed).
-pub fn is_json(headers: &HeaderMap) -> bool {
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// Which `Origin` and `Host` values a server answers (DNS-rebinding
-/// protection). A request whose `Origin` or `Host` is not allowed gets 403.
-#[derive(Debug, Clone, Default)]
-pub struct OriginPolicy {
-    /// Exact origins allowed besides loopback ones (e.g. `https://app.example`).
-    pub allowed_origins: Vec<String>,
-    /// Host names (with or without port) allowed besides loopback ones.
-    pub allowed_hosts: Vec<String>,
-    /// Restrict to loopback: `Host` must name `localhost`, `127.0.0.1` or
-    /// `[::1]` (or an allowed host), and an `Origin`, when present, a
-    /// loopback origin (or an allowed one).
-    pub loopback_only: bool,
-}
-
-/// Why a request was refused by the [`OriginPolicy`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forbidden {
-    /// The `Origin` header is not allowed.
-    Origin,
-    /// The `Host` header (or `:authority`) is not allowed.
-    Host,
-}
-
-impl OriginPolicy {
-    /// Whether `origin` is on the allow-list.
-    pub fn lists_origin(&self, origin: &str) -> bool {
-        self.allowed_origins
-            .iter()
-            .any(|o| o.trim_end_matches('/').eq_ignore_ascii_case(origin))
-    }
-
-    /// Whether `origin` is allowed by name, not merely unrestricted: on the
-    /// allow-list, or a loopback origin while the policy is loopback-only.
-    /// Only such an origin gets CORS headers.
-    pub fn names_origin(&self, origin: &str) -> bool {
-        self.lists_origin(origin)
-            || (self.loopback_only && origin_host(origin).is_some_and(is_loopback_host))
-    }
-
-    /// Checks a request's `Origin` and `Host`.
-    ///
-    /// A present `Origin` is always checked, whatever the bind and the
-    /// rebinding protection (the transport page: servers MUST validate it,
-    /// and answer 403 to an invalid one): it must be on the allow-list, or
-    /// be a loopback origin while the policy is loopback-only. A request
-    /// without one (not from a browser) passes this part. `Host` is
-    /// restricted to loopback names (plus the allow-list) when the policy
-    /// is loopback-only, to the allow-list when there is one, and not at
-    /// all otherwise.
-    pub fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Forbidden> {
-        if let Some(origin) = headers.get(ORIGIN) {
-            let origin = origin.to_str().map_err(|_| Forbidden::Origin)?.trim();
-            if !self.names_origin(origin) {
-                return Err(Forbidden::Origin);
-            }
-        }
-        let host = match headers.get(HOST) {
-            Some(h) => Some(h.to_str().map_err(|_| Forbidden::Host)?.trim()),
-            None => uri.authority().map(|a| a.as_str()),
-        };
-        if let Some(host) = host {
-            let listed = self
-                .allowed_hosts
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(strip_port(host)));
-            let loopback = self.loopback_only && is_loopback_host(strip_port(host));
-            let unrestricted = !self.loopback_only && self.allowed_hosts.is_empty();
-            if !(listed || loopback || unrestricted) {
-                return Err(Forbidden::Host);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `host[:port]` → `host` (keeping the brackets of an IPv6 literal).
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return match authority.find(']') {
-            Some(end) => &authority[..=end],
-            None => authority,
-        };
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => authority,
-    }
-}
-
-/// The host of an origin `scheme://host[:port]`.
-pub(super) fn origin_host(origin: &str) -> Option<&str> {
-    let (_, rest) = origin.split_once("://")?;
-    Some(strip_port(rest.trim_end_matches('/')))
-}
-
-pub(super) fn is_loopback_host(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host == "[::1]"
-        || host == "::1"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]
@@ -264,16 +113,14 @@ mod tests {
     fn versions() {
         assert_eq!(
             protocol_version(&HeaderMap::new()),
-            Ok(Version::Sessions(DEFAULT_VERSION))
+            Ok(Version::Legacy(DEFAULT_VERSION))
         );
         let h = headers(&[("mcp-protocol-version", "2024-11-05")]);
-        assert_eq!(protocol_version(&h), Ok(Version::Sessions("2024-11-05")));
-        let h = headers(&[("mcp-protocol-version", "2026-07-28")]);
-        assert_eq!(protocol_version(&h), Ok(Version::Stateless));
+        assert_eq!(protocol_version(&h), Ok(Version::Legacy("2024-11-05")));
+        let h = headers(&[("mcp-protocol-version", " 2026-07-28 ")]);
+        assert_eq!(protocol_version(&h), Ok(Version::Modern));
         let h = headers(&[("mcp-protocol-version", "1999-01-01")]);
-        assert!(protocol_version(&h).is_err());
-        assert_eq!(negotiate(Some("2025-06-18")), "2025-06-18");
-        assert_eq!(negotiate(Some("2099-01-01")), LATEST_VERSION);
+        assert_eq!(protocol_version(&h), Err("1999-01-01".to_string()));
     }
 
     #[test]
@@ -284,6 +131,8 @@ mod tests {
             ("authorization", "Bearer x"),
             ("mcp-protocol-version", "2025-11-25"),
             ("last-event-id", "0-1"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
         ]);
         assert_eq!(duplicated(&once), None);
         for (name, shown) in SINGLE_VALUED {
@@ -291,49 +140,5 @@ mod tests {
             twice.append(name, HeaderValue::from_static("a"));
             assert_eq!(duplicated(&twice), Some(shown), "{name}");
         }
-    }
-
-    #[test]
-    fn rebinding() {
-        let policy = OriginPolicy {
-            loopback_only: true,
-            ..OriginPolicy::default()
-        };
-        let uri = Uri::from_static("/mcp");
-        for host in ["localhost:8080", "127.0.0.1:1", "[::1]:3000", "localhost"] {
-            let mut h = HeaderMap::new();
-            h.insert(HOST, HeaderValue::from_str(host).unwrap());
-            assert_eq!(policy.check(&h, &uri), Ok(()), "{host}");
-        }
-        let h = headers(&[("host", "evil.example.com")]);
-        assert_eq!(policy.check(&h, &uri), Err(Forbidden::Host));
-        let h = headers(&[
-            ("host", "localhost:1"),
-            ("origin", "https://evil.example.com"),
-        ]);
-        assert_eq!(policy.check(&h, &uri), Err(Forbidden::Origin));
-        let h = headers(&[("host", "localhost:1"), ("origin", "http://localhost:5173")]);
-        assert_eq!(policy.check(&h, &uri), Ok(()));
-        let listed = OriginPolicy {
-            allowed_origins: vec!["https://app.example".into()],
-            ..policy
-        };
-        let h = headers(&[("host", "localhost:1"), ("origin", "https://app.example")]);
-        assert_eq!(listed.check(&h, &uri), Ok(()));
-        assert_eq!(
-            OriginPolicy::default().check(&headers(&[("host", "x.y")]), &uri),
-            Ok(())
-        );
-        // An Origin is checked by every policy, the open one too.
-        let h = headers(&[("host", "x.y"), ("origin", "https://x.y")]);
-        assert_eq!(
-            OriginPolicy::default().check(&h, &uri),
-            Err(Forbidden::Origin)
-        );
-        let h = headers(&[("host", "x.y"), ("origin", "null")]);
-        assert_eq!(
-            OriginPolicy::default().check(&h, &uri),
-            Err(Forbidden::Origin)
-        );
     }
 }

@@ -158,7 +158,7 @@ impl App for TestApp {
                     panic!("initialize panicked on purpose");
                 }
                 Ok(Reply::Result(json!({
-                    "protocolVersion": mcp::rules::negotiate(params.get("protocolVersion").and_then(Value::as_str)),
+                    "protocolVersion": mcp::protocol::negotiate(params.get("protocolVersion").and_then(Value::as_str)),
                     "capabilities": { "tools": {} },
                     "serverInfo": { "name": "test", "version": "0" },
                 })))
@@ -655,4 +655,96 @@ pub async fn eventually(mut condition: impl FnMut() -> bool) -> bool {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     condition()
+}
+
+/// A POST to the endpoint with the given headers and raw body.
+pub async fn post_raw(client: &Client, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Answer {
+    let mut request = client.request(Method::POST);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    client
+        .send(request.body(Full::new(body.into())).unwrap())
+        .await
+}
+
+pub const JSON_BOTH: [(&str, &str); 2] = [
+    ("content-type", "application/json"),
+    ("accept", ACCEPT_BOTH),
+];
+
+pub fn init_text() -> String {
+    initialize_body("client").to_string()
+}
+
+/// A first request that is refused: `status`, no id echoed, nothing created.
+pub async fn assert_refused_initialize(server: &Server, answer: &Answer, status: StatusCode) {
+    assert_eq!(answer.status, status, "body: {:?}", answer.body);
+    assert!(
+        answer.session_id().is_none(),
+        "a refused first request echoes no id"
+    );
+    assert_eq!(
+        server.created(),
+        0,
+        "a refused first request creates nothing"
+    );
+    assert_eq!(server.live(), 0);
+}
+
+/// An initialize with the JSON headers and `headers`.
+pub async fn with_headers(client: &Client, headers: &[(&str, &str)]) -> Answer {
+    let mut all = JSON_BOTH.to_vec();
+    all.extend_from_slice(headers);
+    post_raw(client, &all, init_text()).await
+}
+
+/// The bounds tests shorten: long enough for a loaded 2-core machine to
+/// serve a well-behaved request well within them, short enough to keep
+/// each test to seconds.
+pub const SHORT: Duration = Duration::from_millis(400);
+
+/// Short connection bounds. Sessions keep the default (no idle timeout):
+/// a test's own session must not expire between its requests on a loaded
+/// machine; the tests that need sessions reaped ask for it.
+pub fn short_bounds(b: Builder) -> Builder {
+    b.header_read_timeout(Some(SHORT))
+        .body_read_timeout(Some(SHORT))
+        .connection_idle_timeout(Some(SHORT))
+        .stall_timeout(Some(SHORT))
+}
+
+/// A well-behaved client's whole session, from a fresh client: initialize,
+/// initialized, a tool call, DELETE.
+pub async fn served(server: &Server) {
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    assert_eq!(client.initialized(&id).await.status, StatusCode::ACCEPTED);
+    let echo = client.call(&id, "echo", json!({ "text": "hi" })).await;
+    assert_eq!(echo.status, StatusCode::OK);
+    assert_eq!(echo.json()["result"]["echo"]["text"], "hi");
+    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+}
+
+/// No 500, no handler failure or panic, every close once; then, with the
+/// hostile clients gone, no live session, stream, handler or connection.
+pub async fn assert_clean(server: &Server) {
+    let http = server.http();
+    assert_eq!(http.responses(500), 0, "{http:?}");
+    assert_eq!(server.closes.count_reason(Reason::Failed), 0);
+    server.closes.assert_each_once();
+    assert!(
+        eventually(|| server.live() == 0).await,
+        "live sessions: {}",
+        server.live()
+    );
+    assert!(
+        eventually(|| {
+            let http = server.http();
+            http.connections_open == 0 && http.streams_open == 0 && http.handlers_in_flight == 0
+        })
+        .await,
+        "{:?}",
+        server.http()
+    );
 }

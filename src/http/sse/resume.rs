@@ -24,12 +24,11 @@
 //! * Each log is bounded in events and in bytes; each connection carrying a
 //!   stream is an [`Outlet`] (bounded queue, stall detection: `outlet.rs`).
 //!
-//! [`Builder::event_log`]: super::Builder::event_log
-//! [`Context::close_sse_stream`]: super::Context::close_sse_stream
+//! [`Builder::event_log`]: crate::http::Builder::event_log
+//! [`Context::close_sse_stream`]: crate::http::Context::close_sse_stream
 
-use super::counters::HttpCounters;
 use super::outlet::{Outlet, QueueLimits};
-use super::rules::Version;
+use crate::http::counters::HttpCounters;
 use bytes::Bytes;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -103,12 +102,6 @@ pub(crate) fn priming(id: EventId, retry: Option<Duration>) -> Bytes {
         )),
         None => Bytes::from(format!("id: {id}\ndata: \n\n")),
     }
-}
-
-/// Whether a client at `version` understands priming events and resumes
-/// streams the 2025-11-25 way.
-pub(crate) fn resumes(version: Version) -> bool {
-    matches!(version, Version::Sessions(v) if v >= "2025-11-25")
 }
 
 /// One stream's state.

@@ -1,6 +1,6 @@
 //! How a server ends: gracefully.
 //!
-//! Order ([`SessionManager::shutdown_gracefully`], which [`serve`](super::serve)
+//! Order ([`SessionManager::shutdown_gracefully`](crate::http::SessionManager::shutdown_gracefully), which [`serve`](crate::http::serve)
 //! runs after it stops accepting): refuse new sessions (503); let the
 //! requests in flight finish, up to a deadline (connections are told to
 //! take no new requests); then end every session with
@@ -10,8 +10,9 @@
 //! and those still open a moment later are dropped.
 
 use super::connection::Phase;
-use super::{App, SessionManager};
-use std::sync::atomic::Ordering;
+use crate::http::app::App;
+use crate::http::state::State;
+use crate::Reason;
 use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
@@ -34,33 +35,42 @@ pub struct ShutdownReport {
     pub accept_errors: u64,
 }
 
-impl<A: App> SessionManager<A> {
-    /// Shuts down gracefully, wherever the manager is mounted (outside
-    /// [`serve`](super::serve), call it once the listener has stopped
-    /// accepting): refuses new sessions, waits up to `deadline` for the
-    /// requests in flight to finish (an open `GET` stream is not waited
-    /// for), then ends every session with
-    /// [`Reason::Shutdown`](crate::Reason::Shutdown), which stops the work
-    /// still running and ends every stream.
-    pub async fn shutdown_gracefully(&self, deadline: Duration) -> ShutdownReport {
-        self.inner.shutting_down.store(true, Ordering::SeqCst);
-        let drained = self.wait_idle(deadline).await;
-        let sessions_ended = self.shutdown();
-        tracing::info!(sessions_ended, drained, "shut down");
-        ShutdownReport {
-            sessions_ended,
-            drained,
-            accept_errors: 0,
-        }
+/// [`SessionManager::shutdown`](crate::http::SessionManager::shutdown): ends
+/// every session now.
+pub(crate) fn now<A: App>(state: &State<A>) -> usize {
+    // Set before the sweep: an insert racing it re-checks the flag after
+    // inserting and ends its own session (see `legacy/initialize.rs`).
+    state.start_shutdown();
+    state.registry().terminate_all(Reason::Shutdown)
+}
+
+/// Waits until no handler task is running, or `deadline` has passed;
+/// whether they all finished.
+pub(crate) async fn wait_idle<A: App>(state: &State<A>, deadline: Duration) -> bool {
+    tokio::time::timeout(deadline, state.tasks().wait_idle())
+        .await
+        .is_ok()
+}
+
+/// [`SessionManager::shutdown_gracefully`](crate::http::SessionManager::shutdown_gracefully).
+pub(crate) async fn gracefully<A: App>(state: &State<A>, deadline: Duration) -> ShutdownReport {
+    state.start_shutdown();
+    let drained = wait_idle(state, deadline).await;
+    let sessions_ended = now(state);
+    tracing::info!(sessions_ended, drained, "shut down");
+    ShutdownReport {
+        sessions_ended,
+        drained,
+        accept_errors: 0,
     }
 }
 
-/// [`SessionManager::shutdown_gracefully`] for `serve`, whose connections
+/// [`gracefully`] for `serve`, whose connections
 /// (their places under the cap are `slots`' permits, `max` in all) are told
 /// to finish and are waited for too, within `deadline`; those still open
 /// a moment after the sessions have ended are dropped.
 pub(crate) async fn finish<A: App>(
-    manager: &SessionManager<A>,
+    state: &State<A>,
     phase: watch::Sender<Phase>,
     slots: &Semaphore,
     max: u32,
@@ -68,12 +78,12 @@ pub(crate) async fn finish<A: App>(
 ) -> ShutdownReport {
     let start = Instant::now();
     phase.send_replace(Phase::Draining);
-    let report = manager.shutdown_gracefully(deadline).await;
+    let report = gracefully(state, deadline).await;
     let left = deadline.saturating_sub(start.elapsed()).max(LINGER);
     let closed = tokio::time::timeout(left, async {
         // Every place back under the cap: every connection has closed.
         drop(slots.acquire_many(max).await);
-        manager.inner.tasks.wait_idle().await;
+        state.tasks().wait_idle().await;
     })
     .await
     .is_ok();

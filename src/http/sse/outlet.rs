@@ -18,7 +18,7 @@
 //! * Every frame accepted and never delivered (stall, client gone) is
 //!   counted in `sessionreg_http_notifications_dropped_total`.
 
-use super::counters::HttpCounters;
+use crate::http::counters::HttpCounters;
 use bytes::Bytes;
 use std::any::Any;
 use std::collections::VecDeque;

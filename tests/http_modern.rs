@@ -41,7 +41,7 @@ fn call(tool: &str) -> Value {
 }
 
 async fn stateless_server() -> Server {
-    Server::start_with(|b| b.stateless(true)).await
+    Server::start_with(|b| b.serve_modern(true)).await
 }
 
 /// Session-less serving is a switch, off by default; off, the version is

@@ -1,137 +1,19 @@
-//! Requests at protocol version 2026-07-28, which has no sessions: each
-//! `POST` stands alone, follows the rules of that revision's Streamable HTTP
-//! page, and never touches the registry.
-//!
-//! Section names below are those of the 2026-07-28 transport page
-//! (`basic/transports/streamable-http`):
-//!
-//! * **Request Metadata → Server Validation**: `Mcp-Method` is required on
-//!   every request and must equal the body's `method`; `Mcp-Name` is
-//!   required on `tools/call`, `resources/read` and `prompts/get` when the
-//!   body names a target (`params.name`, or `params.uri` for
-//!   `resources/read`) and must equal it, after decoding the
-//!   `=?base64?...?=` sentinel (**Value Encoding**); values are compared
-//!   without surrounding whitespace (RFC 9110 §5.5). A header that is
-//!   missing, malformed or different is answered 400 with a `HeaderMismatch`
-//!   (`-32020`) error. The `MCP-Protocol-Version` header must also equal
-//!   the body's `_meta["io.modelcontextprotocol/protocolVersion"]`. A
-//!   notification's headers are checked when present (**Sending Messages**:
-//!   "header requirements for notification POSTs are not defined by this
-//!   revision").
-//! * **Sending Messages**: a client must not send a JSON-RPC response (400).
-//! * *Per-request protocol fields* (the 2026-07-28 `basic` page, `_meta`):
-//!   a request without `params._meta` carrying
-//!   `io.modelcontextprotocol/protocolVersion` (a string) and
-//!   `io.modelcontextprotocol/clientCapabilities` (an object) is malformed:
-//!   400 with `-32602` (Invalid params).
-//! * **Protocol Version Header**: a method the application does not
-//!   implement (its reply is a `-32601` error) is answered 404, so a client
-//!   can tell a modern server from a legacy endpoint.
-//! * **Cancellation**: closing the SSE response stream, or the connection
-//!   before the answer, cancels the request: the handler's future (or its
-//!   reply stream) is dropped. (Requests in a session keep running when the
-//!   client goes, as the 2025-11-25 page says disconnection should not be
-//!   read as cancellation.)
-//! * **Backward Compatibility → Earlier Streamable HTTP Revisions**:
-//!   `MCP-Session-Id` and `Last-Event-ID` are ignored; `GET` and `DELETE`
-//!   answer 405 (in the router).
-//!
-//! Such requests go through the [authenticator](super::Builder::authenticator)
-//! like every other; [`Builder::stateless`](super::Builder::stateless)
-//! switches them off (then they get the `UnsupportedProtocolVersionError`).
+//! The checks of a 2026-07-28 request's headers and per-request fields
+//! against its body (the transport page's "Server Validation", SEP-2243),
+//! before the application sees it.
 
-use super::app::{App, Reply};
-use super::body::{self, Body};
-use super::jsonrpc::{self, starts_with, Message, RpcError};
-use super::post::Head;
-use super::request_body;
-use super::rules::{self, Version};
-use super::SessionManager;
+use crate::http::headers::{MCP_METHOD, MCP_NAME};
+use crate::http::jsonrpc::{self, starts_with, Message, RpcError};
+use crate::http::protocol::MODERN_VERSION;
 use base64::Engine as _;
-use http::request::Parts;
-use http::{HeaderMap, Response, StatusCode};
+use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
-use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
-/// The header mirroring the body's `method`.
-pub const METHOD_HEADER: &str = "mcp-method";
-/// The header mirroring `params.name` (or `params.uri`) of the methods that
-/// address a tool, prompt or resource.
-pub const NAME_HEADER: &str = "mcp-name";
 /// The `_meta` key carrying a 2026-07-28 request's protocol version.
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key carrying a 2026-07-28 request's client capabilities.
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// Cancels a request's token and aborts its spawned task when dropped: the
-/// request's answer (or its SSE body) holds it, so a client that goes away
-/// cancels the handler (and whatever it handed its token to).
-struct AbortOnDrop(tokio::task::AbortHandle, CancellationToken);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.1.cancel();
-        // A no-op for a task that has finished.
-        self.0.abort();
-    }
-}
-
-impl<A: App> SessionManager<A> {
-    /// Serves one 2026-07-28 request (its body already read and parsed).
-    pub(super) async fn stateless(&self, parts: Parts, message: Message) -> Response<Body> {
-        let id = message.request_id();
-        if let Err(error) =
-            check_headers(&parts.headers, &message).and_then(|()| check_meta(&message))
-        {
-            return body::rpc_error(StatusCode::BAD_REQUEST, id.as_ref(), &error);
-        }
-        let started = self.run(None, message, Version::Stateless, parts).await;
-        // Held while the answer is awaited, then by the SSE body: dropping
-        // either (the client went away) aborts the handler.
-        let token = started.cancel;
-        let cancel = started.task.map(|task| AbortOnDrop(task, token));
-        match started.head.await {
-            Ok(Head::Stream(outlet)) => {
-                if let Some(cancel) = cancel {
-                    // Let go when the stream ends, for whatever reason (the
-                    // client went away, or stopped reading).
-                    outlet.hold(Box::new(cancel));
-                }
-                self.sse(outlet)
-            }
-            Ok(Head::Reply(Reply::Error(error)))
-                if id.is_some() && error.code == jsonrpc::METHOD_NOT_FOUND =>
-            {
-                body::rpc_error(StatusCode::NOT_FOUND, id.as_ref(), &error)
-            }
-            head => self.reply(head, id.as_ref()),
-        }
-    }
-}
-
-/// The `id` of the JSON-RPC request in a body, if it can be read (within
-/// `limit` bytes and `timeout`) and has one: for errors answered before the
-/// body is otherwise looked at, such as an unsupported protocol version.
-/// Only the `id` member is read out; the rest is skipped, not built.
-pub(super) async fn request_id<B>(body: B, limit: usize, timeout: Option<Duration>) -> Option<Value>
-where
-    B: hyper::body::Body,
-{
-    #[derive(Deserialize)]
-    struct IdOnly<'a> {
-        #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
-        id: Option<&'a RawValue>,
-    }
-    let bytes = request_body::read(body, None, limit, timeout).await.ok()?;
-    if jsonrpc::first_token(&bytes) != Some(b'{') {
-        return None;
-    }
-    let envelope: IdOnly<'_> = serde_json::from_slice(&bytes).ok()?;
-    jsonrpc::request_id(envelope.id?).ok()
-}
 
 /// The members of a 2026-07-28 message's params that its checks read, as
 /// raw text borrowed from the message (the rest is skipped, not built).
@@ -189,7 +71,7 @@ fn text(raw: &RawValue) -> Option<String> {
 }
 
 /// The checks of "Server Validation" on a 2026-07-28 message.
-fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
+pub(super) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
     let (method, params) = match message {
         Message::Request(request) => (&request.method, request.params.as_deref()),
         Message::Notification(note) => (&note.method, note.params.as_deref()),
@@ -202,7 +84,7 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
     };
     let checked: Checked<'_> = members(params)?;
     let is_request = matches!(message, Message::Request(_));
-    match header_text(headers, METHOD_HEADER)? {
+    match header_text(headers, MCP_METHOD)? {
         Some(value) if value != method.as_str() => {
             return Err(mismatch("Mcp-Method", &value, method));
         }
@@ -211,7 +93,7 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
         None => {}
     }
     if let Some(target) = named_target(method, &checked) {
-        match header_text(headers, NAME_HEADER)? {
+        match header_text(headers, MCP_NAME)? {
             Some(value) => {
                 let value = decode_sentinel(&value)?;
                 if value != target {
@@ -225,10 +107,10 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
     let meta: Meta<'_> = members(checked.meta)?;
     if let Some(body_version) = meta.version {
         let body_version = text(body_version).unwrap_or_else(|| "<not a string>".into());
-        if body_version != rules::STATELESS_VERSION {
+        if body_version != MODERN_VERSION {
             return Err(mismatch(
                 "MCP-Protocol-Version",
-                rules::STATELESS_VERSION,
+                MODERN_VERSION,
                 &body_version,
             ));
         }
@@ -239,7 +121,7 @@ fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError>
 /// The per-request protocol fields every 2026-07-28 request carries in
 /// `params._meta` (the `basic` page: "A request missing any required field
 /// is malformed").
-fn check_meta(message: &Message) -> Result<(), RpcError> {
+pub(super) fn check_meta(message: &Message) -> Result<(), RpcError> {
     let Message::Request(request) = message else {
         return Ok(());
     };
@@ -344,6 +226,7 @@ mod tests {
     use super::*;
     use http::HeaderValue;
     use serde_json::json;
+    use serde_json::Value;
 
     fn message(value: Value) -> Message {
         Message::from_slice(value.to_string().as_bytes()).unwrap()

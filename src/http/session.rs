@@ -1,9 +1,8 @@
-//! What a session is in the registry ([`Entry`]: the application's state
-//! and the session's streams), and the close callback the registry runs
-//! when one ends.
+//! What a session is in the registry ([`SessionEntry`]: the application's
+//! state, the session's streams and its running work), and what its end
+//! does, once, by whichever path it ends.
 
-use super::app::App;
-use super::auth::Principal;
+use super::access::auth::Principal;
 use super::sse::Streams;
 use super::work::Work;
 use crate::{Reason, SessionId};
@@ -12,7 +11,7 @@ use std::panic::AssertUnwindSafe;
 
 /// What a session is in the registry: the application's state, the
 /// session's streams, and its running work.
-pub struct Entry<S> {
+pub struct SessionEntry<S> {
     pub(crate) state: S,
     pub(crate) streams: Streams,
     /// The requests running in the session, which end with it.
@@ -22,9 +21,9 @@ pub struct Entry<S> {
     pub(crate) owner: Option<Principal>,
 }
 
-impl<S> Entry<S> {
-    pub(crate) fn new(state: S, streams: Streams, owner: Option<Principal>) -> Entry<S> {
-        Entry {
+impl<S> SessionEntry<S> {
+    pub(crate) fn new(state: S, streams: Streams, owner: Option<Principal>) -> SessionEntry<S> {
+        SessionEntry {
             state,
             streams,
             work: Work::default(),
@@ -44,9 +43,9 @@ impl<S> Entry<S> {
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for Entry<S> {
+impl<S: fmt::Debug> fmt::Debug for SessionEntry<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Entry")
+        f.debug_struct("SessionEntry")
             .field("state", &self.state)
             .field("owner", &self.owner)
             .finish_non_exhaustive()
@@ -54,13 +53,20 @@ impl<S: fmt::Debug> fmt::Debug for Entry<S> {
 }
 
 /// The registry's close callback: run once per session, by the winner of
-/// its terminate, whatever the path.
+/// its terminate, whatever the path. Stops the session's work, ends its
+/// streams, logs the reason and calls `closed` (the application's
+/// [`App::closed`](super::App::closed)), whose panic is caught and logged.
 ///
 /// The "session closed" line is at DEBUG, as per-request logs are in
 /// tower-http's `TraceLayer`: a server that ends thousands of sessions a
 /// second should not format and write a line for each by default (a failed
 /// handler is also logged at WARN where it fails).
-pub(super) fn on_close<A: App>(app: &A, id: &SessionId, entry: &Entry<A::Session>, reason: Reason) {
+pub(crate) fn close<S>(
+    id: &SessionId,
+    entry: &SessionEntry<S>,
+    reason: Reason,
+    closed: impl FnOnce(&S),
+) {
     // Work first: a request that stops sees why, and a streamed reply is
     // dropped before its stream is closed under it.
     entry.work.end(reason);
@@ -68,9 +74,7 @@ pub(super) fn on_close<A: App>(app: &A, id: &SessionId, entry: &Entry<A::Session
     // `?id`: the Debug form (index, generation, node) names the session
     // without its secret; the Display form is a credential.
     tracing::debug!(session = ?id, reason = reason.as_str(), "session closed");
-    let closed =
-        std::panic::catch_unwind(AssertUnwindSafe(|| app.closed(id, &entry.state, reason)));
-    if closed.is_err() {
+    if std::panic::catch_unwind(AssertUnwindSafe(|| closed(&entry.state))).is_err() {
         tracing::error!(session = ?id, "App::closed panicked");
     }
 }

@@ -23,16 +23,14 @@
 //! middleware in front of the manager, which puts its result into the
 //! request's extensions; the authenticator then reads it from there.
 //!
-//! [`Builder::authenticator`]: super::Builder::authenticator
-//! [`App::open`]: super::App::open
-//! [`App::handle`]: super::App::handle
-//! [`Context::principal`]: super::Context::principal
+//! [`Builder::authenticator`]: crate::http::Builder::authenticator
+//! [`App::open`]: crate::http::App::open
+//! [`App::handle`]: crate::http::App::handle
+//! [`Context::principal`]: crate::http::Context::principal
 
-use super::body::{self, Body};
-use super::jsonrpc;
-use http::header::{HeaderValue, WWW_AUTHENTICATE};
+use crate::http::reject::Reject;
+use http::header::HeaderValue;
 use http::request::Parts;
-use http::{Response, StatusCode};
 use std::fmt;
 use std::sync::Arc;
 
@@ -83,7 +81,7 @@ impl fmt::Display for Principal {
 
 /// Why an [`Authenticator`] refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum AuthError {
     /// No (valid) credentials: 401 with this `WWW-Authenticate` challenge
     /// (RFC 9110 §11.6.1 requires one on every 401).
     Unauthorized {
@@ -94,47 +92,37 @@ pub enum Refusal {
     Forbidden,
 }
 
-impl Refusal {
+impl AuthError {
     /// 401 with a bearer-token challenge (RFC 6750 §3): `Bearer realm="mcp"`,
     /// plus `error="invalid_token"` when a token was presented but is not
     /// valid, so a client knows to get a new one rather than to add one.
-    pub fn bearer(token_presented: bool) -> Refusal {
+    pub fn bearer(token_presented: bool) -> AuthError {
         let challenge = if token_presented {
             r#"Bearer realm="mcp", error="invalid_token""#
         } else {
             r#"Bearer realm="mcp""#
         };
-        Refusal::Unauthorized {
+        AuthError::Unauthorized {
             challenge: HeaderValue::from_static(challenge),
         }
     }
+}
 
-    /// The response to a refused request: 401 or 403 with a JSON-RPC error
-    /// body that has no id.
-    pub(crate) fn into_response(self) -> Response<Body> {
-        match self {
-            Refusal::Unauthorized { challenge } => {
-                let mut response = body::refuse(
-                    StatusCode::UNAUTHORIZED,
-                    jsonrpc::SERVER_ERROR,
-                    "authentication required",
-                );
-                response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
-                response
-            }
-            Refusal::Forbidden => {
-                body::refuse(StatusCode::FORBIDDEN, jsonrpc::SERVER_ERROR, "forbidden")
-            }
+impl From<AuthError> for Reject {
+    fn from(refusal: AuthError) -> Reject {
+        match refusal {
+            AuthError::Unauthorized { challenge } => Reject::Unauthorized(challenge),
+            AuthError::Forbidden => Reject::Forbidden,
         }
     }
 }
 
 /// Decides who sent a request, or refuses it; see [`Builder::authenticator`].
 ///
-/// Implemented for every `Fn(&Parts) -> Result<Principal, Refusal>`:
+/// Implemented for every `Fn(&Parts) -> Result<Principal, AuthError>`:
 ///
 /// ```
-/// use sessionreg::http::{Principal, Refusal};
+/// use sessionreg::http::{Principal, AuthError};
 ///
 /// // A user name that an auth middleware in front of the manager put into
 /// // the request's extensions (what axum/tower middleware do).
@@ -143,24 +131,24 @@ impl Refusal {
 ///
 /// let authenticator = |request: &http::request::Parts| match request.extensions.get::<User>() {
 ///     Some(User(name)) => Ok(Principal::new(name.as_str())),
-///     None => Err(Refusal::bearer(false)),
+///     None => Err(AuthError::bearer(false)),
 /// };
 /// # let _ = authenticator;
 /// ```
 ///
-/// [`Builder::authenticator`]: super::Builder::authenticator
+/// [`Builder::authenticator`]: crate::http::Builder::authenticator
 pub trait Authenticator: Send + Sync + 'static {
     /// The principal the request comes from, or why it is refused. Called
     /// once per request, on the request path: keep it short; it must not
     /// block.
-    fn authenticate(&self, request: &Parts) -> Result<Principal, Refusal>;
+    fn authenticate(&self, request: &Parts) -> Result<Principal, AuthError>;
 }
 
 impl<F> Authenticator for F
 where
-    F: Fn(&Parts) -> Result<Principal, Refusal> + Send + Sync + 'static,
+    F: Fn(&Parts) -> Result<Principal, AuthError> + Send + Sync + 'static,
 {
-    fn authenticate(&self, request: &Parts) -> Result<Principal, Refusal> {
+    fn authenticate(&self, request: &Parts) -> Result<Principal, AuthError> {
         self(request)
     }
 }

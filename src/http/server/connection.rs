@@ -1,4 +1,4 @@
-//! One connection served by [`serve`](super::serve): hyper (HTTP/1.1 or
+//! One connection served by [`serve`](crate::http::serve): hyper (HTTP/1.1 or
 //! HTTP/2, whichever the client speaks) with the connection bounds, and the
 //! watch that closes a connection which never starts a request, or sits
 //! with none in flight.
@@ -21,9 +21,9 @@
 //! one it saw, so an idle connection is closed between one and two idle
 //! timeouts after its last request ended.
 
-use super::counters::HttpCounters;
-use super::limits::Limits;
 use super::stall_io::StallIo;
+use crate::http::config::Config;
+use crate::http::counters::HttpCounters;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -54,19 +54,19 @@ pub(crate) enum Phase {
     Stopped,
 }
 
-/// The hyper connection builder for `limits`.
-pub(crate) fn builder(limits: &Limits) -> auto::Builder<TokioExecutor> {
+/// The hyper connection builder for `config`.
+pub(crate) fn builder(config: &Config) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+        .header_read_timeout(config.header_read_timeout);
     let http2 = &mut builder.http2();
     http2
         .timer(TokioTimer::new())
-        .max_concurrent_streams(limits.http2_max_concurrent_streams)
-        .keep_alive_interval(limits.http2_keep_alive);
-    if let Some(period) = limits.http2_keep_alive {
+        .max_concurrent_streams(config.http2_max_concurrent_streams)
+        .keep_alive_interval(config.http2_keep_alive);
+    if let Some(period) = config.http2_keep_alive {
         http2.keep_alive_timeout(period);
     }
     builder
@@ -81,11 +81,11 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    pub(crate) fn new(limits: &Limits) -> Watch {
+    pub(crate) fn new(config: &Config) -> Watch {
         Watch {
-            first_request: limits.header_read_timeout,
-            idle: limits.connection_idle_timeout,
-            stall: limits.stall_timeout,
+            first_request: config.header_read_timeout,
+            idle: config.connection_idle_timeout,
+            stall: config.stall_timeout,
         }
     }
 

@@ -13,9 +13,8 @@
 //! the safe default. No `Access-Control-Allow-Credentials`: MCP clients
 //! send their credentials in `Authorization`, not cookies.
 
-use super::body::{self, Body};
-use super::jsonrpc;
-use super::rules::OriginPolicy;
+use super::origins::OriginPolicy;
+use crate::http::body::{self, Body};
 use http::header::{
     HeaderMap, HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
     ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,
@@ -30,33 +29,27 @@ const DEFAULT_REQUEST_HEADERS: &str = "Content-Type, Accept, Authorization, Mcp-
 const MAX_AGE_SECONDS: u32 = 600;
 
 /// The request's `Origin`, if CORS applies to it under `policy`.
-pub(super) fn allowed_origin(headers: &HeaderMap, policy: &OriginPolicy) -> Option<HeaderValue> {
+pub(crate) fn allowed_origin(headers: &HeaderMap, policy: &OriginPolicy) -> Option<HeaderValue> {
     let origin = headers.get(ORIGIN)?;
     let text = origin.to_str().ok()?.trim();
     policy.names_origin(text).then(|| origin.clone())
 }
 
 /// Whether the request is a CORS preflight.
-pub(super) fn is_preflight(method: &Method, headers: &HeaderMap) -> bool {
+pub(crate) fn is_preflight(method: &Method, headers: &HeaderMap) -> bool {
     method == Method::OPTIONS
         && headers.contains_key(ORIGIN)
         && headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
 }
 
-/// The answer to a preflight: 204 granting `methods` for an origin allowed
-/// by name, 403 for any other.
-pub(super) fn preflight(
-    origin: Option<HeaderValue>,
+/// The answer to a preflight from an origin allowed by name: 204 granting
+/// `methods` (any other origin's preflight is refused with 403 by the
+/// router).
+pub(crate) fn preflight(
+    origin: HeaderValue,
     headers: &HeaderMap,
     methods: &'static str,
 ) -> Response<Body> {
-    let Some(origin) = origin else {
-        return body::refuse(
-            StatusCode::FORBIDDEN,
-            jsonrpc::SERVER_ERROR,
-            "cross-origin requests are allowed only from origins on the allow-list",
-        );
-    };
     let mut response = body::status(StatusCode::NO_CONTENT);
     let out = response.headers_mut();
     // The headers a page may send, once its origin is trusted, are its own
@@ -79,7 +72,7 @@ pub(super) fn preflight(
 }
 
 /// Adds the CORS headers of an allowed origin to a response.
-pub(super) fn decorate(response: &mut Response<Body>, origin: HeaderValue) {
+pub(crate) fn decorate(response: &mut Response<Body>, origin: HeaderValue) {
     let headers = response.headers_mut();
     headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
     headers.append(VARY, HeaderValue::from_static("Origin"));

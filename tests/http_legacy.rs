@@ -8,48 +8,13 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::Full;
 use http_support::{
-    eventually, id_parts, initialize_body, read_sse, sse_events, Answer, Client, Server,
-    ACCEPT_BOTH,
+    assert_clean, assert_refused_initialize, eventually, id_parts, init_text, initialize_body,
+    post_raw, read_sse, served, short_bounds, sse_events, Client, Server, ACCEPT_BOTH, JSON_BOTH,
 };
 use serde_json::{json, Value};
-use sessionreg::http::{jsonrpc, RebindingProtection};
+use sessionreg::http::jsonrpc;
 use sessionreg::{Reason, Rejection};
 use std::time::Duration;
-
-/// A POST to the endpoint with the given headers and raw body.
-async fn post_raw(client: &Client, headers: &[(&str, &str)], body: impl Into<Bytes>) -> Answer {
-    let mut request = client.request(Method::POST);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    client
-        .send(request.body(Full::new(body.into())).unwrap())
-        .await
-}
-
-const JSON_BOTH: [(&str, &str); 2] = [
-    ("content-type", "application/json"),
-    ("accept", ACCEPT_BOTH),
-];
-
-fn init_text() -> String {
-    initialize_body("client").to_string()
-}
-
-/// A first request that is refused: `status`, no id echoed, nothing created.
-async fn assert_refused_initialize(server: &Server, answer: &Answer, status: StatusCode) {
-    assert_eq!(answer.status, status, "body: {:?}", answer.body);
-    assert!(
-        answer.session_id().is_none(),
-        "a refused first request echoes no id"
-    );
-    assert_eq!(
-        server.created(),
-        0,
-        "a refused first request creates nothing"
-    );
-    assert_eq!(server.live(), 0);
-}
 
 #[tokio::test]
 async fn initialize_answers_with_a_session_id() {
@@ -181,6 +146,24 @@ async fn oversized_body_is_413_and_creates_nothing() {
             .unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(server.created(), 0);
+    // A declared length over the limit is refused before any of the body
+    // is read (the client never sends one byte of it).
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut raw = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             accept: {ACCEPT_BOTH}\r\ncontent-length: 1025\r\n\r\n",
+            server.addr
+        );
+        raw.write_all(head.as_bytes()).await.unwrap();
+        let mut sent = vec![0u8; 12];
+        tokio::time::timeout(Duration::from_secs(30), raw.read_exact(&mut sent))
+            .await
+            .expect("answered before the body")
+            .unwrap();
+        assert_eq!(&sent, b"HTTP/1.1 413");
+    }
     // Under the limit is fine.
     client.initialize().await;
 }
@@ -219,6 +202,26 @@ async fn unsupported_protocol_version_is_400_and_supported_ones_pass() {
         .unwrap();
     assert_eq!(client.send(request).await.status, StatusCode::BAD_REQUEST);
     assert_eq!(server.live(), 1);
+
+    // The refusal lists the versions served (the modern one only when it
+    // is served), and echoes the one asked for.
+    for modern in [false, true] {
+        let server = Server::start_with(|b| b.serve_modern(modern)).await;
+        let client = Client::new(&server.url).with_header("mcp-protocol-version", "1999-01-01");
+        let answer = client.post(None, &initialize_body("c")).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+        let error = &answer.json()["error"];
+        assert_eq!(error["code"], jsonrpc::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(error["data"]["requested"], "1999-01-01");
+        let supported: Vec<&str> = error["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(supported.contains(&"2025-11-25") && supported.contains(&"2024-11-05"));
+        assert_eq!(supported.contains(&"2026-07-28"), modern, "{supported:?}");
+    }
 }
 
 #[tokio::test]
@@ -468,7 +471,7 @@ async fn capacity_is_503_with_retry_after_and_creates_nothing() {
 
 #[tokio::test]
 async fn standalone_stream_second_is_409_and_keep_alives_flow() {
-    let server = Server::start_with(|b| b.keep_alive(Some(Duration::from_millis(50)))).await;
+    let server = Server::start_with(|b| b.sse_keep_alive(Some(Duration::from_millis(50)))).await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
     let mut first = client.open_stream(&id, None).await;
@@ -548,59 +551,6 @@ async fn stream_survives_a_dropped_stream_and_posts_still_work() {
 }
 
 #[tokio::test]
-async fn server_messages_have_unique_ids_and_resume_with_last_event_id() {
-    let server = Server::start_with(|b| b.event_log(16)).await;
-    let client = Client::new(&server.url);
-    let id = client.initialize().await;
-    let mut stream = client.open_stream(&id, None).await;
-    let answer = client.call(&id, "notify", json!({ "n": 3 })).await;
-    assert_eq!(answer.json()["result"]["delivered"], 3);
-    let (text, _) = read_sse(stream.body_mut(), Duration::from_secs(10), |t| {
-        sse_events(t).len() >= 3
-    })
-    .await;
-    let events = sse_events(&text);
-    let ids: Vec<(u64, u64)> = events
-        .iter()
-        .map(|(id, _)| id_parts(id.as_deref().expect("every event has an id")))
-        .collect();
-    assert_eq!(ids.len(), 3);
-    // The standalone stream is stream 0; its events count from 1.
-    assert_eq!(ids, [(0, 1), (0, 2), (0, 3)]);
-    drop(stream);
-    // Two more while the client has no stream (the server may not have
-    // noticed yet; either way the log keeps them).
-    let answer = client.call(&id, "notify", json!({ "n": 2 })).await;
-    assert_eq!(answer.status, StatusCode::OK);
-    let last = events[2].0.clone().unwrap();
-    // 409 until the server has seen the old connection go.
-    let mut resumed = None;
-    for _ in 0..500 {
-        let response = client.open_stream(&id, Some(&last)).await;
-        if response.status() != StatusCode::CONFLICT {
-            resumed = Some(response);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut resumed = resumed.expect("the old stream was noticed gone");
-    assert_eq!(resumed.status(), StatusCode::OK);
-    let (text, _) = read_sse(resumed.body_mut(), Duration::from_secs(10), |t| {
-        sse_events(t).len() >= 2
-    })
-    .await;
-    let replayed = sse_events(&text);
-    assert_eq!(replayed.len(), 2, "{text:?}");
-    let replayed_ids: Vec<(u64, u64)> = replayed
-        .iter()
-        .map(|(id, _)| id_parts(id.as_deref().unwrap()))
-        .collect();
-    assert_eq!(replayed_ids, [(0, 4), (0, 5)]);
-    assert_eq!(replayed[0].1["params"]["i"], 0);
-    assert_eq!(replayed[1].1["params"]["i"], 1);
-}
-
-#[tokio::test]
 async fn a_request_may_be_answered_with_an_sse_stream() {
     let server = Server::start().await;
     let client = Client::new(&server.url);
@@ -623,88 +573,6 @@ async fn a_request_may_be_answered_with_an_sse_stream() {
     assert_eq!(
         ids.iter().map(|(_, seq)| *seq).collect::<Vec<_>>(),
         [1, 2, 3]
-    );
-}
-
-async fn with_headers(client: &Client, headers: &[(&str, &str)]) -> Answer {
-    let mut all = JSON_BOTH.to_vec();
-    all.extend_from_slice(headers);
-    post_raw(client, &all, init_text()).await
-}
-
-#[tokio::test]
-async fn foreign_host_or_origin_is_403_by_default_on_loopback() {
-    let server = Server::start().await;
-    let client = Client::new(&server.url);
-    let answer = with_headers(&client, &[("host", "evil.example.com")]).await;
-    assert_refused_initialize(&server, &answer, StatusCode::FORBIDDEN).await;
-    let answer = with_headers(&client, &[("origin", "https://evil.example.com")]).await;
-    assert_refused_initialize(&server, &answer, StatusCode::FORBIDDEN).await;
-    let answer = with_headers(&client, &[("origin", "null")]).await;
-    assert_refused_initialize(&server, &answer, StatusCode::FORBIDDEN).await;
-    // Loopback hosts and origins are fine.
-    let port = server.addr.port().to_string();
-    for host in [
-        format!("localhost:{port}"),
-        format!("127.0.0.1:{port}"),
-        format!("[::1]:{port}"),
-    ] {
-        assert_eq!(
-            with_headers(&client, &[("host", &host)]).await.status,
-            StatusCode::OK,
-            "{host}"
-        );
-    }
-    let origin = format!("http://localhost:{port}");
-    assert_eq!(
-        with_headers(&client, &[("origin", &origin)]).await.status,
-        StatusCode::OK
-    );
-}
-
-#[tokio::test]
-async fn allow_lists_and_protection_off() {
-    let server = Server::start_with(|b| b.allow_origin("https://app.example")).await;
-    let client = Client::new(&server.url);
-    assert_eq!(
-        with_headers(&client, &[("origin", "https://app.example")])
-            .await
-            .status,
-        StatusCode::OK
-    );
-    assert_eq!(
-        with_headers(&client, &[("origin", "https://other.example")])
-            .await
-            .status,
-        StatusCode::FORBIDDEN
-    );
-
-    let server = Server::start_with(|b| b.rebinding_protection(RebindingProtection::Off)).await;
-    let client = Client::new(&server.url);
-    assert_eq!(
-        with_headers(&client, &[("host", "evil.example.com")])
-            .await
-            .status,
-        StatusCode::OK
-    );
-
-    let server = Server::start_with(|b| {
-        b.rebinding_protection(RebindingProtection::Off)
-            .allow_host("mcp.example")
-    })
-    .await;
-    let client = Client::new(&server.url);
-    assert_eq!(
-        with_headers(&client, &[("host", "mcp.example:443")])
-            .await
-            .status,
-        StatusCode::OK
-    );
-    assert_eq!(
-        with_headers(&client, &[("host", "evil.example.com")])
-            .await
-            .status,
-        StatusCode::FORBIDDEN
     );
 }
 
@@ -756,4 +624,55 @@ async fn usable_as_a_tower_service() {
         .unwrap();
     assert_eq!(service.call(delete).await.unwrap().status(), StatusCode::OK);
     assert_eq!(server.live(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_oversized_non_ascii_and_duplicated_session_ids() {
+    let server = Server::start_with(short_bounds).await;
+    let client = Client::new(&server.url);
+    let id = client.initialize().await;
+    let oversized = "a".repeat(40_000);
+    let non_ascii = b"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
+    let bad: [(&[&[u8]], StatusCode); 6] = [
+        (&[b"zz"], StatusCode::NOT_FOUND),
+        (&[oversized.as_bytes()], StatusCode::NOT_FOUND),
+        (&[non_ascii], StatusCode::NOT_FOUND),
+        (&[&id.as_bytes()[..31]], StatusCode::NOT_FOUND),
+        (&[id.as_bytes(), id.as_bytes()], StatusCode::BAD_REQUEST),
+        (&[id.as_bytes(), b"zz"], StatusCode::BAD_REQUEST),
+    ];
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string();
+    for (values, status) in bad {
+        for method in [Method::POST, Method::GET, Method::DELETE] {
+            let mut request = client
+                .request(method.clone())
+                .header("content-type", "application/json")
+                .header("accept", ACCEPT_BOTH);
+            for value in values {
+                request = request.header(
+                    "mcp-session-id",
+                    http::HeaderValue::from_bytes(value).unwrap(),
+                );
+            }
+            let body = if method == Method::POST {
+                call.clone()
+            } else {
+                String::new()
+            };
+            let answer = client
+                .send(request.body(Full::new(Bytes::from(body))).unwrap())
+                .await;
+            assert_eq!(answer.status, status, "{method} with {values:?}");
+            assert!(answer.json()["error"]["code"].is_i64());
+        }
+    }
+    // None of it touched the real session.
+    assert_eq!(
+        client.call(&id, "echo", json!({})).await.status,
+        StatusCode::OK
+    );
+    served(&server).await;
+    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+    drop(client);
+    assert_clean(&server).await;
 }

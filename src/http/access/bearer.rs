@@ -10,7 +10,7 @@
 //! printed: `Debug` shows the principals' names only, and
 //! [`TokenFileError`] names a line, not its content.
 
-use super::auth::{Authenticator, Principal, Refusal};
+use super::auth::{AuthError, Authenticator, Principal};
 use arc_swap::ArcSwap;
 use http::header::AUTHORIZATION;
 use http::request::Parts;
@@ -23,11 +23,11 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 /// reads `Authorization: Bearer TOKEN`. Tokens are kept as SHA-256 digests
 /// and compared in constant time against every configured one, and never
 /// logged (`Debug` shows the principals only). Cheap to clone: clones share the token set, so the clone handed to
-/// [`Builder::authenticator`](super::Builder::authenticator) sees every
+/// [`Builder::authenticator`](crate::http::Builder::authenticator) sees every
 /// [`replace`](BearerTokens::replace) made through another.
 ///
 /// ```
-/// use sessionreg::http::{Authenticator, BearerTokens, Refusal};
+/// use sessionreg::http::{Authenticator, BearerTokens, AuthError};
 ///
 /// let tokens = BearerTokens::new(BearerTokens::parse("ada=s3cret-1\nbob=s3cret-2\n")?)?;
 /// let (parts, ()) = http::Request::get("/mcp")
@@ -38,7 +38,7 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 /// assert_eq!(tokens.authenticate(&parts).unwrap().as_str(), "bob");
 ///
 /// tokens.replace(BearerTokens::parse("ada=rotated")?)?;
-/// assert_eq!(tokens.authenticate(&parts), Err(Refusal::bearer(true)));
+/// assert_eq!(tokens.authenticate(&parts), Err(AuthError::bearer(true)));
 /// # Ok::<(), sessionreg::http::TokenFileError>(())
 /// ```
 #[derive(Clone)]
@@ -190,9 +190,9 @@ fn validate(
 impl Authenticator for BearerTokens {
     /// `Authorization: Bearer TOKEN` (the scheme is case-insensitive, RFC
     /// 9110 §11.1); anything else is 401 with a `Bearer` challenge.
-    fn authenticate(&self, request: &Parts) -> Result<Principal, Refusal> {
+    fn authenticate(&self, request: &Parts) -> Result<Principal, AuthError> {
         let Some(value) = request.headers.get(AUTHORIZATION) else {
-            return Err(Refusal::bearer(false));
+            return Err(AuthError::bearer(false));
         };
         let presented = value
             .as_bytes()
@@ -200,8 +200,8 @@ impl Authenticator for BearerTokens {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case(b"bearer "))
             .map(|(_, token)| token.trim_ascii());
         match presented {
-            Some(token) if !token.is_empty() => self.find(token).ok_or(Refusal::bearer(true)),
-            _ => Err(Refusal::bearer(false)),
+            Some(token) if !token.is_empty() => self.find(token).ok_or(AuthError::bearer(true)),
+            _ => Err(AuthError::bearer(false)),
         }
     }
 }
@@ -233,11 +233,11 @@ mod tests {
         let who = |auth| tokens.authenticate(&parts(auth)).map(|p| p.to_string());
         assert_eq!(who(Some("Bearer t-a")), Ok("ada".into()));
         assert_eq!(who(Some("bearer  t-b ")), Ok("bob".into()));
-        assert_eq!(who(Some("Bearer t-c")), Err(Refusal::bearer(true)));
-        assert_eq!(who(Some("Bearer t-")), Err(Refusal::bearer(true)));
-        assert_eq!(who(Some("Basic t-a")), Err(Refusal::bearer(false)));
-        assert_eq!(who(Some("Bearer ")), Err(Refusal::bearer(false)));
-        assert_eq!(who(None), Err(Refusal::bearer(false)));
+        assert_eq!(who(Some("Bearer t-c")), Err(AuthError::bearer(true)));
+        assert_eq!(who(Some("Bearer t-")), Err(AuthError::bearer(true)));
+        assert_eq!(who(Some("Basic t-a")), Err(AuthError::bearer(false)));
+        assert_eq!(who(Some("Bearer ")), Err(AuthError::bearer(false)));
+        assert_eq!(who(None), Err(AuthError::bearer(false)));
     }
 
     #[test]

@@ -1,12 +1,20 @@
-//! [`serve`]: the accept loop, with its cap on open connections and its
-//! back-off on accept errors, and the connections it spawns (see
-//! `connection.rs`); the shutdown that ends it is in `shutdown.rs`.
+//! Serving a manager on a listener ([`serve`]): the accept loop, with its
+//! cap on open connections and its back-off on accept errors; each
+//! connection it spawns, with the connection bounds (`connection.rs`, over
+//! the stalled-write watch of `stall_io.rs`); and the graceful shutdown
+//! that ends it (`shutdown.rs`), apart from the accept loop as in
+//! hyper-util's `server/graceful.rs`.
 
-use super::connection::{self, Phase, Watch};
-use super::shutdown::{self, ShutdownReport};
-use super::{App, SessionManager};
+pub(crate) mod connection;
+pub(crate) mod shutdown;
+mod stall_io;
+
+use crate::http::app::App;
+use crate::http::SessionManager;
+use connection::{Phase, Watch};
 use http::{Request, Response};
 use hyper::body::Incoming;
+use shutdown::ShutdownReport;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -27,7 +35,7 @@ const ACCEPT_LOG_PERIOD: Duration = Duration::from_secs(10);
 /// Serves `manager` on `listener` (HTTP/1.1 and HTTP/2) until `signal`
 /// resolves, then shuts down gracefully, waiting at most `deadline` for
 /// requests in flight. Starts the idle reaper, and tells the manager the
-/// address it serves (see [`SessionManager::set_bind_address`]).
+/// address it is bound to (see [`SessionManager::set_bind_address`]).
 ///
 /// Each connection gets the manager's connection bounds (see
 /// [`Builder::header_read_timeout`](super::Builder::header_read_timeout)
@@ -68,10 +76,11 @@ where
 {
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
-    let limits = &manager.inner.config.limits;
-    let builder = Arc::new(connection::builder(limits));
-    let watch = Watch::new(limits);
-    let max_connections = limits.max_connections.min(u32::MAX as usize);
+    let state = manager.state();
+    let config = state.config();
+    let builder = Arc::new(connection::builder(config));
+    let watch = Watch::new(config);
+    let max_connections = config.max_connections.min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max_connections));
     let (phase, phase_rx) = watch::channel(Phase::Serving);
     let mut errors = AcceptErrors::default();
@@ -109,12 +118,12 @@ where
             Arc::clone(&builder),
             watch,
             phase_rx.clone(),
-            Arc::clone(&manager.inner.counters),
+            Arc::clone(state.counters()),
             slot,
         ));
     }
     drop(listener);
-    let report = shutdown::finish(&manager, phase, &slots, max_connections as u32, deadline).await;
+    let report = shutdown::finish(state, phase, &slots, max_connections as u32, deadline).await;
     Ok(ShutdownReport {
         accept_errors: errors.total,
         ..report

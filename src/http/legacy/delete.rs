@@ -1,0 +1,37 @@
+//! `DELETE`: the client ends its session, through the one terminate call.
+
+use crate::http::access::auth::Principal;
+use crate::http::app::App;
+use crate::http::body::{self, Body};
+use crate::http::headers;
+use crate::http::reject::Reject;
+use crate::http::state::State;
+use crate::Reason;
+use http::{Response, StatusCode};
+
+/// Ends the session the request names: 200, or 404 for a session that is
+/// not there (or not the requester's).
+///
+/// The session is looked up first, as for any request, so a `DELETE` from
+/// another principal than the session's owner finds nothing and ends
+/// nothing; then exactly the session found is ended
+/// ([`Registry::terminate_session`](crate::Registry::terminate_session)).
+pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
+    let Some(header) = request.headers().get(headers::SESSION_ID) else {
+        return state.refuse(Reject::MissingSessionId, None);
+    };
+    let principal = request.extensions().get::<Principal>();
+    let session = match state.find(header.as_bytes(), principal) {
+        Ok(session) => session,
+        Err(reject) => return state.refuse(reject, None),
+    };
+    if state
+        .registry()
+        .terminate_session(&session, Reason::Deleted)
+        .is_won()
+    {
+        body::status(StatusCode::OK)
+    } else {
+        state.refuse(Reject::SessionNotFound, None)
+    }
+}

@@ -1,0 +1,79 @@
+//! `GET`: the session's standalone server-to-client SSE stream, or the
+//! resume of one of its streams (`sse/resume.rs`).
+
+use crate::http::access::auth::Principal;
+use crate::http::admission;
+use crate::http::app::App;
+use crate::http::body::Body;
+use crate::http::headers;
+use crate::http::protocol::Version;
+use crate::http::reject::Reject;
+use crate::http::rules;
+use crate::http::sse::resume::{EventId, OpenError};
+use crate::http::state::State;
+use http::Response;
+
+/// The session's standalone server-to-client stream, or the
+/// resume of the stream a `Last-Event-ID` names (see `resume.rs`): 409
+/// while that stream is connected, 400 for an id of no stream of this
+/// session.
+///
+/// An open stream counts as a request in flight, so a client that keeps
+/// it open is never reaped as idle: its connection is the evidence that
+/// it is there, and keep-alive comments find out when it is not. When
+/// the stream drops (or stalls: a client that reads nothing for the
+/// stall timeout while a message waits), the guard goes with it and the
+/// idle clock starts from that moment; the session itself stays.
+pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
+    match stream(state, request) {
+        Ok(response) => response,
+        Err(reject) => state.refuse(reject, None),
+    }
+}
+
+fn stream<A: App, B>(
+    state: &State<A>,
+    request: http::Request<B>,
+) -> Result<Response<Body>, Reject> {
+    let headers = request.headers();
+    if !rules::accepts(headers, "text/event-stream") {
+        return Err(Reject::NotAcceptable("Accept must list text/event-stream"));
+    }
+    let header = headers
+        .get(headers::SESSION_ID)
+        .ok_or(Reject::MissingSessionId)?;
+    let principal = request.extensions().get::<Principal>();
+    let session = state.find(header.as_bytes(), principal)?;
+    // An open stream is a request in flight: under the session's cap too.
+    let in_flight = admission::begin(&session, state.config().max_requests_per_session)?;
+    let logging = state.config().event_log_events > 0;
+    let last_event_id = match headers.get(headers::LAST_EVENT_ID) {
+        None => None,
+        Some(value) => match value.to_str().ok().and_then(EventId::parse) {
+            Some(id) => Some(id),
+            // Without a log the header is ignored (nothing to replay).
+            None if !logging => None,
+            None => return Err(Reject::UnknownStream),
+        },
+    };
+    // A client that can resume gets a priming event and `retry`.
+    let version = rules::protocol_version(headers).unwrap_or(Version::Modern);
+    let priming = (logging && version.resumes()).then_some(state.config().sse_retry);
+    let outlet = match session.streams.open_get(last_event_id, priming) {
+        Ok(outlet) => outlet,
+        Err(OpenError::Conflict) => return Err(Reject::StreamConnected),
+        Err(OpenError::UnknownStream) => return Err(Reject::UnknownStream),
+    };
+    // The stream holds the guard: the session is busy while the client
+    // keeps the stream, and its idle clock starts when the stream ends
+    // (the client went away, the stream stalled, or the session ended
+    // and the stream with it).
+    outlet.hold(Box::new(in_flight));
+    if state.config().stall_timeout.is_some() {
+        // Notifications are pushed from anywhere, with nobody waiting on
+        // the stream: this watch finds a client that stopped reading.
+        let watched = std::sync::Arc::clone(&outlet);
+        tokio::spawn(async move { watched.watch().await });
+    }
+    Ok(state.sse(outlet))
+}

@@ -1,0 +1,117 @@
+//! The pipeline every request goes through, in order:
+//!
+//! 1. **access** (`access/`): a foreign `Origin` or `Host` gets 403;
+//! 2. **CORS** (`access/cors.rs`): a preflight is answered here; an origin
+//!    allowed by name gets CORS headers on whatever the rest answers;
+//! 3. **single headers** (`rules.rs`): a header that may come once, given
+//!    twice, gets 400 (before the authenticator reads `Authorization`);
+//! 4. **auth** (`access/auth.rs`): the authenticator's 401/403, or the
+//!    principal put into the request's extensions;
+//! 5. **version** (`rules.rs`): an unsupported `MCP-Protocol-Version` gets
+//!    400 with the versions served;
+//! 6. **era**: a modern request (2026-07-28) goes to `modern/`, a legacy
+//!    one to `legacy/`;
+//! 7. **method**, in the era's module.
+
+use super::access::cors;
+use super::app::App;
+use super::body::Body;
+use super::legacy;
+use super::message;
+use super::modern;
+use super::protocol::Version;
+use super::reject::{self, Reject};
+use super::rules;
+use super::state::State;
+use http::{Method, Response};
+use hyper::body::Body as HttpBody;
+use std::sync::Arc;
+
+/// Routes one request through the pipeline.
+pub(crate) async fn route<A, B>(state: &Arc<State<A>>, request: http::Request<B>) -> Response<Body>
+where
+    A: App,
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let origin = match state.access().check(request.headers(), request.uri()) {
+        Ok(origin) => origin,
+        Err(reject) => return state.refuse(reject, None),
+    };
+    if cors::is_preflight(request.method(), request.headers()) {
+        return match origin {
+            Some(origin) => cors::preflight(origin, request.headers(), allowed_methods(state)),
+            None => state.refuse(Reject::CrossOriginPreflight, None),
+        };
+    }
+    let mut response = match authenticated(state, request).await {
+        Ok(response) => response,
+        Err(refused) => refused,
+    };
+    if let Some(origin) = origin {
+        cors::decorate(&mut response, origin);
+    }
+    response
+}
+
+/// The methods the endpoint answers, for `Allow` and CORS.
+fn allowed_methods<A: App>(state: &State<A>) -> &'static str {
+    legacy::allowed_methods(state)
+}
+
+/// Steps 3 to 7; `Err` is a refusal, answered as it is.
+async fn authenticated<A, B>(
+    state: &Arc<State<A>>,
+    request: http::Request<B>,
+) -> Result<Response<Body>, Response<Body>>
+where
+    A: App,
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (mut parts, body) = request.into_parts();
+    if let Some(name) = rules::duplicated(&parts.headers) {
+        // Before the authenticator reads `Authorization`: two of them may
+        // name two principals.
+        return Err(state.refuse(Reject::DuplicateHeader(name), None));
+    }
+    if let Some(authenticator) = state.authenticator() {
+        match authenticator.authenticate(&parts) {
+            Ok(principal) => {
+                parts.extensions.insert(principal);
+            }
+            Err(refusal) => return Err(state.refuse(refusal.into(), None)),
+        }
+    }
+    let modern = state.config().modern;
+    let version = match rules::protocol_version(&parts.headers) {
+        Ok(Version::Modern) if !modern => Err(super::protocol::MODERN_VERSION.to_string()),
+        other => other,
+    };
+    let version = match version {
+        Ok(version) => version,
+        Err(requested) => {
+            // The error carries the request's id when the body has one
+            // (the 2026-07-28 schema's example does).
+            let id = match parts.method == Method::POST {
+                true => {
+                    let config = state.config();
+                    message::request_id(body, config.max_body_bytes, config.body_read_timeout).await
+                }
+                false => None,
+            };
+            let reject = Reject::UnsupportedVersion {
+                requested: reject::bounded(&requested),
+                modern,
+            };
+            return Err(state.refuse(reject, id.as_ref()));
+        }
+    };
+    let request = http::Request::from_parts(parts, body);
+    Ok(match version {
+        Version::Modern => modern::serve(state, request).await,
+        Version::Legacy(version) => legacy::serve(state, request, version).await,
+    })
+}
