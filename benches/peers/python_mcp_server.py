@@ -9,7 +9,10 @@ other bound flags of examples/mcp_server are accepted and ignored (the SDK
 and uvicorn have no counterpart, or keep their defaults). Tools: `echo`
 (text), `sleep` (ms) and `running` (how many `sleep` calls run now), as
 examples/mcp_server has. One uvicorn worker, logging at warning, as a
-production deployment of one process would run.
+production deployment of one process would run. The app is given the host
+it is bound to, as the SDK's own `run(transport="streamable-http",
+host=...)` gives it: the SDK turns its DNS-rebinding protection on for a
+loopback host only.
 """
 
 import argparse
@@ -52,11 +55,12 @@ def main() -> None:
         """How many `sleep` calls are running in this server right now."""
         return str(sleeping)
 
+    host, port = args.addr.rsplit(":", 1)
     app = server.streamable_http_app(
         max_sessions=args.max_sessions,
         session_idle_timeout=args.idle_timeout_ms / 1000,
+        host=host,
     )
-    host, port = args.addr.rsplit(":", 1)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, int(port)))
