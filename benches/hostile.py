@@ -2,17 +2,25 @@
 """Hostile clients against MCP servers, measured from outside the server
 process: the figures of RELIABILITY.md.
 
-    cargo build --release --example mcp_server -p sessionreg
+    cargo build --release -p sessionreg --example mcp_server --example axum_server
     cargo build --release -p e2e-rmcp
     python3 -m venv target/py-mcp && target/py-mcp/bin/pip install mcp==2.3.0
     python3 benches/hostile.py                      # every scenario, every server
     python3 benches/hostile.py slowloris bodies     # some scenarios
     python3 benches/hostile.py --servers sessionreg,rmcp ids
+    # another build of sessionreg's examples (its mcp_server, axum_server):
+    python3 benches/hostile.py --servers sessionreg \
+        --sessionreg-examples ../base/target/release/examples --label "sessionreg (before)" \
+        notify-flood origin-any-bind slowloris-axum
 
-Servers (each started fresh for each scenario, on 127.0.0.1:0, with the
-same flags; each prints `listening on http://ADDR/mcp` first):
+Servers (each started fresh for each scenario, on 127.0.0.1:0 unless the
+scenario binds elsewhere, with the same flags; each prints `listening on
+http://ADDR/mcp` first):
 
-* sessionreg: target/release/examples/mcp_server (default bounds)
+* sessionreg: target/release/examples/mcp_server (default bounds), or
+              its axum_server for the scenarios about that example
+              (`slowloris-axum`); --sessionreg-examples DIR takes both
+              from another build, and --label names its rows
 * rmcp:       target/release/rmcp_server (the e2e-rmcp member: rmcp 3.11,
               LocalSessionManager, hyper-util's auto builder as its examples)
 * python:     target/py-mcp/bin/python benches/peers/python_mcp_server.py
@@ -21,7 +29,9 @@ same flags; each prints `listening on http://ADDR/mcp` first):
 
 Everything is read from outside: resident and peak memory (VmRSS, VmHWM)
 and open sockets (/proc/PID/fd) of the server process, statuses and closed
-connections as a client sees them. Times are coarse (connections are
+connections as a client sees them; calls still running, from each
+server's `running` tool (a count of its `sleep` calls in progress, which a
+call's guard keeps). Times are coarse (connections are
 polled every 0.5 s) and are given as what they are on a shared machine:
 the figures that matter are counts and bytes.
 """
@@ -42,22 +52,25 @@ PROTOCOL = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
 
 
-def server_commands():
+def server_commands(examples, example):
+    """Each server's command; sessionreg's is `example` of the build whose
+    examples are in the directory `examples`."""
     python = os.environ.get("PYTHON_MCP", os.path.join(ROOT, "target/py-mcp/bin/python"))
     return {
-        "sessionreg": [os.path.join(ROOT, "target/release/examples/mcp_server")],
+        "sessionreg": [os.path.join(examples, example)],
         "rmcp": [os.path.join(ROOT, "target/release/rmcp_server")],
         "python": [python, os.path.join(ROOT, "benches/peers/python_mcp_server.py")],
     }
 
 
 class Server:
-    """One server process, started for one scenario."""
+    """One server process, started for one scenario. `name` is which
+    server it is (`sessionreg`, `rmcp`, `python`)."""
 
-    def __init__(self, name, command, flags=()):
+    def __init__(self, name, command, flags=(), addr="127.0.0.1:0"):
         self.name = name
         self.process = subprocess.Popen(
-            command + ["--addr", "127.0.0.1:0", *flags],
+            command + ["--addr", addr, *flags],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": "warn"},
@@ -66,9 +79,13 @@ class Server:
         if not line.startswith("listening on http://"):
             self.stop()
             raise RuntimeError(f"{name}: unexpected first line {line!r}")
-        address = line.split("http://", 1)[1].split("/", 1)[0]
-        self.host, port = address.rsplit(":", 1)
+        self.bound = line.split("http://", 1)[1].split("/", 1)[0]
+        self.host, port = self.bound.rsplit(":", 1)
         self.port = int(port)
+        if self.host == "0.0.0.0":
+            # Bound to every address: reach it (and name it in `Host`) on
+            # loopback.
+            self.host = "127.0.0.1"
         self.pid = self.process.pid
         # Sockets a server holds before any client (the listener; the Rust
         # servers' signal-handling socket pairs): not connections.
@@ -267,6 +284,8 @@ async def served(server):
 
 
 async def metric(server, name):
+    """A sessionreg metric's value (None for the peers, which have none,
+    and for a metric this build does not export)."""
     if server.name != "sessionreg":
         return None
     _, _, body = await request(server, "GET", path="/metrics")
@@ -498,29 +517,176 @@ BAD_IDS = [
 ]
 
 
+async def ping_with(server, extra):
+    """The status of a `POST ping` with the header lines `extra` (pairs of
+    bytes, written as they are: repeated names stay repeated)."""
+    ping = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % next(REQUEST_IDS)
+    reader, writer = await connect(server)
+    lines = head(server, "POST", [("content-type", "application/json"), ("accept", ACCEPT),
+                                  ("connection", "close")], len(ping))[:-2]
+    for name, value in extra:
+        lines += name + b": " + value + b"\r\n"
+    writer.write(lines + b"\r\n" + ping)
+    try:
+        status, _, _ = await asyncio.wait_for(read_response(reader), 30)
+    except (asyncio.TimeoutError, ConnectionError, OSError, IndexError, ValueError):
+        status = "closed"
+    writer.close()
+    return status
+
+
 async def ids(server):
     """POSTs with bad session ids: the status each server answers."""
     session = await initialize(server)
     figures = {}
-    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     for name, values in BAD_IDS:
         if values is None:
             values = [session.encode(), session.encode()]
         elif values == "different":
             values = [session.encode(), b"0" * len(session)]
-        reader, writer = await connect(server)
-        lines = head(server, "POST", [("content-type", "application/json"), ("accept", ACCEPT),
-                                      ("connection", "close")], len(ping))[:-2]
-        for value in values:
-            lines += b"mcp-session-id: " + value + b"\r\n"
-        writer.write(lines + b"\r\n" + ping)
-        try:
-            status, _, _ = await asyncio.wait_for(read_response(reader), 30)
-        except (asyncio.TimeoutError, ConnectionError, OSError, IndexError, ValueError):
-            status = "closed"
-        writer.close()
-        figures[name] = status
+        figures[name] = await ping_with(server, [(b"mcp-session-id", v) for v in values])
     figures["session still served"] = (await call(server, session, "echo", {"text": "x"}))[0] == 200
+    return figures
+
+
+async def dup_headers(server):
+    """A `ping` on a live session with a header that may come once given
+    twice: `MCP-Protocol-Version` (two supported versions), `Authorization`
+    (no server here requires one), and the session id (as `ids` sends it:
+    the same id twice)."""
+    session = await initialize(server)
+    sid = (b"mcp-session-id", session.encode())
+    version = (b"mcp-protocol-version", PROTOCOL.encode())
+    figures = {
+        "two MCP-Protocol-Version": await ping_with(server, [
+            sid, (b"mcp-protocol-version", b"2025-11-25"), (b"mcp-protocol-version", b"2025-06-18")]),
+        "two Authorization": await ping_with(server, [
+            sid, version, (b"authorization", b"Bearer a"), (b"authorization", b"Bearer b")]),
+        "two MCP-Session-Id (the same)": await ping_with(server, [sid, sid]),
+        "one of each (control)": await ping_with(server, [sid, version]),
+    }
+    figures["session still served"] = (await call(server, session, "echo", {"text": "x"}))[0] == 200
+    return figures
+
+
+def result_text(body):
+    """The first text content of the JSON-RPC result in a response body
+    (JSON, or SSE `data:` lines), or None (an error, or no result)."""
+    chunks = [body] + [line[5:] for line in body.split(b"\n") if line.startswith(b"data:")]
+    for chunk in chunks:
+        try:
+            message = json.loads(chunk)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and "result" in message:
+            try:
+                return message["result"]["content"][0]["text"]
+            except (KeyError, IndexError, TypeError):
+                return None
+    return None
+
+
+async def running_now(server):
+    """How many `sleep` calls the server runs now (its `running` tool), as
+    a new session asks it; None if it has no such tool or did not serve."""
+    try:
+        session = await initialize(server)
+        if session is None:
+            return None
+        status, _, body = await call(server, session, "running", {}, timeout=30)
+        await request(server, "DELETE", json_headers(session))
+        text = result_text(body) if status == 200 else None
+        return int(text) if text is not None and text.isdigit() else None
+    except (asyncio.TimeoutError, ConnectionError, OSError, ValueError, IndexError):
+        return None
+
+
+async def deleted_calls(server, sessions=2, calls=10, ms=50_000, after=3.0):
+    """`sessions` sessions each start `calls` concurrent `sleep` calls of
+    `ms`; once they run, the clients hang up (close those connections), both
+    sessions are DELETEd, and `after` seconds later: how many of those calls
+    the server still runs (its `running` tool; sessionreg's handlers in
+    flight too), and whether a new session is served."""
+    owners = [await initialize(server) for _ in range(sessions)]
+    calling = [asyncio.create_task(call(server, s, "sleep", {"ms": ms}, timeout=ms / 1000 + 60))
+               for s in owners for _ in range(calls)]
+    started = time.monotonic()
+    running = None
+    while time.monotonic() - started < 15:
+        await asyncio.sleep(0.5)
+        running = await running_now(server)
+        if running is not None and running >= sessions * calls:
+            break
+    figures = {"calls running": running}
+    in_flight = await metric(server, "sessionreg_http_handlers_in_flight")
+    if in_flight is not None:
+        figures["handlers in flight"] = in_flight
+    for task in calling:
+        task.cancel()  # `request` closes its connection on the way out
+    await asyncio.gather(*calling, return_exceptions=True)
+    await asyncio.sleep(1)
+    figures["running 1 s after the hang-up"] = await running_now(server)
+    deleted = [await request(server, "DELETE", json_headers(s)) for s in owners]
+    figures["DELETE answers"] = tally(deleted)
+    await asyncio.sleep(after)
+    figures["running %g s after DELETE" % after] = await running_now(server)
+    in_flight = await metric(server, "sessionreg_http_handlers_in_flight")
+    if in_flight is not None:
+        figures["handlers in flight then"] = in_flight
+    figures["a new session served meanwhile"] = await served(server)
+    return figures
+
+
+async def notify_flood(server, n=300, notes=200, size=4096, reopen=False):
+    """n sessions each receive `notes` notifications of `size` bytes on
+    their standalone stream (the `notify` tool), without ever opening it; or
+    (`reopen`) having opened and closed it once first. Calls go 10 at a
+    time, so that what the server builds for the calls in progress (each
+    builds `notes` x `size` bytes of frames) stays small beside what it
+    keeps."""
+    await asyncio.sleep(1)
+    before = server.rss()
+    sessions = [s for s in await batched([initialize(server) for _ in range(n)]) if s]
+    figures = {"sessions": len(sessions)}
+    if reopen:
+        opened = await batched([open_stream(server, s) for s in sessions])
+        for _, _, writer in opened:
+            writer.close()
+        figures["GET streams opened, then closed"] = tally([(status,) for status, _, _ in opened])
+        await asyncio.sleep(1)
+    await asyncio.sleep(1)
+    opened_rss = server.rss()
+    results = await batched([call(server, s, "notify", {"n": notes, "bytes": size}) for s in sessions],
+                            width=10)
+    await asyncio.sleep(2)
+    after = server.rss()
+    delivered = 0
+    for status, _, body in results:
+        text = result_text(body) if status == 200 else None
+        if text and text.startswith("delivered "):
+            delivered += int(text.split()[1])
+    figures["notify answers"] = tally(results)
+    figures["notifications a stream took"] = delivered
+    figures["RSS per session"] = kib((after - before) / max(len(sessions), 1))
+    figures["growth during the notify calls, per session"] = kib((after - opened_rss) / max(len(sessions), 1))
+    figures["RSS before, then"] = f"{mib(before)}, {mib(after)}"
+    log_bytes = await metric(server, "sessionreg_http_event_log_bytes")
+    if log_bytes is not None:
+        figures["event log bytes (metric)"] = kib(log_bytes)
+    figures["served after"] = await served(server)
+    return figures
+
+
+async def origin_any_bind(server):
+    """Bound to 0.0.0.0: an `initialize` with a foreign `Origin` (a DNS
+    rebinding page), and with a loopback one: the status, and whether a
+    session id came back."""
+    figures = {"bound to": server.bound}
+    for name, origin in [("foreign Origin", "http://rebind.attacker.example"),
+                         ("loopback Origin", f"http://127.0.0.1:{server.port}")]:
+        status, headers, _ = await request(server, "POST", json_headers() + [("origin", origin)],
+                                           initialize_body())
+        figures[name] = f"{status}, " + ("a session id" if "mcp-session-id" in headers else "no session id")
     return figures
 
 
@@ -560,18 +726,40 @@ async def garbage(server, n=60, wait=30.0):
     return {"held after %ds" % wait: f"{held} of {n}", "alive, serving": server.alive() and await served(server)}
 
 
+class Scenario:
+    """A scenario: its run, the flags every server gets, the address they
+    bind, the servers that have what it needs (`only`; None: all) with what
+    the table says of the others (no row if empty), and which of
+    sessionreg's examples serves it."""
+
+    def __init__(self, run, flags=(), addr="127.0.0.1:0", only=None, others="", example="mcp_server"):
+        self.run, self.flags, self.addr = run, list(flags), addr
+        self.only, self.others, self.example = only, others, example
+
+
+NO_STANDALONE_WRITER = "(not measured: no tool that writes to the standalone stream)"
+
 SCENARIOS = {
-    "slowloris": (slowloris, []),
-    "slow-body": (slow_body, []),
-    "streams": (streams, []),
-    "non-reading": (non_reading, []),
-    "long-calls": (long_calls, []),
-    "flood": (flood, ["--max-sessions", "2000", "--idle-timeout-ms", "60000"]),
-    "bodies-array": (lambda s: bodies_of(s, "array"), []),
-    "bodies-params": (lambda s: bodies_of(s, "params"), []),
-    "ids": (ids, []),
-    "nesting": (nesting, []),
-    "garbage": (garbage, []),
+    "slowloris": Scenario(slowloris),
+    "slow-body": Scenario(slow_body),
+    "streams": Scenario(streams),
+    "non-reading": Scenario(non_reading),
+    "long-calls": Scenario(long_calls),
+    "flood": Scenario(flood, ["--max-sessions", "2000", "--idle-timeout-ms", "60000"]),
+    "bodies-array": Scenario(lambda s: bodies_of(s, "array")),
+    "bodies-params": Scenario(lambda s: bodies_of(s, "params")),
+    "ids": Scenario(ids),
+    "nesting": Scenario(nesting),
+    "garbage": Scenario(garbage),
+    "deleted-calls": Scenario(deleted_calls),
+    "notify-flood": Scenario(notify_flood, ["--event-log", "256"], only={"sessionreg"},
+                             others=NO_STANDALONE_WRITER),
+    "notify-flood-reopened": Scenario(lambda s: notify_flood(s, reopen=True), ["--event-log", "256"],
+                                      only={"sessionreg"}, others=NO_STANDALONE_WRITER),
+    "origin-any-bind": Scenario(origin_any_bind, addr="0.0.0.0:0"),
+    "origin-loopback-bind": Scenario(origin_any_bind),  # the same, bound to 127.0.0.1
+    "dup-headers": Scenario(dup_headers),
+    "slowloris-axum": Scenario(slowloris, only={"sessionreg"}, example="axum_server"),
 }
 
 
@@ -581,30 +769,47 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, load average {' '.join(load)}"
 
 
+def option(args, flag, default):
+    """The value of `flag VALUE` in `args` (removed from them), or `default`."""
+    if flag not in args:
+        return default
+    i = args.index(flag)
+    value = args[i + 1]
+    del args[i:i + 2]
+    return value
+
+
 def main():
     args = sys.argv[1:]
-    names = list(SERVERS_DEFAULT)
-    if "--servers" in args:
-        i = args.index("--servers")
-        names = args[i + 1].split(",")
-        del args[i:i + 2]
+    names = option(args, "--servers", ",".join(SERVERS_DEFAULT)).split(",")
+    # Another build of sessionreg (its examples directory), and the name its
+    # rows get ("sessionreg (before)").
+    examples = option(args, "--sessionreg-examples", os.path.join(ROOT, "target/release/examples"))
+    label = option(args, "--label", "sessionreg")
     scenarios = args or list(SCENARIOS)
-    commands = server_commands()
     print(f"# hostile clients: {machine()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     for scenario in scenarios:
-        run, flags = SCENARIOS[scenario]
+        plan = SCENARIOS[scenario]
+        commands = server_commands(examples, plan.example)
         print(f"\n## {scenario}\n")
         rows = []
         for name in names:
-            server = Server(name, commands[name], flags)
+            shown = name
+            if name == "sessionreg":
+                shown = label if plan.example == "mcp_server" else f"{label}, {plan.example}"
+            if plan.only is not None and name not in plan.only:
+                if plan.others:
+                    rows.append((shown, {"figures": plan.others}))
+                continue
+            server = Server(name, commands[name], plan.flags, plan.addr)
             try:
-                figures = asyncio.run(run(server))
+                figures = asyncio.run(plan.run(server))
             except Exception as error:  # a scenario a server could not go through
                 figures = {"error": f"{type(error).__name__}: {error}"}
             figures["server alive at the end"] = server.alive()
             server.stop()
-            rows.append((name, figures))
-            print(f"  {name}: {figures}", file=sys.stderr, flush=True)
+            rows.append((shown, figures))
+            print(f"  {shown}: {figures}", file=sys.stderr, flush=True)
         keys = list(dict.fromkeys(k for _, f in rows for k in f))
         print("| server | " + " | ".join(keys) + " |")
         print("|---" * (len(keys) + 1) + "|")

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! It answers `initialize`, `ping`, `tools/list` and `tools/call` (tools
-//! `echo`, `sleep` and `notify`), accepts `notifications/initialized`, serves
+//! `echo`, `sleep`, `running`: how many `sleep` calls run now, and
+//! `notify`, among others), accepts `notifications/initialized`, serves
 //! 2026-07-28 (session-less) requests too, serves `GET /metrics` in
 //! Prometheus text, and shuts down gracefully on Ctrl-C or SIGTERM. With
 //! `--bearer-token`/`--bearer-token-file`, every `/mcp` request needs

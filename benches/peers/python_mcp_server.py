@@ -7,8 +7,12 @@ line of examples/mcp_server, for benches/hostile.py to measure beside it.
 `--max-sessions` and `--idle-timeout-ms` map to the SDK's own knobs; the
 other bound flags of examples/mcp_server are accepted and ignored (the SDK
 and uvicorn have no counterpart, or keep their defaults). Tools: `echo`
-(text) and `sleep` (ms), as examples/mcp_server has. One uvicorn worker,
-logging at warning, as a production deployment of one process would run.
+(text), `sleep` (ms) and `running` (how many `sleep` calls run now), as
+examples/mcp_server has. One uvicorn worker, logging at warning, as a
+production deployment of one process would run. The app is given the host
+it is bound to, as the SDK's own `run(transport="streamable-http",
+host=...)` gives it: the SDK turns its DNS-rebinding protection on for a
+loopback host only.
 """
 
 import argparse
@@ -33,17 +37,30 @@ def main() -> None:
         """Returns its text argument."""
         return text
 
+    sleeping = 0
+
     @server.tool()
     async def sleep(ms: int) -> str:
         """Waits the given number of milliseconds, then answers."""
-        await asyncio.sleep(ms / 1000)
+        nonlocal sleeping
+        sleeping += 1
+        try:
+            await asyncio.sleep(ms / 1000)
+        finally:  # also when the call is cancelled
+            sleeping -= 1
         return f"slept {ms} ms"
 
+    @server.tool()
+    async def running() -> str:
+        """How many `sleep` calls are running in this server right now."""
+        return str(sleeping)
+
+    host, port = args.addr.rsplit(":", 1)
     app = server.streamable_http_app(
         max_sessions=args.max_sessions,
         session_idle_timeout=args.idle_timeout_ms / 1000,
+        host=host,
     )
-    host, port = args.addr.rsplit(":", 1)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, int(port)))

@@ -11,7 +11,8 @@
 //! `--max-sessions` and `--idle-timeout-ms` are accepted and ignored: rmcp's
 //! session manager has neither knob in this form; so are the bound flags of
 //! examples/mcp_server (`--header-read-timeout-ms` and the rest). Tools:
-//! `echo` and `sleep`, as examples/mcp_server has.
+//! `echo`, `sleep` and `running` (how many `sleep` calls run now), as
+//! examples/mcp_server has.
 
 mod serve;
 

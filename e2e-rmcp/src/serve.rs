@@ -15,13 +15,14 @@ use rmcp::transport::streamable_http_server::{
 };
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tower_service::Service;
 
-/// A server with two tools, `echo` and `sleep` (`{"ms": N}`), as
-/// examples/mcp_server has (`benches/hostile.py` calls them); the churn
-/// benchmark sends only `initialize`, `notifications/initialized` and
-/// `DELETE`.
+/// A server with three tools, `echo`, `sleep` (`{"ms": N}`) and `running`
+/// (how many `sleep` calls are running now), as examples/mcp_server has
+/// (`benches/hostile.py` calls them); the churn benchmark sends only
+/// `initialize`, `notifications/initialized` and `DELETE`.
 #[derive(Clone)]
 pub struct Empty;
 
@@ -40,9 +41,11 @@ impl ServerHandler for Empty {
                 .to_string(),
             "sleep" => {
                 let ms = args.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
+                let _running = Sleeping::start();
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
                 format!("slept {ms} ms")
             }
+            "running" => SLEEPING.load(Ordering::Relaxed).to_string(),
             other => {
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool: {other}"),
@@ -51,6 +54,29 @@ impl ServerHandler for Empty {
             }
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+/// How many `sleep` calls are running in this process, for the `running`
+/// tool: whether rmcp still runs a call whose session has ended, seen from
+/// outside (`benches/hostile.py`, `deleted-calls`).
+static SLEEPING: AtomicUsize = AtomicUsize::new(0);
+
+/// One running `sleep` call in [`SLEEPING`], from its start until its
+/// future ends: it returns, or it is dropped (cancelled).
+struct Sleeping;
+
+impl Sleeping {
+    fn start() -> Sleeping {
+        // Relaxed: a count read on its own, ordering nothing else.
+        SLEEPING.fetch_add(1, Ordering::Relaxed);
+        Sleeping
+    }
+}
+
+impl Drop for Sleeping {
+    fn drop(&mut self) {
+        SLEEPING.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -131,6 +131,11 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
                     },
                 },
                 {
+                    "name": "running",
+                    "description": "Answers how many `sleep` calls are running in this server right now (all sessions).",
+                    "inputSchema": { "type": "object", "properties": {} },
+                },
+                {
                     "name": "announce",
                     "description": "Sends its text as a log message on the session's GET stream; answers whether a stream took it.",
                     "inputSchema": {
@@ -184,6 +189,7 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
         },
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
             Some(ms) if ms <= MAX_SLEEP_MS => {
+                let _running = Sleeping::start();
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Reply::Result(text_content(&format!("slept {ms} ms")))
             }
@@ -191,6 +197,9 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
                 "sleep needs an integer argument `ms`, at most {MAX_SLEEP_MS}"
             ))),
         },
+        Some("running") => {
+            Reply::Result(text_content(&SLEEPING.load(Ordering::Relaxed).to_string()))
+        }
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {
                 let delivered = ctx.notify(&log_message(text));
@@ -265,6 +274,29 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
 /// The longest `sleep` (one minute): a client cannot hold a handler slot
 /// for long with it, and the manager's handler timeout bounds every call.
 const MAX_SLEEP_MS: u64 = 60_000;
+/// How many `sleep` calls are running in this process, for the `running`
+/// tool: whether a call's handler outlived its session, seen from outside
+/// (`benches/hostile.py`, `deleted-calls`).
+static SLEEPING: AtomicUsize = AtomicUsize::new(0);
+
+/// One running `sleep` call in [`SLEEPING`], from its start until its
+/// future ends: it returns, or it is dropped (cancelled).
+struct Sleeping;
+
+impl Sleeping {
+    fn start() -> Sleeping {
+        // Relaxed: a count read on its own, ordering nothing else.
+        SLEEPING.fetch_add(1, Ordering::Relaxed);
+        Sleeping
+    }
+}
+
+impl Drop for Sleeping {
+    fn drop(&mut self) {
+        SLEEPING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The most messages one `notify` call sends.
 const MAX_NOTIFY: u64 = 1_000;
 /// The largest padding of one `notify` message.
