@@ -213,14 +213,14 @@ impl<S> Registry<S> {
         let clock = &self.storage().clock;
         match slot.activity.check(|| clock.recent_ms(), timeout) {
             Check::Busy => Ok(()),
-            Check::Expiring(now) => self.expire(id, slot, now, timeout),
+            Check::Idle(now) => self.expire(id, slot, now, timeout),
+            Check::Closed => self.end_expired(id, slot),
         }
     }
 
     /// [`unless_expired`](Self::unless_expired)'s rare path: ends the
     /// session if it is still idle (nothing began meanwhile), or if another
-    /// thread has closed it to new requests already (it will end it too; a
-    /// session closed for expiry is never handed out).
+    /// thread has closed it to new requests meanwhile.
     #[cold]
     #[inline(never)]
     fn expire(
@@ -230,13 +230,22 @@ impl<S> Registry<S> {
         now: u64,
         timeout: u64,
     ) -> Result<(), Rejection> {
-        if slot.activity.try_expire(now, timeout) == Expire::Expired {
-            // Whether or not this call is the one that ends it, the
-            // session is over for this caller.
-            let _ = self.end_held(slot, *id, Reason::IdleTimeout);
-            return Err(Rejection::Expired);
+        match slot.activity.try_expire(now, timeout) {
+            Expire::Expired => self.end_expired(id, slot),
+            Expire::Active => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Ends a session closed for expiry (by this thread or another: a
+    /// session closed for expiry is never handed out), giving back the
+    /// reference held on it.
+    #[cold]
+    #[inline(never)]
+    fn end_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<(), Rejection> {
+        // Whether or not this call is the one that ends it, the session is
+        // over for this caller.
+        let _ = self.end_held(slot, *id, Reason::IdleTimeout);
+        Err(Rejection::Expired)
     }
 }
 
