@@ -1,22 +1,8 @@
-//! Session ids: which slot, which generation of it, and a secret.
-//!
-//! A [`SessionId`] is 128 bits. The low 64 are a secret drawn from a CSPRNG;
-//! the high 64 pack, from the bottom up, the slot index, the slot's generation
-//! when the session was created, and the node id of the process that minted
-//! it (checked on lookup: another node's id is unknown here):
-//!
-//! ```text
-//!  127     120 119                90 89              64 63                  0
-//! +----------+----------------------+------------------+---------------------+
-//! | node (8) |   generation (30)    |    index (26)    |     secret (64)     |
-//! +----------+----------------------+------------------+---------------------+
-//! ```
-//!
-//! The text form is the 128 bits as 32 lowercase hex digits, most significant
-//! first: fixed length, visible ASCII, and parsed back without allocating.
-//! The node is the top byte, so it is the text form's first two digits: a
-//! load balancer can route a request to the node that owns its session by
-//! a literal prefix of the `MCP-Session-Id` header, keeping no state.
+//! Session ids: a [`SessionId`] packs a slot index, the slot's generation,
+//! the node that minted it and a secret (drawn in `secret.rs`); its text
+//! form, the `MCP-Session-Id` header value, is written and parsed here
+//! without allocating. The layout, and why the node comes first, are in the
+//! design notes (`src/docs/design.md`, "Ids").
 
 use crate::pack::Field;
 use std::fmt;
@@ -197,133 +183,6 @@ impl fmt::Display for ParseIdError {
 
 impl std::error::Error for ParseIdError {}
 
-/// Secrets drawn ahead, per thread, so that minting an id costs a
-/// thread-local read rather than a trip through the generator.
-struct Secrets {
-    bytes: [u8; 8 * SECRETS_AHEAD],
-    next: usize,
-    /// [`fork::count`] when the batch was drawn.
-    forks: u64,
-}
-
-const SECRETS_AHEAD: usize = 32;
-
-crate::sync::cache_thread_local! {
-    static SECRETS: std::cell::RefCell<Secrets> = const {
-        std::cell::RefCell::new(Secrets {
-            bytes: [0; 8 * SECRETS_AHEAD],
-            next: SECRETS_AHEAD,
-            forks: 0,
-        })
-    };
-}
-
-/// A fresh 64-bit secret from the thread-local CSPRNG (`rand`'s ThreadRng:
-/// ChaCha, seeded and periodically reseeded from the OS): no syscall per id.
-/// Drawn 32 at a time in one `fill_bytes`; each is wiped from the buffer as
-/// it is handed out.
-///
-/// After `fork`, the child's copy of the batch (and of the generator) is the
-/// parent's: a child that used it would mint the very secrets its parent
-/// mints next. So a batch remembers how many forks the process had seen when
-/// it was drawn, and a child throws it away and reseeds the generator from
-/// the OS before drawing again (see [`fork`]).
-#[inline]
-pub(crate) fn fresh_secret() -> u64 {
-    SECRETS.with(|secrets| {
-        let mut secrets = secrets.borrow_mut();
-        if secrets.next == SECRETS_AHEAD || secrets.forks != fork::count() {
-            secrets.refill();
-        }
-        let at = 8 * secrets.next;
-        secrets.next += 1;
-        let word: &mut [u8; 8] = (&mut secrets.bytes[at..at + 8])
-            .try_into()
-            .expect("8 bytes");
-        u64::from_le_bytes(std::mem::take(word))
-    })
-}
-
-impl Secrets {
-    /// Draws the next batch: once per `SECRETS_AHEAD` ids, so out of line.
-    #[cold]
-    #[inline(never)]
-    fn refill(&mut self) {
-        use rand::Rng as _;
-        fork::watch();
-        let forks = fork::count();
-        let mut rng = rand::rng();
-        if forks != self.forks {
-            // The first batch since a fork: the generator's state is the
-            // parent's.
-            if let Err(error) = rng.reseed() {
-                panic!("could not reseed the secret generator after fork: {error}");
-            }
-            self.forks = forks;
-        }
-        rng.fill_bytes(&mut self.bytes);
-        self.next = 0;
-    }
-}
-
-/// Telling a forked child from its parent, without a syscall per id.
-pub(crate) mod fork {
-    use crate::sync::Ordering;
-    use crate::sync::ProcessAtomicU64;
-
-    /// How many times this process is a fork's child of the process that
-    /// first minted an id (bumped in each child).
-    static FORKS: ProcessAtomicU64 = ProcessAtomicU64::new(0);
-
-    /// The fork count: a plain load of a word nobody writes but a child
-    /// right after `fork`. Relaxed: the child's handler runs on the one
-    /// thread the child has, before `fork` returns there.
-    #[inline]
-    pub(crate) fn count() -> u64 {
-        FORKS.load(Ordering::Relaxed)
-    }
-
-    /// Registers the child handler, once per process (it is inherited by
-    /// children).
-    pub(crate) fn watch() {
-        #[cfg(unix)]
-        {
-            static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| {
-                // SAFETY: `child` is async-signal-safe (one atomic add), as
-                // a handler running in a child of a multithreaded process
-                // must be. Registration can fail only for lack of memory;
-                // then fork protection is off, which we cannot remedy.
-                let _ = unsafe { libc::pthread_atfork(None, None, Some(child)) };
-            });
-        }
-    }
-
-    #[cfg(unix)]
-    extern "C" fn child() {
-        FORKS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// One secret drawn exactly as [`Registry::insert`](crate::Registry::insert)
-/// draws one (same generator, same batch of 32). Not part of the API: for
-/// the benchmarks, whose `floor/secret` is the cost of this call.
-#[doc(hidden)]
-#[inline]
-pub fn draw_secret_for_benches() -> u64 {
-    fresh_secret()
-}
-
-/// Compares two secrets without a data-dependent branch or early exit.
-///
-/// A `u64` comparison is a single instruction; `black_box` keeps the
-/// optimiser from turning the XOR into anything that depends on where the two
-/// values first differ.
-#[inline]
-pub(crate) fn secrets_match(a: u64, b: u64) -> bool {
-    std::hint::black_box(a ^ b) == 0
-}
-
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
     use super::*;
@@ -393,14 +252,5 @@ mod tests {
         let debug = format!("{id:?}");
         assert!(!debug.contains("deadbeef"), "{debug}");
         assert!(!debug.contains(&0xdead_beef_dead_beef_u64.to_string()));
-    }
-
-    #[test]
-    fn secrets_differ() {
-        let a = fresh_secret();
-        let b = fresh_secret();
-        assert_ne!(a, b);
-        assert!(secrets_match(a, a));
-        assert!(!secrets_match(a, b));
     }
 }

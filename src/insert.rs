@@ -1,7 +1,8 @@
 //! Creating sessions: `insert` and its variants, and the one path they share.
 
-use crate::id::{fresh_secret, SessionId};
+use crate::id::SessionId;
 use crate::registry::Registry;
+use crate::secret::fresh_secret;
 use crate::session::{InFlight, Session};
 use crate::slot::Slot;
 use crate::tid;

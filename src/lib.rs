@@ -52,6 +52,7 @@ mod pack;
 mod pages;
 mod reason;
 mod registry;
+mod secret;
 mod session;
 mod slot;
 mod stats;

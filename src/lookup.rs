@@ -2,10 +2,11 @@
 //! every path by id shares (`locate`, `examine`, `acquire`).
 
 use crate::activity::{Check, Expire};
-use crate::id::{secrets_match, ParseIdError, SessionId};
+use crate::id::{ParseIdError, SessionId};
 use crate::lifecycle::{Acquire, Word};
 use crate::reason::{Reason, Rejection};
 use crate::registry::Registry;
+use crate::secret::secrets_match;
 use crate::session::Session;
 use crate::slot::Slot;
 use crate::storage::{self, By};

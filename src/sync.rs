@@ -87,13 +87,13 @@ mod imp {
 pub(crate) use imp::*;
 
 /// Thread-locals that are caches, taking no part in any protocol the loom
-/// suite checks (the secret buffer in `id.rs`): `std`'s even under loom,
+/// suite checks (the secret buffer in `secret.rs`): `std`'s even under loom,
 /// where every model thread shares one OS thread's copy. That is sound
 /// because no access holds a borrow across an operation loom can switch
 /// threads at.
 pub(crate) use std::thread_local as cache_thread_local;
 
 /// An atomic for process-wide statics that take no part in any protocol the
-/// loom suite checks (the fork count in `id.rs`): `std`'s even under loom,
+/// loom suite checks (the fork count in `secret.rs`): `std`'s even under loom,
 /// whose objects live for one model execution and cannot sit in a `static`.
 pub(crate) use std::sync::atomic::AtomicU64 as ProcessAtomicU64;
