@@ -21,9 +21,6 @@ const _: () = assert!(
     "a node is the text form's first two digits"
 );
 
-/// Length of the text form, in bytes.
-pub const TEXT_LEN: usize = 32;
-
 /// The name of one session: its slot, the slot's generation and a secret.
 ///
 /// Ids are minted by [`Registry::insert`](crate::Registry::insert). An id stays
@@ -37,13 +34,16 @@ pub const TEXT_LEN: usize = 32;
 /// let registry = Registry::<&str>::builder().build().unwrap();
 /// let id = registry.insert("hello").unwrap();
 /// let text = id.to_string();
-/// assert_eq!(text.len(), sessionreg::id::TEXT_LEN);
+/// assert_eq!(text.len(), SessionId::TEXT_LEN);
 /// assert_eq!(text.parse::<SessionId>().unwrap(), id);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(u128);
 
 impl SessionId {
+    /// Length of the text form, in bytes.
+    pub const TEXT_LEN: usize = 32;
+
     /// Packs an id from its fields.
     pub(crate) fn new(index: u64, generation: u64, node: u64, secret: u64) -> Self {
         let high = NODE.set(GENERATION.set(INDEX.set(0, index), generation), node);
@@ -94,9 +94,9 @@ impl SessionId {
 
     /// The id whose text form is `bytes`, e.g. a header value.
     ///
-    /// Accepts exactly [`TEXT_LEN`] lowercase hex digits.
+    /// Accepts exactly [`TEXT_LEN`](SessionId::TEXT_LEN) lowercase hex digits.
     pub fn parse_bytes(bytes: &[u8]) -> Result<SessionId, ParseIdError> {
-        if bytes.len() != TEXT_LEN {
+        if bytes.len() != Self::TEXT_LEN {
             return Err(ParseIdError::Length(bytes.len()));
         }
         let mut value: u128 = 0;
@@ -113,10 +113,10 @@ impl SessionId {
 
     /// Writes the text form into `out` and returns it as a `&str`, without
     /// allocating.
-    pub fn encode<'a>(&self, out: &'a mut [u8; TEXT_LEN]) -> &'a str {
+    pub fn encode<'a>(&self, out: &'a mut [u8; Self::TEXT_LEN]) -> &'a str {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         for (i, byte) in out.iter_mut().enumerate() {
-            let nibble = (self.0 >> (4 * (TEXT_LEN - 1 - i))) & 0xf;
+            let nibble = (self.0 >> (4 * (Self::TEXT_LEN - 1 - i))) & 0xf;
             *byte = DIGITS[nibble as usize];
         }
         // Every byte is one of DIGITS, so this cannot fail.
@@ -126,7 +126,7 @@ impl SessionId {
 
 impl fmt::Display for SessionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.encode(&mut [0; TEXT_LEN]))
+        f.pad(self.encode(&mut [0; Self::TEXT_LEN]))
     }
 }
 
@@ -153,7 +153,7 @@ impl FromStr for SessionId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParseIdError {
-    /// The text is not [`TEXT_LEN`] bytes long; holds the length it had.
+    /// The text is not [`TEXT_LEN`](SessionId::TEXT_LEN) bytes long; holds the length it had.
     Length(usize),
     /// The byte at this offset is not a lowercase hex digit.
     Digit {
@@ -168,7 +168,8 @@ impl fmt::Display for ParseIdError {
             ParseIdError::Length(len) => {
                 write!(
                     f,
-                    "a session id is {TEXT_LEN} bytes long, this one is {len}"
+                    "a session id is {} bytes long, this one is {len}",
+                    SessionId::TEXT_LEN
                 )
             }
             ParseIdError::Digit { at } => {
@@ -207,7 +208,7 @@ mod tests {
         fn text_round_trips_and_is_fixed_visible_ascii(bits: u128) {
             let id = SessionId(bits);
             let text = id.to_string();
-            prop_assert_eq!(text.len(), TEXT_LEN);
+            prop_assert_eq!(text.len(), SessionId::TEXT_LEN);
             prop_assert!(text.bytes().all(|b| (0x21..=0x7e).contains(&b)));
             prop_assert_eq!(text.parse::<SessionId>(), Ok(id));
         }

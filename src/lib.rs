@@ -43,7 +43,7 @@ mod builder;
 mod clock;
 pub mod docs;
 mod free_list;
-pub mod id;
+mod id;
 mod insert;
 mod lifecycle;
 mod lookup;

@@ -213,7 +213,7 @@ impl SessionManager for RegistrySessionManager {
         let created = self.shared.registry.insert_in_flight_with(|id| {
             // rmcp's worker is named by the id's text form, the header value
             // (encoded on the stack: one allocation, the Arc's).
-            let mut text = [0; sessionreg::id::TEXT_LEN];
+            let mut text = [0; sessionreg::SessionId::TEXT_LEN];
             let name: Arc<str> = Arc::from(id.encode(&mut text));
             let (handle, made) = create_local_session(name, self.config.clone());
             worker = Some(made);
