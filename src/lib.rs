@@ -41,6 +41,7 @@
 mod activity;
 mod builder;
 mod clock;
+mod config;
 pub mod docs;
 mod free_list;
 mod id;
@@ -68,8 +69,9 @@ mod wrap;
 #[cfg(feature = "http")]
 pub mod http;
 
-pub use builder::{BuildError, Builder, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
+pub use builder::{BuildError, Builder};
 pub use clock::ManualClock;
+pub use config::{DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 pub use id::{ParseIdError, SessionId};
 pub use insert::InsertError;
 pub use reason::{Reason, Rejection};

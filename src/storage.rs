@@ -37,8 +37,8 @@
 //! long as any [`Session`](crate::Session) handle remains: see
 //! [`Storage::orphan_all`] and [`release`].
 
-use crate::builder::MAX_SHARDS;
 use crate::clock::Clock;
+use crate::config::{Config, MAX_SHARDS};
 use crate::free_list::{Empty, FreeList};
 use crate::lifecycle::{Finished, Release};
 use crate::pages::Pages;
@@ -57,20 +57,6 @@ struct Shard {
     fresh: AtomicU64,
     /// This shard's share of the capacity: it never holds more slots.
     limit: u64,
-}
-
-/// Configuration the storage needs, validated by the builder.
-pub(crate) struct Config {
-    pub(crate) capacity: usize,
-    pub(crate) shards: usize,
-    pub(crate) stripes: usize,
-    pub(crate) node: u64,
-    pub(crate) idle_timeout_ms: Option<u64>,
-    pub(crate) clock: Clock,
-    /// How slot generations wrap (the whole field but in tests).
-    pub(crate) generations: Wrap,
-    /// How free-list tags wrap (likewise).
-    pub(crate) tags: Wrap,
 }
 
 /// Everything a registry and its handles share.
