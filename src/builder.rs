@@ -3,7 +3,7 @@
 //! refuses a configuration with.
 
 use crate::activity::MAX_TIMEOUT;
-use crate::clock::{Clock, ManualClock};
+use crate::clock::{Clock, IdleClock, ManualClock};
 use crate::config::{Config, OnClose, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 use crate::free_list::TAGS;
 use crate::id::SessionId;
@@ -181,8 +181,10 @@ impl<S: Send + Sync + 'static> Builder<S> {
             shards,
             stripes: (4 * parallelism).clamp(8, 256),
             node: u64::from(self.node),
-            idle_timeout_ms,
-            clock: self.clock.map_or_else(Clock::coarse, Clock::Manual),
+            clock: IdleClock::new(
+                self.clock.map_or_else(Clock::coarse, Clock::Manual),
+                idle_timeout_ms,
+            ),
             generations,
             tags,
         };

@@ -92,6 +92,54 @@ impl Clock {
     }
 }
 
+/// A registry's clock together with its idle timeout: what the registry
+/// reads for each kind of activity, and that a registry whose sessions never
+/// expire reads no clock at all.
+pub(crate) struct IdleClock {
+    clock: Clock,
+    timeout_ms: Option<u64>,
+}
+
+impl IdleClock {
+    pub(crate) fn new(clock: Clock, timeout_ms: Option<u64>) -> IdleClock {
+        IdleClock { clock, timeout_ms }
+    }
+
+    /// The idle timeout in milliseconds, if sessions expire.
+    #[inline]
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+
+    /// The clock, for the sweeps' readings and the lookups' `recent_ms`.
+    #[inline]
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The time for an exact activity stamp (a touch), or 0 when sessions
+    /// never expire (so registries without an idle timeout never read the
+    /// clock).
+    #[inline]
+    pub(crate) fn exact_stamp(&self) -> u64 {
+        match self.timeout_ms {
+            Some(_) => self.clock.now_ms(),
+            None => 0,
+        }
+    }
+
+    /// The stamp of an activity on a hot path, an insert or a request's end
+    /// (see [`Clock::stamp`]): `None` when rough; 0 without an idle timeout
+    /// (never read).
+    #[inline]
+    pub(crate) fn stamp(&self) -> Option<u64> {
+        match self.timeout_ms {
+            Some(_) => self.clock.stamp(),
+            None => Some(0),
+        }
+    }
+}
+
 /// A clock for tests of idle timeouts: it starts at zero and moves only by
 /// [`advance`](ManualClock::advance). Give it to
 /// [`Builder::manual_clock`](crate::Builder::manual_clock).

@@ -5,7 +5,7 @@
 //! builder, the registry and the storage all read, and that import none of
 //! them back.
 
-use crate::clock::Clock;
+use crate::clock::IdleClock;
 use crate::id::{SessionId, INDEX};
 use crate::reason::Reason;
 use crate::wrap::Wrap;
@@ -30,8 +30,8 @@ pub(crate) struct Config {
     pub(crate) shards: usize,
     pub(crate) stripes: usize,
     pub(crate) node: u64,
-    pub(crate) idle_timeout_ms: Option<u64>,
-    pub(crate) clock: Clock,
+    /// The clock and the idle timeout.
+    pub(crate) clock: IdleClock,
     /// How slot generations wrap (the whole field but in tests).
     pub(crate) generations: Wrap,
     /// How free-list tags wrap (likewise).

@@ -201,7 +201,7 @@ impl<S> Registry<S> {
         // can never make the live count dip below zero.
         storage.counters.created();
         // SAFETY: `allocate` handed the free slot to us alone.
-        let generation = unsafe { slot.fill(value, secret, storage.stamp(), in_flight) };
+        let generation = unsafe { slot.fill(value, secret, storage.clock.stamp(), in_flight) };
         debug_assert_eq!(generation, id.generation());
         Ok((id, slot))
     }

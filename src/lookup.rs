@@ -37,7 +37,7 @@ impl<S> Registry<S> {
             Ok(slot) => slot,
             Err(cause) => return Err(self.reject(cause)),
         };
-        if let Some(timeout) = self.storage().idle_timeout_ms {
+        if let Some(timeout) = self.storage().clock.timeout_ms() {
             if let Err(cause) = self.unless_expired(id, slot, timeout) {
                 return Err(self.reject(cause));
             }
@@ -82,7 +82,7 @@ impl<S> Registry<S> {
         if !accept(&session) {
             return Err(self.reject(Rejection::Principal));
         }
-        if let Some(timeout) = self.storage().idle_timeout_ms {
+        if let Some(timeout) = self.storage().clock.timeout_ms() {
             // `unless_expired` gives the reference back when it ends the
             // session: take it from the handle first.
             let session = std::mem::ManuallyDrop::new(session);
@@ -211,7 +211,7 @@ impl<S> Registry<S> {
         slot: &Slot<S>,
         timeout: u64,
     ) -> Result<(), Rejection> {
-        let clock = &self.storage().clock;
+        let clock = self.storage().clock.clock();
         match slot.activity.check(|| clock.recent_ms(), timeout) {
             Check::Busy => Ok(()),
             Check::Idle(now) => self.expire(id, slot, now, timeout),

@@ -151,7 +151,9 @@ impl<S> Session<S> {
 
     /// Stamps the session's last activity now, restarting its idle clock.
     pub fn touch(&self) {
-        self.slot().activity.touch(self.storage().now());
+        self.slot()
+            .activity
+            .touch(self.storage().clock.exact_stamp());
     }
 
     /// Requests in flight on this session right now.
@@ -250,7 +252,7 @@ impl<S> Deref for InFlight<S> {
 impl<S> Drop for InFlight<S> {
     fn drop(&mut self) {
         // A request's end reads no clock (see `Clock::stamp`).
-        let stamp = self.session.storage().stamp();
+        let stamp = self.session.storage().clock.stamp();
         self.session.slot().activity.exit(stamp);
     }
 }

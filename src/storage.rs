@@ -37,7 +37,7 @@
 //! long as any [`Session`](crate::Session) handle remains: see
 //! [`Storage::orphan_all`] and [`release`].
 
-use crate::clock::Clock;
+use crate::clock::IdleClock;
 use crate::config::{Config, MAX_SHARDS};
 use crate::free_list::{Empty, FreeList};
 use crate::lifecycle::{Finished, Release};
@@ -64,8 +64,7 @@ pub(crate) struct Storage<S> {
     pages: Pages<S>,
     shards: Box<[CachePadded<Shard>]>,
     pub(crate) node: u64,
-    pub(crate) clock: Clock,
-    pub(crate) idle_timeout_ms: Option<u64>,
+    pub(crate) clock: IdleClock,
     pub(crate) counters: Counters,
     pub(crate) generations: Wrap,
     /// What must happen before the storage may be freed: the registry's
@@ -96,32 +95,9 @@ impl<S> Storage<S> {
                 .collect(),
             node: config.node,
             clock: config.clock,
-            idle_timeout_ms: config.idle_timeout_ms,
             counters: Counters::new(config.stripes),
             generations: config.generations,
             pending: AtomicU64::new(REGISTRY_HOLDS),
-        }
-    }
-
-    /// The time for an exact activity stamp (a touch), or 0 when sessions
-    /// never expire (so registries without an idle timeout never read the
-    /// clock).
-    #[inline]
-    pub(crate) fn now(&self) -> u64 {
-        match self.idle_timeout_ms {
-            Some(_) => self.clock.now_ms(),
-            None => 0,
-        }
-    }
-
-    /// The stamp of an activity on a hot path, an insert or a request's end
-    /// (see `Clock::stamp`): `None` when rough; 0 without an idle timeout
-    /// (never read).
-    #[inline]
-    pub(crate) fn stamp(&self) -> Option<u64> {
-        match self.idle_timeout_ms {
-            Some(_) => self.clock.stamp(),
-            None => Some(0),
         }
     }
 
