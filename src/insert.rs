@@ -179,7 +179,8 @@ impl<S> Registry<S> {
         // Drawn before a slot is taken, so that nothing can fail (and leak
         // the slot) between taking it and publishing it.
         let secret = fresh_secret();
-        let Some((index, slot)) = storage.allocate(storage.home_shard(tid::current())) else {
+        let Some((index, slot)) = storage.allocate(storage.shards.home_shard(tid::current()))
+        else {
             return Err(make);
         };
         // The slot is ours and `FREE(g)`: `g` is the generation it will be
@@ -192,7 +193,7 @@ impl<S> Registry<S> {
         );
         let value = {
             // If `make` panics, the slot goes back to its free list unused.
-            let give_back = storage.give_back_on_unwind(index, slot);
+            let give_back = storage.shards.give_back_on_unwind(index, slot);
             let value = make.make(id);
             give_back.disarm();
             value

@@ -55,6 +55,7 @@ mod reason;
 mod registry;
 mod secret;
 mod session;
+mod shards;
 mod slot;
 mod stats;
 mod storage;

@@ -119,7 +119,7 @@ impl<S> Registry<S> {
         if u64::from(id.node()) != storage.node {
             return Err(Rejection::Unknown);
         }
-        storage.slot(id.index()).ok_or(Rejection::Unknown)
+        storage.shards.slot(id.index()).ok_or(Rejection::Unknown)
     }
 
     /// Takes a reference on the live session named by `id`.

@@ -40,7 +40,7 @@ impl<S> Registry<S> {
         let now = clock.now_ms();
         let mut ended = 0;
         let mut caught: Caught = None;
-        for (index, slot) in storage.used_slots() {
+        for (index, slot) in storage.shards.used_slots() {
             let mut word = slot.lifecycle.load();
             if word.is_live() && slot.activity.is_rough() {
                 // Its last activity (an insert, a request's end) read no
@@ -114,7 +114,7 @@ impl<S> Registry<S> {
     pub(crate) fn sweep_live(&self, reason: Reason) -> (usize, Caught) {
         let mut ended = 0;
         let mut caught: Caught = None;
-        for (index, slot) in self.storage().used_slots() {
+        for (index, slot) in self.storage().shards.used_slots() {
             let mut word = slot.lifecycle.load();
             while word.is_live() {
                 // Whatever session is live in the slot is one to end, so

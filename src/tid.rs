@@ -3,7 +3,7 @@
 //! Each thread that touches a registry gets the smallest id no other living
 //! thread holds; the id is given back when the thread exits. Counter stripes
 //! (`stats.rs`) are indexed by it, so a stripe has one writer at a time, and
-//! shards (`storage.rs`) are chosen by it, so threads spread over shards.
+//! shards (`shards.rs`) are chosen by it, so threads spread over shards.
 
 use crate::sync::{static_lock, thread_local};
 
