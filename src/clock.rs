@@ -10,9 +10,8 @@
 //! time").
 
 use crate::activity::MAX_STAMP;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Milliseconds since the registry was built.

@@ -5,6 +5,8 @@
 //! (`src/docs/design.md`, "Ids"). `benches/registry.rs` (`floor/secret`)
 //! repeats this draw through `rand` to measure it: keep the two alike.
 
+use crate::sync::CacheRefCell;
+
 /// Secrets drawn ahead, per thread, so that minting an id costs a
 /// thread-local read rather than a trip through the generator.
 struct Secrets {
@@ -17,8 +19,8 @@ struct Secrets {
 const SECRETS_AHEAD: usize = 32;
 
 crate::sync::cache_thread_local! {
-    static SECRETS: std::cell::RefCell<Secrets> = const {
-        std::cell::RefCell::new(Secrets {
+    static SECRETS: CacheRefCell<Secrets> = const {
+        CacheRefCell::new(Secrets {
             bytes: [0; 8 * SECRETS_AHEAD],
             next: SECRETS_AHEAD,
             forks: 0,
@@ -76,8 +78,7 @@ impl Secrets {
 
 /// Telling a forked child from its parent, without a syscall per id.
 pub(crate) mod fork {
-    use crate::sync::Ordering;
-    use crate::sync::ProcessAtomicU64;
+    use crate::sync::{Ordering, ProcessAtomicU64, ProcessOnce};
 
     /// How many times this process is a fork's child of the process that
     /// first minted an id (bumped in each child).
@@ -96,7 +97,7 @@ pub(crate) mod fork {
     pub(crate) fn watch() {
         #[cfg(unix)]
         {
-            static ONCE: std::sync::Once = std::sync::Once::new();
+            static ONCE: ProcessOnce = ProcessOnce::new();
             ONCE.call_once(|| {
                 // SAFETY: `child` is async-signal-safe (one atomic add), as
                 // a handler running in a child of a multithreaded process
