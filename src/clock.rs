@@ -16,9 +16,9 @@ use std::time::Duration;
 
 /// Milliseconds since the registry was built.
 pub(crate) enum Clock {
-    /// The coarse monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux): a few
-    /// nanoseconds a read and a resolution of a few milliseconds, plenty for
-    /// idle timeouts.
+    /// The coarse monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux): read
+    /// in user space, without a system call, with a resolution of a few
+    /// milliseconds, plenty for idle timeouts.
     Coarse {
         epoch: coarsetime::Instant,
         /// The latest reading taken (by a sweep or a touch): what lookups
@@ -46,9 +46,8 @@ impl Clock {
                 // `now_without_cache_update`: `coarsetime::Instant::now` also
                 // stores the time into one process-wide static for its
                 // `recent()`, which nothing here reads; every thread reading
-                // the clock would write that one cache line (with an idle
-                // timeout, that was 27 ns per session's life on two threads
-                // instead of 21).
+                // the clock would write that one cache line, which threads
+                // then contend for.
                 let ms = coarsetime::Instant::now_without_cache_update()
                     .duration_since(*epoch)
                     .as_millis()

@@ -28,9 +28,9 @@ impl<S> Registry<S> {
     //
     // Inlined into the caller whole, as `insert` is: the handle (32 bytes)
     // then stays in registers instead of being returned through memory and
-    // reloaded by the caller with wider loads than the stores that wrote it
-    // (a store-forwarding stall that `perf` showed on the instruction after
-    // every `get`). The expiry check, which may end the session, is skipped when there is no idle timeout.
+    // reloaded by the caller with wider loads than the stores that wrote it,
+    // which stalls on store forwarding. The expiry check, which may end the
+    // session, is skipped when there is no idle timeout.
     #[inline(always)]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
         let slot = match self.acquire(id) {
@@ -132,8 +132,8 @@ impl<S> Registry<S> {
     /// `acquire` only ever holds the session its id names.
     //
     // Inlined into every caller, as `lookup` is inlined into its: out of
-    // line (it has three callers) it cost a call and ~20 instructions per
-    // lookup (callgrind).
+    // line (it has three callers) every lookup would pay a call, and the
+    // moves of its arguments and results, around a few loads and one CAS.
     #[inline(always)]
     pub(crate) fn acquire(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
         let slot = self.locate(id)?;

@@ -132,8 +132,8 @@ pub(crate) enum By {
 /// Inline: it is one RMW, in every handle's drop. [`retire`], the rare case
 /// for a handle, stays out of line, so that the drop around this inlines
 /// into its caller and the handle's fields never go back through memory
-/// (loading the 16-byte id that `get` stored as two halves stalled every
-/// drop on store forwarding).
+/// (where reloading the id with wider loads than the stores that wrote it
+/// stalls on store forwarding).
 #[inline]
 pub(crate) unsafe fn release<S>(
     storage: NonNull<Storage<S>>,
