@@ -6,7 +6,6 @@ use crate::id::{ParseIdError, SessionId};
 use crate::lifecycle::{Acquire, Word};
 use crate::reason::{Reason, Rejection};
 use crate::registry::Registry;
-use crate::secret::secrets_match;
 use crate::session::Session;
 use crate::slot::Slot;
 use crate::storage::{self, By};
@@ -26,7 +25,7 @@ impl<S> Registry<S> {
 
     /// Like [`get`](Registry::get), saying why nothing was found.
     //
-    // Inlined into the caller whole, as `insert` is: the handle (32 bytes)
+    // Inlined into the caller whole, as `insert` is: the handle (40 bytes)
     // then stays in registers instead of being returned through memory and
     // reloaded by the caller with wider loads than the stores that wrote it,
     // which stalls on store forwarding. The expiry check, which may end the
@@ -149,7 +148,7 @@ impl<S> Registry<S> {
                 }
             }
             match slot.lifecycle.try_acquire(word) {
-                Acquire::Acquired if secrets_match(slot.secret(), id.secret()) => return Ok(slot),
+                Acquire::Acquired if slot.secret().matches(id.secret()) => return Ok(slot),
                 Acquire::Acquired => {
                     self.let_go(id, slot);
                     return Err(Rejection::Stale);
@@ -183,7 +182,7 @@ impl<S> Registry<S> {
             };
         }
         if word.is_live() {
-            return if secrets_match(slot.secret(), id.secret()) {
+            return if slot.secret().matches(id.secret()) {
                 Examined::Live
             } else {
                 mismatch(slot, id)
@@ -192,7 +191,7 @@ impl<S> Registry<S> {
         // `TERMINATED(g)`. With no references left its last one out may
         // have put it on the free list already, writing the link over the
         // secret: nothing to compare. Held, it still has its secret.
-        if word.is_being_freed() || secrets_match(slot.secret(), id.secret()) {
+        if word.is_being_freed() || slot.secret().matches(id.secret()) {
             return Examined::Ended;
         }
         mismatch(slot, id)
@@ -278,4 +277,30 @@ pub(crate) enum Examined {
     /// The session ended since the snapshot, so the secret read may not be
     /// its own: look again at this word.
     Moved(Word),
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use crate::{Registry, Rejection, SessionId};
+
+    /// Every bit of the 128-bit secret counts: an id with any one of them
+    /// flipped is forged, whichever word it is in.
+    #[test]
+    fn a_wrong_bit_in_either_word_of_the_secret_is_forged() {
+        let registry = Registry::builder().build().unwrap();
+        let id = registry.insert(()).unwrap();
+        let bytes = id.to_bytes();
+        for bit in 64..192 {
+            let mut forged = bytes;
+            forged[bit / 8] ^= 1 << (bit % 8);
+            let forged = SessionId::from_bytes(forged);
+            assert_eq!(
+                registry.lookup(&forged).map(drop),
+                Err(Rejection::Forged),
+                "bit {bit} of the id"
+            );
+        }
+        assert_eq!(registry.stats().rejected(Rejection::Forged), 128);
+        assert!(registry.get(&id).is_some(), "the real id still works");
+    }
 }

@@ -1,5 +1,6 @@
-//! The secret part of session ids: drawn from a thread-local CSPRNG in
-//! batches, never repeated by a forked child, and compared in constant time.
+//! The secret part of session ids: 128 bits, drawn from a thread-local
+//! CSPRNG in batches, never repeated by a forked child, and compared in
+//! constant time.
 //!
 //! Why a batch, and what happens after `fork`, is in the design notes
 //! (`src/docs/design.md`, "Ids"). `benches/registry.rs` (`floor/secret`)
@@ -7,10 +8,36 @@
 
 use crate::sync::CacheRefCell;
 
+/// The secret of one id: 128 bits, as two words (so that nothing holding
+/// one, an id or a slot, needs the 16-byte alignment of a `u128`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Secret {
+    /// The high 64 bits: the first half of the secret in the text form.
+    pub(crate) high: u64,
+    /// The low 64 bits.
+    pub(crate) low: u64,
+}
+
+impl Secret {
+    /// Whether two secrets are the same, without a data-dependent branch
+    /// or early exit: both words are compared, always.
+    ///
+    /// The two XORs are ORed into one word before the one comparison;
+    /// `black_box` keeps the optimiser from turning that into anything that
+    /// depends on which word, or where in it, the two first differ.
+    #[inline]
+    pub(crate) fn matches(self, other: Secret) -> bool {
+        std::hint::black_box((self.high ^ other.high) | (self.low ^ other.low)) == 0
+    }
+}
+
+/// Bytes of one secret in the batch.
+const SECRET_BYTES: usize = 16;
+
 /// Secrets drawn ahead, per thread, so that minting an id costs a
 /// thread-local read rather than a trip through the generator.
 struct Secrets {
-    bytes: [u8; 8 * SECRETS_AHEAD],
+    bytes: [u8; SECRET_BYTES * SECRETS_AHEAD],
     next: usize,
     /// [`fork::count`] when the batch was drawn.
     forks: u64,
@@ -21,14 +48,14 @@ const SECRETS_AHEAD: usize = 32;
 crate::sync::cache_thread_local! {
     static SECRETS: CacheRefCell<Secrets> = const {
         CacheRefCell::new(Secrets {
-            bytes: [0; 8 * SECRETS_AHEAD],
+            bytes: [0; SECRET_BYTES * SECRETS_AHEAD],
             next: SECRETS_AHEAD,
             forks: 0,
         })
     };
 }
 
-/// A fresh 64-bit secret from the thread-local CSPRNG (`rand`'s ThreadRng:
+/// A fresh 128-bit secret from the thread-local CSPRNG (`rand`'s ThreadRng:
 /// ChaCha, seeded and periodically reseeded from the OS): no syscall per id.
 /// Drawn 32 at a time in one `fill_bytes`; each is wiped from the buffer as
 /// it is handed out.
@@ -39,18 +66,23 @@ crate::sync::cache_thread_local! {
 /// it was drawn, and a child throws it away and reseeds the generator from
 /// the OS before drawing again (see [`fork`]).
 #[inline]
-pub(crate) fn fresh_secret() -> u64 {
+pub(crate) fn fresh_secret() -> Secret {
     SECRETS.with(|secrets| {
         let mut secrets = secrets.borrow_mut();
         if secrets.next == SECRETS_AHEAD || secrets.forks != fork::count() {
             secrets.refill();
         }
-        let at = 8 * secrets.next;
+        let at = SECRET_BYTES * secrets.next;
         secrets.next += 1;
-        let word: &mut [u8; 8] = (&mut secrets.bytes[at..at + 8])
+        let bytes: &mut [u8; SECRET_BYTES] = (&mut secrets.bytes[at..at + SECRET_BYTES])
             .try_into()
-            .expect("8 bytes");
-        u64::from_le_bytes(std::mem::take(word))
+            .expect("one secret's bytes");
+        let bytes = std::mem::take(bytes);
+        let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("8 bytes"));
+        Secret {
+            high: word(&bytes[..8]),
+            low: word(&bytes[8..]),
+        }
     })
 }
 
@@ -114,26 +146,41 @@ pub(crate) mod fork {
     }
 }
 
-/// Compares two secrets without a data-dependent branch or early exit.
-///
-/// A `u64` comparison is a single instruction; `black_box` keeps the
-/// optimiser from turning the XOR into anything that depends on where the two
-/// values first differ.
-#[inline]
-pub(crate) fn secrets_match(a: u64, b: u64) -> bool {
-    std::hint::black_box(a ^ b) == 0
-}
-
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
     use super::*;
 
     #[test]
-    fn secrets_differ() {
+    fn secrets_differ_in_both_words() {
+        // Past a batch, so a refill is crossed too.
+        let drawn: Vec<Secret> = (0..2 * SECRETS_AHEAD + 1).map(|_| fresh_secret()).collect();
+        let mut highs: Vec<u64> = drawn.iter().map(|s| s.high).collect();
+        let mut lows: Vec<u64> = drawn.iter().map(|s| s.low).collect();
+        highs.sort_unstable();
+        highs.dedup();
+        lows.sort_unstable();
+        lows.dedup();
+        assert_eq!(highs.len(), drawn.len(), "a high word repeated");
+        assert_eq!(lows.len(), drawn.len(), "a low word repeated");
+        assert!(drawn.iter().all(|s| s.high != s.low));
+    }
+
+    #[test]
+    fn a_match_needs_both_words() {
         let a = fresh_secret();
-        let b = fresh_secret();
-        assert_ne!(a, b);
-        assert!(secrets_match(a, a));
-        assert!(!secrets_match(a, b));
+        assert!(a.matches(a));
+        assert!(!a.matches(fresh_secret()));
+        for bit in 0..64 {
+            let high = Secret {
+                high: a.high ^ (1 << bit),
+                ..a
+            };
+            let low = Secret {
+                low: a.low ^ (1 << bit),
+                ..a
+            };
+            assert!(!a.matches(high), "high bit {bit} ignored");
+            assert!(!a.matches(low), "low bit {bit} ignored");
+        }
     }
 }

@@ -41,6 +41,9 @@ pub struct Session<S> {
     id: SessionId,
 }
 
+// Two pointers and a 24-byte id: five words, no padding (see `id.rs`).
+const _: () = assert!(std::mem::size_of::<Session<()>>() == 40);
+
 // SAFETY: a `Session` gives shared access to `S` from whichever thread holds
 // it (so `S: Sync`), and the last handle may drop the value on its thread (so
 // `S: Send`). Everything else it touches is atomics in the storage.

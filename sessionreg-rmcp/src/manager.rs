@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 /// `LocalSessionManager` (see the [crate docs](crate)).
 ///
 /// Each session is rmcp's own per-session worker
-/// ([`create_local_session`]), named by a registry id (32 lowercase hex
+/// ([`create_local_session`]), named by a registry id (48 lowercase hex
 /// digits, the first two the node id). What it adds:
 ///
 /// * **One end per session.** Every way a session ends — `DELETE`, the idle

@@ -254,7 +254,7 @@ impl<A: App> SessionManager<A> {
             Ok(Head::Failed) => return internal_error(Some(&request_id)),
             Err(_) => return shutting_down(),
         };
-        let mut text = [0u8; 32];
+        let mut text = [0u8; crate::SessionId::TEXT_LEN];
         let value =
             HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
         response.headers_mut().insert(rules::SESSION_HEADER, value);
