@@ -274,7 +274,8 @@ mod secret {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     const AHEAD: usize = 32;
-    const BYTES: usize = 8;
+    /// 128 bits, as the registry's secrets are since issue 20.
+    const BYTES: usize = 16;
 
     struct Batch {
         bytes: [u8; BYTES * AHEAD],
@@ -291,7 +292,7 @@ mod secret {
     }
 
     #[inline]
-    pub(crate) fn draw() -> u64 {
+    pub(crate) fn draw() -> (u64, u64) {
         BATCH.with(|batch| {
             let mut batch = batch.borrow_mut();
             if batch.next == AHEAD || batch.forks != FORKS.load(Ordering::Relaxed) {
@@ -299,10 +300,12 @@ mod secret {
             }
             let at = BYTES * batch.next;
             batch.next += 1;
-            let word: &mut [u8; BYTES] = (&mut batch.bytes[at..at + BYTES])
+            let secret: &mut [u8; BYTES] = (&mut batch.bytes[at..at + BYTES])
                 .try_into()
                 .expect("one secret");
-            u64::from_le_bytes(std::mem::take(word))
+            let secret = std::mem::take(secret);
+            let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("8 bytes"));
+            (word(&secret[..8]), word(&secret[8..]))
         })
     }
 
