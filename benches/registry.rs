@@ -274,11 +274,11 @@ mod secret {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     const AHEAD: usize = 32;
-    /// 128 bits, as the registry's secrets are since issue 20.
-    const BYTES: usize = 16;
 
     struct Batch {
-        bytes: [u8; BYTES * AHEAD],
+        /// Each secret's two words: 128 bits, as the registry's secrets
+        /// are since issue 20.
+        words: [[u64; 2]; AHEAD],
         next: usize,
         forks: u64,
     }
@@ -287,33 +287,28 @@ mod secret {
 
     thread_local! {
         static BATCH: RefCell<Batch> = const {
-            RefCell::new(Batch { bytes: [0; BYTES * AHEAD], next: AHEAD, forks: 0 })
+            RefCell::new(Batch { words: [[0; 2]; AHEAD], next: AHEAD, forks: 0 })
         };
     }
 
     #[inline]
-    pub(crate) fn draw() -> (u64, u64) {
+    pub(crate) fn draw() -> [u64; 2] {
         BATCH.with(|batch| {
             let mut batch = batch.borrow_mut();
             if batch.next == AHEAD || batch.forks != FORKS.load(Ordering::Relaxed) {
                 refill(&mut batch);
             }
-            let at = BYTES * batch.next;
+            let at = batch.next;
             batch.next += 1;
-            let secret: &mut [u8; BYTES] = (&mut batch.bytes[at..at + BYTES])
-                .try_into()
-                .expect("one secret");
-            let secret = std::mem::take(secret);
-            let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("8 bytes"));
-            (word(&secret[..8]), word(&secret[8..]))
+            std::mem::take(&mut batch.words[at])
         })
     }
 
     #[cold]
     #[inline(never)]
     fn refill(batch: &mut Batch) {
-        use rand::Rng as _;
-        rand::rng().fill_bytes(&mut batch.bytes);
+        use rand::RngExt as _;
+        rand::rng().fill(batch.words.as_flattened_mut());
         batch.next = 0;
         batch.forks = FORKS.load(Ordering::Relaxed);
     }

@@ -31,13 +31,11 @@ impl Secret {
     }
 }
 
-/// Bytes of one secret in the batch.
-const SECRET_BYTES: usize = 16;
-
 /// Secrets drawn ahead, per thread, so that minting an id costs a
 /// thread-local read rather than a trip through the generator.
 struct Secrets {
-    bytes: [u8; SECRET_BYTES * SECRETS_AHEAD],
+    /// Each secret's two words, as `Secret { high, low }` takes them.
+    words: [[u64; 2]; SECRETS_AHEAD],
     next: usize,
     /// [`fork::count`] when the batch was drawn.
     forks: u64,
@@ -48,7 +46,7 @@ const SECRETS_AHEAD: usize = 32;
 crate::sync::cache_thread_local! {
     static SECRETS: CacheRefCell<Secrets> = const {
         CacheRefCell::new(Secrets {
-            bytes: [0; SECRET_BYTES * SECRETS_AHEAD],
+            words: [[0; 2]; SECRETS_AHEAD],
             next: SECRETS_AHEAD,
             forks: 0,
         })
@@ -72,17 +70,10 @@ pub(crate) fn fresh_secret() -> Secret {
         if secrets.next == SECRETS_AHEAD || secrets.forks != fork::count() {
             secrets.refill();
         }
-        let at = SECRET_BYTES * secrets.next;
+        let at = secrets.next;
         secrets.next += 1;
-        let bytes: &mut [u8; SECRET_BYTES] = (&mut secrets.bytes[at..at + SECRET_BYTES])
-            .try_into()
-            .expect("one secret's bytes");
-        let bytes = std::mem::take(bytes);
-        let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("8 bytes"));
-        Secret {
-            high: word(&bytes[..8]),
-            low: word(&bytes[8..]),
-        }
+        let [high, low] = std::mem::take(&mut secrets.words[at]);
+        Secret { high, low }
     })
 }
 
@@ -91,7 +82,7 @@ impl Secrets {
     #[cold]
     #[inline(never)]
     fn refill(&mut self) {
-        use rand::Rng as _;
+        use rand::RngExt as _;
         fork::watch();
         let forks = fork::count();
         let mut rng = rand::rng();
@@ -103,7 +94,9 @@ impl Secrets {
             }
             self.forks = forks;
         }
-        rng.fill_bytes(&mut self.bytes);
+        // One `fill_bytes` over the whole batch (rand's `fill` of a `u64`
+        // slice; words are little-endian on every machine).
+        rng.fill(self.words.as_flattened_mut());
         self.next = 0;
     }
 }
