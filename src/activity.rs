@@ -59,9 +59,11 @@ pub(crate) enum Expire {
 pub(crate) enum Check {
     /// Not idle: a request in flight, a rough or recent stamp.
     Busy,
-    /// Idle at this time, or closed for expiry already: confirm with
-    /// `try_expire` at this time.
-    Expiring(u64),
+    /// Idle at this time: confirm with `try_expire` at this time.
+    Idle(u64),
+    /// Already closed for expiry by another thread, which will end it: never
+    /// hand it out (no time was read, and none is needed).
+    Closed,
 }
 
 /// What [`Activity::enter`] found.
@@ -195,15 +197,14 @@ impl Activity {
     pub(crate) fn check(&self, now: impl FnOnce() -> u64, timeout: u64) -> Check {
         let word = self.0.load(Ordering::Relaxed);
         if CLOSED.get(word) == 1 {
-            // Another thread has closed it for expiry and will end it.
-            return Check::Expiring(0);
+            return Check::Closed;
         }
         if IN_FLIGHT.get(word) > 0 || ROUGH.get(word) == 1 {
             return Check::Busy;
         }
         let now = now();
         if now.saturating_sub(STAMP.get(word)) >= timeout {
-            Check::Expiring(now)
+            Check::Idle(now)
         } else {
             Check::Busy
         }
@@ -281,7 +282,7 @@ mod tests {
         assert!(!activity.looks_idle(210, 10), "closed: not for the reaper");
         assert_eq!(
             activity.check(|| unreachable!("closed: no clock read"), 10),
-            Check::Expiring(0),
+            Check::Closed,
             "closed: not for lookups"
         );
         assert_eq!(activity.try_expire(210, 10), Expire::Expired);
@@ -335,7 +336,7 @@ mod tests {
         assert!(!activity.is_rough());
         assert_eq!(activity.try_expire(509, 10), Expire::Active);
         assert_eq!(activity.check(|| 509, 10), Check::Busy);
-        assert_eq!(activity.check(|| 510, 10), Check::Expiring(510));
+        assert_eq!(activity.check(|| 510, 10), Check::Idle(510));
         assert_eq!(activity.try_expire(510, 10), Expire::Expired);
     }
 

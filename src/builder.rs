@@ -1,26 +1,40 @@
-//! Configuration, validated once, when the registry is built.
+//! Building a registry: [`Registry::builder`], the [`Builder`] whose
+//! settings are validated once, in [`Builder::build`], and the errors it
+//! refuses a configuration with.
 
 use crate::activity::MAX_TIMEOUT;
-use crate::clock::{Clock, ManualClock};
+use crate::clock::{Clock, IdleClock, ManualClock};
+use crate::config::{Config, OnClose, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 use crate::free_list::TAGS;
-use crate::id::{SessionId, INDEX};
+use crate::id::SessionId;
 use crate::lifecycle::GENERATIONS;
 use crate::reason::Reason;
-use crate::registry::{OnClose, Registry};
-use crate::storage::{Config, Storage};
+use crate::registry::Registry;
+use crate::storage::Storage;
 use crate::wrap::Wrap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-/// The largest capacity a registry accepts: 2^25 = 33,554,432 sessions, half
-/// of what the id's 26-bit index field addresses, leaving room for the last
-/// page of every shard to be partly unused.
-pub const MAX_CAPACITY: usize = 1 << (INDEX.bits() - 1);
-/// The most shards a registry accepts.
-pub const MAX_SHARDS: usize = 256;
-/// The capacity of a registry built without [`Builder::capacity`].
-pub const DEFAULT_CAPACITY: usize = 1 << 16;
+impl<S: Send + Sync + 'static> Registry<S> {
+    /// A builder, to set capacity, idle timeout and close callback.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sessionreg::Registry;
+    ///
+    /// let registry = Registry::<u32>::builder()
+    ///     .capacity(10_000)
+    ///     .idle_timeout(Duration::from_secs(30 * 60))
+    ///     .on_close(|id, value, reason| println!("{id} ({value}) ended: {reason}"))
+    ///     .build()
+    ///     .expect("valid configuration");
+    /// assert_eq!(registry.capacity(), 10_000);
+    /// ```
+    pub fn builder() -> Builder<S> {
+        Builder::new()
+    }
+}
 
 /// Builds a [`Registry`]; see [`Registry::builder`].
 #[must_use]
@@ -36,7 +50,7 @@ pub struct Builder<S> {
 }
 
 impl<S: Send + Sync + 'static> Builder<S> {
-    pub(crate) fn new() -> Builder<S> {
+    fn new() -> Builder<S> {
         Builder {
             capacity: DEFAULT_CAPACITY,
             idle_timeout: None,
@@ -167,8 +181,10 @@ impl<S: Send + Sync + 'static> Builder<S> {
             shards,
             stripes: (4 * parallelism).clamp(8, 256),
             node: u64::from(self.node),
-            idle_timeout_ms,
-            clock: self.clock.map_or_else(Clock::coarse, Clock::Manual),
+            clock: IdleClock::new(
+                self.clock.map_or_else(Clock::coarse, Clock::Manual),
+                idle_timeout_ms,
+            ),
             generations,
             tags,
         };

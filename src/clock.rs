@@ -10,16 +10,15 @@
 //! time").
 
 use crate::activity::MAX_STAMP;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Milliseconds since the registry was built.
 pub(crate) enum Clock {
-    /// The coarse monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux): a few
-    /// nanoseconds a read and a resolution of a few milliseconds, plenty for
-    /// idle timeouts.
+    /// The coarse monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux): read
+    /// in user space, without a system call, with a resolution of a few
+    /// milliseconds, plenty for idle timeouts.
     Coarse {
         epoch: coarsetime::Instant,
         /// The latest reading taken (by a sweep or a touch): what lookups
@@ -47,9 +46,8 @@ impl Clock {
                 // `now_without_cache_update`: `coarsetime::Instant::now` also
                 // stores the time into one process-wide static for its
                 // `recent()`, which nothing here reads; every thread reading
-                // the clock would write that one cache line (with an idle
-                // timeout, that was 27 ns per session's life on two threads
-                // instead of 21).
+                // the clock would write that one cache line, which threads
+                // then contend for.
                 let ms = coarsetime::Instant::now_without_cache_update()
                     .duration_since(*epoch)
                     .as_millis()
@@ -88,6 +86,54 @@ impl Clock {
         match self {
             Clock::Manual(manual) if !manual.rough_stamps => Some(self.now_ms()),
             _ => None,
+        }
+    }
+}
+
+/// A registry's clock together with its idle timeout: what the registry
+/// reads for each kind of activity, and that a registry whose sessions never
+/// expire reads no clock at all.
+pub(crate) struct IdleClock {
+    clock: Clock,
+    timeout_ms: Option<u64>,
+}
+
+impl IdleClock {
+    pub(crate) fn new(clock: Clock, timeout_ms: Option<u64>) -> IdleClock {
+        IdleClock { clock, timeout_ms }
+    }
+
+    /// The idle timeout in milliseconds, if sessions expire.
+    #[inline]
+    pub(crate) fn timeout_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+
+    /// The clock, for the sweeps' readings and the lookups' `recent_ms`.
+    #[inline]
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The time for an exact activity stamp (a touch), or 0 when sessions
+    /// never expire (so registries without an idle timeout never read the
+    /// clock).
+    #[inline]
+    pub(crate) fn exact_stamp(&self) -> u64 {
+        match self.timeout_ms {
+            Some(_) => self.clock.now_ms(),
+            None => 0,
+        }
+    }
+
+    /// The stamp of an activity on a hot path, an insert or a request's end
+    /// (see [`Clock::stamp`]): `None` when rough; 0 without an idle timeout
+    /// (never read).
+    #[inline]
+    pub(crate) fn stamp(&self) -> Option<u64> {
+        match self.timeout_ms {
+            Some(_) => self.clock.stamp(),
+            None => Some(0),
         }
     }
 }

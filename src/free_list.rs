@@ -13,7 +13,7 @@
 //! a stale link. At one update every 10 ns, 2^37 updates are 23 minutes of
 //! nothing but churn on one shard with the popper descheduled throughout.
 //! (Indices need 27 bits: global indices are below 2^26, plus one for
-//! "empty".) The tag also versions the head for `Storage::allocate`'s
+//! "empty".) The tag also versions the head for `Shards::allocate`'s
 //! "every shard empty at once" check, with the same bound.
 //!
 //! Links live in the slots themselves, in a word the slot does not use while
@@ -60,7 +60,7 @@ impl FreeList {
     /// The head word now: it changes with every push and pop.
     ///
     /// SeqCst, as every access to the head that the "every shard empty at
-    /// once" check (`Storage::allocate_elsewhere`) reasons about: that check
+    /// once" check (`Shards::allocate_elsewhere`) reasons about: that check
     /// needs one order of all pushes and pops on all shards together with its
     /// own loads, which SeqCst gives (the single total order S). It costs
     /// nothing over Acquire/AcqRel where it matters: on x86-64 a SeqCst load

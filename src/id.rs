@@ -1,24 +1,11 @@
-//! Session ids: which slot, which generation of it, and a secret.
-//!
-//! A [`SessionId`] is 128 bits. The low 64 are a secret drawn from a CSPRNG;
-//! the high 64 pack, from the bottom up, the slot index, the slot's generation
-//! when the session was created, and the node id of the process that minted
-//! it (checked on lookup: another node's id is unknown here):
-//!
-//! ```text
-//!  127     120 119                90 89              64 63                  0
-//! +----------+----------------------+------------------+---------------------+
-//! | node (8) |   generation (30)    |    index (26)    |     secret (64)     |
-//! +----------+----------------------+------------------+---------------------+
-//! ```
-//!
-//! The text form is the 128 bits as 32 lowercase hex digits, most significant
-//! first: fixed length, visible ASCII, and parsed back without allocating.
-//! The node is the top byte, so it is the text form's first two digits: a
-//! load balancer can route a request to the node that owns its session by
-//! a literal prefix of the `MCP-Session-Id` header, keeping no state.
+//! Session ids: a [`SessionId`] packs a slot index, the slot's generation
+//! and the node that minted it into one word, beside a 128-bit secret (drawn
+//! in `secret.rs`); its text form, the `MCP-Session-Id` header value, is
+//! written and parsed here without allocating. The layout, and why the node
+//! comes first, are in the design notes (`src/docs/design.md`, "Ids").
 
 use crate::pack::Field;
+use crate::secret::Secret;
 use std::fmt;
 use std::str::FromStr;
 
@@ -35,8 +22,8 @@ const _: () = assert!(
     "a node is the text form's first two digits"
 );
 
-/// Length of the text form, in bytes.
-pub const TEXT_LEN: usize = 32;
+/// Hex digits per 64-bit word of the text form.
+const WORD_DIGITS: usize = 16;
 
 /// The name of one session: its slot, the slot's generation and a secret.
 ///
@@ -45,93 +32,136 @@ pub const TEXT_LEN: usize = 32;
 /// the slot's generation has moved on and the id no longer finds anything,
 /// even after the slot holds a new session.
 ///
+/// An id is 192 bits: 64 that name the node, the slot and its generation,
+/// and a 128-bit secret. Its text form is 48 lowercase hex digits, the node
+/// first.
+///
 /// ```
 /// use sessionreg::{Registry, SessionId};
 ///
-/// let registry = Registry::<&str>::builder().build().unwrap();
+/// let registry = Registry::<&str>::builder().node_id(0x2a).build().unwrap();
 /// let id = registry.insert("hello").unwrap();
 /// let text = id.to_string();
-/// assert_eq!(text.len(), sessionreg::id::TEXT_LEN);
+/// assert_eq!(text.len(), SessionId::TEXT_LEN);
+/// assert!(text.starts_with("2a"));
 /// assert_eq!(text.parse::<SessionId>().unwrap(), id);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(u128);
+pub struct SessionId {
+    /// Node, generation and index (`NODE`, `GENERATION`, `INDEX`).
+    high: u64,
+    secret: Secret,
+}
+
+// Three words, aligned as one: no `u128` (16-byte alignment) in the id, so
+// a handle (two pointers and an id) is five words with no padding.
+const _: () = assert!(std::mem::size_of::<SessionId>() == 24);
+const _: () = assert!(std::mem::align_of::<SessionId>() == 8);
 
 impl SessionId {
-    /// Packs an id from its fields.
-    pub(crate) fn new(index: u64, generation: u64, node: u64, secret: u64) -> Self {
-        let high = NODE.set(GENERATION.set(INDEX.set(0, index), generation), node);
-        SessionId((u128::from(high) << 64) | u128::from(secret))
-    }
+    /// Length of the text form, in bytes.
+    pub const TEXT_LEN: usize = 3 * WORD_DIGITS;
 
-    #[inline]
-    fn high(self) -> u64 {
-        (self.0 >> 64) as u64
+    /// Packs an id from its fields.
+    pub(crate) fn new(index: u64, generation: u64, node: u64, secret: Secret) -> Self {
+        SessionId {
+            high: NODE.set(GENERATION.set(INDEX.set(0, index), generation), node),
+            secret,
+        }
     }
 
     /// The slot index.
     #[inline]
     pub(crate) fn index(self) -> u64 {
-        INDEX.get(self.high())
+        INDEX.get(self.high)
     }
 
     /// The slot's generation when the session was created.
     #[inline]
     pub(crate) fn generation(self) -> u64 {
-        GENERATION.get(self.high())
+        GENERATION.get(self.high)
     }
 
     /// The node that minted the id ([`Builder::node_id`](crate::Builder::node_id);
     /// 0 by default): the first two hex digits of the text form.
     #[inline]
     pub fn node(self) -> u8 {
-        NODE.get(self.high()) as u8
+        NODE.get(self.high) as u8
     }
 
     /// The secret part.
     #[inline]
-    pub(crate) fn secret(self) -> u64 {
-        self.0 as u64
+    pub(crate) fn secret(self) -> Secret {
+        self.secret
     }
 
-    /// The id as one 128-bit number (the same bits as the text form).
-    pub fn to_u128(self) -> u128 {
-        self.0
+    /// The three words of the id, most significant first: the order of the
+    /// text form.
+    #[inline]
+    fn words(self) -> [u64; 3] {
+        [self.high, self.secret.high, self.secret.low]
     }
 
-    /// The id with these bits: the inverse of [`to_u128`](SessionId::to_u128).
-    /// Any value is an id; whether it names a session is for the registry to
-    /// say.
-    pub fn from_u128(bits: u128) -> SessionId {
-        SessionId(bits)
+    #[inline]
+    fn from_words([high, secret_high, secret_low]: [u64; 3]) -> SessionId {
+        SessionId {
+            high,
+            secret: Secret {
+                high: secret_high,
+                low: secret_low,
+            },
+        }
+    }
+
+    /// The id as 24 bytes, most significant first (the same bits, in the
+    /// same order, as the text form).
+    pub fn to_bytes(self) -> [u8; 24] {
+        let mut bytes = [0; 24];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(self.words()) {
+            chunk.copy_from_slice(&word.to_be_bytes());
+        }
+        bytes
+    }
+
+    /// The id with these bytes: the inverse of
+    /// [`to_bytes`](SessionId::to_bytes). Any value is an id; whether it
+    /// names a session is for the registry to say.
+    pub fn from_bytes(bytes: [u8; 24]) -> SessionId {
+        let word = |at: usize| u64::from_be_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        SessionId::from_words([word(0), word(8), word(16)])
     }
 
     /// The id whose text form is `bytes`, e.g. a header value.
     ///
-    /// Accepts exactly [`TEXT_LEN`] lowercase hex digits.
+    /// Accepts exactly [`TEXT_LEN`](SessionId::TEXT_LEN) lowercase hex
+    /// digits; anything else is refused with the reason, and nothing is
+    /// allocated either way.
     pub fn parse_bytes(bytes: &[u8]) -> Result<SessionId, ParseIdError> {
-        if bytes.len() != TEXT_LEN {
+        if bytes.len() != Self::TEXT_LEN {
             return Err(ParseIdError::Length(bytes.len()));
         }
-        let mut value: u128 = 0;
+        let mut words = [0u64; 3];
         for (at, &byte) in bytes.iter().enumerate() {
             let digit = match byte {
                 b'0'..=b'9' => byte - b'0',
                 b'a'..=b'f' => byte - b'a' + 10,
                 _ => return Err(ParseIdError::Digit { at }),
             };
-            value = (value << 4) | u128::from(digit);
+            let word = &mut words[at / WORD_DIGITS];
+            *word = (*word << 4) | u64::from(digit);
         }
-        Ok(SessionId(value))
+        Ok(SessionId::from_words(words))
     }
 
     /// Writes the text form into `out` and returns it as a `&str`, without
     /// allocating.
-    pub fn encode<'a>(&self, out: &'a mut [u8; TEXT_LEN]) -> &'a str {
+    pub fn encode<'a>(&self, out: &'a mut [u8; Self::TEXT_LEN]) -> &'a str {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        for (i, byte) in out.iter_mut().enumerate() {
-            let nibble = (self.0 >> (4 * (TEXT_LEN - 1 - i))) & 0xf;
-            *byte = DIGITS[nibble as usize];
+        for (digits, word) in out.chunks_exact_mut(WORD_DIGITS).zip(self.words()) {
+            for (i, byte) in digits.iter_mut().enumerate() {
+                let nibble = (word >> (4 * (WORD_DIGITS - 1 - i))) & 0xf;
+                *byte = DIGITS[nibble as usize];
+            }
         }
         // Every byte is one of DIGITS, so this cannot fail.
         std::str::from_utf8(out).expect("hex digits are ASCII")
@@ -140,7 +170,7 @@ impl SessionId {
 
 impl fmt::Display for SessionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.encode(&mut [0; TEXT_LEN]))
+        f.pad(self.encode(&mut [0; Self::TEXT_LEN]))
     }
 }
 
@@ -167,7 +197,8 @@ impl FromStr for SessionId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParseIdError {
-    /// The text is not [`TEXT_LEN`] bytes long; holds the length it had.
+    /// The text is not [`TEXT_LEN`](SessionId::TEXT_LEN) bytes long; holds
+    /// the length it had.
     Length(usize),
     /// The byte at this offset is not a lowercase hex digit.
     Digit {
@@ -182,7 +213,8 @@ impl fmt::Display for ParseIdError {
             ParseIdError::Length(len) => {
                 write!(
                     f,
-                    "a session id is {TEXT_LEN} bytes long, this one is {len}"
+                    "a session id is {} bytes long, this one is {len}",
+                    SessionId::TEXT_LEN
                 )
             }
             ParseIdError::Digit { at } => {
@@ -197,137 +229,14 @@ impl fmt::Display for ParseIdError {
 
 impl std::error::Error for ParseIdError {}
 
-/// Secrets drawn ahead, per thread, so that minting an id costs a
-/// thread-local read rather than a trip through the generator.
-struct Secrets {
-    bytes: [u8; 8 * SECRETS_AHEAD],
-    next: usize,
-    /// [`fork::count`] when the batch was drawn.
-    forks: u64,
-}
-
-const SECRETS_AHEAD: usize = 32;
-
-crate::sync::cache_thread_local! {
-    static SECRETS: std::cell::RefCell<Secrets> = const {
-        std::cell::RefCell::new(Secrets {
-            bytes: [0; 8 * SECRETS_AHEAD],
-            next: SECRETS_AHEAD,
-            forks: 0,
-        })
-    };
-}
-
-/// A fresh 64-bit secret from the thread-local CSPRNG (`rand`'s ThreadRng:
-/// ChaCha, seeded and periodically reseeded from the OS): no syscall per id.
-/// Drawn 32 at a time in one `fill_bytes`; each is wiped from the buffer as
-/// it is handed out.
-///
-/// After `fork`, the child's copy of the batch (and of the generator) is the
-/// parent's: a child that used it would mint the very secrets its parent
-/// mints next. So a batch remembers how many forks the process had seen when
-/// it was drawn, and a child throws it away and reseeds the generator from
-/// the OS before drawing again (see [`fork`]).
-#[inline]
-pub(crate) fn fresh_secret() -> u64 {
-    SECRETS.with(|secrets| {
-        let mut secrets = secrets.borrow_mut();
-        if secrets.next == SECRETS_AHEAD || secrets.forks != fork::count() {
-            secrets.refill();
-        }
-        let at = 8 * secrets.next;
-        secrets.next += 1;
-        let word: &mut [u8; 8] = (&mut secrets.bytes[at..at + 8])
-            .try_into()
-            .expect("8 bytes");
-        u64::from_le_bytes(std::mem::take(word))
-    })
-}
-
-impl Secrets {
-    /// Draws the next batch: once per `SECRETS_AHEAD` ids, so out of line.
-    #[cold]
-    #[inline(never)]
-    fn refill(&mut self) {
-        use rand::Rng as _;
-        fork::watch();
-        let forks = fork::count();
-        let mut rng = rand::rng();
-        if forks != self.forks {
-            // The first batch since a fork: the generator's state is the
-            // parent's.
-            if let Err(error) = rng.reseed() {
-                panic!("could not reseed the secret generator after fork: {error}");
-            }
-            self.forks = forks;
-        }
-        rng.fill_bytes(&mut self.bytes);
-        self.next = 0;
-    }
-}
-
-/// Telling a forked child from its parent, without a syscall per id.
-pub(crate) mod fork {
-    use crate::sync::Ordering;
-    use crate::sync::ProcessAtomicU64;
-
-    /// How many times this process is a fork's child of the process that
-    /// first minted an id (bumped in each child).
-    static FORKS: ProcessAtomicU64 = ProcessAtomicU64::new(0);
-
-    /// The fork count: a plain load of a word nobody writes but a child
-    /// right after `fork`. Relaxed: the child's handler runs on the one
-    /// thread the child has, before `fork` returns there.
-    #[inline]
-    pub(crate) fn count() -> u64 {
-        FORKS.load(Ordering::Relaxed)
-    }
-
-    /// Registers the child handler, once per process (it is inherited by
-    /// children).
-    pub(crate) fn watch() {
-        #[cfg(unix)]
-        {
-            static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| {
-                // SAFETY: `child` is async-signal-safe (one atomic add), as
-                // a handler running in a child of a multithreaded process
-                // must be. Registration can fail only for lack of memory;
-                // then fork protection is off, which we cannot remedy.
-                let _ = unsafe { libc::pthread_atfork(None, None, Some(child)) };
-            });
-        }
-    }
-
-    #[cfg(unix)]
-    extern "C" fn child() {
-        FORKS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// One secret drawn exactly as [`Registry::insert`](crate::Registry::insert)
-/// draws one (same generator, same batch of 32). Not part of the API: for
-/// the benchmarks, whose `floor/secret` is the cost of this call.
-#[doc(hidden)]
-#[inline]
-pub fn draw_secret_for_benches() -> u64 {
-    fresh_secret()
-}
-
-/// Compares two secrets without a data-dependent branch or early exit.
-///
-/// A `u64` comparison is a single instruction; `black_box` keeps the
-/// optimiser from turning the XOR into anything that depends on where the two
-/// values first differ.
-#[inline]
-pub(crate) fn secrets_match(a: u64, b: u64) -> bool {
-    std::hint::black_box(a ^ b) == 0
-}
-
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn secret(high: u64, low: u64) -> Secret {
+        Secret { high, low }
+    }
 
     proptest! {
         #[test]
@@ -335,72 +244,123 @@ mod tests {
             index in 0..=INDEX.max(),
             generation in 0..=GENERATION.max(),
             node in 0..=NODE.max(),
-            secret: u64,
+            high: u64,
+            low: u64,
         ) {
-            let id = SessionId::new(index, generation, node, secret);
+            let id = SessionId::new(index, generation, node, secret(high, low));
             prop_assert_eq!(id.index(), index);
             prop_assert_eq!(id.generation(), generation);
             prop_assert_eq!(u64::from(id.node()), node);
-            prop_assert_eq!(id.secret(), secret);
+            prop_assert!(id.secret().matches(secret(high, low)));
+            prop_assert_eq!(SessionId::from_bytes(id.to_bytes()), id);
         }
 
         #[test]
-        fn text_round_trips_and_is_fixed_visible_ascii(bits: u128) {
-            let id = SessionId(bits);
+        fn text_round_trips_and_is_fixed_visible_ascii(words: [u64; 3]) {
+            let id = SessionId::from_words(words);
             let text = id.to_string();
-            prop_assert_eq!(text.len(), TEXT_LEN);
+            prop_assert_eq!(text.len(), SessionId::TEXT_LEN);
             prop_assert!(text.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+            // Most significant first, as the bytes and as the three words.
+            let expected = format!("{:016x}{:016x}{:016x}", words[0], words[1], words[2]);
+            prop_assert_eq!(&text, &expected);
             prop_assert_eq!(text.parse::<SessionId>(), Ok(id));
+            let mut out = [0; SessionId::TEXT_LEN];
+            prop_assert_eq!(id.encode(&mut out), text.as_str());
+            let hex: String = id.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+            prop_assert_eq!(hex, text);
         }
 
         #[test]
-        fn parse_never_panics(text in ".{0,40}") {
+        fn parse_never_panics(text in ".{0,60}") {
             let _ = text.parse::<SessionId>();
+        }
+
+        #[test]
+        fn one_bad_byte_anywhere_is_refused_there(
+            words: [u64; 3],
+            at in 0..SessionId::TEXT_LEN,
+            bad in prop::sample::select(b"ABCDEFGgz-_ \x00\x7f\xff".to_vec()),
+        ) {
+            let mut text = SessionId::from_words(words).to_string().into_bytes();
+            text[at] = bad;
+            prop_assert_eq!(
+                SessionId::parse_bytes(&text),
+                Err(ParseIdError::Digit { at })
+            );
         }
     }
 
     #[test]
     fn parse_rejects_with_the_reason() {
+        let len = SessionId::TEXT_LEN;
         assert_eq!("".parse::<SessionId>(), Err(ParseIdError::Length(0)));
-        assert_eq!(
-            "0".repeat(33).parse::<SessionId>(),
-            Err(ParseIdError::Length(33))
-        );
-        let mut upper = "0".repeat(32);
+        for wrong in [1, 32, len - 1, len + 1, 64] {
+            assert_eq!(
+                "0".repeat(wrong).parse::<SessionId>(),
+                Err(ParseIdError::Length(wrong))
+            );
+        }
+        let mut upper = "0".repeat(len);
         upper.replace_range(5..6, "A");
         assert_eq!(
             upper.parse::<SessionId>(),
             Err(ParseIdError::Digit { at: 5 })
         );
         assert_eq!(
-            "g".repeat(32).parse::<SessionId>(),
+            "g".repeat(len).parse::<SessionId>(),
             Err(ParseIdError::Digit { at: 0 })
+        );
+        // The first bad byte is the one reported, in the secret half too.
+        let mut late = "f".repeat(len);
+        late.replace_range(40..41, "x");
+        late.replace_range(47..48, "y");
+        assert_eq!(
+            late.parse::<SessionId>(),
+            Err(ParseIdError::Digit { at: 40 })
+        );
+        // 48 bytes that are not 48 characters: refused by byte, not by char.
+        let wide = format!("{}é", "0".repeat(len - 2));
+        assert_eq!(wide.len(), len);
+        assert_eq!(
+            wide.parse::<SessionId>(),
+            Err(ParseIdError::Digit { at: len - 2 })
+        );
+        // An old 32-digit id is refused by its length.
+        assert_eq!(
+            "0123456789abcdef0123456789abcdef".parse::<SessionId>(),
+            Err(ParseIdError::Length(32))
         );
     }
 
     #[test]
     fn the_node_is_the_first_two_hex_digits() {
         for node in [0u64, 1, 0x2a, 0xff] {
-            let id = SessionId::new(INDEX.max(), GENERATION.max(), node, u64::MAX);
+            let id = SessionId::new(
+                INDEX.max(),
+                GENERATION.max(),
+                node,
+                secret(u64::MAX, u64::MAX),
+            );
             assert_eq!(&id.to_string()[..2], format!("{node:02x}"));
             assert_eq!(u64::from(id.node()), node);
+            assert_eq!(id.to_bytes()[0], node as u8);
         }
     }
 
     #[test]
     fn debug_hides_the_secret() {
-        let id = SessionId::new(1, 2, 0, 0xdead_beef_dead_beef);
+        let id = SessionId::new(
+            1,
+            2,
+            0,
+            secret(0xdead_beef_dead_beef, 0xfeed_face_feed_face),
+        );
         let debug = format!("{id:?}");
-        assert!(!debug.contains("deadbeef"), "{debug}");
-        assert!(!debug.contains(&0xdead_beef_dead_beef_u64.to_string()));
-    }
-
-    #[test]
-    fn secrets_differ() {
-        let a = fresh_secret();
-        let b = fresh_secret();
-        assert_ne!(a, b);
-        assert!(secrets_match(a, a));
-        assert!(!secrets_match(a, b));
+        for half in [0xdead_beef_dead_beef_u64, 0xfeed_face_feed_face] {
+            assert!(!debug.contains(&format!("{half:x}")), "{debug}");
+            assert!(!debug.contains(&half.to_string()), "{debug}");
+        }
+        assert!(!debug.contains("deadbeef") && !debug.contains("feedface"));
     }
 }

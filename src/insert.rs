@@ -1,7 +1,8 @@
 //! Creating sessions: `insert` and its variants, and the one path they share.
 
-use crate::id::{fresh_secret, SessionId};
+use crate::id::SessionId;
 use crate::registry::Registry;
+use crate::secret::fresh_secret;
 use crate::session::{InFlight, Session};
 use crate::slot::Slot;
 use crate::tid;
@@ -178,7 +179,8 @@ impl<S> Registry<S> {
         // Drawn before a slot is taken, so that nothing can fail (and leak
         // the slot) between taking it and publishing it.
         let secret = fresh_secret();
-        let Some((index, slot)) = storage.allocate(storage.home_shard(tid::current())) else {
+        let Some((index, slot)) = storage.allocate(storage.shards.home_shard(tid::current()))
+        else {
             return Err(make);
         };
         // The slot is ours and `FREE(g)`: `g` is the generation it will be
@@ -191,7 +193,7 @@ impl<S> Registry<S> {
         );
         let value = {
             // If `make` panics, the slot goes back to its free list unused.
-            let give_back = storage.give_back_on_unwind(index, slot);
+            let give_back = storage.shards.give_back_on_unwind(index, slot);
             let value = make.make(id);
             give_back.disarm();
             value
@@ -200,7 +202,7 @@ impl<S> Registry<S> {
         // can never make the live count dip below zero.
         storage.counters.created();
         // SAFETY: `allocate` handed the free slot to us alone.
-        let generation = unsafe { slot.fill(value, secret, storage.stamp(), in_flight) };
+        let generation = unsafe { slot.fill(value, secret, storage.clock.stamp(), in_flight) };
         debug_assert_eq!(generation, id.generation());
         Ok((id, slot))
     }

@@ -41,9 +41,10 @@
 mod activity;
 mod builder;
 mod clock;
+mod config;
 pub mod docs;
 mod free_list;
-pub mod id;
+mod id;
 mod insert;
 mod lifecycle;
 mod lookup;
@@ -52,7 +53,9 @@ mod pack;
 mod pages;
 mod reason;
 mod registry;
+mod secret;
 mod session;
+mod shards;
 mod slot;
 mod stats;
 mod storage;
@@ -67,8 +70,9 @@ mod wrap;
 #[cfg(feature = "http")]
 pub mod http;
 
-pub use builder::{BuildError, Builder, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
+pub use builder::{BuildError, Builder};
 pub use clock::ManualClock;
+pub use config::{DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 pub use id::{ParseIdError, SessionId};
 pub use insert::InsertError;
 pub use reason::{Reason, Rejection};

@@ -2,7 +2,7 @@
 //! every path by id shares (`locate`, `examine`, `acquire`).
 
 use crate::activity::{Check, Expire};
-use crate::id::{secrets_match, ParseIdError, SessionId};
+use crate::id::{ParseIdError, SessionId};
 use crate::lifecycle::{Acquire, Word};
 use crate::reason::{Reason, Rejection};
 use crate::registry::Registry;
@@ -25,18 +25,18 @@ impl<S> Registry<S> {
 
     /// Like [`get`](Registry::get), saying why nothing was found.
     //
-    // Inlined into the caller whole, as `insert` is: the handle (32 bytes)
+    // Inlined into the caller whole, as `insert` is: the handle (40 bytes)
     // then stays in registers instead of being returned through memory and
-    // reloaded by the caller with wider loads than the stores that wrote it
-    // (a store-forwarding stall that `perf` showed on the instruction after
-    // every `get`). The expiry check, which may end the session, is skipped when there is no idle timeout.
+    // reloaded by the caller with wider loads than the stores that wrote it,
+    // which stalls on store forwarding. The expiry check, which may end the
+    // session, is skipped when there is no idle timeout.
     #[inline(always)]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
         let slot = match self.acquire(id) {
             Ok(slot) => slot,
             Err(cause) => return Err(self.reject(cause)),
         };
-        if let Some(timeout) = self.storage().idle_timeout_ms {
+        if let Some(timeout) = self.storage().clock.timeout_ms() {
             if let Err(cause) = self.unless_expired(id, slot, timeout) {
                 return Err(self.reject(cause));
             }
@@ -81,7 +81,7 @@ impl<S> Registry<S> {
         if !accept(&session) {
             return Err(self.reject(Rejection::Principal));
         }
-        if let Some(timeout) = self.storage().idle_timeout_ms {
+        if let Some(timeout) = self.storage().clock.timeout_ms() {
             // `unless_expired` gives the reference back when it ends the
             // session: take it from the handle first.
             let session = std::mem::ManuallyDrop::new(session);
@@ -118,7 +118,7 @@ impl<S> Registry<S> {
         if u64::from(id.node()) != storage.node {
             return Err(Rejection::Unknown);
         }
-        storage.slot(id.index()).ok_or(Rejection::Unknown)
+        storage.shards.slot(id.index()).ok_or(Rejection::Unknown)
     }
 
     /// Takes a reference on the live session named by `id`.
@@ -131,8 +131,8 @@ impl<S> Registry<S> {
     /// `acquire` only ever holds the session its id names.
     //
     // Inlined into every caller, as `lookup` is inlined into its: out of
-    // line (it has three callers) it cost a call and ~20 instructions per
-    // lookup (callgrind).
+    // line (it has three callers) every lookup would pay a call, and the
+    // moves of its arguments and results, around a few loads and one CAS.
     #[inline(always)]
     pub(crate) fn acquire(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
         let slot = self.locate(id)?;
@@ -148,7 +148,7 @@ impl<S> Registry<S> {
                 }
             }
             match slot.lifecycle.try_acquire(word) {
-                Acquire::Acquired if secrets_match(slot.secret(), id.secret()) => return Ok(slot),
+                Acquire::Acquired if slot.secret().matches(id.secret()) => return Ok(slot),
                 Acquire::Acquired => {
                     self.let_go(id, slot);
                     return Err(Rejection::Stale);
@@ -182,7 +182,7 @@ impl<S> Registry<S> {
             };
         }
         if word.is_live() {
-            return if secrets_match(slot.secret(), id.secret()) {
+            return if slot.secret().matches(id.secret()) {
                 Examined::Live
             } else {
                 mismatch(slot, id)
@@ -191,7 +191,7 @@ impl<S> Registry<S> {
         // `TERMINATED(g)`. With no references left its last one out may
         // have put it on the free list already, writing the link over the
         // secret: nothing to compare. Held, it still has its secret.
-        if word.is_being_freed() || secrets_match(slot.secret(), id.secret()) {
+        if word.is_being_freed() || slot.secret().matches(id.secret()) {
             return Examined::Ended;
         }
         mismatch(slot, id)
@@ -210,17 +210,17 @@ impl<S> Registry<S> {
         slot: &Slot<S>,
         timeout: u64,
     ) -> Result<(), Rejection> {
-        let clock = &self.storage().clock;
+        let clock = self.storage().clock.clock();
         match slot.activity.check(|| clock.recent_ms(), timeout) {
             Check::Busy => Ok(()),
-            Check::Expiring(now) => self.expire(id, slot, now, timeout),
+            Check::Idle(now) => self.expire(id, slot, now, timeout),
+            Check::Closed => self.end_expired(id, slot),
         }
     }
 
     /// [`unless_expired`](Self::unless_expired)'s rare path: ends the
     /// session if it is still idle (nothing began meanwhile), or if another
-    /// thread has closed it to new requests already (it will end it too; a
-    /// session closed for expiry is never handed out).
+    /// thread has closed it to new requests meanwhile.
     #[cold]
     #[inline(never)]
     fn expire(
@@ -230,13 +230,22 @@ impl<S> Registry<S> {
         now: u64,
         timeout: u64,
     ) -> Result<(), Rejection> {
-        if slot.activity.try_expire(now, timeout) == Expire::Expired {
-            // Whether or not this call is the one that ends it, the
-            // session is over for this caller.
-            let _ = self.end_held(slot, *id, Reason::IdleTimeout);
-            return Err(Rejection::Expired);
+        match slot.activity.try_expire(now, timeout) {
+            Expire::Expired => self.end_expired(id, slot),
+            Expire::Active => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Ends a session closed for expiry (by this thread or another: a
+    /// session closed for expiry is never handed out), giving back the
+    /// reference held on it.
+    #[cold]
+    #[inline(never)]
+    fn end_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<(), Rejection> {
+        // Whether or not this call is the one that ends it, the session is
+        // over for this caller.
+        let _ = self.end_held(slot, *id, Reason::IdleTimeout);
+        Err(Rejection::Expired)
     }
 }
 
@@ -268,4 +277,30 @@ pub(crate) enum Examined {
     /// The session ended since the snapshot, so the secret read may not be
     /// its own: look again at this word.
     Moved(Word),
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use crate::{Registry, Rejection, SessionId};
+
+    /// Every bit of the 128-bit secret counts: an id with any one of them
+    /// flipped is forged, whichever word it is in.
+    #[test]
+    fn a_wrong_bit_in_either_word_of_the_secret_is_forged() {
+        let registry = Registry::builder().build().unwrap();
+        let id = registry.insert(()).unwrap();
+        let bytes = id.to_bytes();
+        for bit in 64..192 {
+            let mut forged = bytes;
+            forged[bit / 8] ^= 1 << (bit % 8);
+            let forged = SessionId::from_bytes(forged);
+            assert_eq!(
+                registry.lookup(&forged).map(drop),
+                Err(Rejection::Forged),
+                "bit {bit} of the id"
+            );
+        }
+        assert_eq!(registry.stats().rejected(Rejection::Forged), 128);
+        assert!(registry.get(&id).is_some(), "the real id still works");
+    }
 }

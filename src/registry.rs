@@ -2,16 +2,13 @@
 //! Its operations are in `insert.rs`, `lookup.rs`, `terminate.rs` and
 //! `sweep.rs`.
 
-use crate::builder::Builder;
-use crate::id::SessionId;
+use crate::config::OnClose;
 use crate::reason::{Reason, Rejection};
 use crate::stats::Stats;
 use crate::storage::Storage;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-
-pub(crate) type OnClose<S> = Box<dyn Fn(&SessionId, &S, Reason) + Send + Sync>;
 
 /// A concurrent registry of sessions of type `S`.
 ///
@@ -65,26 +62,6 @@ impl Termination {
     /// Whether this call ended the session.
     pub fn is_won(self) -> bool {
         self == Termination::Won
-    }
-}
-
-impl<S: Send + Sync + 'static> Registry<S> {
-    /// A builder, to set capacity, idle timeout and close callback.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use sessionreg::Registry;
-    ///
-    /// let registry = Registry::<u32>::builder()
-    ///     .capacity(10_000)
-    ///     .idle_timeout(Duration::from_secs(30 * 60))
-    ///     .on_close(|id, value, reason| println!("{id} ({value}) ended: {reason}"))
-    ///     .build()
-    ///     .expect("valid configuration");
-    /// assert_eq!(registry.capacity(), 10_000);
-    /// ```
-    pub fn builder() -> Builder<S> {
-        Builder::new()
     }
 }
 
@@ -155,7 +132,7 @@ impl<S> Drop for Registry<S> {
     /// the thread is already unwinding, when it is swallowed (a second panic
     /// would abort the process).
     fn drop(&mut self) {
-        let panicked = self.sweep_live(crate::reason::Reason::Shutdown).1;
+        let panicked = self.sweep_live(Reason::Shutdown).1;
         if self.storage().orphan_all() {
             // SAFETY: no slot is held, no debt is outstanding, and the
             // registry is going: nobody else can reach the storage, which

@@ -41,6 +41,9 @@ pub struct Session<S> {
     id: SessionId,
 }
 
+// Two pointers and a 24-byte id: five words, no padding (see `id.rs`).
+const _: () = assert!(std::mem::size_of::<Session<()>>() == 40);
+
 // SAFETY: a `Session` gives shared access to `S` from whichever thread holds
 // it (so `S: Sync`), and the last handle may drop the value on its thread (so
 // `S: Send`). Everything else it touches is atomics in the storage.
@@ -151,7 +154,9 @@ impl<S> Session<S> {
 
     /// Stamps the session's last activity now, restarting its idle clock.
     pub fn touch(&self) {
-        self.slot().activity.touch(self.storage().now());
+        self.slot()
+            .activity
+            .touch(self.storage().clock.exact_stamp());
     }
 
     /// Requests in flight on this session right now.
@@ -250,7 +255,7 @@ impl<S> Deref for InFlight<S> {
 impl<S> Drop for InFlight<S> {
     fn drop(&mut self) {
         // A request's end reads no clock (see `Clock::stamp`).
-        let stamp = self.session.storage().stamp();
+        let stamp = self.session.storage().clock.stamp();
         self.session.slot().activity.exit(stamp);
     }
 }

@@ -11,24 +11,37 @@
 
 use crate::activity::Activity;
 use crate::lifecycle::Lifecycle;
+use crate::secret::Secret;
 use crate::sync::{AtomicU64, Ordering, UnsafeCell};
 use std::mem::MaybeUninit;
 
 pub(crate) struct Slot<S> {
     pub(crate) lifecycle: Lifecycle,
-    /// The session's secret while the slot is `LIVE` or `TERMINATED`; the
-    /// free-list link while it is `FREE`. Sharing the word keeps a slot at
-    /// four words for a pointer-sized value.
-    secret_or_link: AtomicU64,
+    /// The high word of the session's secret while the slot is `LIVE` or
+    /// `TERMINATED` (an ended session's, unused, while it is `FREE`).
+    secret_high: AtomicU64,
+    /// The low word of the session's secret while the slot is `LIVE` or
+    /// `TERMINATED`; the free-list link while it is `FREE`. Sharing the word
+    /// keeps a slot at five words for a pointer-sized value, with no
+    /// padding: two `u64`s, where a `u128` would align the slot to 16 bytes.
+    secret_low_or_link: AtomicU64,
     pub(crate) activity: Activity,
     value: UnsafeCell<MaybeUninit<S>>,
 }
+
+// Five words for a pointer-sized value: lifecycle, two of secret, activity,
+// value. (Not under loom, whose atomics are larger.)
+#[cfg(not(sessionreg_loom))]
+const _: () = assert!(std::mem::size_of::<Slot<usize>>() == 5 * 8);
+#[cfg(not(sessionreg_loom))]
+const _: () = assert!(std::mem::align_of::<Slot<usize>>() == 8);
 
 impl<S> Slot<S> {
     pub(crate) fn new() -> Slot<S> {
         Slot {
             lifecycle: Lifecycle::new(),
-            secret_or_link: AtomicU64::new(0),
+            secret_high: AtomicU64::new(0),
+            secret_low_or_link: AtomicU64::new(0),
             activity: Activity::new(),
             value: UnsafeCell::new(MaybeUninit::uninit()),
         }
@@ -46,7 +59,7 @@ impl<S> Slot<S> {
     pub(crate) unsafe fn fill(
         &self,
         value: S,
-        secret: u64,
+        secret: Secret,
         stamp: Option<u64>,
         in_flight: bool,
     ) -> u64 {
@@ -54,27 +67,34 @@ impl<S> Slot<S> {
         // value cell concurrently; the cell is uninitialised (a FREE slot's
         // value was dropped by the last one out, or never written).
         self.value.with_mut(|cell| unsafe { (*cell).write(value) });
-        // Release, although `publish` publishes it too: a reader that loaded
-        // an older `LIVE(g)` and reads this new secret must then see the slot
-        // has moved on (see `secret`).
-        self.secret_or_link.store(secret, Ordering::Release);
+        // Release, each word, although `publish` publishes them too: a
+        // reader that loaded an older `LIVE(g)` and reads either new word
+        // must then see the slot has moved on (see `secret`).
+        self.secret_high.store(secret.high, Ordering::Release);
+        self.secret_low_or_link.store(secret.low, Ordering::Release);
         self.activity.reset(stamp, u64::from(in_flight));
         self.lifecycle.publish(u64::from(in_flight))
     }
 
     /// The secret of the session in the slot.
     ///
-    /// Callers have loaded `LIVE(g)` with Acquire, which orders this after
-    /// the inserter's store. But the slot may have ended since, and this may
-    /// read a free-list link or a newer session's secret. Acquire, pairing
-    /// with the Release of both of those stores, guarantees that a caller
-    /// who reads one of them and then reloads the lifecycle word sees that
+    /// Callers have loaded `LIVE(g)` with Acquire, which orders these loads
+    /// after the inserter's stores. But the slot may have ended since, and
+    /// either word may then read something later: the low word a free-list
+    /// link, either word a newer session's secret. Each load is Acquire,
+    /// pairing with the Release of each of those stores, so a caller who
+    /// read any one of them and then reloads the lifecycle word sees that
     /// the slot is no longer `LIVE(g)` (the link is written after the
-    /// session ended, the new secret after it was freed), so a mismatch is
-    /// never mistaken for a forged id.
+    /// session ended, a new secret after it was freed). A mismatch on a
+    /// word that was not the session's own therefore always shows as a
+    /// moved slot, never as a forged id; words that were both the session's
+    /// own compare as they should.
     #[inline]
-    pub(crate) fn secret(&self) -> u64 {
-        self.secret_or_link.load(Ordering::Acquire)
+    pub(crate) fn secret(&self) -> Secret {
+        Secret {
+            high: self.secret_high.load(Ordering::Acquire),
+            low: self.secret_low_or_link.load(Ordering::Acquire),
+        }
     }
 
     /// The free-list link word (see `free_list.rs`), written as the slot is
@@ -82,7 +102,7 @@ impl<S> Slot<S> {
     /// free) or already `FREE(g + 1)` (the registry's).
     #[inline]
     pub(crate) fn link(&self) -> &AtomicU64 {
-        &self.secret_or_link
+        &self.secret_low_or_link
     }
 
     /// The session's value.

@@ -1,91 +1,37 @@
-//! Where the slots live: shards of pages that never move, with a free list
-//! each; how a slot is taken and given back; and the rule for when the
-//! storage itself may go.
+//! What a registry and its handles share ([`Storage`]), and how it is let
+//! go of: a reference given back ([`release`]); the last one out of a
+//! terminated session retiring its slot (dropping the value, freeing the
+//! slot under its next generation, putting it back on its free list); an
+//! inserter helping a free along instead of waiting for it; and the storage
+//! itself freed once the registry and the last handle are gone, whichever
+//! goes last ([`Storage::orphan_all`], `settle`).
 //!
-//! A slot's global index names its page and its place in the page (see
-//! `pages.rs`), and through the page its shard. A thread allocates from its
-//! home shard (chosen by its thread id), so threads that insert at the same
-//! time touch different free lists; when the home shard has nothing, it
-//! takes from the others, and fails only if every shard was out of slots at
-//! one same instant, so the capacity is exact however sessions spread.
-//!
-//! Slots sit in fixed-size pages (`pages.rs`) allocated on first use and kept
-//! until the storage is dropped, so a slot never moves and a reference to it
-//! stays valid as long as the storage does. A shard takes fresh slots only
-//! when its free list is empty, so the pages grow to the peak number of
-//! sessions, not beyond.
-//!
-//! ## Freeing a slot, and why insert never waits
-//!
-//! The last one out of a terminated slot drops the value, then the slot goes
-//! back to `FREE(g+1)` and onto its shard's free list. In which order depends
-//! on who it is:
-//!
-//! * **The registry** (inside one of its `&self` methods, so it cannot be
-//!   dropped meanwhile) frees the slot first and pushes it second: a popper
-//!   always finds it `FREE`.
-//! * **A handle**, which may outlive the registry, pushes first and frees
-//!   second, because the free is its last access to the storage and must
-//!   tell it whether the registry was dropped meanwhile (see below). A
-//!   popper may therefore pop a slot that still reads `TERMINATED(g, 0)`.
-//!   It does not wait for the handle's thread (which may be descheduled for
-//!   as long as the OS likes): it frees the slot itself, after counting a
-//!   *debt* in `pending`; the handle's final CAS then fails, and it settles
-//!   the debt instead. So insert is lock-free.
-//!
-//! The storage outlives the [`Registry`](crate::Registry) that built it for as
-//! long as any [`Session`](crate::Session) handle remains: see
-//! [`Storage::orphan_all`] and [`release`].
+//! The protocol, and why insert never waits for it, is in the design notes
+//! (`src/docs/design.md`: "Freeing a slot, and why insert never waits", "When
+//! the registry is dropped before its handles"). Taking a slot is
+//! `shards.rs`'s.
 
-use crate::builder::MAX_SHARDS;
-use crate::clock::Clock;
-use crate::free_list::{Empty, FreeList};
+use crate::clock::IdleClock;
+use crate::config::Config;
 use crate::lifecycle::{Finished, Release};
-use crate::pages::Pages;
+use crate::shards::Shards;
 use crate::slot::Slot;
 use crate::stats::Counters;
 use crate::sync::{AtomicU64, Ordering};
 use crate::wrap::Wrap;
-use crossbeam_utils::CachePadded;
 use std::ptr::NonNull;
-
-/// The parts of a shard that inserting threads write: a cache line of their
-/// own, away from the read-mostly page table that every lookup reads.
-struct Shard {
-    free: FreeList,
-    /// How many slots of this shard have ever been handed out fresh.
-    fresh: AtomicU64,
-    /// This shard's share of the capacity: it never holds more slots.
-    limit: u64,
-}
-
-/// Configuration the storage needs, validated by the builder.
-pub(crate) struct Config {
-    pub(crate) capacity: usize,
-    pub(crate) shards: usize,
-    pub(crate) stripes: usize,
-    pub(crate) node: u64,
-    pub(crate) idle_timeout_ms: Option<u64>,
-    pub(crate) clock: Clock,
-    /// How slot generations wrap (the whole field but in tests).
-    pub(crate) generations: Wrap,
-    /// How free-list tags wrap (likewise).
-    pub(crate) tags: Wrap,
-}
 
 /// Everything a registry and its handles share.
 pub(crate) struct Storage<S> {
-    pages: Pages<S>,
-    shards: Box<[CachePadded<Shard>]>,
+    pub(crate) shards: Shards<S>,
     pub(crate) node: u64,
-    pub(crate) clock: Clock,
-    pub(crate) idle_timeout_ms: Option<u64>,
+    pub(crate) clock: IdleClock,
     pub(crate) counters: Counters,
     pub(crate) generations: Wrap,
     /// What must happen before the storage may be freed: the registry's
     /// share (`REGISTRY_HOLDS`) while it lives, one for each slot held or
     /// being freed when it was dropped, and one for each debt a helping
-    /// inserter counted (see the module docs).
+    /// inserter counted.
     pending: AtomicU64,
 }
 
@@ -95,156 +41,33 @@ const REGISTRY_HOLDS: u64 = 1 << 62;
 
 impl<S> Storage<S> {
     pub(crate) fn new(config: Config) -> Storage<S> {
-        let n = config.shards as u64;
-        let capacity = config.capacity as u64;
         Storage {
-            pages: Pages::new(n, capacity.div_ceil(n)),
-            shards: (0..n)
-                .map(|i| {
-                    CachePadded::new(Shard {
-                        free: FreeList::new(config.tags),
-                        fresh: AtomicU64::new(0),
-                        limit: capacity / n + u64::from(i < capacity % n),
-                    })
-                })
-                .collect(),
+            shards: Shards::new(config.capacity, config.shards, config.tags),
             node: config.node,
             clock: config.clock,
-            idle_timeout_ms: config.idle_timeout_ms,
             counters: Counters::new(config.stripes),
             generations: config.generations,
             pending: AtomicU64::new(REGISTRY_HOLDS),
         }
     }
 
-    /// The time for an exact activity stamp (a touch), or 0 when sessions
-    /// never expire (so registries without an idle timeout never read the
-    /// clock).
-    #[inline]
-    pub(crate) fn now(&self) -> u64 {
-        match self.idle_timeout_ms {
-            Some(_) => self.clock.now_ms(),
-            None => 0,
-        }
-    }
-
-    /// The stamp of an activity on a hot path, an insert or a request's end
-    /// (see `Clock::stamp`): `None` when rough; 0 without an idle timeout
-    /// (never read).
-    #[inline]
-    pub(crate) fn stamp(&self) -> Option<u64> {
-        match self.idle_timeout_ms {
-            Some(_) => self.clock.stamp(),
-            None => Some(0),
-        }
-    }
-
-    /// The slot at global `index`, if its page exists.
-    #[inline]
-    pub(crate) fn slot(&self, index: u64) -> Option<&Slot<S>> {
-        self.pages.get(index)
-    }
-
     /// Takes a free slot, trying shard `home` first: the caller owns the slot
     /// (it is `FREE`) until it publishes it. `None` means every slot was in
     /// use at one instant during the call.
     ///
-    /// Lock-free: it never waits for another thread (see the module docs),
-    /// and it retries only when another thread pushed or popped a slot.
+    /// Lock-free: it never waits for another thread. A popped slot that its
+    /// last one out (a handle) has pushed but not freed yet is freed here on
+    /// its behalf ([`help`](Self::help)).
     #[inline]
     pub(crate) fn allocate(&self, home: usize) -> Option<(u64, &Slot<S>)> {
-        match self.take(home) {
-            Ok(taken) => Some(taken),
-            Err(_) => self.allocate_elsewhere(home),
-        }
-    }
-
-    /// The home shard had nothing: look at every shard, and fail only if
-    /// they were all empty at once.
-    ///
-    /// One pass takes from the first shard that has a slot. If none had,
-    /// each pass left the head word it found empty; a second look that finds
-    /// every head unchanged proves there was an instant (between the two
-    /// looks) at which every list was empty and every shard had handed out
-    /// all its fresh slots (which stays so): every slot was in use. A head
-    /// that changed means a slot was pushed or popped meanwhile: look again.
-    ///
-    /// "An instant" is a point of the single total order S of SeqCst
-    /// operations: every push, pop and fresh take on every shard, and every
-    /// load of a head or fresh count here, are SeqCst. A head read twice
-    /// with the same value has no push or pop between the two reads in S
-    /// (each one moves the tag); so at the point of S after this pass's last
-    /// read and before the second look's first, every list was empty.
-    /// Acquire/Release alone do not give such a point: loom found a refusal
-    /// with a slot free, the push that freed it not yet visible to the
-    /// second look although a later write of the same thread was.
-    #[cold]
-    #[inline(never)]
-    fn allocate_elsewhere(&self, home: usize) -> Option<(u64, &Slot<S>)> {
-        let n = self.shards.len();
-        let mut seen = [Empty(0); MAX_SHARDS];
-        loop {
-            for k in 0..n {
-                let i = (home + k) & (n - 1);
-                match self.take(i) {
-                    Ok(taken) => return Some(taken),
-                    Err(empty) => seen[i] = empty,
-                }
-            }
-            if (0..n).all(|i| self.shards[i].free.head() == seen[i].0) {
-                return None;
-            }
-        }
-    }
-
-    /// A free slot of shard `i`, from its free list or fresh; or the empty
-    /// head of its free list if it has handed out all its slots.
-    #[inline]
-    fn take(&self, i: usize) -> Result<(u64, &Slot<S>), Empty> {
-        let shard = &self.shards[i];
-        // Free lists hold global indices (below 2^26: the id's index field).
-        let link = |index: u32| {
-            self.pages
-                .get(u64::from(index))
-                .expect("free-listed slots have pages")
-                .link()
-        };
-        let empty = match shard.free.pop(link) {
-            Ok(index) => {
-                let index = u64::from(index);
-                let slot = self.pages.get(index).expect("popped slots have pages");
-                self.claim(slot);
-                return Ok((index, slot));
-            }
-            Err(empty) => empty,
-        };
-        // SeqCst, load and CAS (success and failure): a count found at the
-        // limit is part of what the "every shard empty at once" check
-        // reasons about, in the one order of `FreeList::head`. (The page,
-        // not this counter, publishes the slot.)
-        let mut fresh = shard.fresh.load(Ordering::SeqCst);
-        loop {
-            if fresh >= shard.limit {
-                return Err(empty);
-            }
-            match shard.fresh.compare_exchange_weak(
-                fresh,
-                fresh + 1,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => break,
-                Err(now) => fresh = now,
-            }
-        }
-        let index = self.pages.index(i as u64, fresh);
-        Ok((index, self.pages.get_or_install(index)))
+        self.shards.allocate(home, |slot| self.help(slot))
     }
 
     /// Makes sure a slot just popped is `FREE`, freeing it on behalf of a
-    /// handle that pushed it and has not made its last step yet.
+    /// handle that pushed it and has not made its last step yet, and
+    /// counting the debt that handle will settle.
     #[inline]
-    fn claim(&self, slot: &Slot<S>) {
+    fn help(&self, slot: &Slot<S>) {
         let _ = slot.lifecycle.try_help(
             self.generations,
             // Relaxed: the handle reads the helped word (Acquire) after this
@@ -260,23 +83,6 @@ impl<S> Storage<S> {
         );
     }
 
-    pub(crate) fn home_shard(&self, tid: usize) -> usize {
-        tid & (self.shards.len() - 1)
-    }
-
-    /// Every slot that has ever been handed out, with its global index.
-    pub(crate) fn used_slots(&self) -> impl Iterator<Item = (u64, &Slot<S>)> {
-        self.shards.iter().enumerate().flat_map(move |(i, shard)| {
-            // Relaxed: `Pages::get` orders each page; a slot whose page is
-            // not installed yet has never held a session.
-            let fresh = shard.fresh.load(Ordering::Relaxed);
-            (0..fresh).filter_map(move |local| {
-                let index = self.pages.index(i as u64, local);
-                self.pages.get(index).map(|slot| (index, slot))
-            })
-        })
-    }
-
     /// Called by the registry as it drops, after it has terminated every
     /// session: marks every slot orphaned, so the last handle of each slot
     /// still held reports back. Returns whether the storage must be freed
@@ -290,6 +96,7 @@ impl<S> Storage<S> {
     /// reaches zero frees the storage, exactly once.
     pub(crate) fn orphan_all(&self) -> bool {
         let held = self
+            .shards
             .used_slots()
             .filter(|(_, slot)| slot.lifecycle.orphan())
             .count() as u64;
@@ -298,52 +105,6 @@ impl<S> Storage<S> {
         self.pending
             .fetch_sub(REGISTRY_HOLDS - held, Ordering::AcqRel)
             == REGISTRY_HOLDS - held
-    }
-
-    /// A guard that gives back a slot taken by `allocate` (still `FREE`,
-    /// never published) if it is dropped armed: while an insert's value is
-    /// being made, so a panic there does not cost the slot.
-    pub(crate) fn give_back_on_unwind<'a>(
-        &'a self,
-        index: u64,
-        slot: &'a Slot<S>,
-    ) -> GiveBack<'a, S> {
-        GiveBack {
-            storage: self,
-            index,
-            slot,
-        }
-    }
-
-    /// Puts a slot on its shard's free list.
-    fn give_back(&self, index: u64, slot: &Slot<S>) {
-        let shard = &self.shards[self.pages.shard_of(index)];
-        // Global indices fit the list's 27 bits (the id's index field is 26).
-        shard.free.push(index as u32, slot.link());
-    }
-}
-
-/// See [`Storage::give_back_on_unwind`].
-#[must_use]
-pub(crate) struct GiveBack<'a, S> {
-    storage: &'a Storage<S>,
-    index: u64,
-    slot: &'a Slot<S>,
-}
-
-impl<S> GiveBack<'_, S> {
-    /// The slot is being published after all: keep it.
-    #[inline(always)]
-    pub(crate) fn disarm(self) {
-        std::mem::forget(self);
-    }
-}
-
-impl<S> Drop for GiveBack<'_, S> {
-    #[cold]
-    fn drop(&mut self) {
-        // The slot is `FREE(g)` and ours: back on the list, unchanged.
-        self.storage.give_back(self.index, self.slot);
     }
 }
 
@@ -371,8 +132,8 @@ pub(crate) enum By {
 /// Inline: it is one RMW, in every handle's drop. [`retire`], the rare case
 /// for a handle, stays out of line, so that the drop around this inlines
 /// into its caller and the handle's fields never go back through memory
-/// (loading the 16-byte id that `get` stored as two halves stalled every
-/// drop on store forwarding).
+/// (where reloading the id with wider loads than the stores that wrote it
+/// stalls on store forwarding).
 #[inline]
 pub(crate) unsafe fn release<S>(
     storage: NonNull<Storage<S>>,
@@ -455,13 +216,13 @@ unsafe fn free<S>(storage: NonNull<Storage<S>>, index: u64, slot: NonNull<Slot<S
             // The registry cannot be orphaning the slot, and nobody can pop
             // it before the push: free it, then list it.
             slot.lifecycle.free_unlisted(shared.generations);
-            shared.give_back(index, slot);
+            shared.shards.give_back(index, slot);
         }
         By::Handle => {
             // Read before the push: once listed, the slot may be helped
             // free and reused.
             let generation = slot.lifecycle.load().generation();
-            shared.give_back(index, slot);
+            shared.shards.give_back(index, slot);
             // The last access to the slot, and to the storage unless the
             // account must be settled. `shared` and `slot` are not used
             // again.

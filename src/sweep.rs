@@ -33,20 +33,21 @@ impl<S> Registry<S> {
     /// through every other slot, and then the first panic propagates.
     pub fn reap_idle(&self) -> usize {
         let storage = self.storage();
-        let Some(timeout) = storage.idle_timeout_ms else {
+        let Some(timeout) = storage.clock.timeout_ms() else {
             return 0;
         };
-        let now = storage.clock.now_ms();
+        let clock = storage.clock.clock();
+        let now = clock.now_ms();
         let mut ended = 0;
         let mut caught: Caught = None;
-        for (index, slot) in storage.used_slots() {
+        for (index, slot) in storage.shards.used_slots() {
             let mut word = slot.lifecycle.load();
             if word.is_live() && slot.activity.is_rough() {
                 // Its last activity (an insert, a request's end) read no
                 // clock: the session is at least as young as a reading
                 // taken after seeing the rough stamp. Its idle time counts
                 // from there (never early; late by up to one sweep).
-                slot.activity.make_exact(|| storage.clock.now_ms());
+                slot.activity.make_exact(|| clock.now_ms());
                 continue;
             }
             // A cheap look first: most sessions are busy or recent.
@@ -113,7 +114,7 @@ impl<S> Registry<S> {
     pub(crate) fn sweep_live(&self, reason: Reason) -> (usize, Caught) {
         let mut ended = 0;
         let mut caught: Caught = None;
-        for (index, slot) in self.storage().used_slots() {
+        for (index, slot) in self.storage().shards.used_slots() {
             let mut word = slot.lifecycle.load();
             while word.is_live() {
                 // Whatever session is live in the slot is one to end, so

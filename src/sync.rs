@@ -87,13 +87,28 @@ mod imp {
 pub(crate) use imp::*;
 
 /// Thread-locals that are caches, taking no part in any protocol the loom
-/// suite checks (the secret buffer in `id.rs`): `std`'s even under loom,
-/// where every model thread shares one OS thread's copy. That is sound
-/// because no access holds a borrow across an operation loom can switch
-/// threads at.
+/// suite checks (the secret buffer in `secret.rs`, the thread id's cached
+/// copy in `tid.rs`): `std`'s even under loom, where every model thread
+/// shares one OS thread's copy. That is sound because no access holds a
+/// borrow across an operation loom can switch threads at.
 pub(crate) use std::thread_local as cache_thread_local;
 
+/// The cells inside those caches: `std`'s, as the thread-locals are.
+pub(crate) use std::cell::{Cell as CacheCell, RefCell as CacheRefCell};
+
+/// One-time initialisation of process-wide state that takes no part in any
+/// protocol the loom suite checks (registering the fork handler in
+/// `secret.rs`): `std`'s even under loom, for the same reason as
+/// [`ProcessAtomicU64`].
+pub(crate) use std::sync::Once as ProcessOnce;
+
+/// Shared ownership of state that takes no part in any protocol the loom
+/// suite checks (a [`ManualClock`](crate::ManualClock)'s reading, shared by
+/// its clones and moved only by a test): `std`'s under both. The atomic it
+/// holds is loom's under loom.
+pub(crate) use std::sync::Arc;
+
 /// An atomic for process-wide statics that take no part in any protocol the
-/// loom suite checks (the fork count in `id.rs`): `std`'s even under loom,
+/// loom suite checks (the fork count in `secret.rs`): `std`'s even under loom,
 /// whose objects live for one model execution and cannot sit in a `static`.
 pub(crate) use std::sync::atomic::AtomicU64 as ProcessAtomicU64;

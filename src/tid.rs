@@ -3,7 +3,7 @@
 //! Each thread that touches a registry gets the smallest id no other living
 //! thread holds; the id is given back when the thread exits. Counter stripes
 //! (`stats.rs`) are indexed by it, so a stripe has one writer at a time, and
-//! shards (`storage.rs`) are chosen by it, so threads spread over shards.
+//! shards (`shards.rs`) are chosen by it, so threads spread over shards.
 
 use crate::sync::{static_lock, thread_local};
 
@@ -72,8 +72,8 @@ thread_local! {
 // `UNSET` until `TID` is first read, `SHARED` once `TID` has been dropped.
 // (Not under loom, whose threads share the OS thread's std thread-locals.)
 #[cfg(not(sessionreg_loom))]
-std::thread_local! {
-    static CACHED: std::cell::Cell<usize> = const { std::cell::Cell::new(UNSET) };
+crate::sync::cache_thread_local! {
+    static CACHED: crate::sync::CacheCell<usize> = const { crate::sync::CacheCell::new(UNSET) };
 }
 
 #[cfg(not(sessionreg_loom))]
@@ -83,7 +83,7 @@ const UNSET: usize = usize::MAX - 1;
 #[cfg(not(sessionreg_loom))]
 #[inline]
 pub(crate) fn current() -> usize {
-    match CACHED.with(std::cell::Cell::get) {
+    match CACHED.with(crate::sync::CacheCell::get) {
         UNSET => first(),
         id => id,
     }

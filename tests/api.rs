@@ -42,7 +42,7 @@ fn at_capacity_the_function_is_handed_back_uncalled() {
     assert!(err.to_string().contains("capacity (1 sessions)"), "{err}");
     // The function comes back, and still works.
     let make = err.into_inner();
-    assert_eq!(make(SessionId::from_u128(0)), "second");
+    assert_eq!(make(SessionId::from_bytes([0; 24])), "second");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -53,7 +53,7 @@ fn a_panicking_function_costs_no_slot_and_creates_nothing() {
     for _ in 0..3 {
         let panicked = catch_unwind(AssertUnwindSafe(|| {
             registry.insert_with(|id| -> u32 {
-                leaked.store(id.to_u128() as usize, Ordering::SeqCst);
+                leaked.store(usize::from(id.to_bytes()[23]), Ordering::SeqCst);
                 panic!("cannot make the value")
             })
         }));

@@ -447,7 +447,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     }
 
     // --- An id naming no node of the fleet: any node answers 404.
-    let stranger = Session::new(format!("ff{}", "0".repeat(30)));
+    let stranger = Session::new(format!("ff{}", "0".repeat(46)));
     match client
         .call(&stranger, 14, "echo", json!({ "text": "?" }))
         .await

@@ -11,7 +11,10 @@ use sessionreg::Registry;
 const IDS: usize = 16;
 
 fn secrets(registry: &Registry<()>) -> [u64; IDS] {
-    std::array::from_fn(|_| registry.insert(()).unwrap().to_u128() as u64)
+    std::array::from_fn(|_| {
+        let bytes = registry.insert(()).unwrap().to_bytes();
+        u64::from_be_bytes(bytes[16..].try_into().unwrap())
+    })
 }
 
 #[test]

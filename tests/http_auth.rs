@@ -43,10 +43,12 @@ async fn requests_without_valid_credentials_are_401_with_a_challenge() {
         assert!(answer.json()["error"]["code"].is_i64());
         // GET and DELETE are authenticated too.
         let get = client
-            .open_stream("0123456789abcdef0123456789abcdef", None)
+            .open_stream("0123456789abcdef0123456789abcdef0123456789abcdef", None)
             .await;
         assert_eq!(get.status(), StatusCode::UNAUTHORIZED);
-        let delete = client.delete("0123456789abcdef0123456789abcdef").await;
+        let delete = client
+            .delete("0123456789abcdef0123456789abcdef0123456789abcdef")
+            .await;
         assert_eq!(delete.status, StatusCode::UNAUTHORIZED);
     }
     assert_eq!(server.created(), 0);

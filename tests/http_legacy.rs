@@ -24,7 +24,7 @@ async fn initialize_answers_with_a_session_id() {
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(answer.headers["content-type"], "application/json");
     let id = answer.session_id().unwrap();
-    assert_eq!(id.len(), 32);
+    assert_eq!(id.len(), 48);
     assert!(id.bytes().all(|b| (0x21..=0x7e).contains(&b)));
     assert_eq!(answer.json()["id"], 1);
     assert_eq!(server.live(), 1);

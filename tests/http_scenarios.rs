@@ -104,7 +104,10 @@ async fn d_stateless_version_registers_nothing() {
         }
         if with_id {
             // Even a (bogus) id is not looked up or echoed at this version.
-            request = request.header("mcp-session-id", "0123456789abcdef0123456789abcdef");
+            request = request.header(
+                "mcp-session-id",
+                "0123456789abcdef0123456789abcdef0123456789abcdef",
+            );
         }
         request.body(Full::new(body.to_string().into())).unwrap()
     };
@@ -126,7 +129,10 @@ async fn d_stateless_version_registers_nothing() {
             .request(method)
             .header("accept", "text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-session-id", "0123456789abcdef0123456789abcdef")
+            .header(
+                "mcp-session-id",
+                "0123456789abcdef0123456789abcdef0123456789abcdef",
+            )
             .body(Full::default())
             .unwrap();
         let reply = client.send(request).await;

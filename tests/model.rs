@@ -350,8 +350,9 @@ impl Harness {
             }
             Op::Forge(k) => {
                 if let Some(k) = pick(self.ids.len(), k) {
-                    let real = self.ids[k].to_u128();
-                    let forged: SessionId = format!("{:032x}", real ^ 1).parse().unwrap();
+                    let mut bytes = self.ids[k].to_bytes();
+                    bytes[23] ^= 1;
+                    let forged = SessionId::from_bytes(bytes);
                     let outcome = self.registry.terminate(&forged, Reason::Deleted);
                     if self.expected[k].occupies_slot() {
                         // A wrong secret on a session still in its slot

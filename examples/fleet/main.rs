@@ -294,7 +294,7 @@ async fn run(args: Args) -> Result<bool, String> {
     }
 
     // An id naming no node of the fleet: any node answers 404.
-    let stranger = client::Session::new(format!("{:02x}{}", n.min(255), "0".repeat(30)));
+    let stranger = client::Session::new(format!("{:02x}{}", n.min(255), "0".repeat(46)));
     let probe = Client::new(http.clone(), &balancer.url(), "probe");
     match probe
         .call(&stranger, 1, "echo", json!({ "text": "?" }))

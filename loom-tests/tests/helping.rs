@@ -5,7 +5,7 @@
 //! insert that pops the slot in between finds it still `TERMINATED(g, 0)`
 //! and frees it itself, after counting a debt in the storage's `pending`
 //! count; the handle's CAS then finds it was helped and pays the debt
-//! (`Lifecycle::try_help`, `finish_free`, `Storage::claim`). These models
+//! (`Lifecycle::try_help`, `finish_free`, `Storage::help`). These models
 //! race exactly that, at capacity 1 so that the insert can only get the
 //! handle's slot: the insert gets it, the session in it is a new generation
 //! (the old id is stale, not forged), the old value is dropped once, and the

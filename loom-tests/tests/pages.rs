@@ -18,7 +18,10 @@ use std::sync::atomic::Ordering::Relaxed;
 /// An id for the slot at global `index`, generation 0, with a secret no
 /// session has: what an attacker probing slots would send.
 fn probe(index: u64) -> SessionId {
-    SessionId::from_u128((u128::from(index) << 64) | 0x5EC2E7)
+    let mut bytes = [0; 24];
+    bytes[..8].copy_from_slice(&index.to_be_bytes());
+    bytes[16..].copy_from_slice(&0x5EC2E7_u64.to_be_bytes());
+    SessionId::from_bytes(bytes)
 }
 
 /// A probe finds nothing: no page yet, a slot never used, or a session

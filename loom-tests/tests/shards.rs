@@ -22,7 +22,7 @@
 //! Acquire) and the pop's CAS AcqRel makes all three models pass; each
 //! change alone fixes one of the two. (The core now makes every push, pop,
 //! fresh take and the check's loads SeqCst instead: see
-//! `Storage::allocate_elsewhere`.)
+//! `Shards::allocate_elsewhere`.)
 //!
 //! The same two models fail, at one preemption, if `allocate_elsewhere`
 //! looks at every shard only once (no second look at the heads): the main

@@ -38,8 +38,8 @@
 //!   open.
 //! * **A capacity**, refusing `initialize` at once when full (503 with
 //!   `Retry-After` behind [`StatusLayer`]; rmcp alone answers 500).
-//! * **Registry ids**: 32 lowercase hex digits, generation-tagged and with a
-//!   64-bit secret; the first two digits are the node id
+//! * **Registry ids**: 48 lowercase hex digits, generation-tagged and with a
+//!   128-bit secret; the first two digits are the node id
 //!   ([`Builder::node_id`]), so a fleet behind nginx or HAProxy routes rmcp
 //!   servers by id exactly as it routes sessionreg's own HTTP layer. A
 //!   malformed id is simply unknown (and counted as `malformed`).

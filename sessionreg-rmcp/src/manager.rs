@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 /// `LocalSessionManager` (see the [crate docs](crate)).
 ///
 /// Each session is rmcp's own per-session worker
-/// ([`create_local_session`]), named by a registry id (32 lowercase hex
+/// ([`create_local_session`]), named by a registry id (48 lowercase hex
 /// digits, the first two the node id). What it adds:
 ///
 /// * **One end per session.** Every way a session ends — `DELETE`, the idle
@@ -213,7 +213,7 @@ impl SessionManager for RegistrySessionManager {
         let created = self.shared.registry.insert_in_flight_with(|id| {
             // rmcp's worker is named by the id's text form, the header value
             // (encoded on the stack: one allocation, the Arc's).
-            let mut text = [0; sessionreg::id::TEXT_LEN];
+            let mut text = [0; sessionreg::SessionId::TEXT_LEN];
             let name: Arc<str> = Arc::from(id.encode(&mut text));
             let (handle, made) = create_local_session(name, self.config.clone());
             worker = Some(made);

@@ -131,7 +131,7 @@ async fn malformed_and_foreign_ids_are_unknown_and_counted() {
         manager.close_session(&id).await.unwrap();
     }
     // Well-formed, another node's.
-    let foreign: Arc<str> = "ff0000000000000000c539bfd1175f2e".into();
+    let foreign: Arc<str> = "ff0000000000000000c539bfd1175f2e0000000000000000".into();
     assert!(!manager.has_session(&foreign).await.unwrap());
     let stats = manager.stats();
     assert_eq!(stats.rejected(Rejection::Malformed), 8);

@@ -18,7 +18,7 @@ const N: usize = 40;
 /// One session's life: initialize, initialized, a tool call.
 async fn handshake(client: &Client) -> String {
     let id = client.open().await;
-    assert_eq!(id.len(), 32, "a registry id: {id}");
+    assert_eq!(id.len(), 48, "a registry id: {id}");
     assert!(id.starts_with("00"), "node 0 prefixes every id: {id}");
     let call = client.call(&id, "echo", json!({ "text": "hi" })).await;
     assert_eq!(call.status, StatusCode::OK);
@@ -113,7 +113,10 @@ async fn d_stateless_version_registers_nothing() {
             .header("mcp-name", "echo");
         if with_id {
             // Even a (bogus) id is neither looked up nor echoed at this version.
-            request = request.header("mcp-session-id", "0123456789abcdef0123456789abcdef");
+            request = request.header(
+                "mcp-session-id",
+                "0123456789abcdef0123456789abcdef0123456789abcdef",
+            );
         }
         request.body(Full::new(body.to_string().into())).unwrap()
     };
@@ -137,7 +140,10 @@ async fn d_stateless_version_registers_nothing() {
             .request(method)
             .header("accept", "text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-session-id", "0123456789abcdef0123456789abcdef")
+            .header(
+                "mcp-session-id",
+                "0123456789abcdef0123456789abcdef0123456789abcdef",
+            )
             .body(Full::default())
             .unwrap();
         assert_eq!(
