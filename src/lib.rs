@@ -75,9 +75,9 @@ pub use clock::ManualClock;
 pub use config::{DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 pub use id::{ParseIdError, SessionId};
 pub use insert::InsertError;
-pub use reason::{Reason, Rejection};
+pub use reason::{Miss, Reason};
 pub use registry::{Registry, Termination};
-pub use session::{InFlight, NotBegun, Session};
+pub use session::{BeginError, InFlight, Session};
 pub use stats::Stats;
 
 /// The README's examples, compiled and run as doctests.

@@ -4,7 +4,7 @@
 use crate::activity::{Check, Expire};
 use crate::id::{ParseIdError, SessionId};
 use crate::lifecycle::{Acquire, Word};
-use crate::reason::{Reason, Rejection};
+use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::Session;
 use crate::slot::Slot;
@@ -31,7 +31,7 @@ impl<S> Registry<S> {
     // which stalls on store forwarding. The expiry check, which may end the
     // session, is skipped when there is no idle timeout.
     #[inline(always)]
-    pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Rejection> {
+    pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Miss> {
         let slot = match self.acquire(id) {
             Ok(slot) => slot,
             Err(cause) => return Err(self.reject(cause)),
@@ -49,7 +49,7 @@ impl<S> Registry<S> {
     /// Like [`lookup`](Registry::lookup), but the session is handed out only
     /// if `accept` says it is the caller's: for sessions bound to an owner
     /// (the principal that opened it). A refused session is reported as
-    /// [`Rejection::Principal`] and counted so; the caller should answer as
+    /// [`Miss::Principal`] and counted so; the caller should answer as
     /// for an unknown id, so that the answer is no oracle.
     ///
     /// `accept` sees the value of a live session with the id's own slot,
@@ -57,20 +57,20 @@ impl<S> Registry<S> {
     /// neither touched nor expired.
     ///
     /// ```
-    /// use sessionreg::{Registry, Rejection};
+    /// use sessionreg::{Registry, Miss};
     ///
     /// let registry = Registry::builder().build().unwrap();
     /// let id = registry.insert("ada").unwrap();
     /// assert!(registry.lookup_if(&id, |owner| *owner == "ada").is_ok());
     /// let err = registry.lookup_if(&id, |owner| *owner == "eve").unwrap_err();
-    /// assert_eq!(err, Rejection::Principal);
-    /// assert_eq!(registry.stats().rejected(Rejection::Principal), 1);
+    /// assert_eq!(err, Miss::Principal);
+    /// assert_eq!(registry.stats().misses(Miss::Principal), 1);
     /// ```
     pub fn lookup_if(
         &self,
         id: &SessionId,
         accept: impl FnOnce(&S) -> bool,
-    ) -> Result<Session<S>, Rejection> {
+    ) -> Result<Session<S>, Miss> {
         let slot = match self.acquire(id) {
             Ok(slot) => slot,
             Err(cause) => return Err(self.reject(cause)),
@@ -79,7 +79,7 @@ impl<S> Registry<S> {
         // gives it back when dropped, also if `accept` panics.
         let session = unsafe { Session::from_held(self.storage, slot, *id) };
         if !accept(&session) {
-            return Err(self.reject(Rejection::Principal));
+            return Err(self.reject(Miss::Principal));
         }
         if let Some(timeout) = self.storage().clock.timeout_ms() {
             // `unless_expired` gives the reference back when it ends the
@@ -98,27 +98,27 @@ impl<S> Registry<S> {
     pub fn parse_id(&self, text: &[u8]) -> Result<SessionId, ParseIdError> {
         let parsed = SessionId::parse_bytes(text);
         if parsed.is_err() {
-            self.storage().counters.rejected(Rejection::Malformed);
+            self.storage().counters.missed(Miss::Malformed);
         }
         parsed
     }
 
     /// Counts a rejected lookup, and passes the cause on.
     #[inline(always)]
-    pub(crate) fn reject(&self, cause: Rejection) -> Rejection {
-        self.storage().counters.rejected(cause);
+    pub(crate) fn reject(&self, cause: Miss) -> Miss {
+        self.storage().counters.missed(cause);
         cause
     }
 
     /// The slot an id points at, if the id is for this registry and the slot
     /// has ever been used.
     #[inline]
-    pub(crate) fn locate(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
+    pub(crate) fn locate(&self, id: &SessionId) -> Result<&Slot<S>, Miss> {
         let storage = self.storage();
         if u64::from(id.node()) != storage.node {
-            return Err(Rejection::Unknown);
+            return Err(Miss::Unknown);
         }
-        storage.shards.slot(id.index()).ok_or(Rejection::Unknown)
+        storage.shards.slot(id.index()).ok_or(Miss::Unknown)
     }
 
     /// Takes a reference on the live session named by `id`.
@@ -134,14 +134,14 @@ impl<S> Registry<S> {
     // line (it has three callers) every lookup would pay a call, and the
     // moves of its arguments and results, around a few loads and one CAS.
     #[inline(always)]
-    pub(crate) fn acquire(&self, id: &SessionId) -> Result<&Slot<S>, Rejection> {
+    pub(crate) fn acquire(&self, id: &SessionId) -> Result<&Slot<S>, Miss> {
         let slot = self.locate(id)?;
         let mut word = slot.lifecycle.load();
         loop {
             match self.examine(slot, word, id) {
                 Examined::Live => {}
-                Examined::Ended => return Err(Rejection::Stale),
-                Examined::Rejected(cause) => return Err(cause),
+                Examined::Ended => return Err(Miss::Stale),
+                Examined::Missed(cause) => return Err(cause),
                 Examined::Moved(now) => {
                     word = now;
                     continue;
@@ -151,7 +151,7 @@ impl<S> Registry<S> {
                 Acquire::Acquired if slot.secret().matches(id.secret()) => return Ok(slot),
                 Acquire::Acquired => {
                     self.let_go(id, slot);
-                    return Err(Rejection::Stale);
+                    return Err(Miss::Stale);
                 }
                 Acquire::Changed(now) => word = now,
             }
@@ -178,7 +178,7 @@ impl<S> Registry<S> {
             return if word.has_passed(id.generation(), self.storage().generations) {
                 Examined::Ended
             } else {
-                Examined::Rejected(Rejection::Unknown)
+                Examined::Missed(Miss::Unknown)
             };
         }
         if word.is_live() {
@@ -209,7 +209,7 @@ impl<S> Registry<S> {
         id: &SessionId,
         slot: &Slot<S>,
         timeout: u64,
-    ) -> Result<(), Rejection> {
+    ) -> Result<(), Miss> {
         let clock = self.storage().clock.clock();
         match slot.activity.check(|| clock.recent_ms(), timeout) {
             Check::Busy => Ok(()),
@@ -223,13 +223,7 @@ impl<S> Registry<S> {
     /// thread has closed it to new requests meanwhile.
     #[cold]
     #[inline(never)]
-    fn expire(
-        &self,
-        id: &SessionId,
-        slot: &Slot<S>,
-        now: u64,
-        timeout: u64,
-    ) -> Result<(), Rejection> {
+    fn expire(&self, id: &SessionId, slot: &Slot<S>, now: u64, timeout: u64) -> Result<(), Miss> {
         match slot.activity.try_expire(now, timeout) {
             Expire::Expired => self.end_expired(id, slot),
             Expire::Active => Ok(()),
@@ -241,11 +235,11 @@ impl<S> Registry<S> {
     /// reference held on it.
     #[cold]
     #[inline(never)]
-    fn end_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<(), Rejection> {
+    fn end_expired(&self, id: &SessionId, slot: &Slot<S>) -> Result<(), Miss> {
         // Whether or not this call is the one that ends it, the session is
         // over for this caller.
         let _ = self.end_held(slot, *id, Reason::IdleTimeout);
-        Err(Rejection::Expired)
+        Err(Miss::Expired)
     }
 }
 
@@ -258,7 +252,7 @@ impl<S> Registry<S> {
 fn mismatch<S>(slot: &Slot<S>, id: &SessionId) -> Examined {
     let now = slot.lifecycle.load();
     if now.names(id.generation()) && !now.is_being_freed() {
-        Examined::Rejected(Rejection::Forged)
+        Examined::Missed(Miss::Forged)
     } else {
         Examined::Moved(now)
     }
@@ -273,7 +267,7 @@ pub(crate) enum Examined {
     /// The id named a session that has ended.
     Ended,
     /// The id never named a session here (`Unknown`, `Forged`).
-    Rejected(Rejection),
+    Missed(Miss),
     /// The session ended since the snapshot, so the secret read may not be
     /// its own: look again at this word.
     Moved(Word),
@@ -281,7 +275,7 @@ pub(crate) enum Examined {
 
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
-    use crate::{Registry, Rejection, SessionId};
+    use crate::{Miss, Registry, SessionId};
 
     /// Every bit of the 128-bit secret counts: an id with any one of them
     /// flipped is forged, whichever word it is in.
@@ -296,11 +290,11 @@ mod tests {
             let forged = SessionId::from_bytes(forged);
             assert_eq!(
                 registry.lookup(&forged).map(drop),
-                Err(Rejection::Forged),
+                Err(Miss::Forged),
                 "bit {bit} of the id"
             );
         }
-        assert_eq!(registry.stats().rejected(Rejection::Forged), 128);
+        assert_eq!(registry.stats().misses(Miss::Forged), 128);
         assert!(registry.get(&id).is_some(), "the real id still works");
     }
 }

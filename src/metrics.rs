@@ -10,7 +10,7 @@
 //! assert!(text.lines().any(|l| l == "sessionreg_node_id 3"));
 //! ```
 
-use crate::{Reason, Rejection, Stats};
+use crate::{Miss, Reason, Stats};
 use std::fmt::Write;
 
 /// Renders `stats` as Prometheus text (exposition format 0.0.4):
@@ -70,14 +70,14 @@ fn write_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
         "# HELP sessionreg_lookups_rejected_total Session lookups that found nothing, by cause."
     )?;
     writeln!(out, "# TYPE sessionreg_lookups_rejected_total counter")?;
-    for cause in Rejection::ALL {
+    for cause in Miss::ALL {
         let count = match cause {
             // Not exported on its own: whoever can read the metrics could
             // tell that a live id they hold is someone else's (the lookup
             // answered like an unknown id, so it is counted like one).
-            Rejection::Principal => continue,
-            Rejection::Unknown => stats.rejected(cause) + stats.rejected(Rejection::Principal),
-            _ => stats.rejected(cause),
+            Miss::Principal => continue,
+            Miss::Unknown => stats.misses(cause) + stats.misses(Miss::Principal),
+            _ => stats.misses(cause),
         };
         writeln!(
             out,

@@ -55,7 +55,7 @@ impl fmt::Display for Reason {
 /// a client (HTTP 404); they are told apart only in [`Stats`](crate::Stats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Rejection {
+pub enum Miss {
     /// The text was not a session id at all.
     Malformed,
     /// No session was ever minted under this id here (another node's id, a
@@ -71,33 +71,33 @@ pub enum Rejection {
     /// [`Registry::lookup_if`](crate::Registry::lookup_if) refused it (in
     /// the HTTP layer, a request from another principal than the one that
     /// opened the session). Counted here, for the operator, but exported by
-    /// [`metrics`](crate::metrics) as [`Unknown`](Rejection::Unknown): the
+    /// [`metrics`](crate::metrics) as [`Unknown`](Miss::Unknown): the
     /// answer is the same as to an unknown id, and a metric that told them
     /// apart would tell whoever reads it that an id is live.
     Principal,
 }
 
-impl Rejection {
+impl Miss {
     /// Every cause, in declaration order.
-    pub const ALL: [Rejection; 6] = [
-        Rejection::Malformed,
-        Rejection::Unknown,
-        Rejection::Stale,
-        Rejection::Forged,
-        Rejection::Expired,
-        Rejection::Principal,
+    pub const ALL: [Miss; 6] = [
+        Miss::Malformed,
+        Miss::Unknown,
+        Miss::Stale,
+        Miss::Forged,
+        Miss::Expired,
+        Miss::Principal,
     ];
 
     /// The metric label value: `malformed`, `unknown`, `stale`, `forged`,
     /// `expired` or `principal`.
     pub const fn as_str(self) -> &'static str {
         match self {
-            Rejection::Malformed => "malformed",
-            Rejection::Unknown => "unknown",
-            Rejection::Stale => "stale",
-            Rejection::Forged => "forged",
-            Rejection::Expired => "expired",
-            Rejection::Principal => "principal",
+            Miss::Malformed => "malformed",
+            Miss::Unknown => "unknown",
+            Miss::Stale => "stale",
+            Miss::Forged => "forged",
+            Miss::Expired => "expired",
+            Miss::Principal => "principal",
         }
     }
 
@@ -106,20 +106,20 @@ impl Rejection {
     }
 }
 
-impl fmt::Display for Rejection {
+impl fmt::Display for Miss {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Rejection::Malformed => "malformed session id",
-            Rejection::Unknown => "unknown session id",
-            Rejection::Stale => "the session has ended",
-            Rejection::Forged => "session id with a wrong secret",
-            Rejection::Expired => "the session expired",
-            Rejection::Principal => "the session belongs to someone else",
+            Miss::Malformed => "malformed session id",
+            Miss::Unknown => "unknown session id",
+            Miss::Stale => "the session has ended",
+            Miss::Forged => "session id with a wrong secret",
+            Miss::Expired => "the session expired",
+            Miss::Principal => "the session belongs to someone else",
         })
     }
 }
 
-impl std::error::Error for Rejection {}
+impl std::error::Error for Miss {}
 
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
@@ -130,7 +130,7 @@ mod tests {
         for (i, reason) in Reason::ALL.iter().enumerate() {
             assert_eq!(reason.index(), i);
         }
-        for (i, cause) in Rejection::ALL.iter().enumerate() {
+        for (i, cause) in Miss::ALL.iter().enumerate() {
             assert_eq!(cause.index(), i);
         }
     }

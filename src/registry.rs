@@ -3,7 +3,7 @@
 //! `sweep.rs`.
 
 use crate::config::OnClose;
-use crate::reason::{Reason, Rejection};
+use crate::reason::{Miss, Reason};
 use crate::stats::Stats;
 use crate::storage::Storage;
 use std::fmt;
@@ -49,13 +49,13 @@ pub enum Termination {
     Won,
     /// The session had already ended, by another path or an earlier call:
     /// every caller but the winner gets this. Not an error; counted in
-    /// [`Stats`] as a [`Rejection::Stale`] lookup (the id named a session
+    /// [`Stats`] as a [`Miss::Stale`] lookup (the id named a session
     /// that is over).
     AlreadyTerminated,
     /// The id never named a session here: another node's, a slot or
-    /// generation not reached yet ([`Rejection::Unknown`]), or a wrong secret
-    /// ([`Rejection::Forged`]). Counted in [`Stats`].
-    Rejected(Rejection),
+    /// generation not reached yet ([`Miss::Unknown`]), or a wrong secret
+    /// ([`Miss::Forged`]). Counted in [`Stats`].
+    Missed(Miss),
 }
 
 impl Termination {

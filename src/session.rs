@@ -128,27 +128,27 @@ impl<S> Session<S> {
     /// cap (the HTTP layer answers 429 past it).
     ///
     /// ```
-    /// use sessionreg::{NotBegun, Registry};
+    /// use sessionreg::{BeginError, Registry};
     ///
     /// let registry = Registry::builder().build().unwrap();
     /// let session = registry.get(&registry.insert(()).unwrap()).unwrap();
     /// let first = session.begin_at_most(2).unwrap();
     /// let second = session.begin_at_most(2).unwrap();
-    /// assert_eq!(session.begin_at_most(2).unwrap_err(), NotBegun::Full);
+    /// assert_eq!(session.begin_at_most(2).unwrap_err(), BeginError::Full);
     /// drop(first);
     /// assert!(session.begin_at_most(2).is_ok());
     /// # drop(second);
     /// ```
-    pub fn begin_at_most(&self, max: u64) -> Result<InFlight<S>, NotBegun> {
+    pub fn begin_at_most(&self, max: u64) -> Result<InFlight<S>, BeginError> {
         if self.is_terminated() {
-            return Err(NotBegun::Ended);
+            return Err(BeginError::Ended);
         }
         match self.slot().activity.enter(max) {
             Enter::Entered => Ok(InFlight {
                 session: self.clone(),
             }),
-            Enter::Closed => Err(NotBegun::Ended),
-            Enter::Full => Err(NotBegun::Full),
+            Enter::Closed => Err(BeginError::Ended),
+            Enter::Full => Err(BeginError::Full),
         }
     }
 
@@ -209,7 +209,7 @@ impl<S: fmt::Debug> fmt::Debug for Session<S> {
 /// Why [`Session::begin_at_most`] did not count a request in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum NotBegun {
+pub enum BeginError {
     /// The session has ended, or is being expired: the request must not
     /// start (an HTTP server answers 404).
     Ended,
@@ -218,16 +218,16 @@ pub enum NotBegun {
     Full,
 }
 
-impl fmt::Display for NotBegun {
+impl fmt::Display for BeginError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            NotBegun::Ended => "the session has ended",
-            NotBegun::Full => "the session has as many requests in flight as it may",
+            BeginError::Ended => "the session has ended",
+            BeginError::Full => "the session has as many requests in flight as it may",
         })
     }
 }
 
-impl std::error::Error for NotBegun {}
+impl std::error::Error for BeginError {}
 
 /// A request in flight on a session; see [`Session::begin`] and
 /// [`Registry::insert_in_flight`](crate::Registry::insert_in_flight). Derefs

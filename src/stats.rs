@@ -32,7 +32,7 @@
 //! never above the capacity, and exact whenever no session ended during one
 //! of the reads.
 
-use crate::reason::{Reason, Rejection};
+use crate::reason::{Miss, Reason};
 use crate::sync::{AtomicU64, Ordering};
 use crate::tid;
 use crossbeam_utils::CachePadded;
@@ -41,7 +41,7 @@ use crossbeam_utils::CachePadded;
 struct Stripe {
     created: AtomicU64,
     terminated: [AtomicU64; Reason::ALL.len()],
-    rejected: [AtomicU64; Rejection::ALL.len()],
+    rejected: [AtomicU64; Miss::ALL.len()],
 }
 
 pub(crate) struct Counters {
@@ -89,7 +89,7 @@ impl Counters {
     }
 
     #[inline]
-    pub(crate) fn rejected(&self, cause: Rejection) {
+    pub(crate) fn missed(&self, cause: Miss) {
         self.bump(|s| &s.rejected[cause.index()]);
     }
 
@@ -124,7 +124,7 @@ impl Counters {
 
     pub(crate) fn snapshot(&self, capacity: u64, node: u8) -> Stats {
         let (created, terminated, _) = self.read();
-        let rejected = Rejection::ALL.map(|c| self.sum(|s| &s.rejected[c.index()]));
+        let rejected = Miss::ALL.map(|c| self.sum(|s| &s.rejected[c.index()]));
         Stats {
             live: live(created, &terminated, capacity),
             created,
@@ -164,7 +164,7 @@ pub struct Stats {
     /// Sessions ever created.
     pub created: u64,
     terminated: [u64; Reason::ALL.len()],
-    rejected: [u64; Rejection::ALL.len()],
+    rejected: [u64; Miss::ALL.len()],
     /// The configured maximum of live sessions.
     pub capacity: usize,
     /// The node id in this registry's session ids.
@@ -183,7 +183,7 @@ impl Stats {
     }
 
     /// Lookups that found nothing, because of `cause`.
-    pub fn rejected(&self, cause: Rejection) -> u64 {
+    pub fn misses(&self, cause: Miss) -> u64 {
         self.rejected[cause.index()]
     }
 }
@@ -201,7 +201,7 @@ mod tests {
                 s.spawn(|| {
                     for _ in 0..10_000 {
                         counters.created();
-                        counters.rejected(Rejection::Stale);
+                        counters.missed(Miss::Stale);
                     }
                     counters.terminated(Reason::Failed);
                 });
@@ -209,7 +209,7 @@ mod tests {
         });
         let stats = counters.snapshot(1 << 20, 0);
         assert_eq!(stats.created, 60_000);
-        assert_eq!(stats.rejected(Rejection::Stale), 60_000);
+        assert_eq!(stats.misses(Miss::Stale), 60_000);
         assert_eq!(stats.terminated(Reason::Failed), 6);
         assert_eq!(stats.live, 60_000 - 6);
         assert_eq!(counters.live(1 << 20), 60_000 - 6);

@@ -3,7 +3,7 @@
 
 use crate::id::SessionId;
 use crate::lifecycle::{Holding, Terminate};
-use crate::reason::{Reason, Rejection};
+use crate::reason::{Miss, Reason};
 use crate::registry::{Registry, Termination};
 use crate::session::Session;
 use crate::slot::Slot;
@@ -29,8 +29,8 @@ impl<S> Registry<S> {
     pub fn terminate(&self, id: &SessionId, reason: Reason) -> Termination {
         let slot = match self.acquire(id) {
             Ok(slot) => slot,
-            Err(Rejection::Stale) => return self.already_terminated(),
-            Err(cause) => return self.rejected(cause),
+            Err(Miss::Stale) => return self.already_terminated(),
+            Err(cause) => return self.missed(cause),
         };
         if self.end_held(slot, *id, reason) {
             Termination::Won
@@ -46,8 +46,8 @@ impl<S> Registry<S> {
     /// pins the session, so this cannot reach any other one, and it costs one
     /// atomic operation fewer than ending by id.
     ///
-    /// A handle from another registry is [`Termination::Rejected`] with
-    /// [`Rejection::Unknown`].
+    /// A handle from another registry is [`Termination::Missed`] with
+    /// [`Miss::Unknown`].
     ///
     /// ```
     /// use sessionreg::{Reason, Registry, Termination};
@@ -61,7 +61,7 @@ impl<S> Registry<S> {
     /// ```
     pub fn terminate_session(&self, session: &Session<S>, reason: Reason) -> Termination {
         if session.storage_ptr() != self.storage {
-            return self.rejected(Rejection::Unknown);
+            return self.missed(Miss::Unknown);
         }
         let id = session.id();
         let slot = session.slot_ref();
@@ -158,13 +158,13 @@ impl<S> Registry<S> {
     /// Counted as a stale lookup: the id named a session that has ended,
     /// which is what a `DELETE` of an old id, or the loser of a race, did.
     pub(crate) fn already_terminated(&self) -> Termination {
-        self.storage().counters.rejected(Rejection::Stale);
+        self.storage().counters.missed(Miss::Stale);
         Termination::AlreadyTerminated
     }
 
-    pub(crate) fn rejected(&self, cause: Rejection) -> Termination {
-        self.storage().counters.rejected(cause);
-        Termination::Rejected(cause)
+    pub(crate) fn missed(&self, cause: Miss) -> Termination {
+        self.storage().counters.missed(cause);
+        Termination::Missed(cause)
     }
 }
 

@@ -3,7 +3,7 @@
 //! bound to an owner) and `terminate_session` (ending the session a handle
 //! holds).
 
-use sessionreg::{ManualClock, Reason, Registry, Rejection, SessionId, Termination};
+use sessionreg::{ManualClock, Miss, Reason, Registry, SessionId, Termination};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -83,20 +83,20 @@ fn a_refused_lookup_leaves_the_session_as_it_was() {
         registry
             .lookup_if(&id, |owner| *owner == "eve")
             .unwrap_err(),
-        Rejection::Principal
+        Miss::Principal
     );
     assert_eq!(registry.len(), 1);
-    assert_eq!(registry.stats().rejected(Rejection::Expired), 0);
+    assert_eq!(registry.stats().misses(Miss::Expired), 0);
     // The owner's lookup finds it expired, as `lookup` would.
     assert_eq!(
         registry
             .lookup_if(&id, |owner| *owner == "ada")
             .unwrap_err(),
-        Rejection::Expired
+        Miss::Expired
     );
     assert_eq!(registry.len(), 0);
     let stats = registry.stats();
-    assert_eq!(stats.rejected(Rejection::Principal), 1);
+    assert_eq!(stats.misses(Miss::Principal), 1);
     assert_eq!(stats.terminated(Reason::IdleTimeout), 1);
 }
 
@@ -137,7 +137,7 @@ fn terminate_session_ends_exactly_the_held_session_once() {
     let foreign = other.get(&other.insert(3).unwrap()).unwrap();
     assert_eq!(
         registry.terminate_session(&foreign, Reason::Failed),
-        Termination::Rejected(Rejection::Unknown)
+        Termination::Missed(Miss::Unknown)
     );
     assert!(!foreign.is_terminated());
 }
@@ -181,7 +181,7 @@ fn no_session_is_found_idle_early_when_hot_paths_read_no_clock() {
     // Idle for the timeout since the sweep saw them: a lookup ends one, the
     // next sweep the other.
     clock.advance(Duration::from_millis(1));
-    assert_eq!(registry.lookup(&used).unwrap_err(), Rejection::Expired);
+    assert_eq!(registry.lookup(&used).unwrap_err(), Miss::Expired);
     assert_eq!(registry.reap_idle(), 1);
     assert!(registry.get(&unused).is_none());
     assert_eq!(registry.stats().terminated(Reason::IdleTimeout), 2);

@@ -12,7 +12,7 @@ use http_body_util::Full;
 use http_support::{initialize_body, Client, Server};
 use serde_json::json;
 use sessionreg::http::{AuthError, BearerTokens, Principal};
-use sessionreg::{Reason, Rejection};
+use sessionreg::{Miss, Reason};
 
 fn tokens() -> BearerTokens {
     BearerTokens::new(BearerTokens::parse("ada=token-ada\nbob=token-bob\n").unwrap()).unwrap()
@@ -87,7 +87,7 @@ async fn another_principals_requests_with_a_session_id_find_nothing() {
     let unknown = format!("000000000fffffff{}", &id[16..]);
     let unknown_answer = bob.call(&unknown, "echo", json!({})).await;
 
-    let before = server.manager.stats().rejected(Rejection::Principal);
+    let before = server.manager.stats().misses(Miss::Principal);
     let stolen = bob.call(&id, "echo", json!({})).await;
     assert_eq!(stolen.status, StatusCode::NOT_FOUND);
     // Exactly the answer to an unknown id: no oracle.
@@ -97,10 +97,7 @@ async fn another_principals_requests_with_a_session_id_find_nothing() {
         StatusCode::NOT_FOUND
     );
     assert_eq!(bob.delete(&id).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(
-        server.manager.stats().rejected(Rejection::Principal),
-        before + 3
-    );
+    assert_eq!(server.manager.stats().misses(Miss::Principal), before + 3);
     // Exported as unknown ids (no oracle in /metrics; see
     // `metrics_do_not_tell_a_foreign_live_id_from_an_unknown_one`).
     let metrics = server.manager.metrics();
@@ -242,7 +239,7 @@ async fn metrics_do_not_tell_a_foreign_live_id_from_an_unknown_one() {
     assert_eq!(name(&by_unknown[0]), name(&by_foreign[0]));
     assert!(!after_foreign.contains("cause=\"principal\""));
     // The operator's own snapshot still tells them apart.
-    assert_eq!(server.manager.stats().rejected(Rejection::Principal), 1);
+    assert_eq!(server.manager.stats().misses(Miss::Principal), 1);
     assert_eq!(ada.delete(&id).await.status, StatusCode::OK);
 }
 

@@ -13,7 +13,7 @@ use http_support::{
 };
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc;
-use sessionreg::{Reason, Rejection};
+use sessionreg::{Miss, Reason};
 use std::time::Duration;
 
 #[tokio::test]
@@ -302,16 +302,12 @@ async fn bad_ids_are_404_with_a_json_rpc_error() {
     assert_eq!(client.delete(&stale).await.status, StatusCode::OK);
 
     let cases = [
-        (
-            "malformed",
-            "not-a-session-id".to_string(),
-            Rejection::Malformed,
-        ),
-        ("unknown", unknown, Rejection::Unknown),
-        ("forged", forged, Rejection::Forged),
+        ("malformed", "not-a-session-id".to_string(), Miss::Malformed),
+        ("unknown", unknown, Miss::Unknown),
+        ("forged", forged, Miss::Forged),
     ];
     for (what, id, cause) in &cases {
-        let before = server.manager.stats().rejected(*cause);
+        let before = server.manager.stats().misses(*cause);
         let answer = client.call(id, "echo", json!({})).await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{what}");
         assert_eq!(
@@ -320,7 +316,7 @@ async fn bad_ids_are_404_with_a_json_rpc_error() {
             "{what}"
         );
         assert!(
-            server.manager.stats().rejected(*cause) > before,
+            server.manager.stats().misses(*cause) > before,
             "{what} counted"
         );
     }
@@ -350,13 +346,10 @@ async fn bad_ids_are_404_with_a_json_rpc_error() {
     assert_eq!(registry.reap_idle(), 0);
     tokio::time::sleep(Duration::from_millis(250)).await;
     registry.get(&other.parse().unwrap()).unwrap().touch();
-    let before = server.manager.stats().rejected(Rejection::Expired);
+    let before = server.manager.stats().misses(Miss::Expired);
     let answer = client.call(&live, "echo", json!({})).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
-    assert_eq!(
-        server.manager.stats().rejected(Rejection::Expired),
-        before + 1
-    );
+    assert_eq!(server.manager.stats().misses(Miss::Expired), before + 1);
     assert_eq!(server.closes.count_reason(Reason::IdleTimeout), 1);
     assert_eq!(server.live(), 1, "the touched session lives on");
 }

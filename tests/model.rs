@@ -3,9 +3,7 @@
 //! compared at every step (results, close callbacks, value drops, counters).
 
 use proptest::prelude::*;
-use sessionreg::{
-    InFlight, ManualClock, Reason, Registry, Rejection, Session, SessionId, Termination,
-};
+use sessionreg::{InFlight, ManualClock, Miss, Reason, Registry, Session, SessionId, Termination};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -175,21 +173,21 @@ impl Harness {
     }
 
     /// What a lookup of session `k` must do; updates the model.
-    fn expect_lookup(&mut self, k: usize) -> Result<(), Rejection> {
+    fn expect_lookup(&mut self, k: usize) -> Result<(), Miss> {
         let e = &self.expected[k];
         if !e.live {
             self.stale += 1;
-            Err(Rejection::Stale)
+            Err(Miss::Stale)
         } else if e.idle(self.now) {
             self.expired += 1;
             self.end(k, Reason::IdleTimeout);
-            Err(Rejection::Expired)
+            Err(Miss::Expired)
         } else {
             Ok(())
         }
     }
 
-    fn lookup(&mut self, k: usize) -> Result<Session<Value>, Rejection> {
+    fn lookup(&mut self, k: usize) -> Result<Session<Value>, Miss> {
         let found = self.registry.lookup(&self.ids[k]);
         let expected = self.expect_lookup(k);
         match (&found, expected) {
@@ -284,7 +282,7 @@ impl Harness {
                     let e = &self.expected[k];
                     if e.live && !own {
                         // Refused before any expiry: the session is as it was.
-                        assert_eq!(found.err(), Some(Rejection::Principal));
+                        assert_eq!(found.err(), Some(Miss::Principal));
                         self.principal += 1;
                     } else {
                         let expected = self.expect_lookup(k);
@@ -357,7 +355,7 @@ impl Harness {
                     if self.expected[k].occupies_slot() {
                         // A wrong secret on a session still in its slot
                         // (live, or ended but held) is caught.
-                        assert_eq!(outcome, Termination::Rejected(Rejection::Forged));
+                        assert_eq!(outcome, Termination::Missed(Miss::Forged));
                         self.forged += 1;
                     } else {
                         // The session has ended and left its slot: the id,
@@ -422,10 +420,10 @@ impl Harness {
                 .count();
             assert_eq!(stats.terminated(reason), n as u64, "{reason}");
         }
-        assert_eq!(stats.rejected(Rejection::Stale), self.stale);
-        assert_eq!(stats.rejected(Rejection::Expired), self.expired);
-        assert_eq!(stats.rejected(Rejection::Forged), self.forged);
-        assert_eq!(stats.rejected(Rejection::Principal), self.principal);
+        assert_eq!(stats.misses(Miss::Stale), self.stale);
+        assert_eq!(stats.misses(Miss::Expired), self.expired);
+        assert_eq!(stats.misses(Miss::Forged), self.forged);
+        assert_eq!(stats.misses(Miss::Principal), self.principal);
     }
 }
 

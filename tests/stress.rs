@@ -348,7 +348,7 @@ fn dead_ids_reach_nothing_when_generations_wrap() {
     // secret alone does not: reuse one slot until its generation comes back.
     let dead = registry.insert(9).unwrap();
     assert!(registry.terminate(&dead, Reason::Deleted).is_won());
-    let forged_before = registry.stats().rejected(sessionreg::Rejection::Forged);
+    let forged_before = registry.stats().misses(sessionreg::Miss::Forged);
     let mut found = 0;
     for _ in 0..8 {
         let id = registry.insert(10).unwrap();
@@ -366,7 +366,7 @@ fn dead_ids_reach_nothing_when_generations_wrap() {
         "the slot's generation never came back in 8 reuses"
     );
     assert_eq!(
-        registry.stats().rejected(sessionreg::Rejection::Forged),
+        registry.stats().misses(sessionreg::Miss::Forged),
         forged_before + 2 * found
     );
 }

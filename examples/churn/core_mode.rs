@@ -222,7 +222,7 @@ fn report(
     println!("(shutdown ended {shut}; idle before their first request {}; insert retries at capacity {}; stale ids found {stale_found}; lookups rejected as stale {})",
         books.expired_early.load(Ordering::Relaxed),
         books.full_retries.load(Ordering::Relaxed),
-        stats.rejected(sessionreg::Rejection::Stale));
+        stats.misses(sessionreg::Miss::Stale));
     verdict(&[
         ("sessions left live", live != 0),
         (

@@ -445,7 +445,7 @@ fn summary(
         report.drained,
         seen.expired_early.load(Ordering::Relaxed),
         seen.full_retries.load(Ordering::Relaxed),
-        sessionreg::Rejection::ALL.iter().map(|c| stats.rejected(*c)).sum::<u64>(),
+        sessionreg::Miss::ALL.iter().map(|c| stats.misses(*c)).sum::<u64>(),
     );
     verdict(&[
         ("sessions left live", live != 0 || stats.live != 0),

@@ -20,7 +20,7 @@ use loom::thread;
 use loom_tests::{
     assert_clean, model, race_point, registry, spawn_reaper_of_an_idle_session, Log, StorageWatch,
 };
-use sessionreg::{Reason, Rejection};
+use sessionreg::{Miss, Reason};
 
 /// The session is idle when the reaper starts; a request handler on another
 /// thread stamps it active (`touch`) and then looks it up by id. If the
@@ -47,10 +47,7 @@ fn a_lookup_never_returns_a_session_the_reaper_has_closed() {
             }
             // Closed or idle (whoever then ended it), or ended already.
             Err(cause) => {
-                assert!(
-                    matches!(cause, Rejection::Expired | Rejection::Stale),
-                    "{cause:?}"
-                );
+                assert!(matches!(cause, Miss::Expired | Miss::Stale), "{cause:?}");
                 None
             }
         };
@@ -94,7 +91,7 @@ fn reap_idle_vs_an_expiring_lookup() {
         // `Expired` if it saw the session idle or closed (whoever then won
         // the end), `Stale` if the reaper had ended it already.
         assert!(
-            matches!(found, Err(Rejection::Expired | Rejection::Stale)),
+            matches!(found, Err(Miss::Expired | Miss::Stale)),
             "an expiring session was looked up: {found:?} (reaped {reaped})"
         );
         assert!(reaped <= 1);

@@ -21,7 +21,7 @@
 
 use loom::thread;
 use loom_tests::{assert_clean, model, race_point, registry, Log, StorageWatch, Tracked};
-use sessionreg::{Reason, Registry, Rejection, SessionId};
+use sessionreg::{Miss, Reason, Registry, SessionId};
 
 /// A one-slot registry whose session (value 0) has ended while a handle
 /// still holds it; another thread drops that handle (the last one out)
@@ -75,7 +75,7 @@ fn an_insert_takes_the_slot_a_handle_is_freeing() {
         assert_eq!(session.read(), 1);
         drop(session);
         // The slot moved on a generation: the old id is stale.
-        assert_eq!(registry.lookup(&old).map(drop), Err(Rejection::Stale));
+        assert_eq!(registry.lookup(&old).map(drop), Err(Miss::Stale));
         assert!(registry.terminate(&new, Reason::Deleted).is_won());
         log.assert_all_dropped_once();
         assert_clean(&registry, &log);

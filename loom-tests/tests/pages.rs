@@ -12,7 +12,7 @@ use loom::thread;
 use loom_tests::{
     builder, end_all_and_assert_clean, model, race_point, registry, Log, StorageWatch, Tracked,
 };
-use sessionreg::{Registry, Rejection, SessionId};
+use sessionreg::{Miss, Registry, SessionId};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// An id for the slot at global `index`, generation 0, with a secret no
@@ -29,7 +29,7 @@ fn probe(index: u64) -> SessionId {
 fn assert_probe_rejected(registry: &Registry<Tracked>, index: u64) {
     let found = registry.lookup(&probe(index)).map(|s| s.read());
     assert!(
-        matches!(found, Err(Rejection::Unknown | Rejection::Forged)),
+        matches!(found, Err(Miss::Unknown | Miss::Forged)),
         "a probe of slot {index}: {found:?}"
     );
 }

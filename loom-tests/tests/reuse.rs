@@ -4,7 +4,7 @@
 
 use loom::sync::Arc;
 use loom_tests::{assert_clean, model, race_point, registry, spawn_reuser, Log, StorageWatch};
-use sessionreg::{Reason, Rejection, SessionId, Termination};
+use sessionreg::{Miss, Reason, SessionId, Termination};
 
 /// The slot half of an id's text form (node, generation, index: the high 64
 /// bits, first in the text), without the secret.
@@ -26,7 +26,7 @@ fn the_old_id_fails_after_reuse() {
         assert_ne!(slot_and_generation(&old), slot_and_generation(&new));
 
         assert!(registry.get(&old).is_none());
-        assert_eq!(registry.lookup(&old).map(drop), Err(Rejection::Stale));
+        assert_eq!(registry.lookup(&old).map(drop), Err(Miss::Stale));
         assert_eq!(
             registry.terminate(&old, Reason::Failed),
             Termination::AlreadyTerminated
@@ -110,7 +110,7 @@ fn a_stale_lookup_racing_reuse_finds_nothing_new() {
                 assert_eq!(session.id(), old);
                 assert_eq!(session.read(), 0);
             }
-            Err(cause) => assert_eq!(*cause, Rejection::Stale),
+            Err(cause) => assert_eq!(*cause, Miss::Stale),
         }
         drop(found);
         let (ended, new) = reuser.join().unwrap();

@@ -7,7 +7,7 @@ use loom::thread;
 use loom_tests::{
     assert_clean, model, race_point, registry, spawn_reuser, Close, Log, StorageWatch, Tracked,
 };
-use sessionreg::{Reason, Registry, Rejection, SessionId, Termination};
+use sessionreg::{Miss, Reason, Registry, SessionId, Termination};
 
 /// One way a session can end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,8 +220,8 @@ fn a_spent_id_is_never_forged() {
             [Termination::Won, Termination::AlreadyTerminated],
             "terminate(Deleted) on one thread, terminate(Failed) on another"
         );
-        assert_eq!(lookup, Err(Rejection::Stale));
-        assert_eq!(registry.stats().rejected(Rejection::Forged), 0);
+        assert_eq!(lookup, Err(Miss::Stale));
+        assert_eq!(registry.stats().misses(Miss::Forged), 0);
         assert_clean(&registry, &log);
     });
 }
@@ -246,7 +246,7 @@ fn a_spent_id_is_never_forged_after_reuse() {
         let mut results = [first, second];
         results.sort_by_key(|t| !t.is_won());
         assert_eq!(results, [Termination::Won, Termination::AlreadyTerminated]);
-        assert_eq!(registry.stats().rejected(Rejection::Forged), 0);
+        assert_eq!(registry.stats().misses(Miss::Forged), 0);
         if let Ok(new) = new {
             assert_eq!(registry.terminate(&new, Reason::Deleted), Termination::Won);
         }

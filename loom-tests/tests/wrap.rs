@@ -19,7 +19,7 @@
 use loom::sync::Arc;
 use loom::thread;
 use loom_tests::{assert_clean, builder, model, race_point, Log, Tracked};
-use sessionreg::{Reason, Registry, Rejection, SessionId, Termination};
+use sessionreg::{Miss, Reason, Registry, SessionId, Termination};
 
 /// A registry of one slot whose generation has one bit (it comes back
 /// every two reuses), holding one session (value 0), and a thread that ends
@@ -85,10 +85,7 @@ fn a_stalled_get_never_returns_the_session_its_generation_came_back_for() {
             // Ended, or the slot wrapped to another session of its
             // generation (whose secret is not the id's).
             Err(cause) => assert!(
-                matches!(
-                    cause,
-                    Rejection::Stale | Rejection::Unknown | Rejection::Forged
-                ),
+                matches!(cause, Miss::Stale | Miss::Unknown | Miss::Forged),
                 "{cause:?}"
             ),
         }
@@ -112,7 +109,7 @@ fn a_stalled_terminate_never_ends_the_session_its_generation_came_back_for() {
                 ended,
                 Termination::Won
                     | Termination::AlreadyTerminated
-                    | Termination::Rejected(Rejection::Unknown | Rejection::Forged)
+                    | Termination::Missed(Miss::Unknown | Miss::Forged)
             ),
             "{ended:?}"
         );

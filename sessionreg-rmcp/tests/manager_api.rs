@@ -9,7 +9,7 @@ use http_body_util::{BodyExt, Empty};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::SessionManager;
 use serde_json::json;
-use sessionreg::{Reason, Rejection, SessionId};
+use sessionreg::{Miss, Reason, SessionId};
 use sessionreg_rmcp::{Error, RegistrySessionManager, StatusLayer};
 use std::future::Future;
 use std::pin::Pin;
@@ -134,8 +134,8 @@ async fn malformed_and_foreign_ids_are_unknown_and_counted() {
     let foreign: Arc<str> = "ff0000000000000000c539bfd1175f2e0000000000000000".into();
     assert!(!manager.has_session(&foreign).await.unwrap());
     let stats = manager.stats();
-    assert_eq!(stats.rejected(Rejection::Malformed), 8);
-    assert_eq!(stats.rejected(Rejection::Unknown), 1);
+    assert_eq!(stats.misses(Miss::Malformed), 8);
+    assert_eq!(stats.misses(Miss::Unknown), 1);
     assert_eq!(stats.created, 0);
     assert!(closes.lock().unwrap().is_empty());
 }

@@ -17,7 +17,7 @@
 
 use super::counters::HttpCounters;
 use super::reject::Reject;
-use crate::{InFlight, NotBegun, Session};
+use crate::{BeginError, InFlight, Session};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -29,7 +29,7 @@ pub(crate) fn begin<S>(session: &Session<S>, max: usize) -> Result<InFlight<S>, 
     // The check and the count are one atomic step in the registry.
     match session.begin_at_most(max as u64) {
         Ok(request) => Ok(request),
-        Err(NotBegun::Full) => Err(Reject::TooManyRequests),
+        Err(BeginError::Full) => Err(Reject::TooManyRequests),
         Err(_) => Err(Reject::SessionNotFound),
     }
 }

@@ -10,7 +10,7 @@
 //! A session is bound to the principal that opened it: a request that
 //! carries its id from another principal gets the same 404 as an unknown id
 //! (no oracle: a leaked id is worth nothing to anyone else), counted as
-//! [`Rejection::Principal`](crate::Rejection::Principal); its `DELETE` ends
+//! [`Miss::Principal`](crate::Miss::Principal); its `DELETE` ends
 //! nothing.
 //!
 //! The principal is put into the request's extensions, so the application

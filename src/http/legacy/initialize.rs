@@ -128,7 +128,7 @@ pub(super) async fn open<A: App>(
         }
         Err(_) => return state.refuse(Reject::ShuttingDown, None),
     };
-    let mut text = [0u8; crate::id::TEXT_LEN];
+    let mut text = [0u8; crate::SessionId::TEXT_LEN];
     let value = HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
     response.headers_mut().insert(headers::SESSION_ID, value);
     response
