@@ -101,7 +101,10 @@ async fn another_principals_requests_with_a_session_id_find_nothing() {
     // Exported as unknown ids (no oracle in /metrics; see
     // `metrics_do_not_tell_a_foreign_live_id_from_an_unknown_one`).
     let metrics = server.manager.metrics();
-    assert!(!metrics.contains("cause=\"principal\""), "{metrics}");
+    assert!(
+        !metrics.contains("sessionreg_lookups_rejected_total{cause=\"principal\"}"),
+        "{metrics}"
+    );
     // Bob's DELETE ended nothing; Ada's session is as it was.
     assert_eq!(server.live(), 1);
     assert_eq!(server.closes.count(), 0);
@@ -237,7 +240,7 @@ async fn metrics_do_not_tell_a_foreign_live_id_from_an_unknown_one() {
     assert_eq!(by_foreign.len(), 1, "{by_foreign:?}");
     let name = |line: &str| line.split(' ').next().unwrap().to_string();
     assert_eq!(name(&by_unknown[0]), name(&by_foreign[0]));
-    assert!(!after_foreign.contains("cause=\"principal\""));
+    assert!(!after_foreign.contains("sessionreg_lookups_rejected_total{cause=\"principal\"}"));
     // The operator's own snapshot still tells them apart.
     assert_eq!(server.manager.stats().misses(Miss::Principal), 1);
     assert_eq!(ada.delete(&id).await.status, StatusCode::OK);

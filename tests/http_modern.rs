@@ -44,11 +44,12 @@ async fn stateless_server() -> Server {
     Server::start_with(|b| b.serve_modern(true)).await
 }
 
-/// Session-less serving is a switch, off by default; off, the version is
-/// unsupported (Protocol Version Header: 400 listing the supported ones).
+/// Session-less serving is a switch, on by default (both eras on one
+/// endpoint); off, the version is unsupported (Protocol Version Header: 400
+/// listing the supported ones).
 #[tokio::test]
-async fn protocol_version_header_stateless_serving_is_off_by_default() {
-    let server = Server::start().await;
+async fn protocol_version_header_modern_serving_can_be_switched_off() {
+    let server = Server::start_with(|b| b.serve_modern(false)).await;
     let client = Client::new(&server.url);
     let answer = post(
         &client,

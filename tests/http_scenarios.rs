@@ -115,7 +115,9 @@ async fn d_stateless_version_registers_nothing() {
         let init = client
             .send(post(initialize_body("stateless"), i % 2 == 0))
             .await;
-        assert_eq!(init.status, StatusCode::OK);
+        // initialize was removed at 2026-07-28: 404 with -32601, and no id.
+        assert_eq!(init.status, StatusCode::NOT_FOUND);
+        assert_eq!(init.json()["error"]["code"], -32601);
         assert!(init.session_id().is_none(), "no id at 2026-07-28");
         let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
                            "params": { "name": "echo", "arguments": { "i": i } } });

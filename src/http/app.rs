@@ -4,12 +4,16 @@
 
 use super::context::Context;
 use super::jsonrpc::{Message, Request, RpcError};
+use super::modern::discover::Discovery;
+use super::modern::mirror::MirroredParams;
+use super::modern::request::InputRequired;
 use crate::{Reason, SessionId};
 use futures_util::stream::BoxStream;
 use http::request::Parts;
 use serde_json::Value;
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 /// An MCP application served by a [`SessionManager`](super::SessionManager).
 ///
@@ -59,6 +63,23 @@ pub trait App: Send + Sync + 'static {
         message: Message,
     ) -> impl Future<Output = Result<Reply, HandlerError>> + Send;
 
+    /// What the application says of itself to 2026-07-28 clients: the
+    /// layer answers `server/discover` from it, and names the server in
+    /// every modern result's `_meta` (default: no capabilities, no name).
+    fn discovery(&self) -> Discovery {
+        Discovery::default()
+    }
+
+    /// The mirrored parameters (`x-mcp-header`) of tool `tool`, if it has
+    /// any: the layer then checks a 2026-07-28 `tools/call`'s
+    /// `Mcp-Param-*` headers against its arguments before the handler runs
+    /// (build them once with
+    /// [`MirroredParams::from_input_schema`]; default: none).
+    fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
+        let _ = tool;
+        None
+    }
+
     /// The session ended, for `reason`. Called exactly once per session
     /// that was inserted, synchronously, by whichever end path won the
     /// registry's terminate. Keep it short; it must not block.
@@ -80,6 +101,10 @@ pub enum Reply {
     Stream(BoxStream<'static, Value>),
     /// Nothing to say: the answer for notifications and responses.
     Accepted,
+    /// More input is needed (2026-07-28 multi-round-trip requests): made by
+    /// [`Modern::input_required`](super::modern::Modern::input_required), so
+    /// only for a modern request that may ask for input.
+    InputRequired(InputRequired),
 }
 
 impl fmt::Debug for Reply {
@@ -89,6 +114,7 @@ impl fmt::Debug for Reply {
             Reply::Error(e) => f.debug_tuple("Error").field(e).finish(),
             Reply::Stream(_) => f.write_str("Stream(..)"),
             Reply::Accepted => f.write_str("Accepted"),
+            Reply::InputRequired(asked) => f.debug_tuple("InputRequired").field(asked).finish(),
         }
     }
 }

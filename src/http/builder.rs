@@ -9,6 +9,7 @@ use super::access::{Access, AllowLists, RebindingProtection};
 use super::app::App;
 use super::config::*;
 use super::manager::SessionManager;
+use super::modern::sealing::RequestStateKeys;
 use super::session::{self, SessionEntry};
 use super::state::State;
 use crate::{BuildError, Reason, Registry, SessionId};
@@ -30,6 +31,7 @@ pub struct Builder<A: App> {
     allow: AllowLists,
     protection: RebindingProtection,
     authenticator: Option<Arc<dyn Authenticator>>,
+    keys: Option<RequestStateKeys>,
 }
 
 impl<A: App> SessionManager<A> {
@@ -43,6 +45,7 @@ impl<A: App> SessionManager<A> {
             allow: AllowLists::default(),
             protection: RebindingProtection::Auto,
             authenticator: None,
+            keys: None,
         }
     }
 }
@@ -86,13 +89,39 @@ impl<A: App> Builder<A> {
     }
 
     /// Whether requests at protocol version 2026-07-28 (no sessions: each
-    /// request stands alone, [`Context::state`](super::Context::state) is
-    /// `None`) are served. Off by default: an application opts in when its
-    /// handlers can serve a request without a session. Off, such a request
-    /// gets 400 with an `UnsupportedProtocolVersionError` listing the
-    /// versions served.
+    /// request stands alone, [`Context::modern`](super::Context::modern)
+    /// says what it carries) are served (default: yes, beside the legacy
+    /// session era on the same endpoint). Off, such a request gets 400 with
+    /// an `UnsupportedProtocolVersionError` listing the versions served.
     pub fn serve_modern(mut self, enabled: bool) -> Self {
         self.config.modern = enabled;
+        self
+    }
+
+    /// The keys that seal 2026-07-28 `requestState`s (default: one drawn
+    /// from the OS's CSPRNG at build time, so states open only in this
+    /// process; a fleet whose retries may reach another node gives every
+    /// node the same keys). Replaced at run time with
+    /// [`SessionManager::set_request_state_keys`].
+    pub fn request_state_keys(mut self, keys: super::modern::RequestStateKeys) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// How long a sealed `requestState` opens (default
+    /// [`DEFAULT_REQUEST_STATE_TTL`](super::DEFAULT_REQUEST_STATE_TTL)): past it, a retry that carries it is
+    /// refused (`-32602`, counted as `expired`).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.config.request_state_ttl = ttl;
+        self
+    }
+
+    /// Single-use `requestState`s not used yet that are recorded at most
+    /// (default [`DEFAULT_SINGLE_USE_STATES`](super::DEFAULT_SINGLE_USE_STATES)): past it, an answer that asks
+    /// for one gets 503 with `Retry-After` (a record that is used, or
+    /// expires with its state, makes room).
+    pub fn single_use_states(mut self, states: usize) -> Self {
+        self.config.single_use_states = states;
         self
     }
 
@@ -336,7 +365,8 @@ impl<A: App> Builder<A> {
             .build()?;
         let config = self.config.validated(self.idle_timeout);
         let access = Access::new(self.allow, self.protection);
-        let state = State::new(app, registry, config, access, self.authenticator);
+        let keys = self.keys.unwrap_or_else(RequestStateKeys::random);
+        let state = State::new(app, registry, config, access, self.authenticator, keys);
         Ok(SessionManager::from_state(state))
     }
 }

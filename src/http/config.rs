@@ -9,6 +9,7 @@
 //! | requests in flight per session | 100 | `legacy/` through the registry's `begin_at_most` (429) |
 //! | handlers in flight | 10 000 | `admission.rs` (503) |
 //! | a request's work | 300 s | `dispatch.rs` (-32603) |
+//! | a `requestState`'s life; single-use ones recorded | 10 min; 100 000 | `modern/sealing.rs` (-32602; 503 when full) |
 //! | stream queue, stalled writes | 64 messages, 256 KiB; 60 s | `sse/outlet.rs`, `server/stall_io.rs` |
 //! | event logs | per stream, per session 256 KiB, in all 128 MiB | `sse/resume.rs` |
 //! | header read, idle connection, connections, HTTP/2 | 10 s, 60 s, 10 000, 20 s / 100 streams | `server/` (only where [`serve`](super::serve) runs) |
@@ -63,6 +64,12 @@ pub const DEFAULT_EVENT_LOG_SESSION_BYTES: usize = 256 * 1024;
 /// configured.
 pub const DEFAULT_EVENT_LOG_TOTAL_BYTES: usize = 128 * 1024 * 1024;
 
+/// How long a sealed `requestState` opens, unless configured.
+pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+/// Single-use `requestState`s recorded at most (not used yet) unless
+/// configured.
+pub const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
+
 /// A bound at least this long is no bound: nothing waits that long, and a
 /// deadline that far would overflow when added to the time now (hyper's
 /// timers do that add).
@@ -99,6 +106,8 @@ pub(crate) struct Config {
     pub(crate) event_log_total_bytes: usize,
     /// Whether 2026-07-28 requests are served.
     pub(crate) modern: bool,
+    pub(crate) request_state_ttl: Duration,
+    pub(crate) single_use_states: usize,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -127,7 +136,9 @@ impl Default for Config {
             event_log_events: 0,
             event_log_session_bytes: DEFAULT_EVENT_LOG_SESSION_BYTES,
             event_log_total_bytes: DEFAULT_EVENT_LOG_TOTAL_BYTES,
-            modern: false,
+            modern: true,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            single_use_states: DEFAULT_SINGLE_USE_STATES,
             reap_interval: None,
         }
     }

@@ -1,6 +1,7 @@
 //! What a handler knows about the request it serves: [`Context`].
 
 use super::access::auth::Principal;
+use super::modern::request::Modern;
 use super::protocol::Version;
 use super::session::SessionEntry;
 use crate::{Session, SessionId};
@@ -20,6 +21,17 @@ pub struct Context<S: Send + Sync + 'static> {
     pub(crate) stream: Option<u64>,
     /// Cancelled when this request's work must stop (see `work.rs`).
     pub(crate) cancel: CancellationToken,
+    /// What a 2026-07-28 request carries; `None` in a session.
+    pub(crate) modern: Option<Box<Modern>>,
+}
+
+/// Which era a request is in, and what it brings there.
+#[derive(Debug)]
+pub enum Era<'a, S> {
+    /// A legacy request, in its session (the application's state of it).
+    Legacy(&'a S),
+    /// A 2026-07-28 request: no session; its capabilities and the rest.
+    Modern(&'a Modern),
 }
 
 impl<S: Send + Sync + 'static> Context<S> {
@@ -51,6 +63,22 @@ impl<S: Send + Sync + 'static> Context<S> {
     /// The protocol version the request was sent at.
     pub fn version(&self) -> Version {
         self.version
+    }
+
+    /// Which era the request is in: its session's state, or what the
+    /// modern request carries.
+    pub fn era(&self) -> Era<'_, S> {
+        match (&self.session, &self.modern) {
+            (Some(session), _) => Era::Legacy(&session.state),
+            (None, Some(modern)) => Era::Modern(modern),
+            (None, None) => unreachable!("a request is in a session or modern"),
+        }
+    }
+
+    /// What a 2026-07-28 request carries (its client capabilities, log
+    /// level, input responses...); `None` for a request in a session.
+    pub fn modern(&self) -> Option<&Modern> {
+        self.modern.as_deref()
     }
 
     /// Whether the session has ended meanwhile (deleted, shut down, ...).

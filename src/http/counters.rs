@@ -19,8 +19,10 @@
 //! sessionreg_http_event_log_bytes              gauge    bytes the event logs of every session hold
 //! sessionreg_http_responses_total{code}        counter  responses the manager wrote, by status
 //! sessionreg_http_notifications_dropped_total  counter  server messages a stream could not take
+//! sessionreg_request_state_rejected_total{cause} counter 2026-07-28 requestStates refused
 //! ```
 
+use super::modern::sealing::StateRejection;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::fmt::Write;
@@ -42,6 +44,7 @@ struct Stripe {
     handlers: AtomicU64,
     dropped: AtomicU64,
     responses: [AtomicU64; CODES.len() + 1],
+    states_rejected: [AtomicU64; StateRejection::ALL.len()],
 }
 
 /// The HTTP layer's counters (one set per [`SessionManager`](super::SessionManager)).
@@ -74,6 +77,7 @@ pub struct HttpStats {
     /// [`Builder::event_log_total_bytes`](super::Builder::event_log_total_bytes)).
     pub event_log_bytes: u64,
     responses: [u64; CODES.len() + 1],
+    states_rejected: [u64; StateRejection::ALL.len()],
 }
 
 impl HttpStats {
@@ -89,6 +93,11 @@ impl HttpStats {
     /// Responses of every status.
     pub fn responses_total(&self) -> u64 {
         self.responses.iter().sum()
+    }
+
+    /// 2026-07-28 `requestState`s refused for `cause`.
+    pub fn request_states_rejected(&self, cause: StateRejection) -> u64 {
+        self.states_rejected[cause.index()]
     }
 }
 
@@ -178,6 +187,11 @@ impl HttpCounters {
     }
 
     #[inline]
+    pub(crate) fn state_rejected(&self, cause: StateRejection) {
+        self.stripe().states_rejected[cause.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[inline]
     pub(crate) fn response(&self, status: u16) {
         self.stripe().responses[code_index(status)].fetch_add(1, Ordering::Relaxed);
     }
@@ -204,6 +218,10 @@ impl HttpCounters {
         for (i, out) in responses.iter_mut().enumerate() {
             *out = self.sum(|s| &s.responses[i]);
         }
+        let mut states_rejected = [0; StateRejection::ALL.len()];
+        for (i, out) in states_rejected.iter_mut().enumerate() {
+            *out = self.sum(|s| &s.states_rejected[i]);
+        }
         HttpStats {
             connections_open: self.gauge(|s| &s.connections),
             streams_open: self.gauge(|s| &s.streams),
@@ -211,6 +229,7 @@ impl HttpCounters {
             notifications_dropped: self.sum(|s| &s.dropped),
             event_log_bytes: 0,
             responses,
+            states_rejected,
         }
     }
 }
@@ -266,6 +285,22 @@ fn write_all(out: &mut String, stats: &HttpStats) -> std::fmt::Result {
             out,
             "sessionreg_http_responses_total{{code=\"other\"}} {}",
             stats.responses[OTHER]
+        )?;
+    }
+    writeln!(
+        out,
+        "# HELP sessionreg_request_state_rejected_total 2026-07-28 requestStates refused, by cause."
+    )?;
+    writeln!(
+        out,
+        "# TYPE sessionreg_request_state_rejected_total counter"
+    )?;
+    for cause in StateRejection::ALL {
+        writeln!(
+            out,
+            "sessionreg_request_state_rejected_total{{cause=\"{}\"}} {}",
+            cause.as_str(),
+            stats.states_rejected[cause.index()]
         )?;
     }
     writeln!(

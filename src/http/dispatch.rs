@@ -8,6 +8,8 @@ use super::app::{App, HandlerError, Reply};
 use super::body::{self, Body};
 use super::context::Context;
 use super::jsonrpc::{self, Message, RpcError};
+use super::modern::envelope::Envelope;
+use super::modern::request::Modern;
 use super::protocol::Version;
 use super::reject::Reject;
 use super::session::SessionEntry;
@@ -29,6 +31,19 @@ use std::task::Poll;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+/// What a run carries for its era beyond the message.
+pub(crate) enum Extra {
+    /// Nothing: a request in a session.
+    None,
+    /// A 2026-07-28 message: what it carries (for the handler's
+    /// [`Context::modern`]), and the envelope its streamed answer's messages
+    /// go through (`None` for a notification, which has no answer).
+    Modern {
+        request: Box<Modern>,
+        envelope: Option<Arc<Envelope>>,
+    },
+}
 
 /// A handler's outcome, as the request waiting for it learns it.
 pub(crate) enum Head {
@@ -64,6 +79,7 @@ pub(crate) async fn run<A: App>(
     message: Message,
     version: Version,
     request: Parts,
+    extra: Extra,
 ) -> Started {
     let (head_tx, head_rx) = oneshot::channel();
     let shared = Arc::clone(state);
@@ -88,6 +104,7 @@ pub(crate) async fn run<A: App>(
                 message,
                 version,
                 request,
+                extra,
                 &cancel,
                 &mut head_tx,
                 &mut out,
@@ -182,7 +199,7 @@ pub(crate) fn reply<A: App>(
             (Some(id), Reply::Error(error)) => {
                 body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
             }
-            (Some(id), Reply::Accepted | Reply::Stream(_)) => body::json(
+            (Some(id), Reply::Accepted | Reply::Stream(_) | Reply::InputRequired(_)) => body::json(
                 StatusCode::OK,
                 &jsonrpc::error_message(
                     Some(id),
@@ -257,10 +274,15 @@ async fn work<'a, A: App>(
     message: Message,
     version: Version,
     request: Parts,
+    extra: Extra,
     cancel: &CancellationToken,
     head: &mut Option<oneshot::Sender<Head>>,
     out: &mut Option<Out<'a>>,
 ) {
+    let (modern, envelope) = match extra {
+        Extra::None => (None, None),
+        Extra::Modern { request, envelope } => (Some(request), envelope),
+    };
     let is_request = matches!(message, Message::Request(_));
     // A request whose SSE reply is resumable gets its stream's number now,
     // so the handler can close the connection early
@@ -279,6 +301,7 @@ async fn work<'a, A: App>(
         request,
         stream: logged,
         cancel: cancel.clone(),
+        modern,
     };
     let outcome = AssertUnwindSafe(state.app().handle(ctx, message))
         .catch_unwind()
@@ -308,7 +331,7 @@ async fn work<'a, A: App>(
             };
             if let Some(opened) = opened {
                 let out = out.insert(opened);
-                pump(state, session, stream, out).await;
+                pump(state, session, stream, envelope.as_deref(), out).await;
                 out.finish();
             }
         }
@@ -478,6 +501,7 @@ async fn pump<A: App>(
     state: &State<A>,
     session: Option<&Session<SessionEntry<A::Session>>>,
     mut stream: futures_util::stream::BoxStream<'static, serde_json::Value>,
+    envelope: Option<&Envelope>,
     out: &mut Out<'_>,
 ) {
     loop {
@@ -488,6 +512,13 @@ async fn pump<A: App>(
         };
         match item {
             Ok(Some(message)) => {
+                let message = match envelope {
+                    Some(envelope) => match envelope.outgoing(message) {
+                        Some(message) => message,
+                        None => continue,
+                    },
+                    None => message,
+                };
                 if !out.send(&message).await {
                     break;
                 }

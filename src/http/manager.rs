@@ -20,6 +20,7 @@ use super::app::App;
 use super::body::Body;
 use super::counters::{self, HttpStats};
 use super::drain::{self, DrainReport};
+use super::modern::sealing::RequestStateKeys;
 use super::reaper;
 use super::router;
 use super::server::shutdown::{self, ShutdownReport};
@@ -201,6 +202,13 @@ impl<A: App> SessionManager<A> {
     /// The allow-lists in force.
     pub fn allowed(&self) -> AllowLists {
         self.state.access().lists()
+    }
+
+    /// Replaces the keys that seal and open 2026-07-28 `requestState`s
+    /// (see [`RequestStateKeys::rotated`] for a rotation that still opens
+    /// the states sealed with the previous key). Lock-free for requests.
+    pub fn set_request_state_keys(&self, keys: RequestStateKeys) {
+        self.state.sealer().set_keys(keys);
     }
 
     // --- draining, for a rolling restart (see `drain.rs`) -----------------

@@ -6,7 +6,8 @@
 //! explicit [`start_reaper`](super::SessionManager::start_reaper)), so a manager
 //! mounted anywhere (axum, tower, bare hyper) reaps without hand wiring; it
 //! stops when the last clone of the manager is dropped. There is at most
-//! one per manager, and none without an idle timeout.
+//! one per manager. It also sweeps the record of unused single-use
+//! `requestState`s, which expire with their states.
 //!
 //! It never cancels anything: a session with a request in flight (an
 //! [`InFlight`](crate::InFlight) guard alive) is not idle, however long the
@@ -19,9 +20,13 @@ use std::time::Duration;
 
 /// [`SessionManager::start_reaper`](super::SessionManager::start_reaper).
 pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
-    let Some(period) = state.config().reap_interval else {
-        return false;
-    };
+    // Sessions with an idle timeout at its period; in any case the record
+    // of unused single-use `requestState`s, which expire with the states.
+    let sessions_idle = state.config().reap_interval.is_some();
+    let period = state.config().reap_interval.unwrap_or_else(|| {
+        (state.config().request_state_ttl / 4)
+            .clamp(Duration::from_millis(10), Duration::from_secs(1))
+    });
     if state.reaper().get().is_some() {
         return true;
     }
@@ -41,7 +46,12 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
                 loop {
                     tick.tick().await;
                     let Some(state) = weak.upgrade() else { return };
-                    let ended = state.registry().reap_idle();
+                    let ended = if sessions_idle {
+                        state.registry().reap_idle()
+                    } else {
+                        0
+                    };
+                    state.sealer().unused().reap_idle();
                     if ended > 0 {
                         tracing::debug!(ended, "reaped idle sessions");
                     }

@@ -82,6 +82,10 @@ pub(crate) enum Reject {
     Rpc(StatusCode, RpcError),
 }
 
+/// The message of the `-32602` a refused `requestState` gets (the cause is
+/// counted, not told: it would help a forger).
+pub(crate) const REQUEST_STATE_INVALID: &str = "Invalid requestState";
+
 /// Why a draining node refuses an `initialize`: nothing was created, so the
 /// client (or its balancer) may send it again, to this node's peers.
 const DRAINING: &str = "this node is draining and takes no new sessions; retry (another node will)";

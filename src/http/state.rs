@@ -11,6 +11,7 @@ use super::app::App;
 use super::body::Body;
 use super::config::Config;
 use super::counters::HttpCounters;
+use super::modern::sealing::{RequestStateKeys, Sealer};
 use super::reject::Reject;
 use super::session::SessionEntry;
 use super::sse::resume::{LogBounds, LogBudget};
@@ -36,6 +37,8 @@ pub(crate) struct State<A: App> {
     counters: Arc<HttpCounters>,
     /// The event logs' bounds, with the budget every session shares.
     logs: LogBounds,
+    /// Seals and opens the `requestState`s of 2026-07-28 requests.
+    sealer: Sealer,
     /// The idle reaper, once started; aborted when the state is dropped.
     reaper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -55,7 +58,9 @@ impl<A: App> State<A> {
         config: Config,
         access: Access,
         authenticator: Option<Arc<dyn Authenticator>>,
+        keys: RequestStateKeys,
     ) -> State<A> {
+        let sealer = Sealer::new(keys, config.request_state_ttl, config.single_use_states);
         let logs = LogBounds {
             events: config.event_log_events,
             session_bytes: config.event_log_session_bytes,
@@ -72,6 +77,7 @@ impl<A: App> State<A> {
             tasks: Arc::new(Tasks::default()),
             counters: Arc::new(HttpCounters::new()),
             logs,
+            sealer,
             reaper: OnceLock::new(),
         }
     }
@@ -102,6 +108,10 @@ impl<A: App> State<A> {
 
     pub(crate) fn counters(&self) -> &Arc<HttpCounters> {
         &self.counters
+    }
+
+    pub(crate) fn sealer(&self) -> &Sealer {
+        &self.sealer
     }
 
     pub(crate) fn reaper(&self) -> &OnceLock<tokio::task::AbortHandle> {

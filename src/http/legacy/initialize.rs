@@ -6,7 +6,7 @@
 use crate::http::access::auth::Principal;
 use crate::http::app::App;
 use crate::http::body::{self, Body};
-use crate::http::dispatch::{self, Head};
+use crate::http::dispatch::{self, Extra, Head};
 use crate::http::headers;
 use crate::http::jsonrpc::{self, Message, Request, RpcError};
 use crate::http::protocol::{self, Version};
@@ -91,15 +91,16 @@ pub(super) async fn open<A: App>(
         Message::Request(request),
         version,
         parts,
+        Extra::None,
     )
     .await;
     let mut response = match started.head.await {
-        Ok(Head::Reply(crate::http::Reply::Result(result))) => body::json(
+        Ok(Head::Reply(crate::http::app::Reply::Result(result))) => body::json(
             StatusCode::OK,
             &jsonrpc::result_message(&request_id, result),
         ),
         Ok(Head::Stream(outlet)) => state.sse(outlet),
-        Ok(Head::Reply(crate::http::Reply::Error(error))) => {
+        Ok(Head::Reply(crate::http::app::Reply::Error(error))) => {
             // The application rejected the first request: the session
             // ends, and its id is never shown.
             let _ = state.registry().terminate(&id, Reason::Rejected);
@@ -108,7 +109,11 @@ pub(super) async fn open<A: App>(
                 Some(&request_id),
             );
         }
-        Ok(Head::Reply(crate::http::Reply::Stream(_) | crate::http::Reply::Accepted)) => {
+        Ok(Head::Reply(
+            crate::http::app::Reply::Stream(_)
+            | crate::http::app::Reply::Accepted
+            | crate::http::app::Reply::InputRequired(_),
+        )) => {
             let _ = state.registry().terminate(&id, Reason::Rejected);
             return state.refuse(
                 Reject::HandlerFailed { in_session: true },

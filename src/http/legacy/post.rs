@@ -8,14 +8,14 @@ use crate::http::access::auth::Principal;
 use crate::http::admission;
 use crate::http::app::App;
 use crate::http::body::Body;
-use crate::http::dispatch;
+use crate::http::dispatch::{self, Extra};
 use crate::http::headers;
-use crate::http::jsonrpc::Message;
+use crate::http::jsonrpc::{self, Message, RpcError};
 use crate::http::message;
 use crate::http::protocol::Version;
 use crate::http::reject::Reject;
 use crate::http::state::State;
-use http::Response;
+use http::{Response, StatusCode};
 use hyper::body::Body as HttpBody;
 use std::sync::Arc;
 
@@ -43,6 +43,16 @@ where
         return state.refuse(reject, id.as_ref());
     }
     let session_header = parts.headers.get(headers::SESSION_ID).cloned();
+    if session_header.is_none() && carries_modern_meta(&message) {
+        // A 2026-07-28 request that forgot its version header: a modern
+        // error, so that a dual-era client does not fall back to
+        // `initialize` (the transport page: the header is required).
+        let error = RpcError::new(
+            jsonrpc::HEADER_MISMATCH,
+            "Header mismatch: MCP-Protocol-Version header is required",
+        );
+        return state.refuse(Reject::Rpc(StatusCode::BAD_REQUEST, error), id.as_ref());
+    }
     match (session_header, message) {
         (None, Message::Request(request)) if request.method == "initialize" => {
             initialize::open(state, request, Version::Legacy(version), parts).await
@@ -70,8 +80,35 @@ where
                 }
             }
             let version = Version::Legacy(version);
-            let started = dispatch::run(state, Some(request), message, version, parts).await;
+            let started =
+                dispatch::run(state, Some(request), message, version, parts, Extra::None).await;
             dispatch::reply(state, started.head.await, id.as_ref())
         }
     }
+}
+
+/// Whether a message carries the per-request `_meta` of 2026-07-28 (its
+/// protocol version): a modern request, whatever its headers say.
+fn carries_modern_meta(message: &Message) -> bool {
+    let Message::Request(request) = message else {
+        return false;
+    };
+    // Only the request's own `_meta.protocolVersion` is looked at; the rest
+    // of the params is skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta", default)]
+        meta: Option<Meta>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+        version: Option<serde::de::IgnoredAny>,
+    }
+    matches!(
+        request.params_as::<Option<Params>>(),
+        Ok(Some(Params {
+            meta: Some(Meta { version: Some(_) })
+        }))
+    )
 }

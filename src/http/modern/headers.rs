@@ -2,18 +2,13 @@
 //! against its body (the transport page's "Server Validation", SEP-2243),
 //! before the application sees it.
 
+use super::request::{META_CAPABILITIES, META_VERSION};
 use crate::http::headers::{MCP_METHOD, MCP_NAME};
 use crate::http::jsonrpc::{self, starts_with, Message, RpcError};
 use crate::http::protocol::MODERN_VERSION;
-use base64::Engine as _;
 use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-
-/// The `_meta` key carrying a 2026-07-28 request's protocol version.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` key carrying a 2026-07-28 request's client capabilities.
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// The members of a 2026-07-28 message's params that its checks read, as
 /// raw text borrowed from the message (the rest is skipped, not built).
@@ -23,6 +18,13 @@ struct Checked<'a> {
     name: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
     uri: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "taskId",
+        deserialize_with = "jsonrpc::present"
+    )]
+    task_id: Option<&'a RawValue>,
     #[serde(
         borrow,
         default,
@@ -150,6 +152,8 @@ fn named_target(method: &str, checked: &Checked<'_>) -> Option<String> {
     let field = match method {
         "tools/call" | "prompts/get" => checked.name,
         "resources/read" => checked.uri,
+        // The tasks extension routes its requests by task id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => checked.task_id,
         _ => return None,
     };
     text(field?)
@@ -179,16 +183,7 @@ fn header_text(headers: &HeaderMap, name: &str) -> Result<Option<String>, RpcErr
 /// Decodes the Base64 sentinel `=?base64?...?=` of "Value Encoding"; any
 /// other value is taken as it is.
 fn decode_sentinel(value: &str) -> Result<String, RpcError> {
-    let Some(encoded) = value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    else {
-        return Ok(value.to_string());
-    };
-    base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
+    super::mirror::decode(value)
         .ok_or_else(|| header_mismatch("Mcp-Name header has an invalid Base64 value".into()))
 }
 

@@ -36,24 +36,73 @@
 //!   `MCP-Session-Id` and `Last-Event-ID` are ignored; `GET` and `DELETE`
 //!   answer 405 (in the router).
 //!
+//! The layer owns the envelope (see `envelope.rs`): removed methods
+//! (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`,
+//! `resources/unsubscribe`, the tasks extension's `tasks/result` and
+//! `tasks/list`) get 404 with `-32601` before the application sees them;
+//! `server/discover` is answered from [`App::discovery`]
+//! (`discover.rs`); every result gets its `resultType` and, where the
+//! schema wants them, caching hints; a JSON-RPC error gets its transport
+//! status (`-32601`: 404; `-32020`, `-32021`, `-32022` and a malformed
+//! request's `-32602`: 400; any other: 200). Multi-round-trip requests
+//! (`request.rs`, `sealing.rs`): an application answers "input required"
+//! with [`Modern::input_required`]; the layer seals the state it wants
+//! back, and on the retry opens and verifies it before the application sees
+//! it, refusing a tampered, expired, replayed or another request's or
+//! principal's state with `-32602` (400), counted in
+//! `sessionreg_request_state_rejected_total{cause}`. A tool's
+//! `x-mcp-header` parameters are checked against their `Mcp-Param-*`
+//! headers (`mirror.rs`).
+//!
 //! Such requests go through the [authenticator](crate::http::Builder::authenticator)
 //! like every other; [`Builder::serve_modern`](crate::http::Builder::serve_modern)
 //! switches them on (off, they get the `UnsupportedProtocolVersionError`).
 
+pub(crate) mod discover;
+pub(crate) mod envelope;
 mod headers;
+pub(crate) mod mirror;
+pub(crate) mod request;
+pub(crate) mod sealing;
 
+pub use discover::{CacheScope, Discovery};
+pub use mirror::{MirrorError, MirroredParams};
+pub use request::{
+    missing_capability, InputRequests, InputRequired, LogLevel, Modern,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+};
+pub use sealing::{RequestStateKeys, StateRejection};
+
+pub(crate) use envelope::Envelope;
+
+use crate::http::access::auth::Principal;
 use crate::http::app::{App, Reply};
-use crate::http::body::Body;
-use crate::http::dispatch::{self, Head};
-use crate::http::jsonrpc;
+use crate::http::body::{self, Body};
+use crate::http::dispatch::{self, Extra, Head};
+use crate::http::jsonrpc::{self, Message, Request, RpcError};
 use crate::http::message;
 use crate::http::protocol::Version;
-use crate::http::reject::Reject;
+use crate::http::reject::{Reject, REQUEST_STATE_INVALID};
 use crate::http::state::State;
 use http::{Method, Response, StatusCode};
 use hyper::body::Body as HttpBody;
+use request::{META_CAPABILITIES, META_LOG_LEVEL};
+use sealing::Binding;
+use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+
+/// The methods 2026-07-28 removed (and the tasks extension's), answered
+/// 404 with `-32601` whatever the application serves.
+const REMOVED: [&str; 7] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/result",
+    "tasks/list",
+];
 
 /// Cancels a request's token and aborts its spawned task when dropped: the
 /// request's answer (or its SSE body) holds it, so a client that goes away
@@ -89,12 +138,53 @@ where
     if let Err(reject) = state.tasks().admit(state.config().max_handlers) {
         return state.refuse(reject, id.as_ref());
     }
-    if let Err(error) = headers::check_headers(&parts.headers, &message)
-        .and_then(|()| headers::check_meta(&message))
+    // "Server Validation", in the order the conformance suite pins: the
+    // per-request fields, then the headers against the body.
+    if let Err(error) = headers::check_meta(&message)
+        .and_then(|()| headers::check_headers(&parts.headers, &message))
     {
         return state.refuse(Reject::Rpc(StatusCode::BAD_REQUEST, error), id.as_ref());
     }
-    let started = dispatch::run(state, None, message, Version::Modern, parts).await;
+    let request = match &message {
+        Message::Request(request) => request,
+        // Notifications (this revision defines none over HTTP) are
+        // accepted and passed on; responses were refused above.
+        _ => {
+            let extra = Extra::Modern {
+                request: Box::new(Modern::of_notification(&message, &parts)),
+                envelope: None,
+            };
+            let started = dispatch::run(state, None, message, Version::Modern, parts, extra).await;
+            return dispatch::reply(state, started.head.await, None);
+        }
+    };
+    if REMOVED.contains(&request.method.as_str()) {
+        let error = RpcError::method_not_found(&request.method);
+        return state.refuse(Reject::Rpc(StatusCode::NOT_FOUND, error), id.as_ref());
+    }
+    let discovery = state.app().discovery();
+    if request.method == "server/discover" {
+        return body::json(
+            StatusCode::OK,
+            &jsonrpc::result_message(&request.id, discover::result(&discovery)),
+        );
+    }
+    let modern = match read(state, request, &parts) {
+        Ok(modern) => modern,
+        Err(reject) => return state.refuse(reject, id.as_ref()),
+    };
+    let envelope = Arc::new(Envelope {
+        id: request.id.clone(),
+        method: request.method.clone().into_boxed_str(),
+        log_level: modern.log_level,
+        server_info: discovery.server_info.clone(),
+    });
+    let binding = modern.binding;
+    let extra = Extra::Modern {
+        request: Box::new(modern),
+        envelope: Some(Arc::clone(&envelope)),
+    };
+    let started = dispatch::run(state, None, message, Version::Modern, parts, extra).await;
     // Held while the answer is awaited, then by the SSE body: dropping
     // either (the client went away) aborts the handler.
     let token = started.cancel;
@@ -108,11 +198,137 @@ where
             }
             state.sse(outlet)
         }
-        Ok(Head::Reply(Reply::Error(error)))
-            if id.is_some() && error.code == jsonrpc::METHOD_NOT_FOUND =>
-        {
-            state.refuse(Reject::Rpc(StatusCode::NOT_FOUND, error), id.as_ref())
+        Ok(Head::Reply(Reply::Result(result))) => {
+            let result = envelope.result(result);
+            body::json(
+                StatusCode::OK,
+                &jsonrpc::result_message(&envelope.id, result),
+            )
+        }
+        Ok(Head::Reply(Reply::InputRequired(asked))) => {
+            input_required(state, &envelope, &binding, asked)
+        }
+        Ok(Head::Reply(Reply::Error(error))) => {
+            let status = status_of(&error);
+            state.refuse(Reject::Rpc(status, error), id.as_ref())
         }
         head => dispatch::reply(state, head, id.as_ref()),
     }
+}
+
+/// The HTTP status of a JSON-RPC error at 2026-07-28, as the transport page
+/// gives them: an unknown method 404; a missing client capability (and the
+/// layer's own header, version and `_meta` refusals) 400; any other error
+/// is an answer, 200.
+fn status_of(error: &RpcError) -> StatusCode {
+    match error.code {
+        jsonrpc::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        MISSING_REQUIRED_CLIENT_CAPABILITY
+        | jsonrpc::HEADER_MISMATCH
+        | jsonrpc::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// What a handler knows of a request: its `_meta`, and on a retry its input
+/// responses and its verified state; also a tool's mirrored parameters,
+/// checked here.
+fn read<A: App>(
+    state: &State<A>,
+    request: &Request,
+    parts: &http::request::Parts,
+) -> Result<Modern, Reject> {
+    let bad = |error: RpcError| Reject::Rpc(StatusCode::BAD_REQUEST, error);
+    let mut params = request.params_value().map_err(bad)?;
+    let meta = &params["_meta"];
+    let capabilities = meta[META_CAPABILITIES].clone();
+    let log_level = match meta.get(META_LOG_LEVEL) {
+        None => None,
+        Some(Value::String(level)) => Some(LogLevel::named(level).ok_or_else(|| {
+            bad(RpcError::invalid_params(format!(
+                "unknown log level: {level}"
+            )))
+        })?),
+        Some(_) => {
+            return Err(bad(RpcError::invalid_params(
+                "the log level must be a string",
+            )))
+        }
+    };
+    let progress_token = meta.get("progressToken").cloned();
+    if request.method == "tools/call" {
+        if let Some(mirrored) = params["name"]
+            .as_str()
+            .and_then(|name| state.app().mirrored_params(name))
+        {
+            mirrored
+                .check(&parts.headers, params.get("arguments"))
+                .map_err(bad)?;
+        }
+    }
+    let binding = Binding::new(
+        Principal::of(parts).map(Principal::as_str),
+        &request.method,
+        &params,
+    );
+    let input = request::INPUT_METHODS.contains(&request.method.as_str());
+    let input_responses = match params.get_mut("inputResponses").map(Value::take) {
+        Some(responses) if input => Some(request::input_responses(responses).map_err(bad)?),
+        // Elsewhere the parameter means nothing: ignored.
+        _ => None,
+    };
+    let sealed = params.get("requestState").filter(|_| input);
+    let state_bytes = match sealed {
+        None => None,
+        Some(Value::String(token)) => match state.sealer().open(token, &binding) {
+            Ok(opened) => Some(opened.state),
+            Err(cause) => {
+                state.counters().state_rejected(cause);
+                tracing::debug!(%cause, "requestState refused");
+                return Err(bad(RpcError::invalid_params(REQUEST_STATE_INVALID)));
+            }
+        },
+        Some(_) => {
+            return Err(bad(RpcError::invalid_params(
+                "requestState must be a string",
+            )))
+        }
+    };
+    Ok(Modern {
+        method: request.method.clone().into_boxed_str(),
+        capabilities,
+        log_level,
+        progress_token,
+        input_responses,
+        state: state_bytes,
+        binding,
+    })
+}
+
+/// The answer "input required": the input requests, and the
+/// application's state sealed for this request's retry.
+fn input_required<A: App>(
+    state: &State<A>,
+    envelope: &Envelope,
+    binding: &Binding,
+    asked: InputRequired,
+) -> Response<Body> {
+    let asked = *asked.0;
+    let mut result = json!({ "resultType": "input_required" });
+    if !asked.requests.is_empty() {
+        result["inputRequests"] = Value::Object(asked.requests);
+    }
+    if let Some(app_state) = &asked.state {
+        match state.sealer().seal(binding, app_state, asked.single_use) {
+            Ok(token) => result["requestState"] = token.into(),
+            Err(sealing::Full) => return state.refuse(Reject::Overloaded, Some(&envelope.id)),
+        }
+    }
+    if let Some(info) = &envelope.server_info {
+        result["_meta"] = json!({ request::META_SERVER_INFO: info });
+    }
+    body::json(
+        StatusCode::OK,
+        &jsonrpc::result_message(&envelope.id, result),
+    )
 }

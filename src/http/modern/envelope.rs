@@ -1,0 +1,163 @@
+//! The envelope of a 2026-07-28 answer, which is the layer's: whatever the
+//! application returns, what reaches the client is a valid modern message.
+//!
+//! * every result has a `resultType` (`complete` unless the application
+//!   set one, such as an extension's);
+//! * the results that must carry caching hints (`tools/list`,
+//!   `prompts/list`, `resources/list`, `resources/templates/list`,
+//!   `resources/read`) get `ttlMs: 0` and `cacheScope: "private"` (cache
+//!   nothing, share nothing) for whichever the application left out;
+//! * every result's `_meta` names the server
+//!   (`io.modelcontextprotocol/serverInfo`), when the application says who
+//!   it is ([`Discovery::server_info`](super::Discovery::server_info));
+//! * on a streamed answer: a request to the client (forbidden at
+//!   2026-07-28: use `input_required`) is dropped; so is a log message when
+//!   the request asked for no log level, or for a higher one (the logging
+//!   page: a server MUST NOT emit them then); the response gets the same
+//!   envelope as a plain result.
+
+use super::request::{LogLevel, META_SERVER_INFO};
+use serde_json::{Map, Value};
+
+/// The methods whose complete results must carry caching hints
+/// (`server/discover` is answered by the layer itself).
+const CACHEABLE: [&str; 5] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// The envelope of one request's answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Envelope {
+    pub(crate) id: Value,
+    pub(crate) method: Box<str>,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) server_info: Option<Value>,
+}
+
+impl Envelope {
+    /// A result as the client gets it.
+    pub(crate) fn result(&self, result: Value) -> Value {
+        let mut result = match result {
+            Value::Object(map) => map,
+            // Not an object: no valid result could hold it.
+            other => {
+                let mut map = Map::new();
+                map.insert("value".into(), other);
+                map
+            }
+        };
+        let complete = match result.get("resultType") {
+            Some(Value::String(kind)) => kind == "complete",
+            _ => {
+                result.insert("resultType".into(), "complete".into());
+                true
+            }
+        };
+        if complete && CACHEABLE.contains(&&*self.method) {
+            result.entry("ttlMs").or_insert(0.into());
+            result.entry("cacheScope").or_insert("private".into());
+        }
+        if let Some(info) = &self.server_info {
+            let meta = result
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                meta.entry(META_SERVER_INFO).or_insert_with(|| info.clone());
+            }
+        }
+        Value::Object(result)
+    }
+
+    /// One message of a streamed answer as the client gets it, or `None`
+    /// when it may not be sent.
+    pub(crate) fn outgoing(&self, mut message: Value) -> Option<Value> {
+        let is_request = message.get("method").is_some() && message.get("id").is_some();
+        if is_request {
+            tracing::warn!(
+                method = message["method"].as_str().unwrap_or(""),
+                "a request to the client on a 2026-07-28 stream was dropped (use input_required)"
+            );
+            return None;
+        }
+        if message["method"] == "notifications/message" {
+            let level = message["params"]["level"]
+                .as_str()
+                .and_then(LogLevel::named);
+            let wanted = match (self.log_level, level) {
+                (Some(min), Some(level)) => level >= min,
+                _ => false,
+            };
+            return wanted.then_some(message);
+        }
+        if message.get("id") == Some(&self.id) {
+            if let Some(result) = message.get_mut("result") {
+                *result = self.result(result.take());
+            }
+        }
+        Some(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn envelope(method: &str, log_level: Option<LogLevel>) -> Envelope {
+        Envelope {
+            id: json!(7),
+            method: method.into(),
+            log_level,
+            server_info: Some(json!({ "name": "s", "version": "1" })),
+        }
+    }
+
+    #[test]
+    fn results_get_their_required_fields() {
+        let list = envelope("tools/list", None).result(json!({ "tools": [] }));
+        assert_eq!(list["resultType"], "complete");
+        assert_eq!(list["ttlMs"], 0);
+        assert_eq!(list["cacheScope"], "private");
+        assert_eq!(list["_meta"][META_SERVER_INFO]["name"], "s");
+        let kept = envelope("resources/read", None)
+            .result(json!({ "contents": [], "ttlMs": 5, "cacheScope": "public" }));
+        assert_eq!(
+            (kept["ttlMs"].clone(), kept["cacheScope"].clone()),
+            (json!(5), json!("public"))
+        );
+        let call = envelope("tools/call", None).result(json!({ "content": [] }));
+        assert_eq!(call["resultType"], "complete");
+        assert!(call.get("ttlMs").is_none());
+        let task = envelope("tools/call", None).result(json!({ "resultType": "task" }));
+        assert_eq!(task["resultType"], "task");
+    }
+
+    #[test]
+    fn streams_carry_only_what_may_be_sent() {
+        let quiet = envelope("tools/call", None);
+        let log = json!({ "jsonrpc": "2.0", "method": "notifications/message",
+                          "params": { "level": "info", "data": "x" } });
+        assert_eq!(quiet.outgoing(log.clone()), None);
+        assert_eq!(
+            envelope("tools/call", Some(LogLevel::Info)).outgoing(log.clone()),
+            Some(log.clone())
+        );
+        assert_eq!(
+            envelope("tools/call", Some(LogLevel::Error)).outgoing(log),
+            None
+        );
+        let ask = json!({ "jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage" });
+        assert_eq!(quiet.outgoing(ask), None);
+        let progress =
+            json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": {} });
+        assert_eq!(quiet.outgoing(progress.clone()), Some(progress));
+        let answer = quiet
+            .outgoing(json!({ "jsonrpc": "2.0", "id": 7, "result": { "content": [] } }))
+            .unwrap();
+        assert_eq!(answer["result"]["resultType"], "complete");
+    }
+}

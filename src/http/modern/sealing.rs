@@ -1,0 +1,520 @@
+//! Sealing a 2026-07-28 `requestState` (multi-round-trip requests,
+//! SEP-2322): what the server hands the client with an `input_required`
+//! answer and gets back, unchanged, on the retry.
+//!
+//! The spec asks servers to treat `requestState` as attacker-controlled,
+//! to protect its integrity when it matters (it always may here: it
+//! carries the application's own state), and to bind it to the principal,
+//! a short expiry and the originating request. A sealed state is
+//!
+//! ```text
+//! base64url( kid (1) | nonce (12) | AES-256-GCM(key[kid], nonce, payload, aad = kid) )
+//! payload = version (1) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
+//!         | flags (1) | [single-use id (24)] | the application's state
+//! ```
+//!
+//! * **Confidential and authenticated**: AEAD, so a client can neither read
+//!   the application's state nor change one bit of any of it (the tag
+//!   fails: `tampered`).
+//! * **Bound**: `principal` is the first 16 bytes of SHA-256 of the
+//!   principal's name (zeros without one); `request` the first 16 of
+//!   SHA-256 of the method and the request's params without `_meta`,
+//!   `inputResponses` and `requestState` (a digest of its JSON, keys
+//!   sorted). A state presented by another principal, or with another
+//!   request, is refused (`principal`, `request`). Truncated digests are
+//!   enough inside an AEAD: forging a match needs a second request with
+//!   the same 128-bit digest.
+//! * **Short-lived**: `expires` (wall clock, so that the nodes of a fleet
+//!   that share keys agree) is checked on opening (`expired`).
+//! * **Single use**, where the application asks: the payload names an entry
+//!   of a registry of used states, inserted when sealing and expiring with
+//!   the state; opening ends that entry through its terminate CAS, so of
+//!   two retries with one state exactly one wins (`replayed`). The record
+//!   is bounded by that registry's capacity.
+//! * **Rotatable keys**: each key has a one-byte id; the current one seals,
+//!   the previous ones still open until they are dropped
+//!   ([`RequestStateKeys`]), swapped without a lock on the request path.
+
+use crate::{Reason, Registry, SessionId};
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use arc_swap::ArcSwap;
+use base64::Engine as _;
+use sha2::{Digest as _, Sha256};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const VERSION: u8 = 1;
+const NONCE: usize = 12;
+const TAG: usize = 16;
+const DIGEST: usize = 16;
+/// version, expires, principal, request, flags.
+const FIXED: usize = 1 + 8 + DIGEST + DIGEST + 1;
+const SINGLE_USE: u8 = 1;
+const ID: usize = SessionId::TEXT_LEN / 2;
+
+/// Why a `requestState` was refused (the label of
+/// `sessionreg_request_state_rejected_total{cause}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StateRejection {
+    /// Not a sealed state at all (not base64, too short).
+    Malformed,
+    /// Sealed with a key this server does not hold (rotated out, or never
+    /// its own).
+    UnknownKey,
+    /// Changed, or not sealed by this server: the tag does not verify.
+    Tampered,
+    /// Past its expiry.
+    Expired,
+    /// Presented by another principal than the one it was sealed for.
+    Principal,
+    /// Presented with another request than the one it was sealed for.
+    Request,
+    /// A single-use state presented again (or its record expired).
+    Replayed,
+}
+
+impl StateRejection {
+    /// Every cause, in declaration order.
+    pub const ALL: [StateRejection; 7] = [
+        StateRejection::Malformed,
+        StateRejection::UnknownKey,
+        StateRejection::Tampered,
+        StateRejection::Expired,
+        StateRejection::Principal,
+        StateRejection::Request,
+        StateRejection::Replayed,
+    ];
+
+    /// The metric label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StateRejection::Malformed => "malformed",
+            StateRejection::UnknownKey => "unknown_key",
+            StateRejection::Tampered => "tampered",
+            StateRejection::Expired => "expired",
+            StateRejection::Principal => "principal",
+            StateRejection::Request => "request",
+            StateRejection::Replayed => "replayed",
+        }
+    }
+
+    pub(crate) const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for StateRejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The keys that seal and open `requestState`s: the current one (which
+/// seals) and those still accepted for opening (previous ones, during a
+/// rotation). Each has a one-byte id, written into every state it seals.
+#[derive(Clone)]
+pub struct RequestStateKeys {
+    current: u8,
+    keys: Vec<(u8, [u8; 32])>,
+}
+
+impl fmt::Debug for RequestStateKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the keys.
+        let ids: Vec<u8> = self.keys.iter().map(|(id, _)| *id).collect();
+        f.debug_struct("RequestStateKeys")
+            .field("current", &self.current)
+            .field("ids", &ids)
+            .finish()
+    }
+}
+
+impl RequestStateKeys {
+    /// One key, `id`, that seals and opens.
+    pub fn new(id: u8, key: [u8; 32]) -> RequestStateKeys {
+        RequestStateKeys {
+            current: id,
+            keys: vec![(id, key)],
+        }
+    }
+
+    /// A key drawn from the operating system's CSPRNG (the default: states
+    /// sealed by one process open only in it).
+    pub fn random() -> RequestStateKeys {
+        use rand::RngExt as _;
+        let mut key = [0u8; 32];
+        rand::rng().fill(&mut key);
+        RequestStateKeys::new(0, key)
+    }
+
+    /// These keys, with `id` made the one that seals; the keys already
+    /// held still open (the oldest beyond `keep` in all are dropped). A
+    /// rotation: seal with the new key at once, open the old key's states
+    /// until they would have expired anyway.
+    pub fn rotated(mut self, id: u8, key: [u8; 32], keep: usize) -> RequestStateKeys {
+        self.keys.retain(|(old, _)| *old != id);
+        self.keys.insert(0, (id, key));
+        self.keys.truncate(keep.max(1));
+        self.current = id;
+        self
+    }
+
+    /// Reads `ID=KEY` lines, KEY 64 hex digits (blank lines and `#`
+    /// comments skipped); the first line's key seals, the others open.
+    pub fn parse(text: &str) -> Result<RequestStateKeys, &'static str> {
+        let mut keys = Vec::new();
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (id, hex) = line.split_once('=').ok_or("expected ID=KEY")?;
+            let id: u8 = id.trim().parse().map_err(|_| "the key id is not 0-255")?;
+            let hex = hex.trim();
+            if hex.len() != 64 {
+                return Err("a key is 64 hex digits");
+            }
+            let mut key = [0u8; 32];
+            for (i, byte) in key.iter_mut().enumerate() {
+                *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+                    .map_err(|_| "a key is 64 hex digits")?;
+            }
+            if keys.iter().any(|(other, _)| *other == id) {
+                return Err("a key id is given twice");
+            }
+            keys.push((id, key));
+        }
+        let current = keys.first().ok_or("no keys")?.0;
+        Ok(RequestStateKeys { current, keys })
+    }
+
+    fn cipher(&self, id: u8) -> Option<Aes256Gcm> {
+        self.keys
+            .iter()
+            .find(|(kid, _)| *kid == id)
+            .map(|(_, key)| Aes256Gcm::new(key.into()))
+    }
+}
+
+/// What a state is bound to: its principal and its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Binding {
+    principal: [u8; DIGEST],
+    request: [u8; DIGEST],
+}
+
+impl Binding {
+    /// The binding of a request: the principal's name (if any), the
+    /// method, and the params that are the request's own.
+    pub(crate) fn new(
+        principal: Option<&str>,
+        method: &str,
+        params: &serde_json::Value,
+    ) -> Binding {
+        let mut p = [0u8; DIGEST];
+        if let Some(name) = principal {
+            p.copy_from_slice(&Sha256::digest(name.as_bytes())[..DIGEST]);
+        }
+        let mut hash = Sha256::new();
+        hash.update(method.as_bytes());
+        hash.update([0]);
+        if let serde_json::Value::Object(map) = params {
+            // serde_json's map keeps its keys sorted: this text is the
+            // same for the same params however the client ordered them.
+            for (key, value) in map {
+                if matches!(key.as_str(), "_meta" | "inputResponses" | "requestState") {
+                    continue;
+                }
+                hash.update(key.as_bytes());
+                hash.update([0]);
+                hash.update(value.to_string().as_bytes());
+                hash.update([0]);
+            }
+        }
+        let mut r = [0u8; DIGEST];
+        r.copy_from_slice(&hash.finalize()[..DIGEST]);
+        Binding {
+            principal: p,
+            request: r,
+        }
+    }
+}
+
+/// A state opened and verified: the application's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Opened {
+    pub(crate) state: Vec<u8>,
+}
+
+/// Seals and opens the states of one endpoint.
+pub(crate) struct Sealer {
+    keys: ArcSwap<RequestStateKeys>,
+    ttl: Duration,
+    /// Single-use states not used yet: an entry each, ending when used or
+    /// when it has been idle (unused) for the state's lifetime.
+    unused: Registry<()>,
+}
+
+impl fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sealer")
+            .field("keys", &*self.keys.load())
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A single-use state could not be sealed: the record of unused ones is
+/// full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Full;
+
+impl Sealer {
+    /// A sealer with `keys`, states living `ttl`, and room to record
+    /// `single_use` unused single-use states.
+    pub(crate) fn new(keys: RequestStateKeys, ttl: Duration, single_use: usize) -> Sealer {
+        let unused = Registry::builder()
+            .capacity(single_use.max(1))
+            .idle_timeout(ttl.max(Duration::from_millis(1)))
+            .build()
+            .expect("a valid registry of used states");
+        Sealer {
+            keys: ArcSwap::from_pointee(keys),
+            ttl,
+            unused,
+        }
+    }
+
+    /// Swaps in new keys (the ones in force are replaced whole).
+    pub(crate) fn set_keys(&self, keys: RequestStateKeys) {
+        self.keys.store(Arc::new(keys));
+    }
+
+    /// The record of unused single-use states (swept by the reaper).
+    pub(crate) fn unused(&self) -> &Registry<()> {
+        &self.unused
+    }
+
+    /// Seals the application's `state` for `binding`; `single_use` records
+    /// it so that it opens once only.
+    pub(crate) fn seal(
+        &self,
+        binding: &Binding,
+        state: &[u8],
+        single_use: bool,
+    ) -> Result<String, Full> {
+        let keys = self.keys.load();
+        let kid = keys.current;
+        let cipher = keys.cipher(kid).expect("the current key is held");
+        let expires = now_ms().saturating_add(self.ttl.as_millis() as u64);
+        let mut payload = Vec::with_capacity(FIXED + ID + state.len());
+        payload.push(VERSION);
+        payload.extend_from_slice(&expires.to_be_bytes());
+        payload.extend_from_slice(&binding.principal);
+        payload.extend_from_slice(&binding.request);
+        if single_use {
+            let id = self.unused.insert(()).map_err(|_| Full)?;
+            payload.push(SINGLE_USE);
+            payload.extend_from_slice(&id.to_bytes());
+        } else {
+            payload.push(0);
+        }
+        payload.extend_from_slice(state);
+        let mut nonce = [0u8; NONCE];
+        {
+            use rand::RngExt as _;
+            rand::rng().fill(&mut nonce);
+        }
+        let sealed = cipher
+            .encrypt(
+                Nonce::from_slice(&nonce),
+                Payload {
+                    msg: &payload,
+                    aad: &[kid],
+                },
+            )
+            .expect("AES-GCM seals any payload of this size");
+        let mut token = Vec::with_capacity(1 + NONCE + sealed.len());
+        token.push(kid);
+        token.extend_from_slice(&nonce);
+        token.extend_from_slice(&sealed);
+        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token))
+    }
+
+    /// Opens a state presented with a request bound as `binding`, checking
+    /// its tag, expiry, principal and request, and using it up if it is
+    /// single-use.
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opened, StateRejection> {
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token.trim())
+            .map_err(|_| StateRejection::Malformed)?;
+        if raw.len() < 1 + NONCE + TAG + FIXED {
+            return Err(StateRejection::Malformed);
+        }
+        let kid = raw[0];
+        let keys = self.keys.load();
+        let cipher = keys.cipher(kid).ok_or(StateRejection::UnknownKey)?;
+        let payload = cipher
+            .decrypt(
+                Nonce::from_slice(&raw[1..1 + NONCE]),
+                Payload {
+                    msg: &raw[1 + NONCE..],
+                    aad: &[kid],
+                },
+            )
+            .map_err(|_| StateRejection::Tampered)?;
+        if payload.len() < FIXED || payload[0] != VERSION {
+            return Err(StateRejection::Malformed);
+        }
+        let expires = u64::from_be_bytes(payload[1..9].try_into().expect("8 bytes"));
+        if now_ms() > expires {
+            return Err(StateRejection::Expired);
+        }
+        if payload[9..9 + DIGEST] != binding.principal {
+            return Err(StateRejection::Principal);
+        }
+        if payload[9 + DIGEST..9 + 2 * DIGEST] != binding.request {
+            return Err(StateRejection::Request);
+        }
+        let mut rest = &payload[FIXED..];
+        if payload[FIXED - 1] & SINGLE_USE != 0 {
+            let Some((id, state)) = rest.split_first_chunk::<ID>() else {
+                return Err(StateRejection::Malformed);
+            };
+            let id = SessionId::from_bytes(*id);
+            // The one terminate CAS decides which retry uses the state.
+            if !self.unused.terminate(&id, Reason::Deleted).is_won() {
+                return Err(StateRejection::Replayed);
+            }
+            rest = state;
+        }
+        Ok(Opened {
+            state: rest.to_vec(),
+        })
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sealer(ttl: Duration) -> Sealer {
+        Sealer::new(RequestStateKeys::new(7, [9; 32]), ttl, 4)
+    }
+
+    fn binding(who: Option<&str>, name: &str) -> Binding {
+        Binding::new(
+            who,
+            "tools/call",
+            &json!({ "name": name, "arguments": { "a": 1 } }),
+        )
+    }
+
+    #[test]
+    fn a_state_opens_for_its_own_request_and_principal_only() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(Some("ada"), "t");
+        let token = s.seal(&b, b"round 1", false).unwrap();
+        assert_eq!(s.open(&token, &b).unwrap().state, b"round 1");
+        // Again: not single-use.
+        assert_eq!(s.open(&token, &b).unwrap().state, b"round 1");
+        assert_eq!(
+            s.open(&token, &binding(Some("bob"), "t")),
+            Err(StateRejection::Principal)
+        );
+        assert_eq!(
+            s.open(&token, &binding(None, "t")),
+            Err(StateRejection::Principal)
+        );
+        assert_eq!(
+            s.open(&token, &binding(Some("ada"), "u")),
+            Err(StateRejection::Request)
+        );
+        // The params' `_meta`, `inputResponses` and `requestState`, and the
+        // order of the keys, are not the request's own.
+        let retry = Binding::new(
+            Some("ada"),
+            "tools/call",
+            &json!({ "arguments": { "a": 1 }, "name": "t", "_meta": {}, "inputResponses": {}, "requestState": "x" }),
+        );
+        assert_eq!(s.open(&token, &retry).unwrap().state, b"round 1");
+    }
+
+    #[test]
+    fn tampered_foreign_malformed_and_expired_states_are_refused() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(None, "t");
+        let token = s.seal(&b, b"x", false).unwrap();
+        assert_eq!(
+            s.open(&format!("{token}-TAMPERED"), &b),
+            Err(StateRejection::Malformed)
+        );
+        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&token)
+            .unwrap();
+        let last = raw.len() - 1;
+        raw[last] ^= 1;
+        let flipped = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
+        assert_eq!(s.open(&flipped, &b), Err(StateRejection::Tampered));
+        raw[last] ^= 1;
+        raw[0] = 8;
+        let other_key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
+        assert_eq!(s.open(&other_key, &b), Err(StateRejection::UnknownKey));
+        assert_eq!(s.open("", &b), Err(StateRejection::Malformed));
+        let foreign = Sealer::new(
+            RequestStateKeys::new(7, [1; 32]),
+            Duration::from_secs(60),
+            1,
+        );
+        assert_eq!(foreign.open(&token, &b), Err(StateRejection::Tampered));
+        let short = sealer(Duration::ZERO);
+        let token = short.seal(&b, b"x", false).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(short.open(&token, &b), Err(StateRejection::Expired));
+    }
+
+    #[test]
+    fn a_single_use_state_opens_once_and_its_record_is_bounded() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(None, "t");
+        let token = s.seal(&b, b"once", true).unwrap();
+        assert_eq!(s.unused().len(), 1);
+        assert_eq!(s.open(&token, &b).unwrap().state, b"once");
+        assert_eq!(s.open(&token, &b), Err(StateRejection::Replayed));
+        assert!(s.unused().is_empty());
+        // Four unused at most (this sealer's room); used ones free theirs.
+        for _ in 0..4 {
+            s.seal(&b, b"", true).unwrap();
+        }
+        assert_eq!(s.seal(&b, b"", true), Err(Full));
+        assert!(s.seal(&b, b"", false).is_ok());
+    }
+
+    #[test]
+    fn rotated_keys_seal_with_the_new_and_open_the_old() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(None, "t");
+        let old = s.seal(&b, b"old", false).unwrap();
+        s.set_keys(RequestStateKeys::new(7, [9; 32]).rotated(8, [3; 32], 2));
+        let new = s.seal(&b, b"new", false).unwrap();
+        assert_eq!(s.open(&old, &b).unwrap().state, b"old");
+        assert_eq!(s.open(&new, &b).unwrap().state, b"new");
+        s.set_keys(RequestStateKeys::new(8, [3; 32]));
+        assert_eq!(s.open(&old, &b), Err(StateRejection::UnknownKey));
+        let parsed = RequestStateKeys::parse(
+            "# keys\n8 = 0303030303030303030303030303030303030303030303030303030303030303\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.current, 8);
+        assert!(RequestStateKeys::parse("8=00").is_err());
+        assert!(!format!("{parsed:?}").contains("0303"));
+    }
+}
