@@ -1,6 +1,8 @@
 //! What a handler knows about the request it serves: [`Context`].
 
 use super::access::auth::Principal;
+use super::asks::ClientRequest;
+use super::jsonrpc::{self, RpcError};
 use super::modern::request::Modern;
 use super::protocol::Version;
 use super::session::SessionEntry;
@@ -132,6 +134,25 @@ impl<S: Send + Sync + 'static> Context<S> {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// A request to the client (sampling, elicitation, roots: the legacy
+    /// era's server-to-client requests), with an id of the session's own:
+    /// put its [`message`](ClientRequest::message) on this request's SSE
+    /// reply ([`Reply::Stream`](super::Reply::Stream)) and await its
+    /// [`answer`](ClientRequest::answer), which the client `POST`s and the
+    /// layer hands back here. Refused at 2026-07-28, which has no
+    /// server-to-client requests (answer
+    /// [`input_required`](super::modern::Modern::input_required) instead),
+    /// and past 64 unanswered requests in the session.
+    pub fn ask(&self, method: &str, params: Value) -> Result<ClientRequest, RpcError> {
+        match &self.session {
+            Some(session) => session.asks.ask(method, params),
+            None => Err(RpcError::new(
+                jsonrpc::INTERNAL_ERROR,
+                "no requests to the client at 2026-07-28: answer input_required",
+            )),
         }
     }
 

@@ -238,6 +238,7 @@
 mod access;
 mod admission;
 mod app;
+mod asks;
 mod body;
 mod builder;
 mod config;
@@ -267,6 +268,7 @@ pub use access::auth::{AuthError, Authenticator, Principal};
 pub use access::bearer::{BearerTokens, TokenFileError};
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, HandlerError, Reply};
+pub use asks::{ClientAnswer, ClientRequest};
 pub use body::Body;
 pub use builder::Builder;
 pub use config::{

@@ -3,6 +3,7 @@
 //! does, once, by whichever path it ends.
 
 use super::access::auth::Principal;
+use super::asks::Asks;
 use super::sse::Streams;
 use super::work::Work;
 use crate::{Reason, SessionId};
@@ -16,6 +17,8 @@ pub struct SessionEntry<S> {
     pub(crate) streams: Streams,
     /// The requests running in the session, which end with it.
     pub(crate) work: Work,
+    /// The session's requests to its client, unanswered.
+    pub(crate) asks: Asks,
     /// The principal that opened the session, if one was present: only
     /// requests of the same principal find the session.
     pub(crate) owner: Option<Principal>,
@@ -27,6 +30,7 @@ impl<S> SessionEntry<S> {
             state,
             streams,
             work: Work::default(),
+            asks: Asks::default(),
             owner,
         }
     }
@@ -70,6 +74,7 @@ pub(crate) fn close<S>(
     // Work first: a request that stops sees why, and a streamed reply is
     // dropped before its stream is closed under it.
     entry.work.end(reason);
+    entry.asks.close();
     entry.streams.close();
     // `?id`: the Debug form (index, generation, node) names the session
     // without its secret; the Display form is a credential.

@@ -7,7 +7,7 @@ use super::initialize;
 use crate::http::access::auth::Principal;
 use crate::http::admission;
 use crate::http::app::App;
-use crate::http::body::Body;
+use crate::http::body::{self, Body};
 use crate::http::dispatch::{self, Extra};
 use crate::http::headers;
 use crate::http::jsonrpc::{self, Message, RpcError};
@@ -74,10 +74,16 @@ where
                 Err(reject @ Reject::TooManyRequests) => return state.refuse(reject, id.as_ref()),
                 Err(reject) => return state.refuse(reject, None),
             };
-            if let Message::Notification(note) = &message {
-                if note.method == "notifications/cancelled" {
+            match &message {
+                Message::Notification(note) if note.method == "notifications/cancelled" => {
                     dispatch::cancel_named(&request, note);
                 }
+                // An answer to one of the session's own requests goes to
+                // the handler that asked, not to the application.
+                Message::Response(response) if request.asks.answer(response) => {
+                    return body::status(StatusCode::ACCEPTED);
+                }
+                _ => {}
             }
             let version = Version::Legacy(version);
             let started =
