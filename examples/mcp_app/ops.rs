@@ -5,7 +5,7 @@ use super::bounds::Bounds;
 use super::Server;
 use clap::Args;
 use http::{HeaderValue, Response};
-use sessionreg::http::{self as mcp, BearerTokens, SessionManager};
+use sessionreg::http::{self as mcp, App, BearerTokens, SessionManager};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -75,9 +75,9 @@ impl Flags {
 }
 
 /// The manager and what SIGHUP reloads into it.
-pub struct Built {
+pub struct Built<A: App = Server> {
     /// The manager to mount.
-    pub manager: SessionManager<Server>,
+    pub manager: SessionManager<A>,
     /// The token set, when the flags gave any (SIGHUP replaces it).
     pub tokens: Option<BearerTokens>,
 }
@@ -85,7 +85,21 @@ pub struct Built {
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
-    let mut builder = SessionManager::builder(Server)
+    build_with(Server, flags)
+}
+
+/// [`build`] for another application (the conformance server's).
+pub fn build_with<A: App>(app: A, flags: &Flags) -> Result<Built<A>, Box<dyn std::error::Error>> {
+    build_configured(app, flags, |b| b)
+}
+
+/// [`build_with`], with `configure` applied to the builder last.
+pub fn build_configured<A: App>(
+    app: A,
+    flags: &Flags,
+    configure: impl FnOnce(mcp::Builder<A>) -> mcp::Builder<A>,
+) -> Result<Built<A>, Box<dyn std::error::Error>> {
+    let mut builder = SessionManager::builder(app)
         .node_id(flags.node_id)
         .capacity(flags.max_sessions)
         .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
@@ -95,7 +109,7 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
         .event_log_events(flags.event_log)
         // The app serves 2026-07-28 requests too (they have no session).
         .serve_modern(true);
-    builder = flags.bounds.apply(builder);
+    builder = configure(flags.bounds.apply(builder));
     let tokens = match token_set(flags)? {
         Some(pairs) => {
             let tokens = BearerTokens::new(pairs)?;
@@ -187,7 +201,7 @@ fn names(tokens: &BearerTokens) -> Vec<String> {
 /// Re-reads the token and allow-list files on every SIGHUP, for as long as
 /// the manager lives. What cannot be read or is invalid is logged (never a
 /// token) and the set in force stays.
-pub fn reload_on_sighup(built: &Built, flags: &Flags) {
+pub fn reload_on_sighup<A: App>(built: &Built<A>, flags: &Flags) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -212,7 +226,7 @@ pub fn reload_on_sighup(built: &Built, flags: &Flags) {
 }
 
 /// One reload: each set is swapped in whole, or not at all.
-pub fn reload(manager: &SessionManager<Server>, tokens: Option<&BearerTokens>, flags: &Flags) {
+pub fn reload<A: App>(manager: &SessionManager<A>, tokens: Option<&BearerTokens>, flags: &Flags) {
     if let Some(tokens) = tokens {
         let outcome = token_set(flags).and_then(|pairs| {
             tokens
@@ -237,7 +251,7 @@ pub fn reload(manager: &SessionManager<Server>, tokens: Option<&BearerTokens>, f
 }
 
 /// `GET /metrics`: the registry's counters in Prometheus text.
-pub fn metrics(manager: &SessionManager<Server>) -> Response<mcp::Body> {
+pub fn metrics<A: App>(manager: &SessionManager<A>) -> Response<mcp::Body> {
     let mut response = Response::new(super::text_body(manager.metrics()));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
