@@ -1,67 +1,71 @@
 #!/usr/bin/env bash
-# Interop: examples/mcp_server, and the rmcp example of sessionreg-rmcp,
-# against MCP clients nobody here wrote.
+# Interop: our servers against MCP clients nobody here wrote, and the
+# official conformance suite as the referee for protocol behaviour.
 #
 #   bash interop/run.sh              # both targets
-#   bash interop/run.sh mcp_server   # examples/mcp_server only (steps 2-4)
-#   bash interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 5)
+#   bash interop/run.sh examples     # mcp_server, axum_server, conformance_server (steps 2-6)
+#   bash interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 7)
 #
-# 1. npm ci in interop/ (pinned: the official TypeScript SDK, the official
-#    conformance suite, and Node 22 from npm's `node` package, since the suite
-#    needs Node >= 22). Nothing is installed globally.
-# 2. cargo build --release --example mcp_server, start it on 127.0.0.1:0 and
-#    read the bound URL from its first stdout line.
-# 3. ts_client.mjs: Client + StreamableHTTPClientTransport, connect, tools/list,
-#    call echo, call test_reconnection (the SDK must resume the stream the
-#    server closed mid-call: GET + Last-Event-ID), terminateSession(), then
-#    /metrics must show live 0.
-# 4. The conformance suite's server scenarios, one by one, at spec 2025-11-25
-#    (and those that apply at 2026-07-28, served session-less).
-#    dns-rebinding-protection runs against a second instance started with
-#    --allowed-origin for its own address (the suite sends Host and Origin of
-#    the URL it is given and expects 2xx for those, 4xx for evil.example.com).
-# 5. cargo build -p sessionreg-rmcp --example rmcp_server (debug; rmcp 3.11
-#    with sessionreg's registry as its session manager), start it the same way,
-#    and run ts_client.mjs against it too.
+# 1. npm ci in interop/ (pinned: the official TypeScript SDK 1.x and v2
+#    client, the official conformance suite, and Node 22 from npm's `node`
+#    package, since the suite needs Node >= 22). Nothing is installed
+#    globally.
+# 2. A Python venv in interop/.venv with the official Python SDK, pinned in
+#    interop/requirements.txt (kept between local runs; a clean clone makes
+#    it).
+# 3. cargo build --release of the three examples; each is started on
+#    127.0.0.1:0 and its bound URL read from its first stdout line.
+# 4. Against each of them: the Python SDK's `Client(url)` in its default
+#    mode (py_client.py), and the TypeScript v2 client in `auto` mode,
+#    pinned to 2026-07-28 and in `legacy` mode (ts2_client.mjs), each listing
+#    the tools and calling one. Against mcp_server also the TypeScript SDK
+#    1.x client (ts_client.mjs: a session, a stream the SDK must resume,
+#    DELETE, then /metrics must show live 0).
+# 5. The whole conformance suite against conformance_server, pinned to each
+#    revision: `--requirements 2025-11-25` and `--requirements 2026-07-28`.
+#    Every scored scenario must pass (no expected-failures baseline); the
+#    suite's own exit status says so, and the step reports the checks.
+# 6. A few scenarios against mcp_server too (an application that is not
+#    the suite's fixture: the layer's rules hold for it as well).
+# 7. cargo build -p sessionreg-rmcp --example rmcp_server (debug; rmcp 3.11
+#    with sessionreg's registry as its session manager), started the same
+#    way; the same clients against it.
 # Each server must then exit 0 on SIGTERM and log no ERROR line.
 #
 # One summary line per step, then "interop: N passed, M failed"; exits 1 if any
 # step failed. The servers are killed on exit, whatever happens.
 #
-# Env: INTEROP_SERVER_CMD replaces the built mcp_server example (e.g. to try the scripts
-# against another server with the same flags); INTEROP_KEEP=1 keeps the work
-# directory with logs and the suite's checks.json files.
+# Env: INTEROP_KEEP=1 keeps the work directory with logs and the suite's
+# checks.json files.
 set -euo pipefail
 
 TARGET="${1:-all}"
 case "$TARGET" in
-  all | mcp_server | rmcp_server) ;;
-  *) echo "usage: $0 [all|mcp_server|rmcp_server]" >&2; exit 2 ;;
+  all | examples | rmcp_server) ;;
+  *) echo "usage: $0 [all|examples|rmcp_server]" >&2; exit 2 ;;
 esac
 want() { [[ $TARGET == all || $TARGET == "$1" ]]; }
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 SPEC_VERSION=2025-11-25
-# NAME or NAME@SPEC_VERSION (default $SPEC_VERSION). The 2026-07-28 ones
-# run against the example's session-less serving; server-stateless is left
-# out: its remaining checks need diagnostic tools of a full 2026-07-28
-# application (elicitation, capabilities, logging), not of this layer.
+# The revisions the whole suite runs pinned to, against conformance_server.
+REQUIREMENTS=(2025-11-25 2026-07-28)
+# NAME or NAME@SPEC_VERSION (default $SPEC_VERSION), against mcp_server.
 SCENARIOS=(
   server-initialize
   server-session-lifecycle
-  ping
   tools-list
-  server-sse-multiple-streams
   server-sse-polling
   dns-rebinding-protection
   tools-list@2026-07-28
-  server-sse-multiple-streams@2026-07-28
   http-header-validation@2026-07-28
   dns-rebinding-protection@2026-07-28
 )
 STARTUP_TIMEOUT_S=30
 STEP_TIMEOUT_S=120
+# The whole suite at one revision: about a minute here.
+SUITE_TIMEOUT_S=900
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sessionreg-interop.XXXXXX")"
 SERVER_PIDS=()
@@ -128,7 +132,20 @@ fi
 pkg_version() { "$NODE" -p "JSON.parse(require('fs').readFileSync('node_modules/$1/package.json','utf8')).version"; }
 # Scripts of the suite and the client resolve `node` through PATH too.
 export PATH="$HERE/node_modules/.bin:$PATH"
-step_ok npm-ci "node $NODE_VERSION, sdk $(pkg_version @modelcontextprotocol/sdk), conformance $(pkg_version @modelcontextprotocol/conformance) ($((SECONDS - t))s)"
+step_ok npm-ci "node $NODE_VERSION, sdk $(pkg_version @modelcontextprotocol/sdk), client $(pkg_version @modelcontextprotocol/client), conformance $(pkg_version @modelcontextprotocol/conformance) ($((SECONDS - t))s)"
+
+# ---------------------------------------------------------------- 2. Python SDK
+t=$SECONDS
+VENV="$HERE/.venv"
+PYTHON="$VENV/bin/python"
+if ! { [[ -x $PYTHON ]] || python3 -m venv "$VENV"; } >"$WORK/venv.log" 2>&1 ||
+  ! "$PYTHON" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements.txt" \
+    </dev/null >>"$WORK/venv.log" 2>&1; then
+  step_fail python-sdk "could not make interop/.venv with interop/requirements.txt"
+  show_log "$WORK/venv.log"
+  abort
+fi
+step_ok python-sdk "$("$PYTHON" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))') ($((SECONDS - t))s)"
 
 # Where cargo puts builds (CARGO_TARGET_DIR or build.target-dir may move target/).
 TARGET_DIR="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps </dev/null 2>/dev/null |
@@ -194,9 +211,35 @@ run_ts_client() {
   fi
 }
 
-# A free loopback port for the instance that has its own address allow-listed.
-free_port() {
-  "$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+# run_client LABEL PID NAME COMMAND... -> one step: a client script whose
+# last line on success names what it did, and which says "FAIL at step" when
+# it does not.
+run_client() {
+  local label=$1 pid=$2 name=$3 t=$SECONDS rc=0
+  shift 3
+  local log="$WORK/$label.log"
+  timeout "$STEP_TIMEOUT_S" "$@" </dev/null >"$log" 2>&1 || rc=$?
+  if [[ $rc -eq 0 ]]; then
+    step_ok "$label" "$(tail -n 1 "$log" | sed 's/^[a-z0-9-]*: //') ($((SECONDS - t))s)"
+  else
+    local why
+    why="$(grep -m1 'FAIL at step' "$log" || true)"
+    [[ $rc -eq 124 ]] && why="timed out after ${STEP_TIMEOUT_S}s"
+    step_fail "$label" "${why:-exit code $rc}"
+    show_log "$log" 40
+    server_alive_note "$pid"
+    kill -0 "$pid" 2>/dev/null || show_log "$WORK/$name.stderr" 40
+  fi
+}
+
+# official_clients NAME URL PID TOOL ARGS EXPECTED -> the Python SDK in its
+# default mode, and the TypeScript v2 client in each negotiation mode.
+official_clients() {
+  local name=$1 url=$2 pid=$3 tool=$4 args=$5 expected=$6 mode
+  run_client "python-sdk ($name)" "$pid" "$name" "$PYTHON" "$HERE/py_client.py" "$url" "$tool" "$args" "$expected" 2026-07-28
+  for mode in auto 2026-07-28 legacy; do
+    run_client "ts-v2 $mode ($name)" "$pid" "$name" "$NODE" "$HERE/ts2_client.mjs" "$url" "$mode" "$tool" "$args" "$expected"
+  done
 }
 
 # summarize_checks DIR -> prints "S F W" (success, failure, warning counts) and
@@ -260,81 +303,91 @@ run_scenario() {
   return 0
 }
 
-MAIN_PID=""
-DNS_PID=""
-RMCP_PID=""
-
-if want mcp_server; then
-  # ---------------------------------------------------------------- 2. server
-  if [[ -n "${INTEROP_SERVER_CMD:-}" ]]; then
-    read -r -a SERVER_CMD <<<"$INTEROP_SERVER_CMD"
-  else
-    t=$SECONDS
-    if ! (cd "$ROOT" && cargo build --release --example mcp_server) </dev/null >"$WORK/build.log" 2>&1; then
-      step_fail build "cargo build --release --example mcp_server failed"
-      show_log "$WORK/build.log" 40
-      abort
-    fi
-    SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/release/examples/mcp_server")
-    step_ok build "examples/mcp_server ($((SECONDS - t))s)"
+# run_suite REVISION URL PID -> one step: the whole suite, pinned to REVISION.
+run_suite() {
+  local revision=$1 url=$2 pid=$3 t=$SECONDS rc=0
+  local dir="$WORK/conformance/requirements-$revision"
+  mkdir -p "$dir"
+  timeout "$SUITE_TIMEOUT_S" "$NODE" "$CONFORMANCE" server \
+    --url "$url" --requirements "$revision" -o "$dir" \
+    </dev/null >"$dir/output.log" 2>&1 || rc=$?
+  local counts s f w n
+  counts="$(summarize_checks "$dir" 2>>"$dir/output.log" || echo "0 0 0 0")"
+  read -r s f w n <<<"$counts"
+  local label="conformance --requirements $revision" total
+  total="$(grep -m1 '^Total:' "$dir/output.log" || echo 'no total')"
+  if [[ $rc -eq 0 && $n -ge 1 && $s -ge 1 ]]; then
+    step_ok "$label" "$n scenarios, scored all pass, $w warnings; $total ($((SECONDS - t))s)"
+    # Scenarios the revision does not score (pending, extensions) that fail
+    # are shown, not counted.
+    sed -n '/^Not scored/,$p' "$dir/output.log" | grep '✗' | sed 's/^/    /' || true
+    return 0
   fi
+  local why="exit $rc; $total"
+  [[ $rc -eq 124 ]] && why="$why (timed out after ${SUITE_TIMEOUT_S}s)"
+  step_fail "$label" "$why"
+  sed -n '/=== SUMMARY ===/,$p' "$dir/output.log" | grep '✗' | sed 's/^/    /' || true
+  [[ -s "$dir/failures.txt" ]] && sed 's/^/    /' "$dir/failures.txt" | head -n 60
+  server_alive_note "$pid"
+  return 0
+}
 
+# PIDS[name]: each started server, for the shutdown and log checks.
+declare -A PIDS=()
+
+if want examples; then
+  # ---------------------------------------------------------------- 3. servers
   t=$SECONDS
-  START_ERROR=""
-  if ! start_server main --addr 127.0.0.1:0; then
-    step_fail server-start "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
-    show_log "$WORK/main.stdout" 20
-    show_log "$WORK/main.stderr" 40
+  if ! (cd "$ROOT" && cargo build --release --example mcp_server --example axum_server \
+    --example conformance_server) </dev/null >"$WORK/build.log" 2>&1; then
+    step_fail build "cargo build --release of the examples failed"
+    show_log "$WORK/build.log" 40
     abort
   fi
-  MAIN_URL=$SERVER_URL
-  MAIN_PID=$SERVER_PID
-  step_ok server-start "$MAIN_URL ($((SECONDS - t))s)"
-
-
-  # ---------------------------------------------------------------- 3. TS SDK client
-  run_ts_client ts-client "$MAIN_URL" "$MAIN_PID" main --resumption
-
-  # ---------------------------------------------------------------- 4. conformance
-  DNS_URL=""
-  DNS_PID=""
-  for scenario in "${SCENARIOS[@]}"; do
-    if [[ "${scenario%@*}" == dns-rebinding-protection ]]; then
-      # The suite sends Host: 127.0.0.1:PORT and Origin: http://127.0.0.1:PORT
-      # with the valid request, so that exact origin must be allow-listed.
-      if [[ -z "$DNS_URL" ]]; then
-        ok=0
-        for _attempt in 1 2 3; do
-          port="$(free_port)"
-          START_ERROR=""
-          if start_server dns --addr "127.0.0.1:$port" --allowed-origin "http://127.0.0.1:$port"; then
-            ok=1
-            break
-          fi
-          kill "$SERVER_PID" 2>/dev/null || true
-        done
-        if [[ $ok == 0 ]]; then
-          step_fail "conformance $scenario" "could not start the allow-listed instance: $START_ERROR"
-          show_log "$WORK/dns.stderr" 20
-          continue
-        fi
-        DNS_URL=$SERVER_URL
-        DNS_PID=$SERVER_PID
-      fi
-      run_scenario "$scenario" "$DNS_URL" "$DNS_PID"
-    else
-      run_scenario "$scenario" "$MAIN_URL" "$MAIN_PID"
+  step_ok build "examples/mcp_server, axum_server, conformance_server ($((SECONDS - t))s)"
+  declare -A URLS=()
+  for name in mcp_server axum_server conformance_server; do
+    t=$SECONDS
+    SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/release/examples/$name")
+    START_ERROR=""
+    if ! start_server "$name" --addr 127.0.0.1:0; then
+      step_fail "server-start ($name)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
+      show_log "$WORK/$name.stdout" 20
+      show_log "$WORK/$name.stderr" 40
+      abort
     fi
+    URLS[$name]=$SERVER_URL
+    PIDS[$name]=$SERVER_PID
+    step_ok "server-start ($name)" "$SERVER_URL ($((SECONDS - t))s)"
   done
 
-  if ! kill -0 "$MAIN_PID" 2>/dev/null; then
-    step_fail server-alive "the server exited during the run; stderr:"
-    show_log "$WORK/main.stderr" 40
-  fi
+  # ---------------------------------------------------------------- 4. official clients
+  run_ts_client ts-client "${URLS[mcp_server]}" "${PIDS[mcp_server]}" mcp_server --resumption
+  official_clients mcp_server "${URLS[mcp_server]}" "${PIDS[mcp_server]}" echo '{"text":"hi"}' hi
+  official_clients axum_server "${URLS[axum_server]}" "${PIDS[axum_server]}" echo '{"text":"hi"}' hi
+  official_clients conformance_server "${URLS[conformance_server]}" "${PIDS[conformance_server]}" \
+    test_simple_text '{}' 'This is a simple text response for testing.'
+
+  # ---------------------------------------------------------------- 5. the suite
+  for revision in "${REQUIREMENTS[@]}"; do
+    run_suite "$revision" "${URLS[conformance_server]}" "${PIDS[conformance_server]}"
+  done
+
+  # ---------------------------------------------------------------- 6. mcp_server's own
+  for scenario in "${SCENARIOS[@]}"; do
+    run_scenario "$scenario" "${URLS[mcp_server]}" "${PIDS[mcp_server]}"
+  done
+
+  for name in mcp_server axum_server conformance_server; do
+    if ! kill -0 "${PIDS[$name]}" 2>/dev/null; then
+      step_fail "server-alive ($name)" "the server exited during the run; stderr:"
+      show_log "$WORK/$name.stderr" 40
+    fi
+  done
 fi
 
 if want rmcp_server; then
-  # ---------------------------------------------------------------- 5. rmcp example
+  # ---------------------------------------------------------------- 7. rmcp example
   # A debug build: the check is functional, and `cargo test` (which .ci/run
   # runs first) has built it already, where a release build of rmcp would
   # cost minutes.
@@ -348,31 +401,27 @@ if want rmcp_server; then
   step_ok build-rmcp "sessionreg-rmcp/examples/rmcp_server ($((SECONDS - t))s)"
   t=$SECONDS
   START_ERROR=""
-  if ! start_server rmcp --addr 127.0.0.1:0; then
-    step_fail server-start-rmcp "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
-    show_log "$WORK/rmcp.stdout" 20
-    show_log "$WORK/rmcp.stderr" 40
+  if ! start_server rmcp_server --addr 127.0.0.1:0; then
+    step_fail "server-start (rmcp_server)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
+    show_log "$WORK/rmcp_server.stdout" 20
+    show_log "$WORK/rmcp_server.stderr" 40
     abort
   fi
-  RMCP_URL=$SERVER_URL
-  RMCP_PID=$SERVER_PID
-  step_ok server-start-rmcp "$RMCP_URL ($((SECONDS - t))s)"
-  run_ts_client ts-client-rmcp "$RMCP_URL" "$RMCP_PID" rmcp
-  if ! kill -0 "$RMCP_PID" 2>/dev/null; then
-    step_fail server-alive-rmcp "the rmcp server exited during the run; stderr:"
-    show_log "$WORK/rmcp.stderr" 40
+  PIDS[rmcp_server]=$SERVER_PID
+  step_ok "server-start (rmcp_server)" "$SERVER_URL ($((SECONDS - t))s)"
+  run_ts_client ts-client-rmcp "$SERVER_URL" "$SERVER_PID" rmcp_server
+  official_clients rmcp_server "$SERVER_URL" "$SERVER_PID" echo '{"text":"hi"}' hi
+  if ! kill -0 "${PIDS[rmcp_server]}" 2>/dev/null; then
+    step_fail "server-alive (rmcp_server)" "the rmcp server exited during the run; stderr:"
+    show_log "$WORK/rmcp_server.stderr" 40
   fi
 fi
 
 # SIGTERM must shut each server down gracefully, and a run of well-behaved
 # clients must not make a server log an error (shutdown included).
-for name in main dns rmcp; do
+for name in mcp_server axum_server conformance_server rmcp_server; do
   [[ -f "$WORK/$name.stderr" ]] || continue
-  case $name in
-    main) pid=$MAIN_PID ;;
-    dns) pid=$DNS_PID ;;
-    rmcp) pid=$RMCP_PID ;;
-  esac
+  pid=${PIDS[$name]:-}
   t=$SECONDS
   if [[ -n "$pid" ]]; then
     if stop_server "$pid"; then

@@ -73,6 +73,14 @@ impl App for Server {
         }
     }
 
+    fn discovery(&self) -> mcp::modern::Discovery {
+        mcp::modern::Discovery {
+            capabilities: json!({ "tools": {} }),
+            server_info: Some(server_info()),
+            ..mcp::modern::Discovery::default()
+        }
+    }
+
     fn closed(&self, id: &SessionId, client: &Client, reason: Reason) {
         // `?id`: the Debug form hides the id's secret.
         tracing::debug!(session = ?id, client = %client.name, principal = ?client.principal, %reason, "client gone");
@@ -85,21 +93,12 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
         Ok(params) => params,
         Err(error) => return Reply::Error(error),
     };
-    let modern = ctx.version() == mcp::protocol::Version::Modern;
+    // At 2026-07-28 the layer answers `server/discover` (from `discovery`
+    // below) and the removed methods (`initialize`, `ping`,
+    // `logging/setLevel`) before this runs, and gives every result its
+    // `resultType` and caching hints: this only answers what is the
+    // application's.
     match request.method.as_str() {
-        // 2026-07-28 removed the handshake and ping; it has discovery.
-        "initialize" | "ping" if modern => {
-            Reply::Error(RpcError::method_not_found(&request.method))
-        }
-        "server/discover" if modern => {
-            let mut supported = vec![mcp::protocol::MODERN_VERSION];
-            supported.extend(mcp::protocol::LEGACY_VERSIONS.iter().rev());
-            Reply::Result(cacheable(json!({
-                "supportedVersions": supported,
-                "capabilities": { "tools": {} },
-                "_meta": { "io.modelcontextprotocol/serverInfo": server_info() },
-            })))
-        }
         "initialize" => {
             let requested = params.get("protocolVersion").and_then(Value::as_str);
             Reply::Result(json!({
@@ -109,70 +108,67 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
             }))
         }
         "ping" | "logging/setLevel" => Reply::Result(json!({})),
-        "tools/list" => Reply::Result(cacheable_if(
-            modern,
-            json!({ "tools": [
-                {
-                    "name": "echo",
-                    "description": "Returns its text argument.",
-                    "inputSchema": {
-                        "type": "object",
-                        "properties": { "text": { "type": "string" } },
-                        "required": ["text"],
+        "tools/list" => Reply::Result(json!({ "tools": [
+            {
+                "name": "echo",
+                "description": "Returns its text argument.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "text": { "type": "string" } },
+                    "required": ["text"],
+                },
+            },
+            {
+                "name": "sleep",
+                "description": "Waits the given number of milliseconds (at most 60000), then answers.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
+                    "required": ["ms"],
+                },
+            },
+            {
+                "name": "running",
+                "description": "Answers how many `sleep` calls are running in this server right now (all sessions).",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
+                "name": "announce",
+                "description": "Sends its text as a log message on the session's GET stream; answers whether a stream took it.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "text": { "type": "string" } },
+                    "required": ["text"],
+                },
+            },
+            {
+                "name": "hold",
+                "description": "Answers over SSE: a log message at once, the result when the session calls `release`.",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
+                "name": "release",
+                "description": "Lets this session's `hold` call finish.",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
+                "name": "notify",
+                "description": "Sends `n` log notifications (each padded with `bytes` bytes; at most 4 MiB in all) on the session's GET stream; answers how many it took.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "n": { "type": "integer", "minimum": 0, "maximum": MAX_NOTIFY },
+                        "bytes": { "type": "integer", "minimum": 0, "maximum": MAX_NOTIFY_BYTES },
                     },
+                    "required": ["n"],
                 },
-                {
-                    "name": "sleep",
-                    "description": "Waits the given number of milliseconds (at most 60000), then answers.",
-                    "inputSchema": {
-                        "type": "object",
-                        "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
-                        "required": ["ms"],
-                    },
-                },
-                {
-                    "name": "running",
-                    "description": "Answers how many `sleep` calls are running in this server right now (all sessions).",
-                    "inputSchema": { "type": "object", "properties": {} },
-                },
-                {
-                    "name": "announce",
-                    "description": "Sends its text as a log message on the session's GET stream; answers whether a stream took it.",
-                    "inputSchema": {
-                        "type": "object",
-                        "properties": { "text": { "type": "string" } },
-                        "required": ["text"],
-                    },
-                },
-                {
-                    "name": "hold",
-                    "description": "Answers over SSE: a log message at once, the result when the session calls `release`.",
-                    "inputSchema": { "type": "object", "properties": {} },
-                },
-                {
-                    "name": "release",
-                    "description": "Lets this session's `hold` call finish.",
-                    "inputSchema": { "type": "object", "properties": {} },
-                },
-                {
-                    "name": "notify",
-                    "description": "Sends `n` log notifications (each padded with `bytes` bytes; at most 4 MiB in all) on the session's GET stream; answers how many it took.",
-                    "inputSchema": {
-                        "type": "object",
-                        "properties": {
-                            "n": { "type": "integer", "minimum": 0, "maximum": MAX_NOTIFY },
-                            "bytes": { "type": "integer", "minimum": 0, "maximum": MAX_NOTIFY_BYTES },
-                        },
-                        "required": ["n"],
-                    },
-                },
-                {
-                    "name": "test_reconnection",
-                    "description": "Closes its SSE connection mid-call, then answers on the resumed stream (SSE polling; the conformance suite's server-sse-polling scenario calls it).",
-                    "inputSchema": { "type": "object", "properties": {} },
-                },
-            ]}),
-        )),
+            },
+            {
+                "name": "test_reconnection",
+                "description": "Closes its SSE connection mid-call, then answers on the resumed stream (SSE polling; the conformance suite's server-sse-polling scenario calls it).",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+        ]})),
         "tools/call" => call_tool(ctx, &request.id, &params).await,
         other => Reply::Error(RpcError::method_not_found(other)),
     }
@@ -334,22 +330,6 @@ fn log_message(text: &str) -> Value {
 
 fn server_info() -> Value {
     json!({ "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") })
-}
-
-/// A 2026-07-28 cacheable result: complete, and not to be cached.
-fn cacheable(mut result: Value) -> Value {
-    result["resultType"] = json!("complete");
-    result["ttlMs"] = json!(0);
-    result["cacheScope"] = json!("private");
-    result
-}
-
-fn cacheable_if(modern: bool, result: Value) -> Value {
-    if modern {
-        cacheable(result)
-    } else {
-        result
-    }
 }
 
 fn text_content(text: &str) -> Value {
