@@ -230,3 +230,66 @@ async fn in_a_session_a_disconnect_does_not_cancel() {
     );
     assert_eq!(probes.dropped.load(Ordering::SeqCst), 0);
 }
+
+/// Backward Compatibility: a 2026-07-28 request carrying a live legacy
+/// session's id is served on its own: the id is neither echoed nor used
+/// (the handler sees no session state), and the session is left as it was.
+#[tokio::test]
+async fn backward_compatibility_a_live_sessions_id_on_a_modern_request_is_ignored() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let session = client.initialize_as("legacy-client").await;
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                                 "params": { "name": "whoami", "arguments": {} } }));
+    let answer = post(
+        &client,
+        &body,
+        &[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "whoami"),
+            ("mcp-session-id", &session),
+        ],
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.session_id().is_none(), "never echoed");
+    assert_eq!(answer.json()["result"]["state"], Value::Null);
+    assert_eq!(answer.json()["result"]["resultType"], "complete");
+    assert_eq!((server.created(), server.live()), (1, 1));
+    assert_eq!(server.closes.count(), 0);
+    // The session still serves its own client.
+    assert_eq!(
+        client.call(&session, "whoami", json!({})).await.json()["result"]["state"],
+        "legacy-client"
+    );
+}
+
+/// The envelope: the methods 2026-07-28 removed are 404 with -32601 before
+/// the application sees them (this one answers `ping` and `initialize`
+/// itself), and `server/discover` is the layer's.
+#[tokio::test]
+async fn the_envelope_answers_removed_methods_and_discovery_itself() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    for method in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    ] {
+        let body = with_meta(json!({ "jsonrpc": "2.0", "id": 8, "method": method }));
+        let answer = post(&client, &body, &[("mcp-method", method)]).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method}");
+        assert_eq!(answer.json()["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
+        assert_eq!(answer.json()["id"], 8);
+    }
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 9, "method": "server/discover" }));
+    let answer = post(&client, &body, &[("mcp-method", "server/discover")]).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let result = &answer.json()["result"];
+    assert_eq!(result["resultType"], "complete");
+    let versions = result["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")));
+    assert_eq!(server.created(), 0);
+}

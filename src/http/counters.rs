@@ -17,6 +17,7 @@
 //! sessionreg_http_streams_open                 gauge    SSE response bodies alive
 //! sessionreg_http_handlers_in_flight           gauge    App::handle calls running
 //! sessionreg_http_event_log_bytes              gauge    bytes the event logs of every session hold
+//! sessionreg_request_states_unused             gauge    single-use requestStates sealed, not yet used or expired
 //! sessionreg_http_responses_total{code}        counter  responses the manager wrote, by status
 //! sessionreg_http_notifications_dropped_total  counter  server messages a stream could not take
 //! sessionreg_request_state_rejected_total{cause} counter 2026-07-28 requestStates refused
@@ -76,6 +77,10 @@ pub struct HttpStats {
     /// Bytes the event logs of every session hold (see
     /// [`Builder::event_log_total_bytes`](super::Builder::event_log_total_bytes)).
     pub event_log_bytes: u64,
+    /// Single-use 2026-07-28 `requestState`s sealed and neither used nor
+    /// expired yet (each holds one entry of a bounded registry: see
+    /// [`Builder::single_use_states`](super::Builder::single_use_states)).
+    pub request_states_unused: u64,
     responses: [u64; CODES.len() + 1],
     states_rejected: [u64; StateRejection::ALL.len()],
 }
@@ -228,6 +233,7 @@ impl HttpCounters {
             handlers_in_flight: self.gauge(|s| &s.handlers),
             notifications_dropped: self.sum(|s| &s.dropped),
             event_log_bytes: 0,
+            request_states_unused: 0,
             responses,
             states_rejected,
         }
@@ -262,6 +268,11 @@ fn write_all(out: &mut String, stats: &HttpStats) -> std::fmt::Result {
             "sessionreg_http_event_log_bytes",
             "Bytes held by the event logs of every session (for resumable SSE streams).",
             stats.event_log_bytes,
+        ),
+        (
+            "sessionreg_request_states_unused",
+            "Single-use 2026-07-28 requestStates sealed and not yet used or expired.",
+            stats.request_states_unused,
         ),
     ];
     for (name, help, value) in gauges {

@@ -156,6 +156,7 @@ impl<A: App> SessionManager<A> {
     pub fn http_stats(&self) -> HttpStats {
         let mut stats = self.state.counters().snapshot();
         stats.event_log_bytes = self.state.event_log_bytes() as u64;
+        stats.request_states_unused = self.state.sealer().unused().stats().live;
         stats
     }
 
