@@ -21,6 +21,15 @@ impl<S> InsertError<S> {
     pub fn into_inner(self) -> S {
         self.value
     }
+
+    /// The same error, holding `f` of its value (for stores built on the
+    /// registry, which insert a wrapper of the caller's value).
+    pub(crate) fn map<U>(self, f: impl FnOnce(S) -> U) -> InsertError<U> {
+        InsertError {
+            value: f(self.value),
+            capacity: self.capacity,
+        }
+    }
 }
 
 /// What a new session's value is made from, once its id is known.

@@ -44,11 +44,13 @@ mod clock;
 mod config;
 pub mod docs;
 mod free_list;
+pub mod handles;
 mod id;
 mod insert;
 mod lifecycle;
 mod lookup;
 pub mod metrics;
+mod outcome;
 mod pack;
 mod pages;
 mod reason;
@@ -59,8 +61,10 @@ mod shards;
 mod slot;
 mod stats;
 mod storage;
+mod striped;
 mod sweep;
 mod sync;
+pub mod tasks;
 mod terminate;
 mod tid;
 mod wrap;
@@ -75,10 +79,12 @@ pub use clock::ManualClock;
 pub use config::{DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
 pub use id::{ParseIdError, SessionId};
 pub use insert::InsertError;
+pub use outcome::{Outcome, Settle};
 pub use reason::{Miss, Reason};
 pub use registry::{Registry, Termination};
 pub use session::{BeginError, InFlight, Session};
 pub use stats::Stats;
+pub use tasks::{EndKind, Ended, Running, Task, TaskRef, TaskStats, TaskStore, TaskStoreBuilder};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -1,11 +1,6 @@
-//! Counters, striped by thread so that none of them is a contended cache line,
-//! and the [`Stats`] snapshot read from them.
-//!
-//! Each thread id (`tid.rs`) below the stripe count owns one cache-padded
-//! stripe and is its only writer, so a bump is a plain load and store: no
-//! read-modify-write on the hot path. Threads beyond the stripe count (and
-//! threads in teardown) share one overflow stripe, bumped with `fetch_add`.
-//! A read sums every stripe.
+//! A registry's counters, striped by thread so that none of them is a
+//! contended cache line (`striped.rs`), and the [`Stats`] snapshot read
+//! from them.
 //!
 //! ## How many are live, while sessions come and go
 //!
@@ -33,9 +28,8 @@
 //! of the reads.
 
 use crate::reason::{Miss, Reason};
-use crate::sync::{AtomicU64, Ordering};
-use crate::tid;
-use crossbeam_utils::CachePadded;
+use crate::striped::Striped;
+use crate::sync::AtomicU64;
 
 #[derive(Default)]
 struct Stripe {
@@ -45,8 +39,7 @@ struct Stripe {
 }
 
 pub(crate) struct Counters {
-    owned: Box<[CachePadded<Stripe>]>,
-    shared: CachePadded<Stripe>,
+    stripes: Striped<Stripe>,
 }
 
 /// How many times a snapshot reads again when a session ended meanwhile.
@@ -55,27 +48,23 @@ const SNAPSHOT_TRIES: usize = 4;
 impl Counters {
     pub(crate) fn new(stripes: usize) -> Counters {
         Counters {
-            owned: (0..stripes).map(|_| CachePadded::default()).collect(),
-            shared: CachePadded::default(),
+            stripes: Striped::new(stripes),
         }
+    }
+
+    /// How many threads have a stripe of their own (for counters kept
+    /// beside these, as a task store's).
+    pub(crate) fn stripes(&self) -> usize {
+        self.stripes.len()
     }
 
     #[inline]
     fn bump(&self, counter: impl Fn(&Stripe) -> &AtomicU64) {
-        match self.owned.get(tid::current()) {
-            // This thread is the stripe's only writer (its id is held by no
-            // other living thread, and the id's handover is ordered by the
-            // pool's lock), so load + store loses no update. Release: a
-            // reader that sees this count also sees what the thread did
-            // before it (a termination's creation was counted before it).
-            Some(stripe) => {
-                let cell = counter(stripe);
-                cell.store(cell.load(Ordering::Relaxed) + 1, Ordering::Release);
-            }
-            None => {
-                counter(&self.shared).fetch_add(1, Ordering::Release);
-            }
-        }
+        self.stripes.bump(counter);
+    }
+
+    fn sum(&self, counter: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+        self.stripes.sum(counter)
     }
 
     #[inline]
@@ -91,16 +80,6 @@ impl Counters {
     #[inline]
     pub(crate) fn missed(&self, cause: Miss) {
         self.bump(|s| &s.rejected[cause.index()]);
-    }
-
-    fn sum(&self, counter: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
-        self.owned
-            .iter()
-            .map(|s| &**s)
-            .chain(Some(&*self.shared))
-            // Acquire: pairs with the bumps' Release (see the module docs).
-            .map(|s| counter(s).load(Ordering::Acquire))
-            .sum()
     }
 
     fn terminations(&self) -> [u64; Reason::ALL.len()] {

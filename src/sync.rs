@@ -13,7 +13,7 @@ compile_error!("`--cfg sessionreg_loom` needs the `loom` feature of sessionreg")
 
 #[cfg(all(sessionreg_loom, feature = "loom"))]
 mod imp {
-    pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
     pub(crate) use loom::thread_local;
 
     /// A process-wide lock: a `static` under `std`; under loom, one per
@@ -50,7 +50,7 @@ mod imp {
 
 #[cfg(not(all(sessionreg_loom, feature = "loom")))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
     pub(crate) use std::thread_local;
 
     /// A process-wide lock: a `static` under `std`; under loom, one per

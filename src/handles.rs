@@ -1,0 +1,287 @@
+//! Handles: application values behind opaque ids, for servers that keep
+//! state across calls without protocol sessions (MCP 2026-07-28, SEP-2567:
+//! "servers that need cross-call state mint explicit handles passed as
+//! ordinary tool arguments").
+//!
+//! Each handle is an entry of a [`Registry`] of its own, so it has what the
+//! guidance asks for by construction: an id with a 128-bit secret from the
+//! CSPRNG (and the node prefix a fleet routes by), opaque (no internal
+//! structure to parse: 48 hex digits); a bounded lifetime (the registry's
+//! idle timeout, which a call in progress holds off: [`Resolved::Found`]
+//! counts as in flight); and the owner it was minted for, checked on every
+//! resolve, so another principal's handle is answered like an unknown one.
+//!
+//! ```
+//! use std::time::Duration;
+//! use sessionreg::handles::{Handles, Resolved};
+//!
+//! let baskets: Handles<&str, Vec<String>> = Handles::builder()
+//!     .lifetime(Duration::from_secs(24 * 3600))
+//!     .build()
+//!     .unwrap();
+//! let id = baskets.mint("ada", vec![]).unwrap();
+//! match baskets.resolve(&id, &"ada") {
+//!     Resolved::Found(basket) => assert!(basket.value().is_empty()),
+//!     other => panic!("{other:?}"),
+//! }
+//! assert!(matches!(baskets.resolve(&id, &"eve"), Resolved::Unknown));
+//! assert!(baskets.destroy(&id, &"ada"));
+//! assert!(matches!(baskets.resolve(&id, &"ada"), Resolved::Ended));
+//! ```
+
+use crate::builder::{BuildError, Builder};
+use crate::clock::ManualClock;
+use crate::id::SessionId;
+use crate::insert::InsertError;
+use crate::reason::{Miss, Reason};
+use crate::registry::Registry;
+use crate::session::InFlight;
+use crate::stats::Stats;
+use std::fmt;
+use std::time::Duration;
+
+/// One handle's entry: who it was minted for, and the value.
+pub struct Handle<O, T> {
+    owner: O,
+    value: T,
+}
+
+impl<O, T> Handle<O, T> {
+    /// Who the handle was minted for.
+    pub fn owner(&self) -> &O {
+        &self.owner
+    }
+
+    /// The value behind the handle.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<O: fmt::Debug, T: fmt::Debug> fmt::Debug for Handle<O, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("owner", &self.owner)
+            .field("value", &self.value)
+            .finish()
+    }
+}
+
+/// What [`Handles::resolve`] found.
+#[must_use]
+pub enum Resolved<O, T> {
+    /// The caller's live handle, held in use: its lifetime does not run out
+    /// while this is held, and starts again when it is dropped. Derefs to
+    /// the handle's entry ([`Handle::value`]).
+    Found(InFlight<Handle<O, T>>),
+    /// The id named a handle that has ended: its lifetime ran out (or it
+    /// was destroyed). An MCP tool answers "`<handle>` has expired" (a tool
+    /// error, `isError: true`), so the caller knows to make a new one. The
+    /// owner of an ended handle can no longer be checked, so anyone holding
+    /// such an id hears this; it tells them only that the id was once
+    /// minted here.
+    Ended,
+    /// The id names no handle of the caller's: never minted here, forged,
+    /// malformed, or another owner's live handle (the same answer, so that
+    /// it is no oracle).
+    Unknown,
+}
+
+impl<O: fmt::Debug, T: fmt::Debug> fmt::Debug for Resolved<O, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Resolved::Found(handle) => f.debug_tuple("Found").field(&**handle).finish(),
+            Resolved::Ended => f.write_str("Ended"),
+            Resolved::Unknown => f.write_str("Unknown"),
+        }
+    }
+}
+
+/// A store of handles to values `T`, each minted for an owner `O` (a
+/// principal's name; `Option<_>` where requests may be anonymous, as MCP
+/// servers without authentication are). See the [module docs](self).
+pub struct Handles<O, T> {
+    registry: Registry<Handle<O, T>>,
+}
+
+/// Builds [`Handles`]; see [`Handles::builder`].
+pub struct HandlesBuilder<O, T> {
+    registry: Builder<Handle<O, T>>,
+    lifetime: Duration,
+}
+
+/// How long a handle lives unused by default: one hour.
+pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+
+impl<O: Send + Sync + 'static, T: Send + Sync + 'static> HandlesBuilder<O, T> {
+    /// The most handles alive at once; [`mint`](Handles::mint) fails past
+    /// it. Default: [`DEFAULT_CAPACITY`](crate::DEFAULT_CAPACITY).
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.registry = self.registry.capacity(capacity);
+        self
+    }
+
+    /// How long a handle lives with no call using it (default
+    /// [`DEFAULT_LIFETIME`]); state it in the creating tool's description.
+    pub fn lifetime(mut self, lifetime: Duration) -> Self {
+        self.lifetime = lifetime;
+        self
+    }
+
+    /// The node id in the handles' ids (their first two hex digits).
+    pub fn node_id(mut self, node: u8) -> Self {
+        self.registry = self.registry.node_id(node);
+        self
+    }
+
+    /// Reads time from `clock` instead of the system's (for tests).
+    pub fn manual_clock(mut self, clock: &ManualClock) -> Self {
+        self.registry = self.registry.manual_clock(clock);
+        self
+    }
+
+    /// Builds the store.
+    pub fn build(self) -> Result<Handles<O, T>, BuildError> {
+        Ok(Handles {
+            registry: self.registry.idle_timeout(self.lifetime).build()?,
+        })
+    }
+}
+
+impl<O: Send + Sync + 'static, T: Send + Sync + 'static> Handles<O, T> {
+    /// A builder, with the defaults: capacity
+    /// [`DEFAULT_CAPACITY`](crate::DEFAULT_CAPACITY), lifetime
+    /// [`DEFAULT_LIFETIME`], node 0.
+    pub fn builder() -> HandlesBuilder<O, T> {
+        HandlesBuilder {
+            registry: Registry::builder(),
+            lifetime: DEFAULT_LIFETIME,
+        }
+    }
+}
+
+impl<O: PartialEq, T> Handles<O, T> {
+    /// Mints a handle to `value` for `owner`; at capacity, gives `value`
+    /// back.
+    pub fn mint(&self, owner: O, value: T) -> Result<SessionId, InsertError<T>> {
+        self.registry
+            .insert(Handle { owner, value })
+            .map_err(|full| full.map(|handle| handle.value))
+    }
+
+    /// The handle `id` names, if it is `owner`'s and live, held in use.
+    pub fn resolve(&self, id: &SessionId, owner: &O) -> Resolved<O, T> {
+        let handle = match self.registry.lookup_if(id, |h| h.owner == *owner) {
+            Ok(handle) => handle,
+            Err(Miss::Stale | Miss::Expired) => return Resolved::Ended,
+            Err(_) => return Resolved::Unknown,
+        };
+        match handle.begin() {
+            Some(in_use) => Resolved::Found(in_use),
+            // It ended between the lookup and now.
+            None => Resolved::Ended,
+        }
+    }
+
+    /// [`resolve`](Handles::resolve) from the id's text form (a tool
+    /// argument); text that is no id is [`Resolved::Unknown`].
+    pub fn resolve_text(&self, text: &str, owner: &O) -> Resolved<O, T> {
+        match self.registry.parse_id(text.trim().as_bytes()) {
+            Ok(id) => self.resolve(&id, owner),
+            Err(_) => Resolved::Unknown,
+        }
+    }
+
+    /// Ends `owner`'s handle `id` now; whether this call ended it.
+    pub fn destroy(&self, id: &SessionId, owner: &O) -> bool {
+        match self.registry.lookup_if(id, |h| h.owner == *owner) {
+            Ok(handle) => self
+                .registry
+                .terminate_session(&handle, Reason::Deleted)
+                .is_won(),
+            Err(_) => false,
+        }
+    }
+
+    /// Ends the handles unused for their lifetime; returns how many. Run it
+    /// periodically (the HTTP layer's reaper runs the registries it owns).
+    pub fn reap(&self) -> usize {
+        self.registry.reap_idle()
+    }
+
+    /// Handles alive now.
+    pub fn len(&self) -> usize {
+        self.registry.len()
+    }
+
+    /// Whether no handle is alive.
+    pub fn is_empty(&self) -> bool {
+        self.registry.is_empty()
+    }
+
+    /// The registry's counters: live handles, minted, ended by reason
+    /// (`idle_timeout`: expired; `deleted`: destroyed), lookups that found
+    /// none by cause.
+    pub fn stats(&self) -> Stats {
+        self.registry.stats()
+    }
+}
+
+impl<O, T> fmt::Debug for Handles<O, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handles")
+            .field("live", &self.registry.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handle_in_use_does_not_expire_and_an_unused_one_ends_after_its_lifetime() {
+        let clock = ManualClock::new();
+        let handles: Handles<u8, &str> = Handles::builder()
+            .lifetime(Duration::from_millis(100))
+            .manual_clock(&clock)
+            .build()
+            .unwrap();
+        let id = handles.mint(1, "tab").unwrap();
+        let Resolved::Found(in_use) = handles.resolve(&id, &1) else {
+            panic!("live");
+        };
+        clock.advance(Duration::from_secs(10));
+        assert_eq!(handles.reap(), 0, "in use");
+        assert_eq!(*in_use.value(), "tab");
+        drop(in_use);
+        assert_eq!(handles.reap(), 0, "the sweep that starts its idle time");
+        clock.advance(Duration::from_millis(101));
+        assert_eq!(handles.reap(), 1);
+        assert!(matches!(handles.resolve(&id, &1), Resolved::Ended));
+        assert_eq!(handles.stats().terminated(Reason::IdleTimeout), 1);
+    }
+
+    #[test]
+    fn another_owner_forged_and_malformed_ids_are_unknown() {
+        let handles: Handles<u8, ()> = Handles::builder().build().unwrap();
+        let id = handles.mint(1, ()).unwrap();
+        assert!(matches!(handles.resolve(&id, &2), Resolved::Unknown));
+        assert!(!handles.destroy(&id, &2));
+        let mut forged = id.to_bytes();
+        forged[23] ^= 1;
+        assert!(matches!(
+            handles.resolve(&SessionId::from_bytes(forged), &1),
+            Resolved::Unknown
+        ));
+        assert!(matches!(
+            handles.resolve_text("bsk_123", &1),
+            Resolved::Unknown
+        ));
+        assert!(matches!(
+            handles.resolve_text(&id.to_string(), &1),
+            Resolved::Found(_)
+        ));
+        assert_eq!(handles.len(), 1);
+    }
+}
