@@ -10,6 +10,7 @@
 //! assert!(text.lines().any(|l| l == "sessionreg_node_id 3"));
 //! ```
 
+use crate::tasks::{EndKind, TaskStats};
 use crate::{Miss, Reason, Stats};
 use std::fmt::Write;
 
@@ -34,6 +35,137 @@ pub fn render(stats: &Stats) -> String {
 pub fn write(out: &mut String, stats: &Stats) {
     // Writing to a String cannot fail.
     let _ = write_all(out, stats);
+}
+
+/// Appends a [`TaskStore`](crate::TaskStore)'s counters to `out`:
+///
+/// ```text
+/// sessionreg_tasks_live                          gauge     tasks held: running, or ended and retained
+/// sessionreg_tasks_running                       gauge     tasks whose work has not ended
+/// sessionreg_tasks_created_total                 counter
+/// sessionreg_tasks_ended_total{outcome}          counter   outcome = completed | failed | cancelled | expired | abandoned
+/// sessionreg_task_lookups_rejected_total{cause}  counter   (guessed ids show as unknown or forged)
+/// sessionreg_tasks_capacity                      gauge
+/// ```
+pub fn write_tasks(out: &mut String, stats: &TaskStats) {
+    let _ = write_tasks_all(out, stats);
+}
+
+fn write_tasks_all(out: &mut String, stats: &TaskStats) -> std::fmt::Result {
+    let gauge = |out: &mut String, name: &str, help: &str, value: u64| {
+        writeln!(out, "# HELP {name} {help}")?;
+        writeln!(out, "# TYPE {name} gauge")?;
+        writeln!(out, "{name} {value}")
+    };
+    gauge(
+        out,
+        "sessionreg_tasks_live",
+        "Tasks held: running, or ended and retained.",
+        stats.registry.live,
+    )?;
+    gauge(
+        out,
+        "sessionreg_tasks_running",
+        "Tasks whose work has not ended.",
+        stats.running(),
+    )?;
+    writeln!(
+        out,
+        "# HELP sessionreg_tasks_created_total Tasks ever created."
+    )?;
+    writeln!(out, "# TYPE sessionreg_tasks_created_total counter")?;
+    writeln!(
+        out,
+        "sessionreg_tasks_created_total {}",
+        stats.registry.created
+    )?;
+    writeln!(
+        out,
+        "# HELP sessionreg_tasks_ended_total Tasks ended, by outcome."
+    )?;
+    writeln!(out, "# TYPE sessionreg_tasks_ended_total counter")?;
+    for kind in EndKind::ALL {
+        writeln!(
+            out,
+            "sessionreg_tasks_ended_total{{outcome=\"{}\"}} {}",
+            kind.as_str(),
+            stats.ended(kind)
+        )?;
+    }
+    write_misses(
+        out,
+        "sessionreg_task_lookups_rejected_total",
+        "Task lookups by id that found nothing, by cause.",
+        &stats.registry,
+    )?;
+    gauge(
+        out,
+        "sessionreg_tasks_capacity",
+        "Maximum tasks held.",
+        stats.registry.capacity as u64,
+    )
+}
+
+/// Appends a [`Handles`](crate::handles::Handles) store's counters to `out`:
+///
+/// ```text
+/// sessionreg_handles_live                          gauge
+/// sessionreg_handles_minted_total                  counter
+/// sessionreg_handles_ended_total{reason}           counter   idle_timeout: expired; deleted: destroyed
+/// sessionreg_handle_lookups_rejected_total{cause}  counter
+/// ```
+pub fn write_handles(out: &mut String, stats: &Stats) {
+    let _ = write_handles_all(out, stats);
+}
+
+fn write_handles_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
+    writeln!(out, "# HELP sessionreg_handles_live Handles alive.")?;
+    writeln!(out, "# TYPE sessionreg_handles_live gauge")?;
+    writeln!(out, "sessionreg_handles_live {}", stats.live)?;
+    writeln!(
+        out,
+        "# HELP sessionreg_handles_minted_total Handles ever minted."
+    )?;
+    writeln!(out, "# TYPE sessionreg_handles_minted_total counter")?;
+    writeln!(out, "sessionreg_handles_minted_total {}", stats.created)?;
+    writeln!(
+        out,
+        "# HELP sessionreg_handles_ended_total Handles ended, by reason."
+    )?;
+    writeln!(out, "# TYPE sessionreg_handles_ended_total counter")?;
+    for reason in [Reason::IdleTimeout, Reason::Deleted, Reason::Shutdown] {
+        writeln!(
+            out,
+            "sessionreg_handles_ended_total{{reason=\"{}\"}} {}",
+            reason.as_str(),
+            stats.terminated(reason)
+        )?;
+    }
+    write_misses(
+        out,
+        "sessionreg_handle_lookups_rejected_total",
+        "Handle lookups that found nothing, by cause.",
+        stats,
+    )
+}
+
+/// A lookup-miss counter family: every cause but `principal`, which counts
+/// as `unknown` (see [`write`]).
+fn write_misses(out: &mut String, name: &str, help: &str, stats: &Stats) -> std::fmt::Result {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} counter")?;
+    for cause in Miss::ALL {
+        let count = match cause {
+            // Not exported on its own: whoever can read the metrics could
+            // tell that a live id they hold is someone else's (the lookup
+            // answered like an unknown id, so it is counted like one).
+            Miss::Principal => continue,
+            Miss::Unknown => stats.misses(cause) + stats.misses(Miss::Principal),
+            _ => stats.misses(cause),
+        };
+        writeln!(out, "{name}{{cause=\"{}\"}} {count}", cause.as_str())?;
+    }
+    Ok(())
 }
 
 /// The content type to serve [`render`]'s text with.
@@ -65,26 +197,12 @@ fn write_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
             stats.terminated(reason)
         )?;
     }
-    writeln!(
+    write_misses(
         out,
-        "# HELP sessionreg_lookups_rejected_total Session lookups that found nothing, by cause."
+        "sessionreg_lookups_rejected_total",
+        "Session lookups that found nothing, by cause.",
+        stats,
     )?;
-    writeln!(out, "# TYPE sessionreg_lookups_rejected_total counter")?;
-    for cause in Miss::ALL {
-        let count = match cause {
-            // Not exported on its own: whoever can read the metrics could
-            // tell that a live id they hold is someone else's (the lookup
-            // answered like an unknown id, so it is counted like one).
-            Miss::Principal => continue,
-            Miss::Unknown => stats.misses(cause) + stats.misses(Miss::Principal),
-            _ => stats.misses(cause),
-        };
-        writeln!(
-            out,
-            "sessionreg_lookups_rejected_total{{cause=\"{}\"}} {count}",
-            cause.as_str(),
-        )?;
-    }
     writeln!(
         out,
         "# HELP sessionreg_sessions_capacity Maximum live sessions."
@@ -134,5 +252,37 @@ mod tests {
             );
         }
         assert!(text.contains("sessionreg_lookups_rejected_total{cause=\"stale\"}"));
+    }
+
+    #[test]
+    fn task_and_handle_names() {
+        use crate::handles::Handles;
+        use crate::{Ended, TaskStore};
+        let store: TaskStore<(), ()> = TaskStore::builder().capacity(5).build().unwrap();
+        let running = store.create(()).unwrap();
+        let _ = running.finish(Ended::Cancelled);
+        let _ = store.get(&crate::SessionId::from_bytes([0; 24]));
+        let mut text = String::new();
+        super::write_tasks(&mut text, &store.stats());
+        let handles: Handles<(), ()> = Handles::builder().build().unwrap();
+        let _ = handles.mint((), ()).unwrap();
+        super::write_handles(&mut text, &handles.stats());
+        for line in [
+            "sessionreg_tasks_live 1",
+            "sessionreg_tasks_running 0",
+            "sessionreg_tasks_created_total 1",
+            "sessionreg_tasks_ended_total{outcome=\"cancelled\"} 1",
+            "sessionreg_tasks_ended_total{outcome=\"completed\"} 0",
+            "sessionreg_task_lookups_rejected_total{cause=\"forged\"} 1",
+            "sessionreg_tasks_capacity 5",
+            "sessionreg_handles_live 1",
+            "sessionreg_handles_minted_total 1",
+            "sessionreg_handles_ended_total{reason=\"idle_timeout\"} 0",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
     }
 }

@@ -53,15 +53,15 @@ impl Drop for Counted<'_> {
 /// Counts handler tasks running, so shutdown can wait for them and the
 /// manager can refuse work past its cap.
 #[derive(Default)]
-pub(crate) struct Tasks {
+pub(crate) struct HandlerTasks {
     running: AtomicUsize,
     idle: Notify,
 }
 
 /// One running handler task; dropping it counts the task out.
-pub(crate) struct TaskGuard(Arc<Tasks>);
+pub(crate) struct HandlerGuard(Arc<HandlerTasks>);
 
-impl Tasks {
+impl HandlerTasks {
     /// Whether another handler task fits under `max`; 503 if not.
     pub(crate) fn admit(&self, max: usize) -> Result<(), Reject> {
         // Relaxed: an advisory read; the cap is documented as holding to
@@ -74,10 +74,10 @@ impl Tasks {
     }
 
     /// Counts a handler task in until the guard drops.
-    pub(crate) fn enter(self: &Arc<Self>) -> TaskGuard {
+    pub(crate) fn enter(self: &Arc<Self>) -> HandlerGuard {
         // SeqCst pairs with `wait_idle`'s load (see there).
         self.running.fetch_add(1, Ordering::SeqCst);
-        TaskGuard(Arc::clone(self))
+        HandlerGuard(Arc::clone(self))
     }
 
     /// Resolves once no handler task is running.
@@ -96,7 +96,7 @@ impl Tasks {
     }
 }
 
-impl Drop for TaskGuard {
+impl Drop for HandlerGuard {
     fn drop(&mut self) {
         if self.0.running.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
@@ -110,7 +110,7 @@ mod tests {
 
     #[tokio::test]
     async fn wait_idle_waits_for_the_last_task() {
-        let tasks = Arc::new(Tasks::default());
+        let tasks = Arc::new(HandlerTasks::default());
         assert_eq!(tasks.admit(1), Ok(()));
         let guard = tasks.enter();
         assert_eq!(tasks.admit(1), Err(Reject::Overloaded));

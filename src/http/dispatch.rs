@@ -166,7 +166,7 @@ pub(crate) async fn run<A: App>(
     let mut task = Box::pin(task.in_current_span());
     let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
     let spawned = first.is_pending().then(|| {
-        let counted = state.tasks().enter();
+        let counted = state.handlers().enter();
         tokio::spawn(async move {
             task.await;
             drop(counted);

@@ -6,7 +6,7 @@
 
 use super::access::auth::{Authenticator, Principal};
 use super::access::Access;
-use super::admission::Tasks;
+use super::admission::HandlerTasks;
 use super::app::App;
 use super::body::Body;
 use super::config::Config;
@@ -33,7 +33,7 @@ pub(crate) struct State<A: App> {
     authenticator: Option<Arc<dyn Authenticator>>,
     shutting_down: AtomicBool,
     draining: AtomicBool,
-    tasks: Arc<Tasks>,
+    handlers: Arc<HandlerTasks>,
     counters: Arc<HttpCounters>,
     /// The event logs' bounds, with the budget every session shares.
     logs: LogBounds,
@@ -74,7 +74,7 @@ impl<A: App> State<A> {
             authenticator,
             shutting_down: AtomicBool::new(false),
             draining: AtomicBool::new(false),
-            tasks: Arc::new(Tasks::default()),
+            handlers: Arc::new(HandlerTasks::default()),
             counters: Arc::new(HttpCounters::new()),
             logs,
             sealer,
@@ -102,8 +102,8 @@ impl<A: App> State<A> {
         self.authenticator.as_deref()
     }
 
-    pub(crate) fn tasks(&self) -> &Arc<Tasks> {
-        &self.tasks
+    pub(crate) fn handlers(&self) -> &Arc<HandlerTasks> {
+        &self.handlers
     }
 
     pub(crate) fn counters(&self) -> &Arc<HttpCounters> {

@@ -39,7 +39,7 @@ where
     let id = message.request_id();
     // Checked here, and the handler spawned (if it must be) in the same
     // synchronous stretch of this poll: see `admission.rs`.
-    if let Err(reject) = state.tasks().admit(state.config().max_handlers) {
+    if let Err(reject) = state.handlers().admit(state.config().max_handlers) {
         return state.refuse(reject, id.as_ref());
     }
     let session_header = parts.headers.get(headers::SESSION_ID).cloned();

@@ -135,7 +135,7 @@ where
         Err(reject) => return state.refuse(reject, None),
     };
     let id = message.request_id();
-    if let Err(reject) = state.tasks().admit(state.config().max_handlers) {
+    if let Err(reject) = state.handlers().admit(state.config().max_handlers) {
         return state.refuse(reject, id.as_ref());
     }
     // "Server Validation", in the order the conformance suite pins: the

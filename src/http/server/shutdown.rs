@@ -47,7 +47,7 @@ pub(crate) fn now<A: App>(state: &State<A>) -> usize {
 /// Waits until no handler task is running, or `deadline` has passed;
 /// whether they all finished.
 pub(crate) async fn wait_idle<A: App>(state: &State<A>, deadline: Duration) -> bool {
-    tokio::time::timeout(deadline, state.tasks().wait_idle())
+    tokio::time::timeout(deadline, state.handlers().wait_idle())
         .await
         .is_ok()
 }
@@ -83,7 +83,7 @@ pub(crate) async fn finish<A: App>(
     let closed = tokio::time::timeout(left, async {
         // Every place back under the cap: every connection has closed.
         drop(slots.acquire_many(max).await);
-        state.tasks().wait_idle().await;
+        state.handlers().wait_idle().await;
     })
     .await
     .is_ok();
