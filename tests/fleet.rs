@@ -18,9 +18,6 @@
 #[path = "../examples/fleet/balancer.rs"]
 mod balancer;
 #[allow(dead_code)]
-#[path = "../examples/fleet/client.rs"]
-mod client;
-#[allow(dead_code)]
 #[path = "../examples/fleet/node.rs"]
 mod node;
 #[allow(dead_code)]
@@ -28,8 +25,8 @@ mod node;
 mod process;
 
 use balancer::{Balancer, Kind};
-use client::{Client, Error, Http, Session};
 use http::Method;
+use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Session};
 use node::{Metrics, Node};
 use process::WorkDir;
 use serde_json::json;
@@ -151,8 +148,8 @@ impl Fleet {
         fleet
     }
 
-    fn url(&self) -> String {
-        self.balancer.as_ref().expect("started").url()
+    fn client(&self, http: &Http, name: &str) -> Client {
+        self.balancer.as_ref().expect("started").client(http, name)
     }
 
     async fn metrics(&self, http: &Http, node: u8) -> Metrics {
@@ -167,7 +164,7 @@ impl Fleet {
 async fn open_sessions(client: &Client, count: usize) -> Vec<Session> {
     let mut sessions = Vec::new();
     for _ in 0..count {
-        let session = client.initialize().await.expect("initialize");
+        let session = client.try_open().await.expect("initialize");
         echo(client, &session).await;
         sessions.push(session);
     }
@@ -176,10 +173,10 @@ async fn open_sessions(client: &Client, count: usize) -> Vec<Session> {
 
 async fn echo(client: &Client, session: &Session) {
     let result = client
-        .call(session, 7, "echo", json!({ "text": "ping" }))
+        .try_call(session, 7, "echo", json!({ "text": "ping" }))
         .await
         .unwrap_or_else(|e| panic!("echo in {session:?}: {e}"));
-    assert_eq!(client::result_text(&result), Some("ping"));
+    assert_eq!(result_text(&result), Some("ping"));
 }
 
 /// `future`'s output, or a panic naming `what` if it has not come within
@@ -205,8 +202,8 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     const KILLED: u8 = 1;
     const DRAINED: u8 = 2;
     let mut fleet = Fleet::start(kind, NODES);
-    let http = client::http();
-    let client = Client::new(http.clone(), &fleet.url(), "fleet-test");
+    let http = balancer::http();
+    let client = fleet.client(&http, "fleet-test");
 
     // --- New sessions spread over the nodes; each id names its creator.
     let sessions = open_sessions(&client, 30).await;
@@ -252,11 +249,11 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // buffered it).
     for (&id, mine) in &owned {
         let session = &mine[0];
-        let mut stream = within("GET stream headers", client.open_stream(session))
+        let mut stream = within("GET stream headers", client.try_open_stream(session))
             .await
             .expect("GET stream");
         let said = client
-            .call(
+            .try_call(
                 session,
                 8,
                 "announce",
@@ -264,7 +261,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
             )
             .await
             .expect("announce");
-        assert_eq!(client::result_text(&said), Some("delivered"));
+        assert_eq!(result_text(&said), Some("delivered"));
         let message = stream
             .next_within(BOUND)
             .await
@@ -286,13 +283,13 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
             .expect("open");
         assert_eq!(first["method"], "notifications/message", "{first}");
         client
-            .call(session, 10, "release", json!({}))
+            .try_call(session, 10, "release", json!({}))
             .await
             .expect("release");
         let done = within("hold's response", reply.response(&json!(9)))
             .await
             .expect("a response");
-        assert_eq!(client::result_text(&done["result"]), Some("released"));
+        assert_eq!(result_text(&done["result"]), Some("released"));
     }
 
     // --- Kill a node with a GET stream open and a tool call in flight on it.
@@ -305,14 +302,14 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         all
     };
     // (victims[0] had a stream above: the node may not have seen its end yet.)
-    let mut stream = within("GET stream headers", client.open_stream(&victims[2]))
+    let mut stream = within("GET stream headers", client.try_open_stream(&victims[2]))
         .await
         .expect("GET stream");
     let in_flight = {
         let (client, session) = (client.clone(), victims[1].clone());
         tokio::spawn(async move {
             client
-                .call(&session, 11, "sleep", json!({ "ms": 60_000 }))
+                .try_call(&session, 11, "sleep", json!({ "ms": 60_000 }))
                 .await
         })
     };
@@ -338,19 +335,19 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // client starts a new session there.
     for session in &victims {
         match client
-            .call(session, 12, "echo", json!({ "text": "?" }))
+            .try_call(session, 12, "echo", json!({ "text": "?" }))
             .await
         {
             Err(Error::SessionGone) => {}
             other => panic!("a session of the killed node: {other:?}, not 404"),
         }
     }
-    match client.delete(&victims[0]).await {
+    match client.try_delete(&victims[0]).await {
         Err(Error::SessionGone) => {}
         other => panic!("DELETE of a session of the killed node: {other:?}, not 404"),
     }
     for _ in &victims {
-        let session = client.initialize().await.expect("re-initialize");
+        let session = client.try_open().await.expect("re-initialize");
         assert_ne!(
             session.node(),
             Some(KILLED),
@@ -389,7 +386,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let ready = format!("http://{}/health/ready", node.addr);
     let live = format!("http://{}/health/live", node.addr);
     let until = tokio::time::Instant::now() + BOUND;
-    while client::fetch_text(&http, Method::GET, &ready)
+    while fetch_text(&http, Method::GET, &ready)
         .await
         .expect("ready")
         .0
@@ -399,10 +396,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(
-        client::fetch_text(&http, Method::GET, &live)
-            .await
-            .expect("live")
-            .0,
+        fetch_text(&http, Method::GET, &live).await.expect("live").0,
         200
     );
     let created_at_drain = fleet.metrics(&http, DRAINED).await.created;
@@ -426,7 +420,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     }
     for session in &drained {
         client
-            .delete(session)
+            .try_delete(session)
             .await
             .expect("DELETE on the draining node");
     }
@@ -439,7 +433,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         "its sessions all ended before it stopped"
     );
     match client
-        .call(&drained[0], 13, "echo", json!({ "text": "?" }))
+        .try_call(&drained[0], 13, "echo", json!({ "text": "?" }))
         .await
     {
         Err(Error::SessionGone) => {}
@@ -449,7 +443,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // --- An id naming no node of the fleet: any node answers 404.
     let stranger = Session::new(format!("ff{}", "0".repeat(30)));
     match client
-        .call(&stranger, 14, "echo", json!({ "text": "?" }))
+        .try_call(&stranger, 14, "echo", json!({ "text": "?" }))
         .await
     {
         Err(Error::SessionGone) => {}
@@ -459,7 +453,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // --- Nothing leaked on the survivor.
     let survivor = owned.remove(&0).expect("sessions on node 0");
     for session in survivor.iter().chain(&during_drain) {
-        client.delete(session).await.expect("DELETE");
+        client.try_delete(session).await.expect("DELETE");
     }
     let last = fleet.metrics(&http, 0).await;
     assert_eq!(last.live, 0, "live sessions left on node 0");

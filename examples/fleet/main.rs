@@ -21,7 +21,7 @@
 //! 4. Kills one node (SIGKILL) with a tool call in flight on it (502 is
 //!    the one answer it may get) and goes on: the clients whose kept
 //!    session was on it get 404 and re-initialize on a survivor (see
-//!    `client.rs`, `Resilient`: what the official SDKs do not do yet).
+//!    `mcp_test_client::Resilient`: what the official SDKs do not do yet).
 //! 5. Prints, per node: sessions created, requests served, requests that
 //!    reached the wrong node (each node counts the ids of other nodes it
 //!    is sent, in `/metrics`: before the kill every such count must be 0,
@@ -36,15 +36,13 @@
 #[allow(dead_code)]
 mod balancer;
 #[allow(dead_code)]
-mod client;
-#[allow(dead_code)]
 mod node;
 #[allow(dead_code)]
 mod process;
 
 use balancer::{Balancer, Kind};
 use clap::Parser;
-use client::{Client, Error, Resilient};
+use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session};
 use node::{Metrics, Node};
 use process::WorkDir;
 use serde_json::json;
@@ -106,7 +104,7 @@ const BOUND: Duration = Duration::from_secs(20);
 
 /// One short session, its kind chosen by `round`.
 async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(), Error> {
-    let (session, retries) = client.initialize_retrying(20).await?;
+    let (session, retries) = client.open_retrying(20).await?;
     Tally::add(&tally.sessions, 1);
     Tally::add(&tally.initialize_retries, u64::from(retries));
     let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
@@ -116,22 +114,22 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
     }
     let text = format!("round {round}");
     let echoed = client
-        .call(&session, 2, "echo", json!({ "text": text }))
+        .try_call(&session, 2, "echo", json!({ "text": text }))
         .await?;
-    if client::result_text(&echoed) != Some(text.as_str()) {
+    if result_text(&echoed) != Some(text.as_str()) {
         return Err(Error::Transport(format!("echo answered {echoed}")));
     }
     let mut requests = 4; // initialize, initialized, tools/list, echo
     match round % 4 {
         0 => {
             // A notification on the GET stream, through the balancer.
-            let mut stream = client.open_stream(&session).await?;
+            let mut stream = client.try_open_stream(&session).await?;
             let said = client
-                .call(&session, 3, "announce", json!({ "text": text }))
+                .try_call(&session, 3, "announce", json!({ "text": text }))
                 .await?;
             let message = stream.next_within(BOUND).await?;
             let data = message.as_ref().and_then(|m| m.pointer("/params/data"));
-            if client::result_text(&said) != Some("delivered") || data != Some(&json!(text)) {
+            if result_text(&said) != Some("delivered") || data != Some(&json!(text)) {
                 return Err(Error::Transport(format!(
                     "announce: {said}, stream: {message:?}"
                 )));
@@ -150,11 +148,11 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
             {
                 return Err(Error::Transport(format!("hold's first event: {first:?}")));
             }
-            client.call(&session, 4, "release", json!({})).await?;
+            client.try_call(&session, 4, "release", json!({})).await?;
             let done = tokio::time::timeout(BOUND, reply.response(&json!(3)))
                 .await
                 .map_err(|_| Error::Transport("hold never answered".into()))??;
-            if client::result_text(&done["result"]) != Some("released") {
+            if result_text(&done["result"]) != Some("released") {
                 return Err(Error::Transport(format!("hold answered {done}")));
             }
             requests += 2;
@@ -166,7 +164,7 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
         // Left to idle out on its node.
         Tally::add(&tally.left_idle, 1);
     } else {
-        client.delete(&session).await?;
+        client.try_delete(&session).await?;
         requests += 1;
         Tally::add(&tally.deleted, 1);
     }
@@ -197,7 +195,7 @@ async fn phase(
 
 async fn scrape(
     nodes: &[Node],
-    http: &client::Http,
+    http: &Http,
     skip: Option<u8>,
 ) -> Result<Vec<Option<Metrics>>, String> {
     let mut all = Vec::new();
@@ -235,13 +233,13 @@ async fn run(args: Args) -> Result<bool, String> {
         args.clients,
         args.rounds
     );
-    let http = client::http();
+    let http = balancer::http();
     let tally = Arc::new(Tally::default());
 
     // Phase 1: every node up.
     let mut kept = Vec::new();
     for c in 0..args.clients {
-        let client = Client::new(http.clone(), &balancer.url(), &format!("client-{c}"));
+        let client = balancer.client(&http, &format!("client-{c}"));
         match Resilient::start(client.clone()).await {
             Ok(session) => kept.push((client, session)),
             Err(error) => tally.unexpected(format!("client {c}: first session: {error}")),
@@ -260,7 +258,7 @@ async fn run(args: Args) -> Result<bool, String> {
         let (client, session) = (client.clone(), k.session().clone());
         tokio::spawn(async move {
             client
-                .call(&session, 999, "sleep", json!({ "ms": 60_000 }))
+                .try_call(&session, 999, "sleep", json!({ "ms": 60_000 }))
                 .await
         })
     });
@@ -294,10 +292,10 @@ async fn run(args: Args) -> Result<bool, String> {
     }
 
     // An id naming no node of the fleet: any node answers 404.
-    let stranger = client::Session::new(format!("{:02x}{}", n.min(255), "0".repeat(30)));
-    let probe = Client::new(http.clone(), &balancer.url(), "probe");
+    let stranger = Session::new(format!("{:02x}{}", n.min(255), "0".repeat(30)));
+    let probe = balancer.client(&http, "probe");
     match probe
-        .call(&stranger, 1, "echo", json!({ "text": "?" }))
+        .try_call(&stranger, 1, "echo", json!({ "text": "?" }))
         .await
     {
         Err(Error::SessionGone) => {}
