@@ -12,23 +12,11 @@
 //! process (nodes, balancer, nginx's workers) is killed when the test ends,
 //! however it ends.
 
-// The fleet example's modules: the same client, nodes and balancer as the
-// demo (what only the demo uses is not dead code).
-#[allow(dead_code)]
-#[path = "../examples/fleet/balancer.rs"]
-mod balancer;
-#[allow(dead_code)]
-#[path = "../examples/fleet/node.rs"]
-mod node;
-#[allow(dead_code)]
-#[path = "../examples/fleet/process.rs"]
-mod process;
-
-use balancer::{Balancer, Kind};
+// The same nodes, balancer and client as the demo (examples/fleet): the
+// `fleet` and `mcp-test-client` crates.
+use fleet::{Fleet, Kind, Metrics};
 use http::Method;
 use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Session};
-use node::{Metrics, Node};
-use process::WorkDir;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -92,72 +80,33 @@ fn balancer_present(kind: Kind) -> bool {
     }
 }
 
-/// The nodes and the balancer of one test; on a panic, keeps the work
-/// directory (configuration, logs) and says where it is.
-struct Fleet {
-    nodes: Vec<Node>,
-    balancer: Option<Balancer>,
-    dir: Option<WorkDir>,
+/// Starts `n` nodes behind `kind` for one test. The fleet keeps its work
+/// directory (configuration, logs) if the test panics, and says where.
+fn start(kind: Kind, n: u8) -> Fleet {
+    // No session idles out during the test: every end is the test's.
+    // No SSE keep-alive comments either: nothing but the event itself
+    // can push an event through a balancer that buffers (nginx with
+    // proxy_buffering on holds a GET stream's event until more data
+    // comes), so buffering makes the test wait for an event that never
+    // comes, and fail.
+    let flags = [
+        "--idle-timeout-ms",
+        "600000",
+        "--drain-deadline-ms",
+        "120000",
+        "--keep-alive-ms",
+        "0",
+    ]
+    .map(String::from);
+    Fleet::start(kind, usize::from(n), &flags).expect("the fleet starts")
 }
 
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        // Processes first (their guards kill them), then the directory.
-        self.balancer.take();
-        self.nodes.clear();
-        if let Some(dir) = self.dir.take() {
-            if std::thread::panicking() {
-                eprintln!("fleet logs kept in {}", dir.keep().display());
-            }
-        }
-    }
-}
-
-impl Fleet {
-    fn start(kind: Kind, n: u8) -> Fleet {
-        let binary = process::server_binary().expect("the mcp_server example builds");
-        let dir = WorkDir::new(kind.name()).expect("a work directory");
-        let mut fleet = Fleet {
-            nodes: Vec::new(),
-            balancer: None,
-            dir: None,
-        };
-        // No session idles out during the test: every end is the test's.
-        // No SSE keep-alive comments either: nothing but the event itself
-        // can push an event through a balancer that buffers (nginx with
-        // proxy_buffering on holds a GET stream's event until more data
-        // comes), so buffering makes the test wait for an event that never
-        // comes, and fail.
-        let flags = [
-            "--idle-timeout-ms",
-            "600000",
-            "--drain-deadline-ms",
-            "120000",
-            "--keep-alive-ms",
-            "0",
-        ]
-        .map(String::from);
-        for id in 0..n {
-            fleet
-                .nodes
-                .push(Node::start(&binary, id, dir.path(), &flags).expect("node starts"));
-        }
-        let addrs: Vec<_> = fleet.nodes.iter().map(|node| node.addr).collect();
-        fleet.balancer = Some(Balancer::start(kind, &addrs, &dir).expect("balancer starts"));
-        fleet.dir = Some(dir);
-        fleet
-    }
-
-    fn client(&self, http: &Http, name: &str) -> Client {
-        self.balancer.as_ref().expect("started").client(http, name)
-    }
-
-    async fn metrics(&self, http: &Http, node: u8) -> Metrics {
-        self.nodes[usize::from(node)]
-            .metrics(http)
-            .await
-            .expect("metrics")
-    }
+/// Node `id`'s metrics.
+async fn metrics(fleet: &Fleet, http: &Http, id: u8) -> Metrics {
+    fleet.nodes()[usize::from(id)]
+        .metrics(http)
+        .await
+        .expect("metrics")
 }
 
 /// Opens `count` sessions through the balancer, each with one tool call.
@@ -201,16 +150,16 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     const NODES: u8 = 3;
     const KILLED: u8 = 1;
     const DRAINED: u8 = 2;
-    let mut fleet = Fleet::start(kind, NODES);
-    let http = balancer::http();
-    let client = fleet.client(&http, "fleet-test");
+    let mut fleet = start(kind, NODES);
+    let http = fleet::http();
+    let client = fleet.balancer().client(&http, "fleet-test");
 
     // --- New sessions spread over the nodes; each id names its creator.
     let sessions = open_sessions(&client, 30).await;
     let mut owned = by_node(&sessions);
     for id in 0..NODES {
         let mine = owned.get(&id).map_or(0, Vec::len);
-        let metrics = fleet.metrics(&http, id).await;
+        let metrics = metrics(&fleet, &http, id).await;
         assert_eq!(metrics.node_id, Some(u64::from(id)), "sessionreg_node_id");
         assert_eq!(
             metrics.created, mine as u64,
@@ -229,7 +178,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         echo(&client, session).await;
     }
     for id in 0..NODES {
-        let metrics = fleet.metrics(&http, id).await;
+        let metrics = metrics(&fleet, &http, id).await;
         let mine = owned[&id].len() as u64;
         assert_eq!(
             metrics.requests,
@@ -297,7 +246,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let before_kill: Vec<Metrics> = {
         let mut all = Vec::new();
         for id in 0..NODES {
-            all.push(fleet.metrics(&http, id).await);
+            all.push(metrics(&fleet, &http, id).await);
         }
         all
     };
@@ -314,14 +263,14 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         })
     };
     let until = tokio::time::Instant::now() + BOUND;
-    while fleet.metrics(&http, KILLED).await.requests < before_kill[1].requests + 2 {
+    while metrics(&fleet, &http, KILLED).await.requests < before_kill[1].requests + 2 {
         assert!(
             tokio::time::Instant::now() < until,
             "the call reached the node"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    fleet.nodes[usize::from(KILLED)].kill().expect("kill");
+    fleet.node_mut(KILLED).kill().expect("kill");
     let lost = in_flight.await.expect("task");
     assert!(
         lost.as_ref().is_err_and(Error::is_lost_in_flight),
@@ -359,7 +308,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     }
     let mut seen_by_survivors = 0;
     for id in (0..NODES).filter(|&id| id != KILLED) {
-        let now = fleet.metrics(&http, id).await;
+        let now = metrics(&fleet, &http, id).await;
         let foreign = |m: &Metrics| m.foreign.get(&KILLED).copied().unwrap_or(0);
         seen_by_survivors += foreign(&now) - foreign(&before_kill[usize::from(id)]);
         assert_eq!(
@@ -378,7 +327,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let drained = owned
         .remove(&DRAINED)
         .expect("sessions on the drained node");
-    let node = &fleet.nodes[usize::from(DRAINED)];
+    let node = &fleet.nodes()[usize::from(DRAINED)];
     match drain_by {
         DrainBy::Admin => node.drain(&http).await.expect("POST /drain"),
         DrainBy::Signal => node.drain_by_signal().expect("SIGUSR1"),
@@ -399,7 +348,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         fetch_text(&http, Method::GET, &live).await.expect("live").0,
         200
     );
-    let created_at_drain = fleet.metrics(&http, DRAINED).await.created;
+    let created_at_drain = metrics(&fleet, &http, DRAINED).await.created;
     // No new session goes to it (nor to the dead one).
     let during_drain = open_sessions(&client, 12).await;
     for session in &during_drain {
@@ -410,7 +359,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         );
     }
     assert_eq!(
-        fleet.metrics(&http, DRAINED).await.created,
+        metrics(&fleet, &http, DRAINED).await.created,
         created_at_drain,
         "the draining node created nothing"
     );
@@ -424,7 +373,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
             .await
             .expect("DELETE on the draining node");
     }
-    let node = &mut fleet.nodes[usize::from(DRAINED)];
+    let node = fleet.node_mut(DRAINED);
     let status = node.wait_exit(BOUND).await.expect("the drained node stops");
     assert!(status.success(), "the drained node exited with {status}");
     assert_eq!(
@@ -455,7 +404,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     for session in survivor.iter().chain(&during_drain) {
         client.try_delete(session).await.expect("DELETE");
     }
-    let last = fleet.metrics(&http, 0).await;
+    let last = metrics(&fleet, &http, 0).await;
     assert_eq!(last.live, 0, "live sessions left on node 0");
     assert_eq!(
         last.created,

@@ -29,22 +29,13 @@
 //!    killed node's ids answered 404, and the sessions live at the end (0).
 //!
 //! Exits 1 on any misrouted request, leaked session or unexpected answer.
+//!
+//! Steps 1 and 2, and the nodes' metrics, are the `fleet` crate's (shared
+//! with `tests/fleet.rs`); the clients are `mcp-test-client`'s.
 
-// These modules are shared with tests/fleet.rs, which also drains nodes
-// (by the admin endpoint and by SIGUSR1): what only the test uses is not
-// dead code.
-#[allow(dead_code)]
-mod balancer;
-#[allow(dead_code)]
-mod node;
-#[allow(dead_code)]
-mod process;
-
-use balancer::{Balancer, Kind};
 use clap::Parser;
+use fleet::{Fleet, Kind, Metrics, Node};
 use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session};
-use node::{Metrics, Node};
-use process::WorkDir;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -212,34 +203,27 @@ async fn scrape(
 async fn run(args: Args) -> Result<bool, String> {
     let n = usize::from(args.nodes);
     let victim = (n - 1) as u8;
-    let binary = process::server_binary()?;
-    let dir = WorkDir::new("fleet").map_err(|e| format!("work dir: {e}"))?;
     let flags = [
         "--idle-timeout-ms".to_string(),
         args.idle_timeout_ms.to_string(),
         "--max-sessions".to_string(),
         "100000".to_string(),
     ];
-    let mut nodes = Vec::new();
-    for id in 0..n {
-        nodes.push(Node::start(&binary, id as u8, dir.path(), &flags)?);
-    }
-    let addrs: Vec<_> = nodes.iter().map(|node| node.addr).collect();
-    let balancer = Balancer::start(args.balancer, &addrs, &dir)?;
+    let mut fleet = Fleet::start(args.balancer, n, &flags)?;
     println!(
         "fleet: {n} nodes, {} on {}, {} clients x {} short sessions per phase",
-        balancer.kind,
-        balancer.url(),
+        fleet.balancer().kind,
+        fleet.balancer().url(),
         args.clients,
         args.rounds
     );
-    let http = balancer::http();
+    let http = fleet::http();
     let tally = Arc::new(Tally::default());
 
     // Phase 1: every node up.
     let mut kept = Vec::new();
     for c in 0..args.clients {
-        let client = balancer.client(&http, &format!("client-{c}"));
+        let client = fleet.balancer().client(&http, &format!("client-{c}"));
         match Resilient::start(client.clone()).await {
             Ok(session) => kept.push((client, session)),
             Err(error) => tally.unexpected(format!("client {c}: first session: {error}")),
@@ -248,7 +232,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let kept = run_phase(kept, args.rounds, "before the kill", &tally).await;
 
     // The kill, with a tool call in flight on the victim.
-    let before = scrape(&nodes, &http, None).await?;
+    let before = scrape(fleet.nodes(), &http, None).await?;
     let on_victim: Vec<_> = kept
         .iter()
         .filter(|(_, k)| k.session().node() == Some(victim))
@@ -268,14 +252,18 @@ async fn run(args: Args) -> Result<bool, String> {
     if in_flight.is_some() {
         // Until the victim has the call.
         let until = tokio::time::Instant::now() + BOUND;
-        while nodes[usize::from(victim)].metrics(&http).await?.requests <= victim_requests
+        while fleet.nodes()[usize::from(victim)]
+            .metrics(&http)
+            .await?
+            .requests
+            <= victim_requests
             && tokio::time::Instant::now() < until
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    let victim_before = nodes[usize::from(victim)].metrics(&http).await?;
-    nodes[usize::from(victim)].kill()?;
+    let victim_before = fleet.nodes()[usize::from(victim)].metrics(&http).await?;
+    fleet.node_mut(victim).kill()?;
     println!("killed node {victim} ({kept_on_victim} kept sessions on it)");
     let mut in_flight_status = None;
     if let Some(task) = in_flight {
@@ -293,7 +281,7 @@ async fn run(args: Args) -> Result<bool, String> {
 
     // An id naming no node of the fleet: any node answers 404.
     let stranger = Session::new(format!("{:02x}{}", n.min(255), "0".repeat(30)));
-    let probe = balancer.client(&http, "probe");
+    let probe = fleet.balancer().client(&http, "probe");
     match probe
         .try_call(&stranger, 1, "echo", json!({ "text": "?" }))
         .await
@@ -330,7 +318,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let until =
         tokio::time::Instant::now() + Duration::from_millis(args.idle_timeout_ms * 4) + BOUND;
     let after = loop {
-        let now = scrape(&nodes, &http, Some(victim)).await?;
+        let now = scrape(fleet.nodes(), &http, Some(victim)).await?;
         let live: u64 = now.iter().flatten().map(|m| m.live).sum();
         if live == 0 || tokio::time::Instant::now() >= until {
             break now;
@@ -348,7 +336,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let mut misrouted = 0u64;
     let mut leaked = 0u64;
     let mut victim_404s = 0u64;
-    for (i, node) in nodes.iter().enumerate() {
+    for (i, node) in fleet.nodes().iter().enumerate() {
         let id = node.id;
         let pre = before[i]
             .as_ref()
@@ -447,10 +435,8 @@ async fn run(args: Args) -> Result<bool, String> {
     for line in unexpected.iter().take(10) {
         println!("     {line}");
     }
-    drop(balancer);
-    drop(nodes);
-    if args.keep_logs || !ok {
-        println!("logs: {}", dir.keep().display());
+    if let Some(dir) = fleet.stop(args.keep_logs || !ok) {
+        println!("logs: {}", dir.display());
     }
     Ok(ok)
 }
