@@ -12,26 +12,11 @@
 //! process (nodes, balancer, nginx's workers) is killed when the test ends,
 //! however it ends.
 
-// The fleet example's modules: the same client, nodes and balancer as the
-// demo (what only the demo uses is not dead code).
-#[allow(dead_code)]
-#[path = "../examples/fleet/balancer.rs"]
-mod balancer;
-#[allow(dead_code)]
-#[path = "../examples/fleet/client.rs"]
-mod client;
-#[allow(dead_code)]
-#[path = "../examples/fleet/node.rs"]
-mod node;
-#[allow(dead_code)]
-#[path = "../examples/fleet/process.rs"]
-mod process;
-
-use balancer::{Balancer, Kind};
-use client::{Client, Error, Http, Session};
+// The same nodes, balancer and client as the demo (examples/fleet): the
+// `fleet` and `mcp-test-client` crates.
+use fleet::{Fleet, Kind, Metrics};
 use http::Method;
-use node::{Metrics, Node};
-use process::WorkDir;
+use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Session};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -95,79 +80,40 @@ fn balancer_present(kind: Kind) -> bool {
     }
 }
 
-/// The nodes and the balancer of one test; on a panic, keeps the work
-/// directory (configuration, logs) and says where it is.
-struct Fleet {
-    nodes: Vec<Node>,
-    balancer: Option<Balancer>,
-    dir: Option<WorkDir>,
+/// Starts `n` nodes behind `kind` for one test. The fleet keeps its work
+/// directory (configuration, logs) if the test panics, and says where.
+fn start(kind: Kind, n: u8) -> Fleet {
+    // No session idles out during the test: every end is the test's.
+    // No SSE keep-alive comments either: nothing but the event itself
+    // can push an event through a balancer that buffers (nginx with
+    // proxy_buffering on holds a GET stream's event until more data
+    // comes), so buffering makes the test wait for an event that never
+    // comes, and fail.
+    let flags = [
+        "--idle-timeout-ms",
+        "600000",
+        "--drain-deadline-ms",
+        "120000",
+        "--keep-alive-ms",
+        "0",
+    ]
+    .map(String::from);
+    Fleet::start(kind, usize::from(n), &flags).expect("the fleet starts")
 }
 
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        // Processes first (their guards kill them), then the directory.
-        self.balancer.take();
-        self.nodes.clear();
-        if let Some(dir) = self.dir.take() {
-            if std::thread::panicking() {
-                eprintln!("fleet logs kept in {}", dir.keep().display());
-            }
-        }
-    }
-}
-
-impl Fleet {
-    fn start(kind: Kind, n: u8) -> Fleet {
-        let binary = process::server_binary().expect("the mcp_server example builds");
-        let dir = WorkDir::new(kind.name()).expect("a work directory");
-        let mut fleet = Fleet {
-            nodes: Vec::new(),
-            balancer: None,
-            dir: None,
-        };
-        // No session idles out during the test: every end is the test's.
-        // No SSE keep-alive comments either: nothing but the event itself
-        // can push an event through a balancer that buffers (nginx with
-        // proxy_buffering on holds a GET stream's event until more data
-        // comes), so buffering makes the test wait for an event that never
-        // comes, and fail.
-        let flags = [
-            "--idle-timeout-ms",
-            "600000",
-            "--drain-deadline-ms",
-            "120000",
-            "--keep-alive-ms",
-            "0",
-        ]
-        .map(String::from);
-        for id in 0..n {
-            fleet
-                .nodes
-                .push(Node::start(&binary, id, dir.path(), &flags).expect("node starts"));
-        }
-        let addrs: Vec<_> = fleet.nodes.iter().map(|node| node.addr).collect();
-        fleet.balancer = Some(Balancer::start(kind, &addrs, &dir).expect("balancer starts"));
-        fleet.dir = Some(dir);
-        fleet
-    }
-
-    fn url(&self) -> String {
-        self.balancer.as_ref().expect("started").url()
-    }
-
-    async fn metrics(&self, http: &Http, node: u8) -> Metrics {
-        self.nodes[usize::from(node)]
-            .metrics(http)
-            .await
-            .expect("metrics")
-    }
+/// Node `id`'s metrics.
+async fn metrics(fleet: &Fleet, http: &Http, id: u8) -> Metrics {
+    fleet.nodes()[usize::from(id)]
+        .metrics(http)
+        .await
+        .expect("metrics")
 }
 
 /// Opens `count` sessions through the balancer, each with one tool call.
 async fn open_sessions(client: &Client, count: usize) -> Vec<Session> {
     let mut sessions = Vec::new();
     for _ in 0..count {
-        let session = client.initialize().await.expect("initialize");
+        let session = client.try_open().await.expect("initialize");
         echo(client, &session).await;
         sessions.push(session);
     }
@@ -176,10 +122,10 @@ async fn open_sessions(client: &Client, count: usize) -> Vec<Session> {
 
 async fn echo(client: &Client, session: &Session) {
     let result = client
-        .call(session, 7, "echo", json!({ "text": "ping" }))
+        .try_call(session, 7, "echo", json!({ "text": "ping" }))
         .await
         .unwrap_or_else(|e| panic!("echo in {session:?}: {e}"));
-    assert_eq!(client::result_text(&result), Some("ping"));
+    assert_eq!(result_text(&result), Some("ping"));
 }
 
 /// `future`'s output, or a panic naming `what` if it has not come within
@@ -204,16 +150,16 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     const NODES: u8 = 3;
     const KILLED: u8 = 1;
     const DRAINED: u8 = 2;
-    let mut fleet = Fleet::start(kind, NODES);
-    let http = client::http();
-    let client = Client::new(http.clone(), &fleet.url(), "fleet-test");
+    let mut fleet = start(kind, NODES);
+    let http = fleet::http();
+    let client = fleet.balancer().client(&http, "fleet-test");
 
     // --- New sessions spread over the nodes; each id names its creator.
     let sessions = open_sessions(&client, 30).await;
     let mut owned = by_node(&sessions);
     for id in 0..NODES {
         let mine = owned.get(&id).map_or(0, Vec::len);
-        let metrics = fleet.metrics(&http, id).await;
+        let metrics = metrics(&fleet, &http, id).await;
         assert_eq!(metrics.node_id, Some(u64::from(id)), "sessionreg_node_id");
         assert_eq!(
             metrics.created, mine as u64,
@@ -232,7 +178,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         echo(&client, session).await;
     }
     for id in 0..NODES {
-        let metrics = fleet.metrics(&http, id).await;
+        let metrics = metrics(&fleet, &http, id).await;
         let mine = owned[&id].len() as u64;
         assert_eq!(
             metrics.requests,
@@ -252,11 +198,11 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // buffered it).
     for (&id, mine) in &owned {
         let session = &mine[0];
-        let mut stream = within("GET stream headers", client.open_stream(session))
+        let mut stream = within("GET stream headers", client.try_open_stream(session))
             .await
             .expect("GET stream");
         let said = client
-            .call(
+            .try_call(
                 session,
                 8,
                 "announce",
@@ -264,7 +210,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
             )
             .await
             .expect("announce");
-        assert_eq!(client::result_text(&said), Some("delivered"));
+        assert_eq!(result_text(&said), Some("delivered"));
         let message = stream
             .next_within(BOUND)
             .await
@@ -286,13 +232,13 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
             .expect("open");
         assert_eq!(first["method"], "notifications/message", "{first}");
         client
-            .call(session, 10, "release", json!({}))
+            .try_call(session, 10, "release", json!({}))
             .await
             .expect("release");
         let done = within("hold's response", reply.response(&json!(9)))
             .await
             .expect("a response");
-        assert_eq!(client::result_text(&done["result"]), Some("released"));
+        assert_eq!(result_text(&done["result"]), Some("released"));
     }
 
     // --- Kill a node with a GET stream open and a tool call in flight on it.
@@ -300,31 +246,31 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let before_kill: Vec<Metrics> = {
         let mut all = Vec::new();
         for id in 0..NODES {
-            all.push(fleet.metrics(&http, id).await);
+            all.push(metrics(&fleet, &http, id).await);
         }
         all
     };
     // (victims[0] had a stream above: the node may not have seen its end yet.)
-    let mut stream = within("GET stream headers", client.open_stream(&victims[2]))
+    let mut stream = within("GET stream headers", client.try_open_stream(&victims[2]))
         .await
         .expect("GET stream");
     let in_flight = {
         let (client, session) = (client.clone(), victims[1].clone());
         tokio::spawn(async move {
             client
-                .call(&session, 11, "sleep", json!({ "ms": 60_000 }))
+                .try_call(&session, 11, "sleep", json!({ "ms": 60_000 }))
                 .await
         })
     };
     let until = tokio::time::Instant::now() + BOUND;
-    while fleet.metrics(&http, KILLED).await.requests < before_kill[1].requests + 2 {
+    while metrics(&fleet, &http, KILLED).await.requests < before_kill[1].requests + 2 {
         assert!(
             tokio::time::Instant::now() < until,
             "the call reached the node"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    fleet.nodes[usize::from(KILLED)].kill().expect("kill");
+    fleet.node_mut(KILLED).kill().expect("kill");
     let lost = in_flight.await.expect("task");
     assert!(
         lost.as_ref().is_err_and(Error::is_lost_in_flight),
@@ -338,19 +284,19 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // client starts a new session there.
     for session in &victims {
         match client
-            .call(session, 12, "echo", json!({ "text": "?" }))
+            .try_call(session, 12, "echo", json!({ "text": "?" }))
             .await
         {
             Err(Error::SessionGone) => {}
             other => panic!("a session of the killed node: {other:?}, not 404"),
         }
     }
-    match client.delete(&victims[0]).await {
+    match client.try_delete(&victims[0]).await {
         Err(Error::SessionGone) => {}
         other => panic!("DELETE of a session of the killed node: {other:?}, not 404"),
     }
     for _ in &victims {
-        let session = client.initialize().await.expect("re-initialize");
+        let session = client.try_open().await.expect("re-initialize");
         assert_ne!(
             session.node(),
             Some(KILLED),
@@ -362,7 +308,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     }
     let mut seen_by_survivors = 0;
     for id in (0..NODES).filter(|&id| id != KILLED) {
-        let now = fleet.metrics(&http, id).await;
+        let now = metrics(&fleet, &http, id).await;
         let foreign = |m: &Metrics| m.foreign.get(&KILLED).copied().unwrap_or(0);
         seen_by_survivors += foreign(&now) - foreign(&before_kill[usize::from(id)]);
         assert_eq!(
@@ -381,7 +327,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let drained = owned
         .remove(&DRAINED)
         .expect("sessions on the drained node");
-    let node = &fleet.nodes[usize::from(DRAINED)];
+    let node = &fleet.nodes()[usize::from(DRAINED)];
     match drain_by {
         DrainBy::Admin => node.drain(&http).await.expect("POST /drain"),
         DrainBy::Signal => node.drain_by_signal().expect("SIGUSR1"),
@@ -389,7 +335,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     let ready = format!("http://{}/health/ready", node.addr);
     let live = format!("http://{}/health/live", node.addr);
     let until = tokio::time::Instant::now() + BOUND;
-    while client::fetch_text(&http, Method::GET, &ready)
+    while fetch_text(&http, Method::GET, &ready)
         .await
         .expect("ready")
         .0
@@ -399,13 +345,10 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(
-        client::fetch_text(&http, Method::GET, &live)
-            .await
-            .expect("live")
-            .0,
+        fetch_text(&http, Method::GET, &live).await.expect("live").0,
         200
     );
-    let created_at_drain = fleet.metrics(&http, DRAINED).await.created;
+    let created_at_drain = metrics(&fleet, &http, DRAINED).await.created;
     // No new session goes to it (nor to the dead one).
     let during_drain = open_sessions(&client, 12).await;
     for session in &during_drain {
@@ -416,7 +359,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         );
     }
     assert_eq!(
-        fleet.metrics(&http, DRAINED).await.created,
+        metrics(&fleet, &http, DRAINED).await.created,
         created_at_drain,
         "the draining node created nothing"
     );
@@ -426,11 +369,11 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     }
     for session in &drained {
         client
-            .delete(session)
+            .try_delete(session)
             .await
             .expect("DELETE on the draining node");
     }
-    let node = &mut fleet.nodes[usize::from(DRAINED)];
+    let node = fleet.node_mut(DRAINED);
     let status = node.wait_exit(BOUND).await.expect("the drained node stops");
     assert!(status.success(), "the drained node exited with {status}");
     assert_eq!(
@@ -439,7 +382,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         "its sessions all ended before it stopped"
     );
     match client
-        .call(&drained[0], 13, "echo", json!({ "text": "?" }))
+        .try_call(&drained[0], 13, "echo", json!({ "text": "?" }))
         .await
     {
         Err(Error::SessionGone) => {}
@@ -449,7 +392,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // --- An id naming no node of the fleet: any node answers 404.
     let stranger = Session::new(format!("ff{}", "0".repeat(46)));
     match client
-        .call(&stranger, 14, "echo", json!({ "text": "?" }))
+        .try_call(&stranger, 14, "echo", json!({ "text": "?" }))
         .await
     {
         Err(Error::SessionGone) => {}
@@ -459,9 +402,9 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // --- Nothing leaked on the survivor.
     let survivor = owned.remove(&0).expect("sessions on node 0");
     for session in survivor.iter().chain(&during_drain) {
-        client.delete(session).await.expect("DELETE");
+        client.try_delete(session).await.expect("DELETE");
     }
-    let last = fleet.metrics(&http, 0).await;
+    let last = metrics(&fleet, &http, 0).await;
     assert_eq!(last.live, 0, "live sessions left on node 0");
     assert_eq!(
         last.created,

@@ -1,4 +1,4 @@
-//! An rmcp (3.11) streamable-HTTP server for `benches/e2e.rs`: the same flags
+//! An rmcp (3.11) streamable-HTTP server for `benches/e2e/`: the same flags
 //! and first line as `examples/mcp_server`, so the same raw client measures
 //! both. Sessions are rmcp's own (`LocalSessionManager`, stateful mode);
 //! `rmcp_server_registry` is the same server with sessionreg-rmcp's manager.

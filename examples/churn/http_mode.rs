@@ -13,12 +13,9 @@
 
 use crate::closes::Closes;
 use crate::{verdict, Args};
-use bytes::Bytes;
-use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http::StatusCode;
+use http_body_util::BodyExt;
+use mcp_test_client::Client;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply, SessionManager};
@@ -108,52 +105,17 @@ fn path_of(n: u64) -> Reason {
 }
 
 struct Driver {
-    client: Client<HttpConnector, Full<Bytes>>,
-    url: String,
+    client: Client,
     seen: Seen,
 }
 
 impl Driver {
+    /// A POST in `session` (if given): its status and the session id it
+    /// echoes. The body is read through, so the connection goes back to the
+    /// pool.
     async fn post(&self, session: Option<&str>, body: Value) -> (StatusCode, Option<String>) {
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        if let Some(id) = session {
-            request = request.header("mcp-session-id", id);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_string())))
-            .expect("a valid request");
-        self.send(request).await
-    }
-
-    async fn delete(&self, session: &str) -> StatusCode {
-        let request = Request::builder()
-            .method(Method::DELETE)
-            .uri(&self.url)
-            .header("mcp-session-id", session)
-            .body(Full::default())
-            .expect("a valid request");
-        self.send(request).await.0
-    }
-
-    async fn send(&self, request: Request<Full<Bytes>>) -> (StatusCode, Option<String>) {
-        let response = self
-            .client
-            .request(request)
-            .await
-            .expect("the server is up");
-        let status = response.status();
-        let id = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        // Read the body through so the connection goes back to the pool.
-        let _ = response.into_body().collect().await;
-        (status, id)
+        let reply = self.client.post(session, &body).await;
+        (reply.status, reply.session_id())
     }
 
     fn expect(&self, status: StatusCode, wanted: &[StatusCode]) -> bool {
@@ -169,18 +131,7 @@ impl Driver {
 
     /// Opens the session's standalone SSE stream.
     async fn open_stream(&self, session: &str) -> Option<Stream> {
-        let request = Request::builder()
-            .method(Method::GET)
-            .uri(&self.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", session)
-            .body(Full::default())
-            .expect("a valid request");
-        let response = self
-            .client
-            .request(request)
-            .await
-            .expect("the server is up");
+        let response = self.client.open_stream(session, None).await;
         match response.status() {
             StatusCode::OK => Some(response),
             StatusCode::NOT_FOUND => {
@@ -203,11 +154,7 @@ impl Driver {
         } else {
             "churn"
         };
-        let initialize = json!({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": { "protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": { "name": name, "version": "1" } },
-        });
+        let initialize = mcp_test_client::initialize_body(name);
         let id = loop {
             match self.post(None, initialize.clone()).await {
                 (StatusCode::SERVICE_UNAVAILABLE, _) => {
@@ -223,12 +170,7 @@ impl Driver {
                 }
             }
         };
-        let (status, _) = self
-            .post(
-                Some(&id),
-                json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-            )
-            .await;
+        let status = self.client.initialized(&id).await.status;
         if status == StatusCode::NOT_FOUND {
             self.seen.expired_early.fetch_add(1, Ordering::Relaxed);
             return None;
@@ -239,9 +181,7 @@ impl Driver {
         } else {
             "echo"
         };
-        let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                           "params": { "name": tool, "arguments": {} } });
-        let (status, _) = self.post(Some(&id), call).await;
+        let status = self.client.call(&id, tool, json!({})).await.status;
         let wanted = if path == Reason::Failed {
             StatusCode::INTERNAL_SERVER_ERROR
         } else {
@@ -254,7 +194,7 @@ impl Driver {
         self.expect(status, &[wanted]);
         match path {
             Reason::Deleted => {
-                match self.delete(&id).await {
+                match self.client.delete(&id).await.status {
                     StatusCode::NOT_FOUND => {
                         self.seen.expired_early.fetch_add(1, Ordering::Relaxed);
                     }
@@ -322,11 +262,11 @@ async fn drive(args: &Args) -> ExitCode {
         args.clients, args.threads, args.capacity, args.idle_timeout_ms()
     );
 
+    let http = mcp_test_client::http_builder()
+        .pool_max_idle_per_host(args.clients)
+        .build_http();
     let driver = Arc::new(Driver {
-        client: Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(args.clients)
-            .build_http(),
-        url: format!("http://{addr}/mcp"),
+        client: Client::with_http(http, &format!("http://{addr}/mcp")),
         seen: Seen::default(),
     });
     let next = Arc::new(AtomicU64::new(0));

@@ -21,7 +21,7 @@
 //! 4. Kills one node (SIGKILL) with a tool call in flight on it (502 is
 //!    the one answer it may get) and goes on: the clients whose kept
 //!    session was on it get 404 and re-initialize on a survivor (see
-//!    `client.rs`, `Resilient`: what the official SDKs do not do yet).
+//!    `mcp_test_client::Resilient`: what the official SDKs do not do yet).
 //! 5. Prints, per node: sessions created, requests served, requests that
 //!    reached the wrong node (each node counts the ids of other nodes it
 //!    is sent, in `/metrics`: before the kill every such count must be 0,
@@ -29,24 +29,13 @@
 //!    killed node's ids answered 404, and the sessions live at the end (0).
 //!
 //! Exits 1 on any misrouted request, leaked session or unexpected answer.
+//!
+//! Steps 1 and 2, and the nodes' metrics, are the `fleet` crate's (shared
+//! with `tests/fleet.rs`); the clients are `mcp-test-client`'s.
 
-// These modules are shared with tests/fleet.rs, which also drains nodes
-// (by the admin endpoint and by SIGUSR1): what only the test uses is not
-// dead code.
-#[allow(dead_code)]
-mod balancer;
-#[allow(dead_code)]
-mod client;
-#[allow(dead_code)]
-mod node;
-#[allow(dead_code)]
-mod process;
-
-use balancer::{Balancer, Kind};
 use clap::Parser;
-use client::{Client, Error, Resilient};
-use node::{Metrics, Node};
-use process::WorkDir;
+use fleet::{Fleet, Kind, Metrics, Node};
+use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -106,7 +95,7 @@ const BOUND: Duration = Duration::from_secs(20);
 
 /// One short session, its kind chosen by `round`.
 async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(), Error> {
-    let (session, retries) = client.initialize_retrying(20).await?;
+    let (session, retries) = client.open_retrying(20).await?;
     Tally::add(&tally.sessions, 1);
     Tally::add(&tally.initialize_retries, u64::from(retries));
     let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
@@ -116,22 +105,22 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
     }
     let text = format!("round {round}");
     let echoed = client
-        .call(&session, 2, "echo", json!({ "text": text }))
+        .try_call(&session, 2, "echo", json!({ "text": text }))
         .await?;
-    if client::result_text(&echoed) != Some(text.as_str()) {
+    if result_text(&echoed) != Some(text.as_str()) {
         return Err(Error::Transport(format!("echo answered {echoed}")));
     }
     let mut requests = 4; // initialize, initialized, tools/list, echo
     match round % 4 {
         0 => {
             // A notification on the GET stream, through the balancer.
-            let mut stream = client.open_stream(&session).await?;
+            let mut stream = client.try_open_stream(&session).await?;
             let said = client
-                .call(&session, 3, "announce", json!({ "text": text }))
+                .try_call(&session, 3, "announce", json!({ "text": text }))
                 .await?;
             let message = stream.next_within(BOUND).await?;
             let data = message.as_ref().and_then(|m| m.pointer("/params/data"));
-            if client::result_text(&said) != Some("delivered") || data != Some(&json!(text)) {
+            if result_text(&said) != Some("delivered") || data != Some(&json!(text)) {
                 return Err(Error::Transport(format!(
                     "announce: {said}, stream: {message:?}"
                 )));
@@ -150,11 +139,11 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
             {
                 return Err(Error::Transport(format!("hold's first event: {first:?}")));
             }
-            client.call(&session, 4, "release", json!({})).await?;
+            client.try_call(&session, 4, "release", json!({})).await?;
             let done = tokio::time::timeout(BOUND, reply.response(&json!(3)))
                 .await
                 .map_err(|_| Error::Transport("hold never answered".into()))??;
-            if client::result_text(&done["result"]) != Some("released") {
+            if result_text(&done["result"]) != Some("released") {
                 return Err(Error::Transport(format!("hold answered {done}")));
             }
             requests += 2;
@@ -166,7 +155,7 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
         // Left to idle out on its node.
         Tally::add(&tally.left_idle, 1);
     } else {
-        client.delete(&session).await?;
+        client.try_delete(&session).await?;
         requests += 1;
         Tally::add(&tally.deleted, 1);
     }
@@ -197,7 +186,7 @@ async fn phase(
 
 async fn scrape(
     nodes: &[Node],
-    http: &client::Http,
+    http: &Http,
     skip: Option<u8>,
 ) -> Result<Vec<Option<Metrics>>, String> {
     let mut all = Vec::new();
@@ -214,34 +203,27 @@ async fn scrape(
 async fn run(args: Args) -> Result<bool, String> {
     let n = usize::from(args.nodes);
     let victim = (n - 1) as u8;
-    let binary = process::server_binary()?;
-    let dir = WorkDir::new("fleet").map_err(|e| format!("work dir: {e}"))?;
     let flags = [
         "--idle-timeout-ms".to_string(),
         args.idle_timeout_ms.to_string(),
         "--max-sessions".to_string(),
         "100000".to_string(),
     ];
-    let mut nodes = Vec::new();
-    for id in 0..n {
-        nodes.push(Node::start(&binary, id as u8, dir.path(), &flags)?);
-    }
-    let addrs: Vec<_> = nodes.iter().map(|node| node.addr).collect();
-    let balancer = Balancer::start(args.balancer, &addrs, &dir)?;
+    let mut fleet = Fleet::start(args.balancer, n, &flags)?;
     println!(
         "fleet: {n} nodes, {} on {}, {} clients x {} short sessions per phase",
-        balancer.kind,
-        balancer.url(),
+        fleet.balancer().kind,
+        fleet.balancer().url(),
         args.clients,
         args.rounds
     );
-    let http = client::http();
+    let http = fleet::http();
     let tally = Arc::new(Tally::default());
 
     // Phase 1: every node up.
     let mut kept = Vec::new();
     for c in 0..args.clients {
-        let client = Client::new(http.clone(), &balancer.url(), &format!("client-{c}"));
+        let client = fleet.balancer().client(&http, &format!("client-{c}"));
         match Resilient::start(client.clone()).await {
             Ok(session) => kept.push((client, session)),
             Err(error) => tally.unexpected(format!("client {c}: first session: {error}")),
@@ -250,7 +232,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let kept = run_phase(kept, args.rounds, "before the kill", &tally).await;
 
     // The kill, with a tool call in flight on the victim.
-    let before = scrape(&nodes, &http, None).await?;
+    let before = scrape(fleet.nodes(), &http, None).await?;
     let on_victim: Vec<_> = kept
         .iter()
         .filter(|(_, k)| k.session().node() == Some(victim))
@@ -260,7 +242,7 @@ async fn run(args: Args) -> Result<bool, String> {
         let (client, session) = (client.clone(), k.session().clone());
         tokio::spawn(async move {
             client
-                .call(&session, 999, "sleep", json!({ "ms": 60_000 }))
+                .try_call(&session, 999, "sleep", json!({ "ms": 60_000 }))
                 .await
         })
     });
@@ -270,14 +252,18 @@ async fn run(args: Args) -> Result<bool, String> {
     if in_flight.is_some() {
         // Until the victim has the call.
         let until = tokio::time::Instant::now() + BOUND;
-        while nodes[usize::from(victim)].metrics(&http).await?.requests <= victim_requests
+        while fleet.nodes()[usize::from(victim)]
+            .metrics(&http)
+            .await?
+            .requests
+            <= victim_requests
             && tokio::time::Instant::now() < until
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    let victim_before = nodes[usize::from(victim)].metrics(&http).await?;
-    nodes[usize::from(victim)].kill()?;
+    let victim_before = fleet.nodes()[usize::from(victim)].metrics(&http).await?;
+    fleet.node_mut(victim).kill()?;
     println!("killed node {victim} ({kept_on_victim} kept sessions on it)");
     let mut in_flight_status = None;
     if let Some(task) = in_flight {
@@ -294,10 +280,10 @@ async fn run(args: Args) -> Result<bool, String> {
     }
 
     // An id naming no node of the fleet: any node answers 404.
-    let stranger = client::Session::new(format!("{:02x}{}", n.min(255), "0".repeat(46)));
-    let probe = Client::new(http.clone(), &balancer.url(), "probe");
+    let stranger = Session::new(format!("{:02x}{}", n.min(255), "0".repeat(46)));
+    let probe = fleet.balancer().client(&http, "probe");
     match probe
-        .call(&stranger, 1, "echo", json!({ "text": "?" }))
+        .try_call(&stranger, 1, "echo", json!({ "text": "?" }))
         .await
     {
         Err(Error::SessionGone) => {}
@@ -332,7 +318,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let until =
         tokio::time::Instant::now() + Duration::from_millis(args.idle_timeout_ms * 4) + BOUND;
     let after = loop {
-        let now = scrape(&nodes, &http, Some(victim)).await?;
+        let now = scrape(fleet.nodes(), &http, Some(victim)).await?;
         let live: u64 = now.iter().flatten().map(|m| m.live).sum();
         if live == 0 || tokio::time::Instant::now() >= until {
             break now;
@@ -350,7 +336,7 @@ async fn run(args: Args) -> Result<bool, String> {
     let mut misrouted = 0u64;
     let mut leaked = 0u64;
     let mut victim_404s = 0u64;
-    for (i, node) in nodes.iter().enumerate() {
+    for (i, node) in fleet.nodes().iter().enumerate() {
         let id = node.id;
         let pre = before[i]
             .as_ref()
@@ -449,10 +435,8 @@ async fn run(args: Args) -> Result<bool, String> {
     for line in unexpected.iter().take(10) {
         println!("     {line}");
     }
-    drop(balancer);
-    drop(nodes);
-    if args.keep_logs || !ok {
-        println!("logs: {}", dir.keep().display());
+    if let Some(dir) = fleet.stop(args.keep_logs || !ok) {
+        println!("logs: {}", dir.display());
     }
     Ok(ok)
 }

@@ -1,6 +1,8 @@
 //! Configuration of a [`RegistrySessionManager`], checked once by `build`.
 
-use crate::manager::{RegistrySessionManager, Shared};
+use crate::entry::Entry;
+use crate::manager::RegistrySessionManager;
+use crate::state::State;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use sessionreg::{BuildError, Reason, Registry, SessionId};
 use std::fmt;
@@ -51,8 +53,25 @@ impl fmt::Debug for Builder {
     }
 }
 
+impl RegistrySessionManager {
+    /// Starts configuring a manager.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+}
+
+impl Default for RegistrySessionManager {
+    /// The defaults: capacity 65,536, idle timeout 300 s, node 0, rmcp's
+    /// default [`SessionConfig`] (without its `keep_alive`).
+    fn default() -> Self {
+        RegistrySessionManager::builder()
+            .build()
+            .expect("the default configuration is valid")
+    }
+}
+
 impl Builder {
-    pub(crate) fn new() -> Builder {
+    fn new() -> Builder {
         Builder {
             capacity: sessionreg::DEFAULT_CAPACITY,
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
@@ -127,7 +146,7 @@ impl Builder {
         let mut registry = Registry::builder()
             .capacity(self.capacity)
             .node_id(self.node)
-            .on_close(move |id, entry: &crate::entry::Entry, reason| {
+            .on_close(move |id, entry: &Entry, reason| {
                 entry.worker.cancel();
                 if let Some(hook) = &hook {
                     hook(id, reason);
@@ -145,7 +164,7 @@ impl Builder {
             .idle_timeout
             .map(|t| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)));
         Ok(RegistrySessionManager::from_parts(
-            Shared::new(registry, self.token),
+            State::new(registry, self.token),
             config,
             reap_every,
         ))

@@ -97,6 +97,7 @@ mod entry;
 mod error;
 mod manager;
 mod reaper;
+mod state;
 mod status;
 mod stream;
 mod transport;

@@ -1,9 +1,9 @@
 //! [`RegistrySessionManager`]: rmcp's `SessionManager` on the registry.
 
-use crate::builder::Builder;
 use crate::entry::Entry;
 use crate::error::Error;
 use crate::reaper::Reaper;
+use crate::state::State;
 use crate::status::{report, Refusal};
 use crate::stream::InFlightStream;
 use crate::transport::SessionTransport;
@@ -16,9 +16,8 @@ use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId as RmcpSessionId, SessionManager,
 };
 use rmcp::transport::WorkerTransport;
-use sessionreg::{InFlight, Reason, Registry, Session, Stats};
+use sessionreg::{InFlight, Reason, Session, Stats};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -33,7 +32,8 @@ use tokio_util::sync::CancellationToken;
 ///
 /// * **One end per session.** Every way a session ends — `DELETE`, the idle
 ///   timeout, its worker exiting, [`shutdown`](Self::shutdown) or the
-///   manager's drop — goes through [`Registry::terminate`] (or the sweeps
+///   manager's drop — goes through
+///   [`Registry::terminate`](sessionreg::Registry::terminate) (or the sweeps
 ///   `reap_idle` / `terminate_all`): one CAS picks the winner, whose close
 ///   callback stops the worker, once, and counts the reason. rmcp calls
 ///   `close_session` again after every worker exit; those calls find the
@@ -51,77 +51,31 @@ use tokio_util::sync::CancellationToken;
 ///
 /// Cloning is not needed: rmcp takes it as `Arc<RegistrySessionManager>`.
 pub struct RegistrySessionManager {
-    shared: Arc<Shared>,
+    state: Arc<State>,
     config: SessionConfig,
     reaper: Reaper,
-}
-
-/// What the manager shares with its sessions' transports and its reaper
-/// (which hold it weakly: dropping the manager drops the registry, which
-/// ends every session still live with [`Reason::Shutdown`]).
-pub(crate) struct Shared {
-    pub(crate) registry: Registry<Entry>,
-    closing: AtomicBool,
-    token: Option<CancellationToken>,
-}
-
-impl Shared {
-    pub(crate) fn new(registry: Registry<Entry>, token: Option<CancellationToken>) -> Shared {
-        Shared {
-            registry,
-            closing: AtomicBool::new(false),
-            token,
-        }
-    }
-
-    /// Whether the manager is shutting down: [`shutdown`] was called, or
-    /// the server's cancellation token (if one was given) is cancelled.
-    ///
-    /// [`shutdown`]: RegistrySessionManager::shutdown
-    pub(crate) fn closing(&self) -> bool {
-        // Pairs with the SeqCst store in `shutdown`: a create that misses
-        // the flag inserted before the sweep began, and the sweep ends it.
-        self.closing.load(Ordering::SeqCst)
-            || self
-                .token
-                .as_ref()
-                .is_some_and(CancellationToken::is_cancelled)
-    }
-}
-
-impl Default for RegistrySessionManager {
-    /// The defaults: capacity 65,536, idle timeout 300 s, node 0, rmcp's
-    /// default [`SessionConfig`] (without its `keep_alive`).
-    fn default() -> Self {
-        RegistrySessionManager::builder()
-            .build()
-            .expect("the default configuration is valid")
-    }
 }
 
 impl fmt::Debug for RegistrySessionManager {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegistrySessionManager")
-            .field("live", &self.shared.registry.len())
-            .field("capacity", &self.shared.registry.capacity())
-            .field("closing", &self.shared.closing())
+            .field("live", &self.state.registry().len())
+            .field("capacity", &self.state.registry().capacity())
+            .field("closing", &self.state.closing())
             .finish_non_exhaustive()
     }
 }
 
 impl RegistrySessionManager {
-    /// Starts configuring a manager.
-    pub fn builder() -> Builder {
-        Builder::new()
-    }
-
+    /// The manager over `state`, its sessions' workers configured by
+    /// `config`, its reaper sweeping `reap_every` so often (`None`: never).
     pub(crate) fn from_parts(
-        shared: Shared,
+        state: State,
         config: SessionConfig,
         reap_every: Option<Duration>,
     ) -> RegistrySessionManager {
         RegistrySessionManager {
-            shared: Arc::new(shared),
+            state: Arc::new(state),
             config,
             reaper: Reaper::new(reap_every),
         }
@@ -129,7 +83,7 @@ impl RegistrySessionManager {
 
     /// A snapshot of the registry's counters.
     pub fn stats(&self) -> Stats {
-        self.shared.registry.stats()
+        self.state.registry().stats()
     }
 
     /// The registry's counters in Prometheus text (serve it with
@@ -141,12 +95,12 @@ impl RegistrySessionManager {
 
     /// Live sessions.
     pub fn len(&self) -> usize {
-        self.shared.registry.len()
+        self.state.registry().len()
     }
 
     /// Whether no session is live.
     pub fn is_empty(&self) -> bool {
-        self.shared.registry.is_empty()
+        self.state.registry().is_empty()
     }
 
     /// Starts shutting down: creates no more sessions (`initialize` fails
@@ -156,17 +110,18 @@ impl RegistrySessionManager {
     /// how many sessions this call ended.
     ///
     /// Call it when the server stops (or give the manager the server's
-    /// cancellation token with [`Builder::cancellation_token`]); dropping
-    /// the manager ends what is left the same way.
+    /// cancellation token with
+    /// [`Builder::cancellation_token`](crate::Builder::cancellation_token));
+    /// dropping the manager ends what is left the same way.
     pub fn shutdown(&self) -> usize {
-        self.shared.closing.store(true, Ordering::SeqCst);
-        self.shared.registry.terminate_all(Reason::Shutdown)
+        self.state.begin_shutdown();
+        self.state.registry().terminate_all(Reason::Shutdown)
     }
 
     /// The live session named by rmcp's id (the header value), if any. A
     /// malformed id is unknown (and counted as such).
     fn lookup(&self, id: &RmcpSessionId) -> Option<Session<Entry>> {
-        let registry = &self.shared.registry;
+        let registry = &self.state.registry();
         let id = registry.parse_id(id.as_bytes()).ok()?;
         registry.get(&id)
     }
@@ -203,14 +158,14 @@ impl SessionManager for RegistrySessionManager {
     type Transport = SessionTransport;
 
     async fn create_session(&self) -> Result<(RmcpSessionId, SessionTransport), Error> {
-        if self.shared.closing() {
+        if self.state.closing() {
             report(Refusal::ShuttingDown);
             return Err(Error::ShuttingDown);
         }
-        self.reaper.start(&self.shared);
+        self.reaper.start(&self.state);
         let stop = CancellationToken::new();
         let mut worker = None;
-        let created = self.shared.registry.insert_in_flight_with(|id| {
+        let created = self.state.registry().insert_in_flight_with(|id| {
             // rmcp's worker is named by the id's text form, the header value
             // (encoded on the stack: one allocation, the Arc's).
             let mut text = [0; sessionreg::SessionId::TEXT_LEN];
@@ -225,23 +180,23 @@ impl SessionManager for RegistrySessionManager {
         let Ok(creating) = created else {
             report(Refusal::Full);
             return Err(Error::AtCapacity {
-                capacity: self.shared.registry.capacity(),
+                capacity: self.state.registry().capacity(),
             });
         };
         let worker = worker.expect("made with the session");
-        if self.shared.closing() {
+        if self.state.closing() {
             // A shutdown sweep may have run before this session was visible:
             // end it here (the worker never starts).
             let _ = self
-                .shared
-                .registry
+                .state
+                .registry()
                 .terminate(&creating.id(), Reason::Shutdown);
             report(Refusal::ShuttingDown);
             return Err(Error::ShuttingDown);
         }
         let id = creating.handle.id().clone();
         let worker = WorkerTransport::spawn_with_ct(worker, stop);
-        let transport = SessionTransport::new(worker, creating, Arc::downgrade(&self.shared));
+        let transport = SessionTransport::new(worker, creating, Arc::downgrade(&self.state));
         Ok((id, transport))
     }
 
@@ -276,7 +231,7 @@ impl SessionManager for RegistrySessionManager {
     }
 
     async fn close_session(&self, id: &RmcpSessionId) -> Result<(), Error> {
-        let registry = &self.shared.registry;
+        let registry = &self.state.registry();
         let won = match registry.parse_id(id.as_bytes()) {
             Ok(id) => registry.terminate(&id, Reason::Deleted).is_won(),
             Err(_) => false,

@@ -2,7 +2,7 @@
 //! [`Registry::reap_idle`](sessionreg::Registry::reap_idle), started with the
 //! manager's first session and stopped when the manager is dropped.
 
-use crate::manager::Shared;
+use crate::state::State;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -33,9 +33,9 @@ impl Reaper {
         }
     }
 
-    /// Starts the task if it is not running yet. Called from
-    /// `create_session`, so inside the server's runtime.
-    pub(crate) fn start(&self, shared: &Arc<Shared>) {
+    /// Starts the task, sweeping `state`'s registry, if it is not running
+    /// yet. Called from `create_session`, so inside the server's runtime.
+    pub(crate) fn start(&self, state: &Arc<State>) {
         let Some(every) = self.every else { return };
         if self.task.get().is_some() {
             return;
@@ -43,16 +43,16 @@ impl Reaper {
         self.task.get_or_init(|| {
             // Weak: the task must not keep the registry (and so every
             // session) alive after the manager is gone.
-            let shared = Arc::downgrade(shared);
+            let state = Arc::downgrade(state);
             AbortOnDrop(tokio::spawn(async move {
                 let mut tick = tokio::time::interval(every);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tick.tick().await;
-                    let Some(shared) = shared.upgrade() else {
+                    let Some(state) = state.upgrade() else {
                         return;
                     };
-                    let ended = shared.registry.reap_idle();
+                    let ended = state.registry().reap_idle();
                     if ended > 0 {
                         tracing::debug!(ended, "reaped idle sessions");
                     }

@@ -2,7 +2,7 @@
 //! plus the session's end when that worker exits on its own.
 
 use crate::entry::Entry;
-use crate::manager::Shared;
+use crate::state::State;
 use rmcp::model::{JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RxJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -43,14 +43,15 @@ pub struct SessionTransport {
     creating: Option<InFlight<Entry>>,
     answered: bool,
     exited: bool,
-    shared: Weak<Shared>,
+    /// The manager's state, to end the session with when the worker exits.
+    state: Weak<State>,
 }
 
 impl SessionTransport {
     pub(crate) fn new(
         worker: WorkerTransport<LocalSessionWorker>,
         creating: InFlight<Entry>,
-        shared: Weak<Shared>,
+        state: Weak<State>,
     ) -> SessionTransport {
         SessionTransport {
             worker: Some(worker),
@@ -58,7 +59,7 @@ impl SessionTransport {
             creating: Some(creating),
             answered: false,
             exited: false,
-            shared,
+            state,
         }
     }
 
@@ -76,17 +77,17 @@ impl SessionTransport {
         if session.is_terminated() {
             return;
         }
-        let Some(shared) = self.shared.upgrade() else {
+        let Some(state) = self.state.upgrade() else {
             return;
         };
-        let reason = if shared.closing() {
+        let reason = if state.closing() {
             Reason::Shutdown
         } else if self.answered {
             Reason::Failed
         } else {
             Reason::Rejected
         };
-        let _ = shared.registry.terminate_session(session, reason);
+        let _ = state.registry().terminate_session(session, reason);
     }
 }
 

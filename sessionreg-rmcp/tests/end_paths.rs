@@ -19,7 +19,7 @@ async fn at_capacity_initialize_gets_503_and_creates_nothing() {
     let first = client.open().await;
     let _second = client.open().await;
 
-    let refused = client.post(None, initialize_body("third")).await;
+    let refused = client.post(None, &initialize_body("third")).await;
     assert_eq!(
         refused.status,
         StatusCode::SERVICE_UNAVAILABLE,
@@ -46,7 +46,7 @@ async fn shutdown_ends_every_session_and_refuses_new_ones() {
     for _ in 0..5 {
         ids.push(client.open().await);
     }
-    let stream = client.open_stream(&ids[0]).await;
+    let stream = client.open_stream(&ids[0], None).await;
     assert_eq!(stream.status(), StatusCode::OK);
 
     assert_eq!(server.manager.shutdown(), 5);
@@ -58,7 +58,7 @@ async fn shutdown_ends_every_session_and_refuses_new_ones() {
         "the stream did not end cleanly: {body:?}"
     );
 
-    let refused = client.post(None, initialize_body("late")).await;
+    let refused = client.post(None, &initialize_body("late")).await;
     assert_eq!(
         refused.status,
         StatusCode::SERVICE_UNAVAILABLE,

@@ -70,7 +70,7 @@ async fn an_open_stream_keeps_its_session_until_dropped() {
     let server = Server::start(|b| b.idle_timeout(TIMEOUT)).await;
     let client = server.client();
     let id = client.open().await;
-    let stream = client.open_stream(&id).await;
+    let stream = client.open_stream(&id, None).await;
     assert_eq!(stream.status(), StatusCode::OK);
 
     tokio::time::sleep(TIMEOUT * 4).await;

@@ -155,7 +155,7 @@ async fn d_stateless_version_registers_nothing() {
     assert_eq!((stats.created, stats.live), (0, 0));
     // A 2025 initialize still opens a session (the version decides), which
     // DELETE then ends: the registry saw that one and nothing else.
-    let init = client.post(None, initialize_body("legacy")).await;
+    let init = client.post(None, &initialize_body("legacy")).await;
     let id = init.session_id().expect("a session at 2025-06-18");
     assert_eq!(client.delete(&id).await.status, StatusCode::ACCEPTED);
     let stats = server.manager.stats();

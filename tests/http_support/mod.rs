@@ -1,13 +1,13 @@
-//! Shared by the `tests/http_*.rs` files: a test application, a server on
-//! 127.0.0.1:0 started by the test itself, and a hyper client.
+//! Shared by the `tests/http_*.rs` files: a test application, and a server
+//! on 127.0.0.1:0 started by the test itself. The client is the workspace's
+//! one (`mcp-test-client`), re-exported here with its helpers under the
+//! names these tests use.
 #![allow(dead_code)]
 
 use bytes::Bytes;
 use futures_util::{stream, StreamExt};
-use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
+use http::{Method, StatusCode};
+use http_body_util::Full;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply, SessionManager};
@@ -16,9 +16,17 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// The client and its helpers; `Answer` is a response read whole. (Each
+/// test file uses some of them: the others are not unused.)
+#[allow(unused_imports)]
+pub use mcp_test_client::{
+    eventually, id_parts, initialize_body, read_sse, sse_events, sse_ids, with_meta, Client,
+    Reply as Answer, ACCEPT_BOTH,
+};
 
 /// Records every close callback, so tests can check "exactly once".
 #[derive(Default)]
@@ -397,264 +405,6 @@ pub fn gated_manager(
         .build()
         .expect("valid config");
     (manager, closes, probes, gate)
-}
-
-/// A response, read whole.
-#[derive(Debug)]
-pub struct Answer {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-}
-
-impl Answer {
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&self.body)))
-    }
-
-    pub fn session_id(&self) -> Option<String> {
-        self.headers
-            .get("mcp-session-id")
-            .map(|v| v.to_str().unwrap().to_string())
-    }
-}
-
-pub struct Client {
-    inner: HyperClient<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
-    pub url: String,
-    /// Sent with every request (e.g. `authorization`).
-    headers: Vec<(String, String)>,
-}
-
-pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-
-impl Client {
-    pub fn new(url: &str) -> Client {
-        Client {
-            inner: HyperClient::builder(TokioExecutor::new()).build_http(),
-            url: url.to_string(),
-            headers: Vec::new(),
-        }
-    }
-
-    /// A client that sends `name: value` with every request.
-    pub fn with_header(mut self, name: &str, value: &str) -> Client {
-        self.headers.push((name.to_string(), value.to_string()));
-        self
-    }
-
-    /// A client that sends `Authorization: Bearer TOKEN` with every request.
-    pub fn with_bearer(url: &str, token: &str) -> Client {
-        Client::new(url).with_header("authorization", &format!("Bearer {token}"))
-    }
-
-    pub fn request(&self, method: Method) -> http::request::Builder {
-        let mut request = Request::builder().method(method).uri(&self.url);
-        for (name, value) in &self.headers {
-            request = request.header(name, value);
-        }
-        request
-    }
-
-    /// Sends a request; returns the response with its body still unread.
-    pub async fn send_raw(
-        &self,
-        request: Request<Full<Bytes>>,
-    ) -> http::Response<hyper::body::Incoming> {
-        self.inner.request(request).await.expect("request failed")
-    }
-
-    pub async fn send(&self, request: Request<Full<Bytes>>) -> Answer {
-        let response = self.send_raw(request).await;
-        let (parts, body) = response.into_parts();
-        let body = body.collect().await.expect("body").to_bytes();
-        Answer {
-            status: parts.status,
-            headers: parts.headers,
-            body,
-        }
-    }
-
-    /// A POST with the right headers, an optional session id, and `body`.
-    pub async fn post(&self, session: Option<&str>, body: &Value) -> Answer {
-        self.post_text(session, body.to_string()).await
-    }
-
-    /// [`post`](Client::post) with a body of any text (JSON or not).
-    pub async fn post_text(&self, session: Option<&str>, body: String) -> Answer {
-        let mut request = self
-            .request(Method::POST)
-            .header("content-type", "application/json")
-            .header("accept", ACCEPT_BOTH);
-        if let Some(id) = session {
-            request = request.header("mcp-session-id", id);
-        }
-        self.send(request.body(Full::new(Bytes::from(body))).unwrap())
-            .await
-    }
-
-    /// A real initialize handshake; returns the session id.
-    pub async fn initialize(&self) -> String {
-        self.initialize_as("client").await
-    }
-
-    pub async fn initialize_as(&self, name: &str) -> String {
-        let reply = self.post(None, &initialize_body(name)).await;
-        assert_eq!(reply.status, StatusCode::OK, "initialize: {:?}", reply.body);
-        assert_eq!(reply.json()["result"]["protocolVersion"], "2025-11-25");
-        reply
-            .session_id()
-            .expect("initialize echoes MCP-Session-Id")
-    }
-
-    pub async fn initialized(&self, session: &str) -> Answer {
-        self.post(
-            Some(session),
-            &json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-        )
-        .await
-    }
-
-    pub async fn call(&self, session: &str, tool: &str, arguments: Value) -> Answer {
-        self.post(
-            Some(session),
-            &json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                     "params": { "name": tool, "arguments": arguments } }),
-        )
-        .await
-    }
-
-    pub async fn delete(&self, session: &str) -> Answer {
-        self.send(
-            self.request(Method::DELETE)
-                .header("mcp-session-id", session)
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-        )
-        .await
-    }
-
-    /// Opens the standalone GET stream; the body is left unread.
-    pub async fn open_stream(
-        &self,
-        session: &str,
-        last_event_id: Option<&str>,
-    ) -> http::Response<hyper::body::Incoming> {
-        let mut request = self
-            .request(Method::GET)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", session);
-        if let Some(last) = last_event_id {
-            request = request.header("last-event-id", last);
-        }
-        self.send_raw(request.body(Full::new(Bytes::new())).unwrap())
-            .await
-    }
-}
-
-pub fn initialize_body(name: &str) -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": { "name": name, "version": "1" },
-        },
-    })
-}
-
-/// A 2026-07-28 request body: `body` with the per-request `_meta` (protocol
-/// version and client capabilities) in its params.
-pub fn with_meta(mut body: Value) -> Value {
-    if body.get("params").is_none() {
-        body["params"] = json!({});
-    }
-    body["params"]["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
-    body
-}
-
-/// Reads SSE text from a streaming body until `done` says the text so far
-/// is enough, the body ends, or the deadline passes. Returns the text and
-/// whether the body ended.
-pub async fn read_sse(
-    body: &mut hyper::body::Incoming,
-    deadline: Duration,
-    done: impl Fn(&str) -> bool,
-) -> (String, bool) {
-    let mut text = String::new();
-    let until = tokio::time::Instant::now() + deadline;
-    loop {
-        if done(&text) {
-            return (text, false);
-        }
-        match tokio::time::timeout_at(until, body.frame()).await {
-            Err(_) => return (text, false),
-            Ok(None) => return (text, true),
-            Ok(Some(Err(e))) => panic!("stream error: {e}"),
-            Ok(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    text.push_str(std::str::from_utf8(&data).unwrap());
-                }
-            }
-        }
-    }
-}
-
-/// The `(id, data)` of each event in SSE text that carries a message (the
-/// priming event, with empty data, is left out).
-pub fn sse_events(text: &str) -> Vec<(Option<String>, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let mut id = None;
-            let mut data = None;
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("id: ") {
-                    id = Some(v.trim().to_string());
-                } else if let Some(v) = line.strip_prefix("data: ") {
-                    data = serde_json::from_str(v).ok();
-                }
-            }
-            data.map(|d| (id, d))
-        })
-        .collect()
-}
-
-/// The `(id, retry)` of each event in SSE text, priming events included.
-pub fn sse_ids(text: &str) -> Vec<(String, Option<u64>)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let id = block.lines().find_map(|l| l.strip_prefix("id: "))?;
-            let retry = block
-                .lines()
-                .find_map(|l| l.strip_prefix("retry: "))
-                .and_then(|r| r.trim().parse().ok());
-            Some((id.trim().to_string(), retry))
-        })
-        .collect()
-}
-
-/// `(stream, seq)` of an event id `STREAM-SEQ`.
-pub fn id_parts(id: &str) -> (u64, u64) {
-    let (stream, seq) = id.split_once('-').expect("STREAM-SEQ");
-    (stream.parse().unwrap(), seq.parse().unwrap())
-}
-
-/// Waits until `condition` holds or a generous deadline passes; returns
-/// whether it held. Not a timing threshold: only an upper bound on waiting.
-pub async fn eventually(mut condition: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < until {
-        if condition() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    condition()
 }
 
 /// A POST to the endpoint with the given headers and raw body.

@@ -1,9 +1,9 @@
 //! One node of the fleet: an `mcp_server` process with its node id, its
 //! addresses, its metrics, and the ways it ends (killed, or drained).
 
-use crate::client::{self, Http};
 use crate::process::Guard;
 use http::Method;
+use mcp_test_client::{fetch_text, Http};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -93,7 +93,7 @@ impl Node {
     /// Scrapes `/metrics`.
     pub async fn metrics(&self, http: &Http) -> Result<Metrics, String> {
         let url = format!("http://{}/metrics", self.addr);
-        match client::fetch_text(http, Method::GET, &url).await {
+        match fetch_text(http, Method::GET, &url).await {
             Ok((status, text)) if status.is_success() => Ok(Metrics::parse(&text)),
             Ok((status, _)) => Err(format!("node {}: /metrics answered {status}", self.id)),
             Err(error) => Err(format!("node {}: /metrics: {error}", self.id)),
@@ -103,7 +103,7 @@ impl Node {
     /// Starts draining through the admin endpoint.
     pub async fn drain(&self, http: &Http) -> Result<(), String> {
         let url = format!("http://{}/drain", self.admin);
-        match client::fetch_text(http, Method::POST, &url).await {
+        match fetch_text(http, Method::POST, &url).await {
             Ok((status, _)) if status.is_success() => Ok(()),
             Ok((status, body)) => Err(format!("node {}: drain answered {status}: {body}", self.id)),
             Err(error) => Err(format!("node {}: drain: {error}", self.id)),
@@ -174,20 +174,16 @@ impl Metrics {
     /// Reads the Prometheus text of a node.
     pub fn parse(text: &str) -> Metrics {
         let mut metrics = Metrics::default();
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let Some((name, value)) = line.rsplit_once(' ') else {
-                continue;
-            };
-            let Ok(value) = value.parse::<u64>() else {
-                continue;
-            };
+        for (name, value) in mcp_test_client::samples(text) {
+            // Counters and gauges of whole numbers (f64 holds them exactly).
+            let value = value as u64;
             let (base, label) = match name.split_once('{') {
                 Some((base, rest)) => (
                     base,
                     rest.split_once("=\"")
                         .map(|(_, v)| v.trim_end_matches("\"}")),
                 ),
-                None => (name, None),
+                None => (name.as_str(), None),
             };
             match (base, label) {
                 ("sessionreg_node_id", None) => metrics.node_id = Some(value),

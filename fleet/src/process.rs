@@ -122,9 +122,12 @@ impl WorkDir {
     }
 }
 
-/// The repository's root (where `deploy/` and `Cargo.toml` are).
+/// The repository's root (where `deploy/` and the workspace's
+/// `Cargo.toml` are): this crate's parent directory.
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("fleet/ sits in the repository")
 }
 
 /// The `mcp_server` example's binary: `$SESSIONREG_MCP_SERVER` if set,

@@ -1,7 +1,9 @@
 //! The load balancer in front of the fleet: nginx or HAProxy from PATH,
-//! configured by `deploy/render.sh`, listening on a free loopback port.
+//! configured by `deploy/render.sh`, listening on a free loopback port; and
+//! the clients that reach the fleet through it.
 
 use crate::process::{repo_root, Guard, WorkDir};
+use mcp_test_client::{Client, Http, PROTOCOL_VERSION};
 use std::fmt;
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -137,6 +139,25 @@ impl Balancer {
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.addr)
     }
+
+    /// A client of the fleet through the balancer, on `http`'s pool,
+    /// introducing itself as `name`, with `MCP-Protocol-Version` on every
+    /// request in a session (as a client after initialization sends it).
+    pub fn client(&self, http: &Http, name: &str) -> Client {
+        Client::with_http(http.clone(), &self.url())
+            .named(name)
+            .with_protocol_version(PROTOCOL_VERSION)
+    }
+}
+
+/// The HTTP client pool for the fleet's clients: an idle connection is
+/// closed after 30 s, before either balancer closes it (HAProxy's
+/// `timeout http-keep-alive` is 60 s, nginx's default `keepalive_timeout`
+/// 75 s), so no request goes out on a connection the balancer is closing.
+pub fn http() -> Http {
+    mcp_test_client::http_builder()
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build_http()
 }
 
 /// `deploy/render.sh KIND PORT ADDR...` into `dir/KIND.conf`.

@@ -1,0 +1,221 @@
+//! The raw HTTP/1.1 client: hand-written, blocking, over
+//! `std::net::TcpStream` (Content-Length and chunked bodies, JSON or SSE),
+//! so that it costs the same against every server and shares no code with
+//! any of them (nor with the workspace's test client, on purpose).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+
+const PROTOCOL: &str = "2025-11-25";
+
+/// A response, read whole.
+struct Response {
+    status: u16,
+    session_id: Option<String>,
+    body: Vec<u8>,
+}
+
+/// One keep-alive connection to one server, reopened if the server closes
+/// it.
+pub struct Client {
+    addr: SocketAddr,
+    host: String,
+    path: String,
+    conn: Option<BufReader<TcpStream>>,
+    request: Vec<u8>,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr, path: &str) -> Client {
+        Client {
+            addr,
+            host: addr.to_string(),
+            path: path.to_string(),
+            conn: None,
+            request: Vec::with_capacity(1024),
+        }
+    }
+
+    fn send(&mut self, method: &str, path: &str, session: Option<&str>, body: &str) -> Response {
+        self.request.clear();
+        let r = &mut self.request;
+        write!(r, "{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host).unwrap();
+        if !body.is_empty() {
+            write!(
+                r,
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                body.len()
+            )
+            .unwrap();
+        }
+        r.extend_from_slice(b"Accept: application/json, text/event-stream\r\n");
+        if let Some(id) = session {
+            write!(
+                r,
+                "Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: {PROTOCOL}\r\n"
+            )
+            .unwrap();
+        }
+        r.extend_from_slice(b"\r\n");
+        r.extend_from_slice(body.as_bytes());
+        // One retry on a fresh connection if the server closed an idle one.
+        for attempt in 0..2 {
+            if self.conn.is_none() {
+                let stream = TcpStream::connect(self.addr).expect("connect");
+                stream.set_nodelay(true).unwrap();
+                self.conn = Some(BufReader::with_capacity(16 * 1024, stream));
+            }
+            let conn = self.conn.as_mut().unwrap();
+            if conn.get_mut().write_all(&self.request).is_ok() {
+                match read_response(conn) {
+                    Ok((response, keep)) => {
+                        if !keep {
+                            self.conn = None;
+                        }
+                        return response;
+                    }
+                    Err(e) if attempt == 0 => {
+                        let _ = e;
+                    }
+                    Err(e) => panic!("{method} {path}: {e}"),
+                }
+            }
+            self.conn = None;
+        }
+        panic!("{method} {path}: the server closed the connection twice")
+    }
+
+    /// `initialize`: the new session's id.
+    pub fn initialize(&mut self) -> String {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"e2e","version":"0"}}}}}}"#
+        );
+        let path = self.path.clone();
+        let r = self.send("POST", &path, None, &body);
+        assert_eq!(
+            r.status,
+            200,
+            "initialize: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        r.session_id
+            .expect("initialize answers with MCP-Session-Id")
+    }
+
+    /// `notifications/initialized` in session `id`.
+    pub fn initialized(&mut self, id: &str) {
+        let path = self.path.clone();
+        let r = self.send(
+            "POST",
+            &path,
+            Some(id),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert!(
+            r.status == 202 || r.status == 200,
+            "initialized: {}",
+            r.status
+        );
+    }
+
+    /// `DELETE` of session `id`.
+    pub fn delete(&mut self, id: &str) {
+        let path = self.path.clone();
+        let r = self.send("DELETE", &path, Some(id), "");
+        // 200 or 204 here; rmcp answers 202.
+        assert!((200..300).contains(&r.status), "DELETE: {}", r.status);
+    }
+
+    /// One session's life: initialize, initialized, DELETE.
+    pub fn session(&mut self) {
+        let id = self.initialize();
+        self.initialized(&id);
+        self.delete(&id);
+    }
+
+    /// `GET /metrics`, as text.
+    pub fn metrics(&mut self) -> String {
+        let r = self.send("GET", "/metrics", None, "");
+        String::from_utf8_lossy(&r.body).into_owned()
+    }
+}
+
+/// Reads one response; returns it and whether the connection stays open.
+fn read_response(conn: &mut BufReader<TcpStream>) -> std::io::Result<(Response, bool)> {
+    let mut line = String::new();
+    if conn.read_line(&mut line)? == 0 {
+        return Err(std::io::Error::other("closed before the status line"));
+    }
+    let status: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
+    let (mut length, mut chunked, mut keep, mut session_id) = (None, false, true, None);
+    loop {
+        line.clear();
+        conn.read_line(&mut line)?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let Some((name, value)) = header.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse::<usize>().ok();
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.eq_ignore_ascii_case("chunked");
+        } else if name.eq_ignore_ascii_case("connection") {
+            keep = !value.eq_ignore_ascii_case("close");
+        } else if name.eq_ignore_ascii_case("mcp-session-id") {
+            session_id = Some(value.to_string());
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            conn.read_line(&mut line)?;
+            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+                .map_err(|_| std::io::Error::other(format!("bad chunk size {line:?}")))?;
+            if size == 0 {
+                // Trailers, then the empty line.
+                loop {
+                    line.clear();
+                    conn.read_line(&mut line)?;
+                    if line.trim_end().is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            let start = body.len();
+            body.resize(start + size, 0);
+            conn.read_exact(&mut body[start..])?;
+            line.clear();
+            conn.read_line(&mut line)?;
+        }
+    } else if let Some(n) = length {
+        body.resize(n, 0);
+        conn.read_exact(&mut body)?;
+    } else if status != 204 && status != 304 && !(100..200).contains(&status) {
+        conn.read_to_end(&mut body)?;
+        keep = false;
+    }
+    Ok((
+        Response {
+            status,
+            session_id,
+            body,
+        },
+        keep,
+    ))
+}
+
+/// The value of the unlabelled sample `name` in Prometheus text.
+pub fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}

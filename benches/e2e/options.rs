@@ -1,0 +1,49 @@
+//! The harness's flags (see the bench's docs for what each one does).
+
+use std::path::PathBuf;
+
+/// What to run: the flags after `--`, with their defaults.
+pub struct Options {
+    pub sessions: usize,
+    pub clients: usize,
+    pub idle: usize,
+    pub server: Option<PathBuf>,
+    pub url: Option<String>,
+    pub pid: Option<u32>,
+    pub log: String,
+    pub against: Option<PathBuf>,
+    pub rounds: usize,
+}
+
+pub fn options() -> Options {
+    let mut o = Options {
+        sessions: 20_000,
+        clients: 2,
+        idle: 10_000,
+        server: None,
+        url: None,
+        pid: None,
+        log: "warn".into(),
+        against: None,
+        rounds: 5,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--sessions" => o.sessions = value().parse().expect("--sessions N"),
+            "--clients" => o.clients = value().parse().expect("--clients N"),
+            "--idle" => o.idle = value().parse().expect("--idle N"),
+            "--server" => o.server = Some(value().into()),
+            "--url" => o.url = Some(value()),
+            "--pid" => o.pid = Some(value().parse().expect("--pid PID")),
+            "--log" => o.log = value(),
+            "--against" => o.against = Some(value().into()),
+            "--rounds" => o.rounds = value().parse().expect("--rounds R"),
+            // What cargo bench passes to every harness.
+            "--bench" => {}
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    o
+}
