@@ -24,6 +24,7 @@ mod app;
 mod fixtures;
 mod legacy;
 mod modern;
+mod tasks;
 
 use clap::Parser;
 use http::{Response, StatusCode};
@@ -50,7 +51,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } = Args::parse();
     let ttl = std::time::Duration::from_millis(request_state_ttl_ms);
     let built = ops::build_configured(app::Conformance::default(), &flags, |b| {
-        b.request_state_ttl(ttl)
+        b.request_state_ttl(ttl).tasks(true)
     })?;
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);

@@ -262,6 +262,7 @@ mod server;
 mod session;
 mod sse;
 mod state;
+pub mod tasks;
 mod work;
 
 pub use access::auth::{AuthError, Authenticator, Principal};
@@ -278,7 +279,7 @@ pub use config::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION,
     DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SINGLE_USE_STATES,
     DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT, DEFAULT_STREAM_QUEUE_BYTES,
-    DEFAULT_STREAM_QUEUE_MESSAGES,
+    DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY, DEFAULT_TASK_RETENTION,
 };
 pub use context::{Context, Era};
 pub use counters::HttpStats;
