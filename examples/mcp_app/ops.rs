@@ -22,6 +22,9 @@ pub struct Flags {
     /// Maximum live sessions; more get 503.
     #[arg(long, default_value_t = 10_000)]
     pub max_sessions: usize,
+    /// How long a basket (the `basket_*` tools' handle) lives unused.
+    #[arg(long, default_value_t = 3_600_000)]
+    pub basket_lifetime_ms: u64,
     /// An Origin allowed besides loopback ones (repeatable); allowed
     /// origins get CORS headers.
     #[arg(long = "allowed-origin")]
@@ -85,7 +88,8 @@ pub struct Built<A: App = Server> {
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
-    build_with(Server, flags)
+    let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
+    build_with(Server::with_basket_lifetime(lifetime), flags)
 }
 
 /// [`build`] for another application (the conformance server's).

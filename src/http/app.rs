@@ -94,6 +94,13 @@ pub trait App: Send + Sync + 'static {
     /// expire without a timer of their own. Keep it short; it must not
     /// block.
     fn reap(&self) {}
+
+    /// The application's own metrics, in Prometheus text, appended to
+    /// [`SessionManager::metrics`](super::SessionManager::metrics) (for
+    /// instance a handle store's: [`crate::metrics::write_handles`]).
+    fn metrics(&self, out: &mut String) {
+        let _ = out;
+    }
 }
 
 /// What a handler answers a request with.

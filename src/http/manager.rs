@@ -170,6 +170,7 @@ impl<A: App> SessionManager<A> {
         if let Some(tasks) = self.task_stats() {
             crate::metrics::write_tasks(&mut out, &tasks);
         }
+        self.state.app().metrics(&mut out);
         out
     }
 
