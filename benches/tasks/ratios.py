@@ -85,13 +85,14 @@ def main():
 
     pick = {n: t("tasks_floor", f"pick/{n}") for n in SIZES}
     parse = {n: t("tasks_floor", f"parse_id/{n}") for n in SIZES}
+    branchless = {n: t("tasks_floor", f"parse_branchless/{n}") for n in SIZES}
     reap = {n: t("tasks_reap", f"sessionreg/{n}") for n in SIZES}
     uuid = t("tasks_floor", "uuid_v4_string")
     print(f"Floors, ns ({note}):\n")
-    print("| running tasks | pick (harness) | pick + parse_id | one reap sweep of sessionreg's store |")
-    print("|---:|---:|---:|---:|")
+    print("| running tasks | pick (harness) | pick + parse_id | pick + branch-free decode (experiment) | one reap sweep of sessionreg's store |")
+    print("|---:|---:|---:|---:|---:|")
     for n in SIZES:
-        print(f"| {n:,} | {ns(pick[n])} | {ns(parse[n])} | {ns(reap[n])} |")
+        print(f"| {n:,} | {ns(pick[n])} | {ns(parse[n])} | {ns(branchless[n])} | {ns(reap[n])} |")
     print(f"\nA v4 UUID minted as text (rmcp's and moka's ids): {ns(uuid)} ns\n")
 
     print(f"Growth from 1k to 100k running tasks (time at 100k ÷ time at 1k; {note}):\n")
