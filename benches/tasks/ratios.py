@@ -106,12 +106,17 @@ def main():
 
     def goals(l, g):
         out = []
-        for w, table in [("life", l), ("get", g)]:
-            x = table[("rmcp", 10000)] / table[("sessionreg", 10000)]
-            out.append((f"{w}: rmcp ÷ sessionreg at 10k ≥ 10", x, x >= 10))
-        for w, table in [("life", l), ("get", g)]:
-            x = table[("sessionreg", 100000)] / table[("sessionreg", 1000)]
-            out.append((f"{w}: sessionreg at 100k ÷ at 1k ≤ 1.5", x, x <= 1.5))
+        # The life against rmcp is sessionreg_spawn's: the same work as
+        # rmcp's life (the work spawned on a tokio task, a oneshot, the
+        # yields of a poller); sessionreg's bare life spawns nothing.
+        x = l[("rmcp", 10000)] / l[("sessionreg_spawn", 10000)]
+        out.append(("life: rmcp ÷ sessionreg_spawn at 10k ≥ 10", x, x >= 10))
+        x = g[("rmcp", 10000)] / g[("sessionreg", 10000)]
+        out.append(("get: rmcp ÷ sessionreg at 10k ≥ 10", x, x >= 10))
+        for w, table, p in [("life", l, "sessionreg"), ("life", l, "sessionreg_spawn"),
+                            ("get", g, "sessionreg")]:
+            x = table[(p, 100000)] / table[(p, 1000)]
+            out.append((f"{w}: {p} at 100k ÷ at 1k ≤ 1.5", x, x <= 1.5))
         for n in SIZES:
             x = g[("sessionreg", n)] / g[("moka", n)]
             out.append((f"get: sessionreg ÷ moka at {n // 1000}k ≤ 0.7", x, x <= 0.7))

@@ -93,6 +93,26 @@ impl Entry {
     }
 }
 
+impl Entry {
+    /// The same fields, copied (no clock read): how an immutable record
+    /// (moka's) carries its entry into the completed record.
+    pub fn copied(&self) -> Entry {
+        Entry {
+            owner: self.owner.clone(),
+            created_ms: self.created_ms,
+            updated_ms: AtomicU64::new(self.updated_ms.load(Ordering::Relaxed)),
+            poll_interval_ms: self.poll_interval_ms,
+            ttl_ms: self.ttl_ms,
+            status_message: Mutex::new(
+                self.status_message
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone(),
+            ),
+        }
+    }
+}
+
 impl Default for Entry {
     fn default() -> Entry {
         Entry::new()
@@ -313,7 +333,9 @@ impl Store {
             batch,
             result: tool_result(),
             picks: Picks::new(),
-            rt: None,
+            // Built here, untimed, for `lives_spawned` (as rmcp's is
+            // built in its prefill).
+            rt: Some(runtime()),
         }
     }
 
@@ -561,9 +583,10 @@ pub fn runtime() -> Runtime {
 /// retention): rmcp's sweep then skips the clock read it makes for every
 /// running task with a TTL, the cheapest sweep rmcp has. The lives' tasks
 /// need a TTL (rmcp frees a task only one TTL after it ends; without one,
-/// never): [`LIFE_TTL`], or 20 lives' time if longer, long enough that no
-/// life is preempted past it (rmcp would fail and abort its task: such
-/// lives are counted, see [`Rmcp::counts`]). A life's own sweeps free the
+/// never): [`LIFE_TTL`], or 20 lives' time if longer, long enough that a
+/// life is seldom preempted past it (rmcp then fails and aborts its task,
+/// and evicts it one TTL later: such lives are counted, not fatal, see
+/// [`Rmcp::counts`]). A life's own sweeps free the
 /// ended tasks whose TTL has passed; when a tenth of `n` have
 /// accumulated anyway, the cleanup, untimed, waits out the TTL and makes
 /// one `get_task`, whose sweep frees them.
@@ -583,8 +606,9 @@ pub struct Rmcp {
     expired: u64,
 }
 
-/// The shortest TTL of [`Rmcp`]'s lives: no life on a loaded machine is
-/// preempted for that long.
+/// The shortest TTL of [`Rmcp`]'s lives: a life is seldom preempted for
+/// that long (on a loaded 2-core machine one was, for over twice that:
+/// rmcp had evicted its task before the next `get_task`).
 pub const LIFE_TTL: Duration = Duration::from_millis(50);
 
 impl Rmcp {
@@ -668,11 +692,12 @@ impl Rmcp {
         let id = task.task_id;
         let mut expired = false;
         for _ in 0..3 {
-            let task = self.manager.get_task(&id).expect("a live task");
-            match std::hint::black_box(task).status() {
-                TaskStatus::Working => {}
-                TaskStatus::Failed => expired = true,
-                other => panic!("a running task read {other:?}"),
+            // Err: rmcp evicted it (the life stalled past its TTL, which
+            // failed it, then past one more): an expired life too.
+            match std::hint::black_box(self.manager.get_task(&id)).map(|t| t.status()) {
+                Ok(TaskStatus::Working) => {}
+                Ok(TaskStatus::Failed) | Err(_) => expired = true,
+                Ok(other) => panic!("a running task read {other:?}"),
             }
         }
         // An expired task's operation was aborted: nobody to receive.
@@ -681,12 +706,13 @@ impl Rmcp {
         loop {
             tokio::task::yield_now().await;
             polls += 1;
-            let task = self.manager.get_task(&id).expect("a live task");
-            match task.status() {
-                TaskStatus::Completed => return (polls, expired, id),
-                TaskStatus::Failed => return (polls, true, id),
-                TaskStatus::Working => {}
-                other => panic!("the task read {other:?}"),
+            // Err: evicted, its TTL passed since it ended (the life
+            // stalled that long): an expired life.
+            match self.manager.get_task(&id).map(|t| t.status()) {
+                Ok(TaskStatus::Completed) => return (polls, expired, id),
+                Ok(TaskStatus::Failed) | Err(_) => return (polls, true, id),
+                Ok(TaskStatus::Working) => {}
+                Ok(other) => panic!("the task read {other:?}"),
             }
         }
     }
@@ -757,8 +783,9 @@ impl Peer for Rmcp {
 ///
 /// A life: a v4 UUID as text (the key, as rmcp mints it); `insert` of the
 /// working record (its entry's clock read included); three `get`s (each an
-/// `Arc` clone out, the status read); `insert` of the completed record (a
-/// clone of the result `Value`); one `get`. moka has no single-winner end
+/// `Arc` clone out, the status read); `insert` of the completed record (the
+/// working record's entry copied, no clock read, and a clone of the result
+/// `Value`); one `get`. moka has no single-winner end
 /// (two racing inserts both succeed, the last one stays) and no in-flight
 /// awareness (a running task nobody reads for the time to idle is
 /// evicted). The key is also pushed to a list kept for the cleanup,
@@ -807,14 +834,18 @@ impl Moka {
 
     fn life(&mut self) {
         let key = uuid::Uuid::new_v4().to_string();
-        self.cache.insert(key.clone(), Arc::new(working()));
+        let record = Arc::new(working());
+        self.cache.insert(key.clone(), Arc::clone(&record));
         for _ in 0..3 {
             assert_eq!(self.status(&key), Status::Working);
         }
+        // The completed record carries the working one's entry over (its
+        // fields copied, no clock read), as sessionreg's `finish` keeps its
+        // entry: the task's end reads no clock in either store.
         self.cache.insert(
             key.clone(),
             Arc::new(Record {
-                entry: Entry::new(),
+                entry: record.entry.copied(),
                 status: Status::Completed,
                 result: Some(self.result.clone()),
             }),
