@@ -111,8 +111,10 @@ pub fn build_configured<A: App>(
             (flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)),
         )
         .event_log_events(flags.event_log)
-        // The app serves 2026-07-28 requests too (they have no session).
-        .serve_modern(true);
+        // The app serves 2026-07-28 requests too (they have no session),
+        // and its `sleep` runs as a task for clients that ask for tasks.
+        .serve_modern(true)
+        .tasks(true);
     builder = configure(flags.bounds.apply(builder));
     let tokens = match token_set(flags)? {
         Some(pairs) => {
