@@ -36,6 +36,11 @@
 #     the tools/call that creates a task): round-robin over the nodes that
 #     are up and ready (not draining). A node that refuses an initialize
 #     with 503 (draining, full) created nothing, so it is sent to the next.
+#     A 2026-07-28 request (it carries Mcp-Method, which a 2025-11-25
+#     client never sends) is sent to another node only when it reached none
+#     (HAProxy: also after a 503, which the nodes answer before running
+#     anything): one in flight when its node dies gets 502, never a second
+#     run of its tool elsewhere.
 #   * an id beginning with node i's two digits: node i while it is up,
 #     draining or not; when it is down, any other live node, which answers
 #     404 to a session's request, so the client starts a new session (MCP
@@ -166,6 +171,13 @@ http {
         ""        \$mcp_task_id;
         default   \$http_mcp_session_id;
     }
+    # Where a request with no id goes: a 2025-11-25 client sends no
+    # Mcp-Method, and its request without an id is an initialize (a new
+    # session); a 2026-07-28 one sends Mcp-Method on every request.
+    map \$http_mcp_method \$mcp_unrouted {
+        ""        /.mcp-new-session;
+        default   /.mcp-stateless;
+    }
 
     # The owner of a request, from its id's first two hex digits (ids are
     # lowercase hex; a regex map entry matches the id's beginning).
@@ -269,10 +281,11 @@ EOF
             # No id, neither a session's nor a task's: a new session, a
             # 2026-07-28 request that needs no node in particular (or a
             # request the node will refuse with 400): the round-robin pool,
-            # with its own retry rules. "rewrite ... last" is one of the two
-            # things safe to do inside "if" in a location.
+            # with the retry rules of each (the locations below). "rewrite
+            # ... last" is one of the two things safe to do inside "if" in a
+            # location.
             if (\$mcp_route_id = "") {
-                rewrite ^ /.mcp-new-session last;
+                rewrite ^ \$mcp_unrouted last;
             }
             # An id: its owner's group (a variable naming an upstream group
             # is looked up among the groups above; no DNS is involved).
@@ -301,6 +314,22 @@ EOF
             # failure for max_fails (only when listed here), which is what
             # takes a draining node out of the rotation.
             proxy_next_upstream error timeout http_503 non_idempotent;
+            proxy_next_upstream_tries $N;
+        }
+
+        location = /.mcp-stateless {
+            # Reached only through the rewrite above: a 2026-07-28 request
+            # with no id (server/discover, a tools/call, the tools/call that
+            # creates a task). The same pool, but the session's rule: the
+            # next node only when nothing was sent (a refused connection, no
+            # connection in 5 s; no "non_idempotent"), as a tool may have
+            # run, or be running, on a node that failed after it had the
+            # request: a call in flight when its node dies gets 502. A 503
+            # (full, overloaded: nothing ran) goes back to the client with
+            # its Retry-After, and does not count against the node.
+            proxy_pass http://mcp_new$MCP_PATH;
+            internal;
+            proxy_next_upstream error timeout;
             proxy_next_upstream_tries $N;
         }
 
@@ -379,8 +408,15 @@ frontend mcp
     acl mcp_session req.hdr(mcp-session-id) -m found
     acl mcp_task req.fhdr(mcp-method,1) -m beg tasks/
     acl mcp_named req.fhdr(mcp-name,1) -m found
-    # No id (an initialize; a 2026-07-28 request that needs no node in
-    # particular): the pool of nodes ready for new work.
+    # A 2026-07-28 request (a 2025-11-25 client never sends Mcp-Method).
+    acl mcp_modern req.hdr(mcp-method) -m found
+    # No id, from a 2026-07-28 client (server/discover, a tools/call, the
+    # tools/call that creates a task): the nodes ready for new work, with
+    # the retry rules of a request that may run a tool.
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_task
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_named
+    # No id otherwise (an initialize): the pool of nodes ready for new
+    # sessions.
     use_backend mcp_new unless mcp_session || mcp_task mcp_named
     # A session id: its owner, by the first two hex digits of the id (the
     # first occurrence of the header, as the node reads it).
@@ -414,6 +450,22 @@ backend mcp_new
 EOF
   for ((i = 0; i < N; i++)); do
     printf '    server n%s %s check\n' "$(hex "$i")" "${ADDRS[$i]}"
+  done
+  cat <<EOF
+
+# 2026-07-28 requests with no id: the same nodes as mcp_new, following its
+# checks ("track"). Retried on another node only when the connection failed
+# (nothing was sent) or the node answered 503 (full, overloaded, shutting
+# down: refused before anything ran). Not "empty-response": a node that
+# closed without a word may have run the tool, or died running it, and a
+# second run elsewhere is not the balancer's to decide; the client gets 502
+# (or its connection closed, as for a session's request).
+backend mcp_stateless
+    balance roundrobin
+    retry-on conn-failure 503
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    server n%s %s track mcp_new/n%s\n' "$(hex "$i")" "${ADDRS[$i]}" "$(hex "$i")"
   done
   cat <<EOF
 
