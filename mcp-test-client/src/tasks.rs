@@ -33,6 +33,16 @@ pub const TASK_NOT_FOUND_CODE: i64 = -32602;
 /// `_meta` (protocol version, client info, capabilities declaring the tasks
 /// extension).
 pub fn modern_request_body(id: u64, method: &str, params: Value) -> Value {
+    modern_body(
+        id,
+        method,
+        params,
+        json!({ "extensions": { TASKS_EXTENSION: {} } }),
+    )
+}
+
+/// [`modern_request_body`] with the client capabilities given.
+fn modern_body(id: u64, method: &str, params: Value, capabilities: Value) -> Value {
     let mut params = if params.is_object() {
         params
     } else {
@@ -41,9 +51,7 @@ pub fn modern_request_body(id: u64, method: &str, params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
         "io.modelcontextprotocol/clientInfo": { "name": "mcp-test-client", "version": "1" },
-        "io.modelcontextprotocol/clientCapabilities": {
-            "extensions": { TASKS_EXTENSION: {} },
-        },
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
@@ -113,8 +121,28 @@ impl Client {
         name: Option<&str>,
         params: Value,
     ) -> Result<Value, Error> {
-        let message = modern_request_body(id, method, params);
-        let request = self.modern_request(method, name, message.to_string());
+        self.send_modern(modern_request_body(id, method, params), name)
+            .await
+    }
+
+    /// Calls `tool` at 2026-07-28 without declaring the tasks extension, so
+    /// the call's own answer is its result (a tool that would be a task
+    /// runs inline).
+    pub async fn try_modern_call(
+        &self,
+        id: u64,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<Value, Error> {
+        let params = json!({ "name": tool, "arguments": arguments });
+        let message = modern_body(id, "tools/call", params, json!({}));
+        self.send_modern(message, Some(tool)).await
+    }
+
+    /// Posts a 2026-07-28 request: its `result`, or why not.
+    async fn send_modern(&self, message: Value, name: Option<&str>) -> Result<Value, Error> {
+        let method = message["method"].as_str().unwrap_or_default().to_string();
+        let request = self.modern_request(&method, name, message.to_string());
         response_result(self.try_post_request(request, false).await?, &message).await
     }
 
