@@ -198,6 +198,45 @@ async fn create_tasks(client: &Client, count: usize, ms: u64) -> Vec<Task> {
     tasks
 }
 
+/// Sends a quick 2026-07-28 call with no id through the balancer
+/// (round-robin): the node that got it, which must be `expected` if given.
+async fn modern_echo_lands_on(
+    fleet: &Fleet,
+    http: &Http,
+    client: &Client,
+    id: u64,
+    expected: Option<u8>,
+) -> u8 {
+    let count = |all: &[Metrics]| all.iter().map(|m| m.requests).collect::<Vec<_>>();
+    let mut before = Vec::new();
+    for node in 0..fleet.nodes().len() {
+        before.push(metrics(fleet, http, node as u8).await);
+    }
+    let result = client
+        .try_modern_call(60 + id, "echo", json!({ "text": "which node?" }))
+        .await
+        .unwrap_or_else(|e| panic!("a 2026-07-28 echo: {e}"));
+    assert_eq!(result_text(&result), Some("which node?"));
+    let mut after = Vec::new();
+    for node in 0..fleet.nodes().len() {
+        after.push(metrics(fleet, http, node as u8).await);
+    }
+    let (before, after) = (count(&before), count(&after));
+    let landed: Vec<u8> = (0..before.len())
+        .filter(|&n| after[n] != before[n])
+        .map(|n| n as u8)
+        .collect();
+    assert_eq!(
+        landed.len(),
+        1,
+        "one request, one node: {before:?} -> {after:?}"
+    );
+    if let Some(expected) = expected {
+        assert_eq!(landed[0], expected, "round-robin goes round in one order");
+    }
+    landed[0]
+}
+
 /// Polls `task` through the balancer while it is working: its state then.
 async fn task_end(client: &Client, task: &Task) -> serde_json::Value {
     within("the task's end", async {
@@ -396,6 +435,20 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // --- Kill a node with a GET stream open and a tool call in flight on
     // it (and the tasks above running on it).
     let victims = owned.remove(&KILLED).expect("sessions on the victim");
+    // The next 2026-07-28 request without an id (round-robin) goes to the
+    // node to kill: the order of the round-robin, from one quick call on
+    // each node, then as many as it takes to come round to the victim.
+    let mut order = Vec::new();
+    for i in 0..NODES {
+        order.push(modern_echo_lands_on(&fleet, &http, &client, u64::from(i), None).await);
+    }
+    let victim_next = order
+        .iter()
+        .position(|&id| id == KILLED)
+        .unwrap_or_else(|| panic!("round-robin skips node {KILLED}: {order:?}"));
+    for &id in &order[..victim_next] {
+        modern_echo_lands_on(&fleet, &http, &client, 3, Some(id)).await;
+    }
     let before_kill: Vec<Metrics> = {
         let mut all = Vec::new();
         for id in 0..NODES {
@@ -415,11 +468,25 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
                 .await
         })
     };
+    // And a 2026-07-28 call (no id: round-robin, so the victim's turn, as
+    // above), in flight at the kill: a minute long, so it is still running
+    // when its node dies, whatever the machine's load.
+    let modern_in_flight = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .try_modern_call(40, "sleep", json!({ "ms": 60_000 }))
+                .await
+        })
+    };
+    // The stream and both calls have reached the victim.
     let until = tokio::time::Instant::now() + BOUND;
-    while metrics(&fleet, &http, KILLED).await.requests < before_kill[1].requests + 2 {
+    while metrics(&fleet, &http, KILLED).await.requests
+        < before_kill[usize::from(KILLED)].requests + 3
+    {
         assert!(
             tokio::time::Instant::now() < until,
-            "the call reached the node"
+            "the stream, the session's call and the 2026-07-28 call (the victim's turn) reached the node"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -432,6 +499,26 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     match stream.next_within(BOUND).await {
         Ok(None) | Err(_) => {} // ended, or cut
         Ok(Some(message)) => panic!("a message from a dead node: {message}"),
+    }
+    // The 2026-07-28 call comes back as lost too (502, or a closed
+    // connection): not sent on to a survivor, which would run its tool a
+    // second time (and answer a minute later).
+    let lost = within(
+        "the 2026-07-28 call in flight at the kill (an answer after a minute: sent on to a survivor)",
+        modern_in_flight,
+    )
+    .await
+    .expect("task");
+    assert!(
+        lost.as_ref().is_err_and(Error::is_lost_in_flight),
+        "the 2026-07-28 call in flight at the kill: {lost:?} (502, or a closed connection)"
+    );
+    for id in (0..NODES).filter(|&id| id != KILLED) {
+        assert_eq!(
+            metrics(&fleet, &http, id).await.requests,
+            before_kill[usize::from(id)].requests,
+            "node {id}: a request sent on from the killed node"
+        );
     }
     // Every other request of its sessions: 404 from a survivor, then the
     // client starts a new session there.
