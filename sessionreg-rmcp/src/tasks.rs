@@ -585,7 +585,9 @@ impl TaskManager {
             SpawnError::AtCapacity { .. } => "full",
             SpawnError::ShuttingDown => "shutdown",
         };
+        // Milliseconds: what the id keeps, so `tasks/get` says the same.
         let now = chrono::Utc::now();
+        let now = chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now);
         let seq = self.inner.refused.fetch_add(1, Ordering::Relaxed);
         let id = format!(
             "{:02x}{REFUSED}{kind}-{}-{seq}",
