@@ -116,8 +116,10 @@ mod entry;
 
 pub use builder::{TaskManagerBuilder, DEFAULT_RETENTION, DEFAULT_TASK_CAPACITY};
 pub use context::TaskContext;
+// rmcp's, so that every name of `rmcp::task_manager` is here too.
 pub use rmcp::task_manager::{
-    TaskExit, TaskFuture, TaskOptions, DEFAULT_POLL_INTERVAL_MS, DEFAULT_TASK_TTL_MS,
+    current_timestamp, TaskExit, TaskFuture, TaskOptions, DEFAULT_POLL_INTERVAL_MS,
+    DEFAULT_TASK_TTL_MS,
 };
 
 use crate::reaper::Reaper;
