@@ -1,6 +1,8 @@
 //! sessionreg_rmcp::TaskManager on its own: spawn, get, update, cancel, the
 //! TTL (ignored by default, a deadline with `abort_at_ttl`), the capacity,
-//! the retention and its reaper, shutdown, principals. Time is tokio's
+//! the retention and its reaper, shutdown, principals; and one piece of
+//! code run on rmcp 3.11's manager and on this one, differing in the `use`
+//! line only, observing the same states. Time is tokio's
 //! paused clock (the TTL deadline) and a ManualClock (the retention): no
 //! test waits for real time or asserts a duration.
 
@@ -599,4 +601,82 @@ async fn the_as_methods_answer_another_principals_task_as_unknown() {
         result_text(&terminal(&tasks, &bound.task_id).await),
         "bound"
     );
+}
+
+/// The same code, twice, differing in one `use` line: on rmcp 3.11's own
+/// manager and on this one. It compiles against both (same names, same
+/// signatures) and observes the same states.
+macro_rules! on_manager {
+    ($module:ident, $($manager:ident)::+) => {
+        mod $module {
+            use $($manager)::+::{TaskExit, TaskManager, TaskOptions};
+            use rmcp::model::{CallToolResult, ContentBlock, TaskStatus};
+
+            pub async fn run() -> Vec<String> {
+                let tasks = TaskManager::new();
+                let mut seen = vec![];
+                let task = tasks.spawn(TaskOptions::new().with_ttl_ms(60_000), |ctx| {
+                    Box::pin(async move {
+                        let answer = ctx.request_input("n", super::elicit("n?")).await?;
+                        ctx.set_status_message("thanks");
+                        if ctx.is_cancel_requested() {
+                            return Err(TaskExit::Cancelled);
+                        }
+                        let n = answer["n"].to_string();
+                        Ok(CallToolResult::success(vec![ContentBlock::text(n)]))
+                    })
+                });
+                let id = task.task_id.clone();
+                seen.push(format!("{:?} {}", task.status, tasks.running_task_count()));
+                super::until(|| {
+                    tasks.get_task(&id).unwrap().status() == TaskStatus::InputRequired
+                })
+                .await;
+                tasks
+                    .update_task(&id, [("n".to_owned(), serde_json::json!({ "n": 7 }))])
+                    .unwrap();
+                super::until(|| tasks.get_task(&id).unwrap().status().is_terminal()).await;
+                let done = tasks.get_task(&id).unwrap();
+                seen.push(format!(
+                    "{:?} {:?} {}",
+                    done.status(),
+                    done.task.status_message,
+                    super::result_text(&done.payload)
+                ));
+                tasks.cancel_task(&id).unwrap();
+                seen.push(format!("{:?}", tasks.get_task(&id).unwrap().status()));
+                let parked = tasks.spawn(TaskOptions::new(), |ctx| {
+                    Box::pin(async move {
+                        ctx.cancelled().await;
+                        Err(TaskExit::Cancelled)
+                    })
+                });
+                tasks.cancel_task(&parked.task_id).unwrap();
+                super::until(|| tasks.running_task_count() == 0).await;
+                seen.push(format!("{:?}", tasks.get_task(&parked.task_id).unwrap().status()));
+                seen.push(format!("{:?}", tasks.get_task("nope").unwrap_err().code));
+                tasks.shutdown();
+                seen
+            }
+        }
+    };
+}
+
+on_manager!(on_rmcp, rmcp::task_manager);
+on_manager!(on_sessionreg, sessionreg_rmcp::tasks);
+
+#[tokio::test]
+async fn the_same_code_runs_alike_on_rmcps_manager_and_on_this_one() {
+    let rmcp = on_rmcp::run().await;
+    assert_eq!(
+        rmcp,
+        [
+            "Working 1",
+            "Completed Some(\"thanks\") 7",
+            "Completed",
+            "Cancelled",
+            "ErrorCode(-32602)",
+        ]
+    );
+    assert_eq!(on_sessionreg::run().await, rmcp);
 }
