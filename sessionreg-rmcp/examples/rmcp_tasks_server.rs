@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Its first stdout line is `listening on http://ADDR/mcp`; `GET /metrics`
-//! serves the session registry's counters. Ctrl-C or SIGTERM shuts it down
+//! serves the session registry's counters, and the task store's
+//! (`sessionreg_tasks_*`) with sessionreg's manager. Ctrl-C or SIGTERM shuts it down
 //! gracefully (running tasks are stopped, every session ends with reason
 //! `shutdown`), then the server exits 0.
 
@@ -105,6 +106,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 .abort_at_ttl(args.abort_at_ttl)
                 .node_id(args.node_id)
                 .build()?;
+            let metrics = {
+                let tasks = tasks.clone();
+                move || metrics() + &tasks.metrics()
+            };
             let stop = tasks.clone();
             (
                 app::router(sessions.clone(), tasks, token.child_token(), metrics),

@@ -69,7 +69,7 @@
 //! | dropping the manager | running work goes on | the same (its result is kept until it ends, then freed with the store); the reaper stops |
 //! | request association (SEP-2260) | the operation runs in rmcp's crate-private `ORIGINATING_REQUEST` scope of the `tools/call` that spawned it | not possible from outside rmcp: server-to-client requests the operation sends through a `Peer` are not marked as the call's (by then the `tools/call` has been answered with `CreateTaskResult`, so its stream is usually closed anyway); use [`request_input`](TaskContext::request_input), which needs no stream |
 //! | principals | none | none in rmcp's API either; see [Principals](#principals) |
-//! | extra API | — | [`try_spawn`](TaskManager::try_spawn), the `*_as` methods, [`builder`](TaskManager::builder), [`stats`](TaskManager::stats), [`reap`](TaskManager::reap) |
+//! | extra API | — | [`try_spawn`](TaskManager::try_spawn), the `*_as` methods, [`builder`](TaskManager::builder), [`stats`](TaskManager::stats) and [`metrics`](TaskManager::metrics) (Prometheus text: `sessionreg_tasks_running`, `sessionreg_tasks_ended_total{outcome}`, ...), [`reap`](TaskManager::reap) |
 //!
 //! # At capacity
 //!
@@ -448,6 +448,16 @@ impl TaskManager {
     /// `abandoned`), lookups of unknown ids.
     pub fn stats(&self) -> TaskStats {
         self.inner.store.stats()
+    }
+
+    /// The store's counters in Prometheus text (serve it with
+    /// [`sessionreg::metrics::CONTENT_TYPE`] on a route of your own, beside
+    /// the session manager's): the stable `sessionreg_tasks_*` names of
+    /// [`sessionreg::metrics::write_tasks`].
+    pub fn metrics(&self) -> String {
+        let mut out = String::new();
+        sessionreg::metrics::write_tasks(&mut out, &self.stats());
+        out
     }
 
     /// Frees the tasks whose retention has passed since their work ended;

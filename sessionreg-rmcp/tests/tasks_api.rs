@@ -237,6 +237,14 @@ async fn cancel_is_cooperative_wakes_input_waits_and_acknowledges_ended_tasks() 
     assert_eq!(stats.ended(EndKind::Cancelled), 1);
     assert_eq!(stats.ended(EndKind::Completed), 1);
     assert_eq!(stats.ended(EndKind::Failed), 1);
+    let metrics = tasks.metrics();
+    for line in [
+        "sessionreg_tasks_running 0",
+        "sessionreg_tasks_created_total 3",
+        "sessionreg_tasks_ended_total{outcome=\"cancelled\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
 }
 
 #[tokio::test]
