@@ -266,6 +266,13 @@ pub fn metrics<A: App>(manager: &SessionManager<A>) -> Response<mcp::Body> {
     response
 }
 
+/// The answer to a path the example does not serve.
+pub fn not_found() -> Response<mcp::Body> {
+    let mut response = Response::new(super::text_body("not found\n"));
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
+    response
+}
+
 /// Logs to stderr, at `RUST_LOG` or INFO.
 pub fn init_tracing() {
     tracing_subscriber::fmt()
