@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Prints a complete load-balancer configuration for a fleet of sessionreg
-# MCP nodes, routing every request to the node that owns its session by the
-# first two hex digits of its MCP-Session-Id, with no state in the balancer.
+# MCP nodes, routing every request to the node that holds its state by the
+# first two hex digits of the id it carries (a session's, or a task's), with
+# no state in the balancer.
 #
 #   deploy/render.sh KIND LISTEN_PORT ADDR0 [ADDR1 ...] > FILE
 #
 #   KIND         nginx | haproxy
 #   LISTEN_PORT  the balancer listens on 127.0.0.1:LISTEN_PORT
 #   ADDRi        host:port of node i, the node started with --node-id i
-#                (its ids begin with i as two hex digits: 00, 01, ... ff)
+#                (its ids, of sessions and of tasks, begin with i as two hex
+#                digits: 00, 01, ... ff)
 #
 # Run the result as it is:
 #
@@ -16,19 +18,45 @@
 #                                              temp files, pid and access.log)
 #   haproxy -f FILE                           (stays in the foreground)
 #
+# The id a request is routed by (both kinds):
+#
+#   * its MCP-Session-Id (MCP 2025-11-25 and before), if it has one;
+#   * else, for a request of the tasks extension (io.modelcontextprotocol/
+#     tasks: Mcp-Method tasks/get, tasks/update, tasks/cancel, anything
+#     beginning "tasks/"), its Mcp-Name, which is then the task id (MCP
+#     2026-07-28, which has no sessions: "so load balancers can route
+#     subsequent requests for the same task to the server instance holding
+#     its state"). Any other request's Mcp-Name names a tool, prompt or
+#     resource, and is never routed by;
+#   * else none.
+#
 # Routing (both kinds):
 #
-#   * no MCP-Session-Id (an initialize): round-robin over the nodes that are
-#     up and ready for new sessions (not draining); a node that refuses it
+#   * no id (an initialize; a 2026-07-28 request such as server/discover or
+#     the tools/call that creates a task): round-robin over the nodes that
+#     are up and ready (not draining). A node that refuses an initialize
 #     with 503 (draining, full) created nothing, so it is sent to the next.
+#     A 2026-07-28 request (it carries Mcp-Method, which a 2025-11-25
+#     client never sends) is sent to another node only when it reached none
+#     (HAProxy: also after a 503, which the nodes answer before running
+#     anything): one in flight when its node dies gets 502, never a second
+#     run of its tool elsewhere.
 #   * an id beginning with node i's two digits: node i while it is up,
 #     draining or not; when it is down, any other live node, which answers
-#     404, so the client starts a new session (MCP 2025-11-25, "Session
-#     Management").
+#     404 to a session's request, so the client starts a new session (MCP
+#     2025-11-25, "Session Management"), and to a task's request the
+#     JSON-RPC error "Failed to retrieve task: Task not found" (the task
+#     died with its node).
 #   * an id naming no node (malformed, or a node not in this list): any live
-#     node (404).
+#     node (404, or "Task not found").
 #   * SSE (GET streams, POST replies) passes through unbuffered, with one
 #     hour of silence allowed (the nodes send a keep-alive comment every 15 s).
+#
+# A request that carries neither id in its headers cannot be routed to a
+# task's owner: a tasks/* request without Mcp-Name (which 2026-07-28
+# requires), or one whose Mcp-Name is Base64-encoded ("=?base64?...?=": a
+# task id is plain hex, so no client needs to), reaches whichever node the
+# round-robin or the fallback picks.
 #
 # The nodes' paths, if not those of examples/mcp_server (env, optional):
 #   MCP_PATH=/mcp  HEALTH_READY=/health/ready  HEALTH_LIVE=/health/live
@@ -121,16 +149,39 @@ http {
 
     # One line per request, with the node(s) tried and their answers
     # (\$upstream_addr lists every node tried, retries included). Never the
-    # session id: it grants access to the session.
+    # session id or the task id: each grants access to what it names.
     log_format mcp '\$remote_addr [\$time_local] "\$request" \$status '
                    'owner=\$mcp_owner upstream=\$upstream_addr '
                    'upstream_status=\$upstream_status \$request_time';
     access_log access.log mcp;
 
+    # The id a request is routed by, in two steps (a map is evaluated
+    # when its variable is first used in a request: nothing is kept between
+    # requests). nginx names the headers \$http_mcp_session_id,
+    # \$http_mcp_method and \$http_mcp_name whatever their case.
+    # A task request's id: its Mcp-Name, when its Mcp-Method is one of the
+    # tasks extension's (tasks/get, tasks/update, tasks/cancel). Any other
+    # Mcp-Name (a tools/call's tool name, say) is not an id.
+    map \$http_mcp_method \$mcp_task_id {
+        "~^tasks/"  \$http_mcp_name;
+        default     "";
+    }
+    # The session's id if there is one, else the task's (empty if neither).
+    map \$http_mcp_session_id \$mcp_route_id {
+        ""        \$mcp_task_id;
+        default   \$http_mcp_session_id;
+    }
+    # Where a request with no id goes: a 2025-11-25 client sends no
+    # Mcp-Method, and its request without an id is an initialize (a new
+    # session); a 2026-07-28 one sends Mcp-Method on every request.
+    map \$http_mcp_method \$mcp_unrouted {
+        ""        /.mcp-new-session;
+        default   /.mcp-stateless;
+    }
+
     # The owner of a request, from its id's first two hex digits (ids are
-    # lowercase hex; a regex map entry matches the header's beginning).
-    # nginx names the header \$http_mcp_session_id whatever its case.
-    map \$http_mcp_session_id \$mcp_owner {
+    # lowercase hex; a regex map entry matches the id's beginning).
+    map \$mcp_route_id \$mcp_owner {
         # No id: not used (the location below sends these to mcp_new).
         ""        "";
 EOF
@@ -138,7 +189,8 @@ EOF
     printf '        "~^%s"    mcp_node_%s;\n' "$(hex "$i")" "$(hex "$i")"
   done
   cat <<EOF
-        # An id naming no node of this fleet: any live node (it answers 404).
+        # An id naming no node of this fleet: any live node (it answers 404,
+        # or "Task not found").
         default   mcp_any;
     }
 
@@ -158,7 +210,8 @@ EOF
         keepalive 16;
     }
 
-    # Ids naming no node: any node will do (each answers 404).
+    # Ids naming no node: any node will do (each answers 404, or "Task not
+    # found").
     upstream mcp_any {
         zone mcp_any $ZONE;
 EOF
@@ -169,12 +222,13 @@ EOF
 
     # One group per node. Its owner comes first and is tried for every
     # request (max_fails=0: never marked down, so a passing error does not
-    # send its sessions elsewhere). A draining owner still answers its
-    # sessions here. Only when the owner cannot be reached (the process is
-    # gone: connection refused) does the request go to a backup: the other
-    # nodes, which answer 404, so the client re-initializes. (No zone: the
-    # owner is never marked down, and each worker finding a dead backup on
-    # its own costs one refused connection.)
+    # send its sessions or tasks elsewhere). A draining owner still answers
+    # its sessions and tasks here. Only when the owner cannot be reached
+    # (the process is gone: connection refused) does the request go to a
+    # backup: the other nodes, which answer 404, so the client
+    # re-initializes, or "Task not found" (the task died with its node). (No
+    # zone: the owner is never marked down, and each worker finding a dead
+    # backup on its own costs one refused connection.)
 EOF
   for ((i = 0; i < N; i++)); do
     printf '    upstream mcp_node_%s {\n' "$(hex "$i")"
@@ -224,12 +278,14 @@ EOF
         chunked_transfer_encoding on;
 
         location = $MCP_PATH {
-            # No id: a new session (or a request the node will refuse with
-            # 400): the round-robin pool, with its own retry rules. "rewrite
+            # No id, neither a session's nor a task's: a new session, a
+            # 2026-07-28 request that needs no node in particular (or a
+            # request the node will refuse with 400): the round-robin pool,
+            # with the retry rules of each (the locations below). "rewrite
             # ... last" is one of the two things safe to do inside "if" in a
             # location.
-            if (\$http_mcp_session_id = "") {
-                rewrite ^ /.mcp-new-session last;
+            if (\$mcp_route_id = "") {
+                rewrite ^ \$mcp_unrouted last;
             }
             # An id: its owner's group (a variable naming an upstream group
             # is looked up among the groups above; no DNS is involved).
@@ -258,6 +314,22 @@ EOF
             # failure for max_fails (only when listed here), which is what
             # takes a draining node out of the rotation.
             proxy_next_upstream error timeout http_503 non_idempotent;
+            proxy_next_upstream_tries $N;
+        }
+
+        location = /.mcp-stateless {
+            # Reached only through the rewrite above: a 2026-07-28 request
+            # with no id (server/discover, a tools/call, the tools/call that
+            # creates a task). The same pool, but the session's rule: the
+            # next node only when nothing was sent (a refused connection, no
+            # connection in 5 s; no "non_idempotent"), as a tool may have
+            # run, or be running, on a node that failed after it had the
+            # request: a call in flight when its node dies gets 502. A 503
+            # (full, overloaded: nothing ran) goes back to the client with
+            # its Retry-After, and does not count against the node.
+            proxy_pass http://mcp_new$MCP_PATH;
+            internal;
+            proxy_next_upstream error timeout;
             proxy_next_upstream_tries $N;
         }
 
@@ -328,16 +400,39 @@ frontend mcp
     # Only the MCP endpoint goes through (metrics and health are scraped
     # from each node directly).
     http-request deny deny_status 404 unless { path $MCP_PATH }
-    # No id (an initialize): the pool of nodes ready for new sessions.
-    use_backend mcp_new unless { req.hdr(mcp-session-id) -m found }
-    # An id: its owner, by the first two hex digits of the id (the first
-    # occurrence of the header, as the node reads it).
+    # The id a request is routed by: its MCP-Session-Id if it has one,
+    # else, for a request of the tasks extension (Mcp-Method tasks/get,
+    # tasks/update, tasks/cancel), its Mcp-Name: the task id. Any other
+    # Mcp-Name (a tools/call's tool name, say) is not an id. ACLs are
+    # evaluated per request: nothing is kept between requests.
+    acl mcp_session req.hdr(mcp-session-id) -m found
+    acl mcp_task req.fhdr(mcp-method,1) -m beg tasks/
+    acl mcp_named req.fhdr(mcp-name,1) -m found
+    # A 2026-07-28 request (a 2025-11-25 client never sends Mcp-Method).
+    acl mcp_modern req.hdr(mcp-method) -m found
+    # No id, from a 2026-07-28 client (server/discover, a tools/call, the
+    # tools/call that creates a task): the nodes ready for new work, with
+    # the retry rules of a request that may run a tool.
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_task
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_named
+    # No id otherwise (an initialize): the pool of nodes ready for new
+    # sessions.
+    use_backend mcp_new unless mcp_session || mcp_task mcp_named
+    # A session id: its owner, by the first two hex digits of the id (the
+    # first occurrence of the header, as the node reads it).
 EOF
   for ((i = 0; i < N; i++)); do
     printf '    use_backend mcp_node_%s if { req.fhdr(mcp-session-id,1) -m beg %s }\n' "$(hex "$i")" "$(hex "$i")"
   done
   cat <<EOF
-    # An id naming no node of this fleet: any live node (it answers 404).
+    # No session id, a task id: its owner, the same way.
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    use_backend mcp_node_%s if !mcp_session mcp_task { req.fhdr(mcp-name,1) -m beg %s }\n' "$(hex "$i")" "$(hex "$i")"
+  done
+  cat <<EOF
+    # An id naming no node of this fleet: any live node (it answers 404, or
+    # "Task not found").
     default_backend mcp_any
 
 # New sessions: round-robin over the nodes whose readiness check answers 200.
@@ -358,8 +453,25 @@ EOF
   done
   cat <<EOF
 
-# Ids naming no node: any live node. Its servers follow the liveness checks
-# of the per-node backends below (no checks of their own).
+# 2026-07-28 requests with no id: the same nodes as mcp_new, following its
+# checks ("track"). Retried on another node only when the connection failed
+# (nothing was sent) or the node answered 503 (full, overloaded, shutting
+# down: refused before anything ran). Not "empty-response": a node that
+# closed without a word may have run the tool, or died running it, and a
+# second run elsewhere is not the balancer's to decide; the client gets 502
+# (or its connection closed, as for a session's request).
+backend mcp_stateless
+    balance roundrobin
+    retry-on conn-failure 503
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '    server n%s %s track mcp_new/n%s\n' "$(hex "$i")" "${ADDRS[$i]}" "$(hex "$i")"
+  done
+  cat <<EOF
+
+# Ids naming no node: any live node (404, or "Task not found"). Its servers
+# follow the liveness checks of the per-node backends below (no checks of
+# their own).
 backend mcp_any
     balance roundrobin
 EOF
@@ -369,9 +481,9 @@ EOF
   cat <<EOF
 
 # One backend per node: its owner while its liveness check answers 200
-# (draining or not), so its sessions are served to their end; when it is
-# down, the others as backups, which answer 404 so the client
-# re-initializes. Only the default retry (a connection that failed, so
+# (draining or not), so its sessions (and tasks) are served to their end;
+# when it is down, the others as backups, which answer 404 so the client
+# re-initializes, or "Task not found" (the task died with its node). Only the default retry (a connection that failed, so
 # nothing was sent): a tool call in flight when its node dies gets 502 (or,
 # if HAProxy had sent it on a reused connection, its client connection is
 # closed: "http-reuse safe" leaves the retry to the client), never a second

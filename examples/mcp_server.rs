@@ -20,7 +20,8 @@
 //! In a fleet behind a load balancer (README, "Run a fleet"; `deploy/`):
 //!
 //! * `--node-id N` puts N in the first two hex digits of every session id
-//!   this node mints, which the balancer routes by.
+//!   and task id this node mints, which the balancer routes by (a task's
+//!   requests name it in `Mcp-Name`).
 //! * `GET /health/ready` is 200 while the node takes new sessions, 503 while
 //!   it drains (or is full); `GET /health/live` is 200 while it serves its
 //!   sessions, draining or not.
@@ -29,16 +30,17 @@
 //!   drains it: new sessions get 503, live ones are served until they end
 //!   or `--drain-deadline-ms` passes, then the node stops and prints
 //!   `stopped sessions_ended=N`.
-//! * `/metrics` adds `mcp_server_requests_total` (requests to `/mcp`) and
+//! * `/metrics` adds `mcp_server_requests_total` (requests to `/mcp`),
 //!   `mcp_server_foreign_ids_total{owner}`: requests that carried a
-//!   well-formed id of another node, i.e. that a balancer sent to the wrong
-//!   node, or to this one because the owner was down.
+//!   well-formed session id of another node, i.e. that a balancer sent to
+//!   the wrong node, or to this one because the owner was down; and
+//!   `mcp_server_foreign_task_ids_total{owner}`, the same for the task ids
+//!   of `tasks/*` requests (their `Mcp-Name`).
 
 #[path = "mcp_app/mod.rs"]
 mod mcp_app;
 
 use clap::Parser;
-use http::{Response, StatusCode};
 use mcp_app::fleet::{self, FleetFlags, Routing};
 use mcp_app::ops::{self, Flags};
 use sessionreg::http as mcp;
@@ -98,11 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "/metrics" if get && public_metrics => routing.metrics(&manager),
                     "/health/ready" if get => manager.readiness(),
                     "/health/live" if get => manager.liveness(),
-                    _ => {
-                        let mut response = Response::new(mcp_app::text_body("not found\n"));
-                        *response.status_mut() = StatusCode::NOT_FOUND;
-                        response
-                    }
+                    _ => ops::not_found(),
                 })
             }
         });

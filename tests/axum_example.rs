@@ -444,16 +444,8 @@ async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
             let body =
                 http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": { "name": tool, "arguments": arguments } }));
-            let request = client
-                .request(Method::POST)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", tool)
-                .body(Full::new(bytes::Bytes::from(body.to_string())))
-                .unwrap();
-            let answer = client.send(request).await;
+            let headers = [("mcp-method", "tools/call"), ("mcp-name", tool)];
+            let answer = client.post_modern(&body, &headers).await;
             assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
             answer.json()["result"].clone()
         }

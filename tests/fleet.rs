@@ -4,6 +4,11 @@
 //! killed node's sessions get 404 (after at most the one request in flight
 //! at the kill) and re-initialize on a survivor, a drained node gets no new
 //! session, serves its own to their end and stops, and nothing leaks.
+//! The same for tasks (2026-07-28, no session: the tasks extension's
+//! requests name their task in `Mcp-Name`): new tasks spread over the
+//! nodes, every `tasks/get` and `tasks/cancel` reaches the task's node
+//! (draining or not), a killed node's tasks answer "Task not found" from a
+//! survivor while the survivors' tasks complete.
 //!
 //! Needs `nginx` and `haproxy` (Debian packages of the same names). Without
 //! them the test is skipped with a loud message, except under CI (`CI` set),
@@ -11,12 +16,13 @@
 //! Everything listens on loopback ports picked at run time; every child
 //! process (nodes, balancer, nginx's workers) is killed when the test ends,
 //! however it ends.
+#![cfg(feature = "http")]
 
 // The same nodes, balancer and client as the demo (examples/fleet): the
 // `fleet` and `mcp-test-client` crates.
 use fleet::{Fleet, Kind, Metrics};
 use http::Method;
-use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Session};
+use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Session, Task};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -58,6 +64,50 @@ async fn haproxy_routes_each_session_to_its_node() {
         tokio::time::timeout(WHOLE, fleet(Kind::Haproxy, DrainBy::Signal))
             .await
             .expect("the scenario ended within its safety bound");
+    }
+}
+
+/// `deploy/render.sh`'s output, for fleets of 1, 3 and 17 nodes (17: ids
+/// `00` to `10`), passes the balancer's own check (`nginx -t`, `haproxy -c`),
+/// on top of the scenarios above, which run it.
+#[test]
+fn rendered_configurations_pass_each_balancers_own_check() {
+    for kind in [Kind::Nginx, Kind::Haproxy] {
+        let Some(program) = balancer_present(kind).then(|| kind.locate().unwrap()) else {
+            continue;
+        };
+        for n in [1u16, 3, 17] {
+            let dir = fleet::WorkDir::new("render-check").expect("a work dir");
+            let addrs = (0..n).map(|i| format!("127.0.0.1:{}", 20_000 + i));
+            let output = std::process::Command::new("bash")
+                .arg(fleet::process::repo_root().join("deploy/render.sh"))
+                .args([kind.name(), "18080"])
+                .args(addrs)
+                .output()
+                .expect("bash runs render.sh");
+            assert!(
+                output.status.success(),
+                "render.sh {kind} with {n} nodes: {output:?}"
+            );
+            let config = dir.path().join("balancer.conf");
+            std::fs::write(&config, &output.stdout).expect("the config written");
+            let mut check = std::process::Command::new(&program);
+            match kind {
+                Kind::Nginx => check
+                    .arg("-t")
+                    .arg("-p")
+                    .arg(dir.path())
+                    .arg("-c")
+                    .arg(&config),
+                Kind::Haproxy => check.arg("-c").arg("-f").arg(&config),
+            };
+            let checked = check.output().expect("the balancer runs");
+            assert!(
+                checked.status.success(),
+                "{kind} rejects its configuration for {n} nodes: {}",
+                String::from_utf8_lossy(&checked.stderr)
+            );
+        }
     }
 }
 
@@ -134,6 +184,105 @@ async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> 
     tokio::time::timeout(BOUND, future)
         .await
         .unwrap_or_else(|_| panic!("{what}: nothing within {BOUND:?}"))
+}
+
+/// Creates `count` tasks through the balancer, each a `sleep` of `ms`.
+async fn create_tasks(client: &Client, count: usize, ms: u64) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    for i in 0..count {
+        let task = client
+            .try_create_task(i as u64, "sleep", json!({ "ms": ms }))
+            .await
+            .unwrap_or_else(|e| panic!("creating a task: {e}"));
+        tasks.push(task);
+    }
+    tasks
+}
+
+/// Sends a quick 2026-07-28 call with no id through the balancer
+/// (round-robin): the node that got it, which must be `expected` if given.
+async fn modern_echo_lands_on(
+    fleet: &Fleet,
+    http: &Http,
+    client: &Client,
+    id: u64,
+    expected: Option<u8>,
+) -> u8 {
+    let count = |all: &[Metrics]| all.iter().map(|m| m.requests).collect::<Vec<_>>();
+    let mut before = Vec::new();
+    for node in 0..fleet.nodes().len() {
+        before.push(metrics(fleet, http, node as u8).await);
+    }
+    let result = client
+        .try_modern_call(60 + id, "echo", json!({ "text": "which node?" }))
+        .await
+        .unwrap_or_else(|e| panic!("a 2026-07-28 echo: {e}"));
+    assert_eq!(result_text(&result), Some("which node?"));
+    let mut after = Vec::new();
+    for node in 0..fleet.nodes().len() {
+        after.push(metrics(fleet, http, node as u8).await);
+    }
+    let (before, after) = (count(&before), count(&after));
+    let landed: Vec<u8> = (0..before.len())
+        .filter(|&n| after[n] != before[n])
+        .map(|n| n as u8)
+        .collect();
+    assert_eq!(
+        landed.len(),
+        1,
+        "one request, one node: {before:?} -> {after:?}"
+    );
+    if let Some(expected) = expected {
+        assert_eq!(landed[0], expected, "round-robin goes round in one order");
+    }
+    landed[0]
+}
+
+/// Polls `task` through the balancer while it is working: its state then.
+async fn task_end(client: &Client, task: &Task) -> serde_json::Value {
+    within("the task's end", async {
+        loop {
+            let state = client
+                .try_task_get(20, task)
+                .await
+                .unwrap_or_else(|e| panic!("tasks/get of {task:?}: {e}"));
+            if state["status"] != "working" {
+                return state;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+/// Polls `task` to its end, which must be a completed `sleep` of `ms`.
+async fn completes(client: &Client, task: &Task, ms: u64) {
+    let state = task_end(client, task).await;
+    assert_eq!(state["status"], "completed", "{task:?}: {state}");
+    let slept = format!("slept {ms} ms");
+    assert_eq!(
+        result_text(&state["result"]),
+        Some(slept.as_str()),
+        "{state}"
+    );
+}
+
+/// `tasks/get` of a task its node no longer holds, or never did.
+async fn not_found(client: &Client, task: &Task) {
+    match client.try_task_get(21, task).await {
+        Err(error) if error.is_task_not_found() => {}
+        other => panic!("{task:?}: {other:?}, not \"Task not found\""),
+    }
+}
+
+fn tasks_by_node(tasks: &[Task]) -> BTreeMap<u8, Vec<Task>> {
+    let mut map = BTreeMap::<u8, Vec<Task>>::new();
+    for task in tasks {
+        map.entry(task.node().expect("hex id"))
+            .or_default()
+            .push(task.clone());
+    }
+    map
 }
 
 fn by_node(sessions: &[Session]) -> BTreeMap<u8, Vec<Session>> {
@@ -241,8 +390,66 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         assert_eq!(result_text(&done["result"]), Some("released"));
     }
 
-    // --- Kill a node with a GET stream open and a tool call in flight on it.
+    // --- Tasks, from a 2026-07-28 client (no session): the `tools/call`
+    // that creates one names no node and goes round-robin; each
+    // `tasks/get` names its task in Mcp-Name and reaches the task's node.
+    let tasks = create_tasks(&client, 12, 50).await;
+    let tasks_owned = tasks_by_node(&tasks);
+    for id in 0..NODES {
+        let mine = tasks_owned.get(&id).map_or(0, Vec::len);
+        let metrics = metrics(&fleet, &http, id).await;
+        assert_eq!(
+            metrics.tasks_created, mine as u64,
+            "node {id} created the task ids with its prefix"
+        );
+        assert!(
+            mine >= 2,
+            "round-robin gives each of 3 nodes about 4 of 12 new tasks; node {id} got {mine}"
+        );
+    }
+    for task in &tasks {
+        completes(&client, task, 50).await;
+    }
+    for id in 0..NODES {
+        let metrics = metrics(&fleet, &http, id).await;
+        assert_eq!(
+            metrics.tasks_ended("completed"),
+            tasks_owned[&id].len() as u64,
+            "node {id}: its tasks completed"
+        );
+        assert_eq!(
+            metrics.foreign_tasks_from(|_| true),
+            0,
+            "node {id}: another node's task ids"
+        );
+    }
+    // A task id naming no node of the fleet: any node answers "Task not
+    // found".
+    not_found(&client, &Task::new(format!("ff{}", "0".repeat(46)))).await;
+    // Tasks running across the kill below.
+    let spanning = tasks_by_node(&create_tasks(&client, 6, 1_000).await);
+    assert!(
+        spanning.contains_key(&KILLED),
+        "tasks on the node to kill: {spanning:?}"
+    );
+
+    // --- Kill a node with a GET stream open and a tool call in flight on
+    // it (and the tasks above running on it).
     let victims = owned.remove(&KILLED).expect("sessions on the victim");
+    // The next 2026-07-28 request without an id (round-robin) goes to the
+    // node to kill: the order of the round-robin, from one quick call on
+    // each node, then as many as it takes to come round to the victim.
+    let mut order = Vec::new();
+    for i in 0..NODES {
+        order.push(modern_echo_lands_on(&fleet, &http, &client, u64::from(i), None).await);
+    }
+    let victim_next = order
+        .iter()
+        .position(|&id| id == KILLED)
+        .unwrap_or_else(|| panic!("round-robin skips node {KILLED}: {order:?}"));
+    for &id in &order[..victim_next] {
+        modern_echo_lands_on(&fleet, &http, &client, 3, Some(id)).await;
+    }
     let before_kill: Vec<Metrics> = {
         let mut all = Vec::new();
         for id in 0..NODES {
@@ -262,11 +469,25 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
                 .await
         })
     };
+    // And a 2026-07-28 call (no id: round-robin, so the victim's turn, as
+    // above), in flight at the kill: a minute long, so it is still running
+    // when its node dies, whatever the machine's load.
+    let modern_in_flight = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .try_modern_call(40, "sleep", json!({ "ms": 60_000 }))
+                .await
+        })
+    };
+    // The stream and both calls have reached the victim.
     let until = tokio::time::Instant::now() + BOUND;
-    while metrics(&fleet, &http, KILLED).await.requests < before_kill[1].requests + 2 {
+    while metrics(&fleet, &http, KILLED).await.requests
+        < before_kill[usize::from(KILLED)].requests + 3
+    {
         assert!(
             tokio::time::Instant::now() < until,
-            "the call reached the node"
+            "the stream, the session's call and the 2026-07-28 call (the victim's turn) reached the node"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -279,6 +500,26 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     match stream.next_within(BOUND).await {
         Ok(None) | Err(_) => {} // ended, or cut
         Ok(Some(message)) => panic!("a message from a dead node: {message}"),
+    }
+    // The 2026-07-28 call comes back as lost too (502, or a closed
+    // connection): not sent on to a survivor, which would run its tool a
+    // second time (and answer a minute later).
+    let lost = within(
+        "the 2026-07-28 call in flight at the kill (an answer after a minute: sent on to a survivor)",
+        modern_in_flight,
+    )
+    .await
+    .expect("task");
+    assert!(
+        lost.as_ref().is_err_and(Error::is_lost_in_flight),
+        "the 2026-07-28 call in flight at the kill: {lost:?} (502, or a closed connection)"
+    );
+    for id in (0..NODES).filter(|&id| id != KILLED) {
+        assert_eq!(
+            metrics(&fleet, &http, id).await.requests,
+            before_kill[usize::from(id)].requests,
+            "node {id}: a request sent on from the killed node"
+        );
     }
     // Every other request of its sessions: 404 from a survivor, then the
     // client starts a new session there.
@@ -323,6 +564,70 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         "each request with the dead node's ids (calls and a DELETE) went to exactly one survivor"
     );
 
+    // --- The killed node's tasks died with it: "Task not found", from a
+    // survivor. The survivors' tasks go on and complete; new tasks go to
+    // the survivors only, and a `tasks/cancel` reaches its task's node.
+    for task in &spanning[&KILLED] {
+        not_found(&client, task).await;
+    }
+    for task in spanning
+        .iter()
+        .filter(|(&id, _)| id != KILLED)
+        .flat_map(|(_, tasks)| tasks)
+    {
+        completes(&client, task, 1_000).await;
+    }
+    let after_kill = create_tasks(&client, 4, 50).await;
+    let long = create_tasks(&client, 2, 60_000).await;
+    for task in after_kill.iter().chain(&long) {
+        assert_ne!(task.node(), Some(KILLED), "a new task on the dead node");
+    }
+    for task in &after_kill {
+        completes(&client, task, 50).await;
+    }
+    for (i, task) in long.iter().enumerate() {
+        client
+            .try_modern(
+                30 + i as u64,
+                "tasks/cancel",
+                Some(task.id()),
+                json!({ "taskId": task.id() }),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("tasks/cancel of {task:?}: {e}"));
+        assert_eq!(task_end(&client, task).await["status"], "cancelled");
+    }
+    let mut tasks_seen_by_survivors = 0;
+    for id in (0..NODES).filter(|&id| id != KILLED) {
+        let now = metrics(&fleet, &http, id).await;
+        let foreign = |m: &Metrics| m.foreign_tasks.get(&KILLED).copied().unwrap_or(0);
+        tasks_seen_by_survivors += foreign(&now) - foreign(&before_kill[usize::from(id)]);
+        assert_eq!(
+            now.foreign_tasks_from(|o| o < NODES && o != KILLED),
+            0,
+            "node {id}: task ids of a live node other than itself"
+        );
+    }
+    assert_eq!(
+        tasks_seen_by_survivors,
+        spanning[&KILLED].len() as u64,
+        "each tasks/get of the dead node's tasks went to exactly one survivor"
+    );
+
+    // A task of the node about to be drained, running as the drain starts
+    // (round-robin alternates between the two live nodes).
+    let mut on_drained = None;
+    let mut on_survivor = Vec::new();
+    for _ in 0..6 {
+        let task = create_tasks(&client, 1, 500).await.remove(0);
+        if task.node() == Some(DRAINED) {
+            on_drained = Some(task);
+            break;
+        }
+        on_survivor.push(task);
+    }
+    let on_drained = on_drained.expect("a task on the node to drain");
+
     // --- Drain a node for a rolling restart.
     let drained = owned
         .remove(&DRAINED)
@@ -349,6 +654,18 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         200
     );
     let created_at_drain = metrics(&fleet, &http, DRAINED).await.created;
+    // Its task is still its own: polled to its end there, draining or not.
+    completes(&client, &on_drained, 500).await;
+    for task in &on_survivor {
+        completes(&client, task, 500).await;
+    }
+    assert_eq!(
+        metrics(&fleet, &http, 0)
+            .await
+            .foreign_tasks_from(|o| o < NODES && o != KILLED),
+        0,
+        "node 0: the draining node's task ids"
+    );
     // No new session goes to it (nor to the dead one).
     let during_drain = open_sessions(&client, 12).await;
     for session in &during_drain {
@@ -406,6 +723,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     }
     let last = metrics(&fleet, &http, 0).await;
     assert_eq!(last.live, 0, "live sessions left on node 0");
+    assert_eq!(last.tasks_running, 0, "running tasks left on node 0");
     assert_eq!(
         last.created,
         last.terminated_total(),

@@ -6,16 +6,14 @@
 
 mod http_support;
 
-use bytes::Bytes;
-use http::{Method, StatusCode};
-use http_body_util::Full;
-use http_support::{eventually, with_meta, Answer, Client, ACCEPT_BOTH};
+use http::StatusCode;
+use http_support::{eventually, with_meta, Answer, Client};
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::modern::InputRequests;
 use sessionreg::http::tasks::{TaskWork, TASKS_EXTENSION};
 use sessionreg::http::SessionManager;
-use sessionreg::http::{self as mcp, App, BearerTokens, Builder, Context, HandlerError, Reply};
+use sessionreg::http::{App, BearerTokens, Builder, Context, HandlerError, Reply};
 use sessionreg::{EndKind, Miss};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -112,15 +110,7 @@ async fn serve(configure: impl FnOnce(Builder<Jobs>) -> Builder<Jobs>) -> Served
     let manager = configure(SessionManager::builder(Jobs::default()).tasks(true))
         .build()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(mcp::serve(
-        listener,
-        manager.clone(),
-        manager.clone(),
-        std::future::pending::<()>(),
-        Duration::from_secs(1),
-    ));
+    let url = http_support::serve_manager(&manager).await;
     Served { url, manager }
 }
 
@@ -139,23 +129,12 @@ async fn send(
         body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
             json!({ "extensions": { TASKS_EXTENSION: {} } });
     }
-    let mut request = client
-        .request(Method::POST)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH)
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
     let name = name.map(str::to_owned).or_else(|| params_name(&body));
-    if let Some(name) = name {
-        request = request.header("mcp-name", name);
+    let mut headers = vec![("mcp-method", method)];
+    if let Some(name) = &name {
+        headers.push(("mcp-name", name));
     }
-    client
-        .send(
-            request
-                .body(Full::new(Bytes::from(body.to_string())))
-                .unwrap(),
-        )
-        .await
+    client.post_modern(&body, &headers).await
 }
 
 fn params_name(body: &Value) -> Option<String> {

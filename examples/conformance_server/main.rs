@@ -27,7 +27,6 @@ mod modern;
 mod tasks;
 
 use clap::Parser;
-use http::{Response, StatusCode};
 use mcp_app::ops::{self, Flags};
 use sessionreg::http as mcp;
 
@@ -66,11 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Ok::<_, std::convert::Infallible>(match request.uri().path() {
                     "/mcp" => manager.handle(request).await,
                     "/metrics" if get => ops::metrics(&manager),
-                    _ => {
-                        let mut response = Response::new(mcp_app::text_body("not found\n"));
-                        *response.status_mut() = StatusCode::NOT_FOUND;
-                        response
-                    }
+                    _ => ops::not_found(),
                 })
             }
         });

@@ -1,6 +1,7 @@
 //! A fleet of `mcp_server` nodes behind a real nginx or HAProxy, every
-//! request routed to its session's owner by the first two hex digits of
-//! its id, with no state in the balancer.
+//! request routed to the node that holds its state by the first two hex
+//! digits of its id (a session's `MCP-Session-Id`, or a task's id in the
+//! `Mcp-Name` of a `tasks/*` request), with no state in the balancer.
 //!
 //! ```text
 //! cargo run --release --example fleet -- --nodes 3 --balancer nginx
@@ -17,25 +18,39 @@
 //!    initialize, `notifications/initialized`, `tools/list`, tool calls,
 //!    a GET stream with a notification on it, a POST answered over SSE,
 //!    DELETE, and sessions left to idle out. Each client also keeps one
-//!    session open throughout.
-//! 4. Kills one node (SIGKILL) with a tool call in flight on it (502 is
-//!    the one answer it may get) and goes on: the clients whose kept
-//!    session was on it get 404 and re-initialize on a survivor (see
-//!    `mcp_test_client::Resilient`: what the official SDKs do not do yet).
+//!    session open throughout. Each client also drives tasks, as a
+//!    2026-07-28 client (no session) that declares the tasks extension:
+//!    `tools/call` of `sleep`, answered with a task (round-robin: it
+//!    names no node), then `tasks/get` with `Mcp-Name: <task id>` through
+//!    the balancer until the task has completed.
+//! 4. Has every client start longer tasks, then kills one node (SIGKILL)
+//!    with those tasks running on it and a tool call in flight on it (502
+//!    is the one answer that call may get), and goes on: the clients whose
+//!    kept session was on it get 404 and re-initialize on a survivor (see
+//!    `mcp_test_client::Resilient`: what the official SDKs do not do yet);
+//!    the tasks it held are lost with it, so polling one answers "Task not
+//!    found" from a survivor, while the tasks of the other nodes complete.
 //! 5. Prints, per node: sessions created, requests served, requests that
 //!    reached the wrong node (each node counts the ids of other nodes it
 //!    is sent, in `/metrics`: before the kill every such count must be 0,
 //!    after it only the killed node's ids may appear, answered 404), the
-//!    killed node's ids answered 404, and the sessions live at the end (0).
+//!    killed node's ids answered 404, and the sessions live at the end (0);
+//!    then the same for tasks: created, completed, task requests that
+//!    reached the wrong node (`mcp_server_foreign_task_ids_total`), the
+//!    killed node's task ids answered "Task not found", tasks running at
+//!    the end (0).
 //!
-//! Exits 1 on any misrouted request, leaked session or unexpected answer.
+//! Exits 1 on any misrouted request (of a session or a task: a node
+//! counted another live node's id, or a live node's task answered "Task
+//! not found"), leaked session, lost task of a live node or unexpected
+//! answer.
 //!
 //! Steps 1 and 2, and the nodes' metrics, are the `fleet` crate's (shared
 //! with `tests/fleet.rs`); the clients are `mcp-test-client`'s.
 
 use clap::Parser;
 use fleet::{Fleet, Kind, Metrics, Node};
-use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session};
+use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session, Task};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -62,6 +77,13 @@ struct Args {
     /// expire).
     #[arg(long, default_value_t = 3_000)]
     idle_timeout_ms: u64,
+    /// Tasks per client, before the kill, across it and after it (0: none).
+    #[arg(long, default_value_t = 4)]
+    tasks: usize,
+    /// How long each task sleeps, in milliseconds; the tasks running across
+    /// the kill sleep five times as long.
+    #[arg(long, default_value_t = 300)]
+    task_ms: u64,
     /// Keep the work directory (configuration and logs) after the run.
     #[arg(long)]
     keep_logs: bool,
@@ -77,6 +99,20 @@ struct Tally {
     deleted: AtomicU64,
     left_idle: AtomicU64,
     initialize_retries: AtomicU64,
+    /// Tasks created, by the node their id names.
+    tasks_created: Mutex<BTreeMap<u8, u64>>,
+    /// Tasks polled to `completed`.
+    tasks_completed: AtomicU64,
+    /// `tasks/get` requests sent.
+    task_polls: AtomicU64,
+    /// A live node's task answered "Task not found": the request reached
+    /// another node.
+    tasks_misrouted: AtomicU64,
+    /// The killed node's tasks answered "Task not found" (by a survivor):
+    /// each one lost with its node, counted once.
+    tasks_lost: AtomicU64,
+    /// `tasks/get` requests lost in flight (502, closed), sent again.
+    task_poll_retries: AtomicU64,
     /// Answers that should not have happened, with what was being done.
     unexpected: Mutex<Vec<String>>,
 }
@@ -92,6 +128,103 @@ impl Tally {
 }
 
 const BOUND: Duration = Duration::from_secs(20);
+
+/// What the clients do with tasks.
+#[derive(Clone, Copy)]
+struct TaskPlan {
+    /// Tasks per client in each phase.
+    per_client: usize,
+    /// How long each sleeps.
+    ms: u64,
+}
+
+/// Creates `count` tasks, each a `sleep` of `ms`, through the balancer;
+/// tallies them by node.
+async fn create_tasks(
+    client: &Client,
+    count: usize,
+    ms: u64,
+    what: &str,
+    tally: &Tally,
+) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    for i in 0..count {
+        match client
+            .try_create_task(i as u64 + 1, "sleep", json!({ "ms": ms }))
+            .await
+        {
+            Ok(task) => {
+                *tally
+                    .tasks_created
+                    .lock()
+                    .unwrap()
+                    .entry(task.node().unwrap_or(255))
+                    .or_default() += 1;
+                tasks.push(task);
+            }
+            Err(error) => tally.unexpected(format!("{what}, creating task {i}: {error}")),
+        }
+    }
+    tasks
+}
+
+/// Polls `task` through the balancer until it ends. `dead`: the node that
+/// was killed, if it has been: its tasks answer "Task not found", once.
+async fn poll_task(client: &Client, task: &Task, dead: Option<u8>, what: &str, tally: &Tally) {
+    let until = tokio::time::Instant::now() + BOUND;
+    let mut id = 100;
+    loop {
+        id += 1;
+        Tally::add(&tally.task_polls, 1);
+        match client.try_task_get(id, task).await {
+            Ok(state) => match state["status"].as_str() {
+                Some("completed") => {
+                    if result_text(&state["result"]).is_some_and(|t| t.starts_with("slept")) {
+                        Tally::add(&tally.tasks_completed, 1);
+                    } else {
+                        tally.unexpected(format!("{what}: {task:?} completed with {state}"));
+                    }
+                    return;
+                }
+                Some("working") => {}
+                _ => {
+                    tally.unexpected(format!("{what}: {task:?} is {}", state["status"]));
+                    return;
+                }
+            },
+            Err(error) if error.is_task_not_found() => {
+                if task.node().is_some() && task.node() == dead {
+                    Tally::add(&tally.tasks_lost, 1);
+                } else {
+                    Tally::add(&tally.tasks_misrouted, 1);
+                    tally.unexpected(format!(
+                        "{what}: {task:?} of a live node answered \"Task not found\" (misrouted)"
+                    ));
+                }
+                return;
+            }
+            // Sent to a node as it died: its outcome is unknown, and a
+            // `tasks/get` changes nothing, so it is sent again.
+            Err(error) if error.is_lost_in_flight() => Tally::add(&tally.task_poll_retries, 1),
+            Err(error) => {
+                tally.unexpected(format!("{what}: tasks/get of {task:?}: {error}"));
+                return;
+            }
+        }
+        if tokio::time::Instant::now() >= until {
+            tally.unexpected(format!("{what}: {task:?} still working after {BOUND:?}"));
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Polls every task until it ends.
+async fn poll_tasks(client: &Client, tasks: &[Task], dead: Option<u8>, what: &str, tally: &Tally) {
+    for task in tasks {
+        poll_task(client, task, dead, what, tally).await;
+    }
+}
 
 /// One short session, its kind chosen by `round`.
 async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(), Error> {
@@ -163,20 +296,26 @@ async fn short_session(client: &Client, round: usize, tally: &Tally) -> Result<(
     Ok(())
 }
 
-/// A client's work in one phase: its short sessions, then one call in its
-/// kept session (which re-initializes if the session is gone).
+/// A client's work in one phase: its tasks started, its short sessions,
+/// its tasks polled to their end, then one call in its kept session (which
+/// re-initializes if the session is gone). `dead`: the node killed before
+/// this phase, if any.
 async fn phase(
     client: Client,
     mut kept: Resilient,
     rounds: usize,
+    plan: TaskPlan,
+    dead: Option<u8>,
     phase: &str,
     tally: Arc<Tally>,
 ) -> Resilient {
+    let tasks = create_tasks(&client, plan.per_client, plan.ms, phase, &tally).await;
     for round in 0..rounds {
         if let Err(error) = short_session(&client, round, &tally).await {
             tally.unexpected(format!("{phase}, short session {round}: {error}"));
         }
     }
+    poll_tasks(&client, &tasks, dead, phase, &tally).await;
     match kept.call("echo", json!({ "text": "still here" })).await {
         Ok(_) => Tally::add(&tally.requests, 1),
         Err(error) => tally.unexpected(format!("{phase}, kept session: {error}")),
@@ -229,7 +368,39 @@ async fn run(args: Args) -> Result<bool, String> {
             Err(error) => tally.unexpected(format!("client {c}: first session: {error}")),
         }
     }
-    let kept = run_phase(kept, args.rounds, "before the kill", &tally).await;
+    let plan = TaskPlan {
+        per_client: args.tasks,
+        ms: args.task_ms,
+    };
+    let kept = run_phase(kept, args.rounds, plan, None, "before the kill", &tally).await;
+
+    // Tasks that run across the kill: every client starts some, five times
+    // as long as the others, so those on the victim are still running
+    // when it dies.
+    let spanning = {
+        let starts: Vec<_> = kept
+            .iter()
+            .map(|(client, _)| {
+                let (client, tally) = (client.clone(), Arc::clone(&tally));
+                let ms = args.task_ms * 5;
+                tokio::spawn(async move {
+                    let tasks =
+                        create_tasks(&client, plan.per_client, ms, "across the kill", &tally).await;
+                    (client, tasks)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for start in starts {
+            all.push(start.await.map_err(|e| e.to_string())?);
+        }
+        all
+    };
+    let spanning_on_victim = spanning
+        .iter()
+        .flat_map(|(_, tasks)| tasks)
+        .filter(|task| task.node() == Some(victim))
+        .count() as u64;
 
     // The kill, with a tool call in flight on the victim.
     let before = scrape(fleet.nodes(), &http, None).await?;
@@ -264,7 +435,10 @@ async fn run(args: Args) -> Result<bool, String> {
     }
     let victim_before = fleet.nodes()[usize::from(victim)].metrics(&http).await?;
     fleet.node_mut(victim).kill()?;
-    println!("killed node {victim} ({kept_on_victim} kept sessions on it)");
+    println!(
+        "killed node {victim} ({kept_on_victim} kept sessions, {} running tasks on it)",
+        victim_before.tasks_running
+    );
     let mut in_flight_status = None;
     if let Some(task) = in_flight {
         let result = task.await.map_err(|e| e.to_string())?;
@@ -290,8 +464,32 @@ async fn run(args: Args) -> Result<bool, String> {
         other => tally.unexpected(format!("an id naming no node: {other:?}, not 404")),
     }
 
+    // The tasks that ran across the kill, polled while phase 2 runs: the
+    // victim's are gone ("Task not found" from a survivor), the others
+    // complete.
+    let polls: Vec<_> = spanning
+        .into_iter()
+        .map(|(client, tasks)| {
+            let tally = Arc::clone(&tally);
+            tokio::spawn(async move {
+                poll_tasks(&client, &tasks, Some(victim), "across the kill", &tally).await
+            })
+        })
+        .collect();
+
     // Phase 2: the victim is gone.
-    let kept = run_phase(kept, args.rounds, "after the kill", &tally).await;
+    let kept = run_phase(
+        kept,
+        args.rounds,
+        plan,
+        Some(victim),
+        "after the kill",
+        &tally,
+    )
+    .await;
+    for poll in polls {
+        poll.await.map_err(|e| e.to_string())?;
+    }
     let mut reinits_from_victim = 0u64;
     let mut reinits_to = BTreeMap::<u8, u64>::new();
     let mut reinits_other = 0u64;
@@ -319,7 +517,7 @@ async fn run(args: Args) -> Result<bool, String> {
         tokio::time::Instant::now() + Duration::from_millis(args.idle_timeout_ms * 4) + BOUND;
     let after = loop {
         let now = scrape(fleet.nodes(), &http, Some(victim)).await?;
-        let live: u64 = now.iter().flatten().map(|m| m.live).sum();
+        let live: u64 = now.iter().flatten().map(|m| m.live + m.tasks_running).sum();
         if live == 0 || tokio::time::Instant::now() >= until {
             break now;
         }
@@ -380,6 +578,67 @@ async fn run(args: Args) -> Result<bool, String> {
     }
     println!();
     println!(
+        "{:>4}  {:<7} {:>8} {:>9} {:>10} {:>19} {:>7}",
+        "node", "state", "tasks", "completed", "wrong-node", "killed's not-found", "running"
+    );
+    let mut tasks_misrouted = 0u64;
+    let mut victim_not_found = 0u64;
+    let mut tasks_running = 0u64;
+    let mut nodes_completed = 0u64;
+    let mut creators_differ = Vec::new();
+    let created_by = tally.tasks_created.lock().unwrap().clone();
+    for (i, node) in fleet.nodes().iter().enumerate() {
+        let id = node.id;
+        let pre = before[i]
+            .as_ref()
+            .expect("every node scraped before the kill");
+        let wrong_before = pre.foreign_tasks_from(|o| usize::from(o) < n && o != id);
+        let (state, m, wrong, gone, running) = if id == victim {
+            (
+                "killed",
+                &victim_before,
+                wrong_before,
+                "-".to_string(),
+                "-".to_string(),
+            )
+        } else {
+            let post = after[i].as_ref().expect("survivors scraped");
+            let wrong = wrong_before + post.foreign_tasks_from(|o| alive(o) && o != id)
+                - pre.foreign_tasks_from(|o| alive(o) && o != id);
+            let owned = |m: &Metrics| m.foreign_tasks.get(&victim).copied().unwrap_or(0);
+            let gone = owned(post) - owned(pre);
+            victim_not_found += gone;
+            tasks_running += post.tasks_running;
+            (
+                "alive",
+                post,
+                wrong,
+                gone.to_string(),
+                post.tasks_running.to_string(),
+            )
+        };
+        tasks_misrouted += wrong;
+        nodes_completed += m.tasks_ended("completed");
+        let minted = created_by.get(&id).copied().unwrap_or(0);
+        if m.tasks_created != minted {
+            creators_differ.push(format!(
+                "node {id} created {}, the clients got {minted} ids of it",
+                m.tasks_created
+            ));
+        }
+        println!(
+            "{:>4}  {:<7} {:>8} {:>9} {:>10} {:>19} {:>7}",
+            id,
+            state,
+            m.tasks_created,
+            m.tasks_ended("completed"),
+            wrong,
+            gone,
+            running
+        );
+    }
+    println!();
+    println!(
         "clients: {} short sessions ({} with a GET stream, {} with an SSE reply, {} deleted, {} left to idle out), {} requests, {} initialize retries",
         tally.sessions.load(Ordering::Relaxed),
         tally.streams.load(Ordering::Relaxed),
@@ -402,6 +661,17 @@ async fn run(args: Args) -> Result<bool, String> {
     if reinits_other > 0 {
         println!("kept sessions re-initialized for another reason (idle timeout): {reinits_other}");
     }
+    let tasks_created: u64 = created_by.values().sum();
+    let tasks_completed = tally.tasks_completed.load(Ordering::Relaxed);
+    let tasks_lost = tally.tasks_lost.load(Ordering::Relaxed);
+    let clients_misrouted = tally.tasks_misrouted.load(Ordering::Relaxed);
+    println!(
+        "tasks: {tasks_created} created {:?} (node: tasks), {tasks_completed} completed, {tasks_lost} lost with node {victim} (of its {spanning_on_victim} running at the kill), {} misrouted; {} tasks/get ({} sent again after a loss in flight)",
+        created_by,
+        clients_misrouted,
+        tally.task_polls.load(Ordering::Relaxed),
+        tally.task_poll_retries.load(Ordering::Relaxed),
+    );
     let mut ok = true;
     let mut check = |good: bool, what: String| {
         println!("{} {what}", if good { "ok  " } else { "FAIL" });
@@ -412,8 +682,51 @@ async fn run(args: Args) -> Result<bool, String> {
         format!("requests that reached the wrong node: {misrouted}"),
     );
     check(
+        tasks_misrouted == 0 && clients_misrouted == 0,
+        format!(
+            "task requests that reached the wrong node: {tasks_misrouted} (the nodes' count), {clients_misrouted} (a live node's task answered \"Task not found\")"
+        ),
+    );
+    check(
+        creators_differ.is_empty(),
+        format!(
+            "every task id names the node that created it{}",
+            creators_differ
+                .iter()
+                .map(|d| format!("; {d}"))
+                .collect::<String>()
+        ),
+    );
+    check(
         leaked == 0,
         format!("sessions leaked on the survivors: {leaked}"),
+    );
+    check(
+        args.tasks == 0 || spanning_on_victim > 0,
+        format!("node {victim} held running tasks at the kill: {spanning_on_victim}"),
+    );
+    check(
+        tasks_lost == spanning_on_victim,
+        format!(
+            "every task of node {victim} running at the kill answered \"Task not found\" from a survivor: {tasks_lost} of {spanning_on_victim}"
+        ),
+    );
+    check(
+        victim_not_found == tasks_lost,
+        format!(
+            "the survivors' count of node {victim}'s task ids ({victim_not_found}) is the clients' count of \"Task not found\" for them ({tasks_lost})"
+        ),
+    );
+    check(
+        tasks_completed == tasks_created - tasks_lost && nodes_completed == tasks_completed,
+        format!(
+            "every other task completed: {tasks_completed} of {} (the nodes count {nodes_completed})",
+            tasks_created - tasks_lost
+        ),
+    );
+    check(
+        tasks_running == 0,
+        format!("tasks running on the survivors at the end: {tasks_running}"),
     );
     check(
         reinits_from_victim == kept_on_victim,
@@ -444,6 +757,8 @@ async fn run(args: Args) -> Result<bool, String> {
 async fn run_phase(
     kept: Vec<(Client, Resilient)>,
     rounds: usize,
+    plan: TaskPlan,
+    dead: Option<u8>,
     name: &'static str,
     tally: &Arc<Tally>,
 ) -> Vec<(Client, Resilient)> {
@@ -452,7 +767,7 @@ async fn run_phase(
         .map(|(client, session)| {
             let tally = Arc::clone(tally);
             tokio::spawn(async move {
-                let session = phase(client.clone(), session, rounds, name, tally).await;
+                let session = phase(client.clone(), session, rounds, plan, dead, name, tally).await;
                 (client, session)
             })
         })

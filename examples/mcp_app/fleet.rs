@@ -109,11 +109,14 @@ pub fn browser_request(headers: &HeaderMap) -> Option<&'static str> {
 }
 
 /// What a node counts about the requests it gets: all of them, and those
-/// carrying a well-formed id of another node, by owner.
+/// carrying a well-formed id of another node, by owner: a session id
+/// (`MCP-Session-Id`), or a task id (the `Mcp-Name` of a `tasks/*` request,
+/// which a balancer routes by: `deploy/render.sh`).
 pub struct Routing {
     node: u8,
     requests: AtomicU64,
     foreign: [AtomicU64; 256],
+    foreign_tasks: [AtomicU64; 256],
 }
 
 impl Routing {
@@ -123,26 +126,39 @@ impl Routing {
             node,
             requests: AtomicU64::new(0),
             foreign: std::array::from_fn(|_| AtomicU64::new(0)),
+            foreign_tasks: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
     /// Counts one request to `/mcp`. An id minted by another node means the
     /// balancer sent it here: a misroute if its owner is up, the expected
-    /// fallback if not (this node answers 404 either way).
+    /// fallback if not (this node answers 404, or "Task not found", either
+    /// way). Task ids are read only where the balancer reads them: the
+    /// `Mcp-Name` of a request whose `Mcp-Method` begins with `tasks/`.
     pub fn observe(&self, headers: &HeaderMap) {
         // Relaxed: independent counters, read only for the metrics text.
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let owner = headers
-            .get(mcp::headers::SESSION_ID)
-            .and_then(|v| SessionId::parse_bytes(v.as_bytes()).ok())
-            .map(SessionId::node);
-        if let Some(owner) = owner.filter(|&owner| owner != self.node) {
+        let owner = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| SessionId::parse_bytes(v.as_bytes()).ok())
+                .map(SessionId::node)
+                .filter(|&owner| owner != self.node)
+        };
+        if let Some(owner) = owner(mcp::headers::SESSION_ID) {
             self.foreign[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
+        }
+        let task_request = headers
+            .get(mcp::headers::MCP_METHOD)
+            .is_some_and(|m| m.as_bytes().starts_with(b"tasks/"));
+        if let Some(owner) = owner(mcp::headers::MCP_NAME).filter(|_| task_request) {
+            self.foreign_tasks[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// `GET /metrics`: the registry's counters, then
-    /// `mcp_server_requests_total` and `mcp_server_foreign_ids_total{owner}`.
+    /// `mcp_server_requests_total`, `mcp_server_foreign_ids_total{owner}`
+    /// and `mcp_server_foreign_task_ids_total{owner}`.
     pub fn metrics(&self, manager: &SessionManager<Server>) -> Response<mcp::Body> {
         use std::fmt::Write;
         let mut text = manager.metrics();
@@ -161,6 +177,20 @@ impl Routing {
                 let _ = writeln!(
                     text,
                     "mcp_server_foreign_ids_total{{owner=\"{owner}\"}} {count}"
+                );
+            }
+        }
+        let _ = writeln!(
+            text,
+            "# HELP mcp_server_foreign_task_ids_total Task requests (tasks/*) to /mcp whose Mcp-Name is a task id of another node, by owner.\n\
+             # TYPE mcp_server_foreign_task_ids_total counter"
+        );
+        for (owner, count) in self.foreign_tasks.iter().enumerate() {
+            let count = count.load(Ordering::Relaxed);
+            if count > 0 {
+                let _ = writeln!(
+                    text,
+                    "mcp_server_foreign_task_ids_total{{owner=\"{owner}\"}} {count}"
                 );
             }
         }

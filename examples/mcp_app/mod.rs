@@ -146,7 +146,7 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             },
             {
                 "name": "sleep",
-                "description": "Waits the given number of milliseconds (at most 60000), then answers.",
+                "description": "Waits the given number of milliseconds (at most 60000), then answers; a task for a client that supports tasks.",
                 "inputSchema": {
                     "type": "object",
                     "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
@@ -236,11 +236,15 @@ async fn call_tool(server: &Server, ctx: &Context<Client>, id: &Value, params: &
             Some(Value::String(text)) => Reply::Result(text_content(text)),
             Some(_) => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
         },
+        // A task for a 2026-07-28 client that asks for tasks (it polls
+        // `tasks/get`); for any other, the call's own answer.
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
             Some(ms) if ms <= MAX_SLEEP_MS => {
-                let _running = Sleeping::start();
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Reply::Result(text_content(&format!("slept {ms} ms")))
+                Reply::Task(mcp::tasks::TaskWork::new(move |_| async move {
+                    let _running = Sleeping::start();
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(text_content(&format!("slept {ms} ms")))
+                }))
             }
             _ => Reply::Error(RpcError::invalid_params(format!(
                 "sleep needs an integer argument `ms`, at most {MAX_SLEEP_MS}"

@@ -111,8 +111,10 @@ pub fn build_configured<A: App>(
             (flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)),
         )
         .event_log_events(flags.event_log)
-        // The app serves 2026-07-28 requests too (they have no session).
-        .serve_modern(true);
+        // The app serves 2026-07-28 requests too (they have no session),
+        // and its `sleep` runs as a task for clients that ask for tasks.
+        .serve_modern(true)
+        .tasks(true);
     builder = configure(flags.bounds.apply(builder));
     let tokens = match token_set(flags)? {
         Some(pairs) => {
@@ -261,6 +263,13 @@ pub fn metrics<A: App>(manager: &SessionManager<A>) -> Response<mcp::Body> {
         http::header::CONTENT_TYPE,
         HeaderValue::from_static(sessionreg::metrics::CONTENT_TYPE),
     );
+    response
+}
+
+/// The answer to a path the example does not serve.
+pub fn not_found() -> Response<mcp::Body> {
+    let mut response = Response::new(super::text_body("not found\n"));
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
     response
 }
 

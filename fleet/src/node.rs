@@ -166,8 +166,18 @@ pub struct Metrics {
     /// `mcp_server_requests_total`: requests to `/mcp`.
     pub requests: u64,
     /// `mcp_server_foreign_ids_total`, by owner: requests carrying another
-    /// node's id.
+    /// node's session id.
     pub foreign: BTreeMap<u8, u64>,
+    /// `mcp_server_foreign_task_ids_total`, by owner: `tasks/*` requests
+    /// naming another node's task id.
+    pub foreign_tasks: BTreeMap<u8, u64>,
+    /// `sessionreg_tasks_created_total`.
+    pub tasks_created: u64,
+    /// `sessionreg_tasks_running`: tasks whose work has not ended.
+    pub tasks_running: u64,
+    /// `sessionreg_tasks_ended_total`, by outcome (`completed`, `failed`,
+    /// `cancelled`, `expired`, `abandoned`).
+    pub tasks_ended: BTreeMap<String, u64>,
 }
 
 impl Metrics {
@@ -198,6 +208,16 @@ impl Metrics {
                         metrics.foreign.insert(owner, value);
                     }
                 }
+                ("mcp_server_foreign_task_ids_total", Some(owner)) => {
+                    if let Ok(owner) = owner.parse() {
+                        metrics.foreign_tasks.insert(owner, value);
+                    }
+                }
+                ("sessionreg_tasks_created_total", None) => metrics.tasks_created = value,
+                ("sessionreg_tasks_running", None) => metrics.tasks_running = value,
+                ("sessionreg_tasks_ended_total", Some(outcome)) => {
+                    metrics.tasks_ended.insert(outcome.to_string(), value);
+                }
                 _ => {}
             }
         }
@@ -209,12 +229,58 @@ impl Metrics {
         self.terminated.values().sum()
     }
 
-    /// Requests that carried an id of one of `owners`.
+    /// Requests that carried a session id of one of `owners`.
     pub fn foreign_from(&self, owners: impl Fn(u8) -> bool) -> u64 {
-        self.foreign
-            .iter()
-            .filter(|(&owner, _)| owners(owner))
-            .map(|(_, &n)| n)
-            .sum()
+        sum_of(&self.foreign, owners)
+    }
+
+    /// `tasks/*` requests that named a task id of one of `owners`.
+    pub fn foreign_tasks_from(&self, owners: impl Fn(u8) -> bool) -> u64 {
+        sum_of(&self.foreign_tasks, owners)
+    }
+
+    /// Tasks ended with `outcome` (`completed`, ...).
+    pub fn tasks_ended(&self, outcome: &str) -> u64 {
+        self.tasks_ended.get(outcome).copied().unwrap_or(0)
+    }
+}
+
+fn sum_of(by_owner: &BTreeMap<u8, u64>, owners: impl Fn(u8) -> bool) -> u64 {
+    by_owner
+        .iter()
+        .filter(|(&owner, _)| owners(owner))
+        .map(|(_, &n)| n)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+
+    #[test]
+    fn metrics_read_sessions_tasks_and_foreign_ids_by_owner() {
+        let text = "sessionreg_node_id 2\n\
+                    sessionreg_sessions_created_total 5\n\
+                    sessionreg_sessions_live 1\n\
+                    sessionreg_sessions_terminated_total{reason=\"deleted\"} 4\n\
+                    sessionreg_tasks_created_total 7\n\
+                    sessionreg_tasks_running 2\n\
+                    sessionreg_tasks_ended_total{outcome=\"completed\"} 5\n\
+                    mcp_server_requests_total 30\n\
+                    mcp_server_foreign_ids_total{owner=\"1\"} 3\n\
+                    mcp_server_foreign_task_ids_total{owner=\"1\"} 4\n\
+                    mcp_server_foreign_task_ids_total{owner=\"9\"} 1\n";
+        let m = Metrics::parse(text);
+        assert_eq!(m.node_id, Some(2));
+        assert_eq!((m.created, m.live, m.terminated_total()), (5, 1, 4));
+        assert_eq!((m.tasks_created, m.tasks_running), (7, 2));
+        assert_eq!(
+            (m.tasks_ended("completed"), m.tasks_ended("failed")),
+            (5, 0)
+        );
+        assert_eq!(m.requests, 30);
+        assert_eq!(m.foreign_from(|o| o == 1), 3);
+        assert_eq!(m.foreign_tasks_from(|o| o == 1), 4);
+        assert_eq!(m.foreign_tasks_from(|_| true), 5);
     }
 }

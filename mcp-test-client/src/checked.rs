@@ -28,6 +28,16 @@ impl Client {
         message: &Value,
     ) -> Result<Posted, Error> {
         let request = self.post_request(session.map(Session::id), message.to_string());
+        self.try_post_request(request, session.is_some()).await
+    }
+
+    /// Sends a POST made already: a JSON answer, 202, or the open SSE
+    /// stream; a 404 is [`Error::SessionGone`] if `in_session`.
+    pub(crate) async fn try_post_request(
+        &self,
+        request: http::Request<http_body_util::Full<Bytes>>,
+        in_session: bool,
+    ) -> Result<Posted, Error> {
         let response = self.try_send_raw(request).await?;
         match response.status() {
             StatusCode::ACCEPTED => Ok(Posted::Accepted),
@@ -40,7 +50,7 @@ impl Client {
                     .map(Posted::Json)
                     .map_err(Error::transport)
             }
-            StatusCode::NOT_FOUND if session.is_some() => Err(Error::SessionGone),
+            StatusCode::NOT_FOUND if in_session => Err(Error::SessionGone),
             status => Err(Error::unexpected(status, &drain(response).await)),
         }
     }
@@ -52,21 +62,7 @@ impl Client {
         session: Option<&Session>,
         message: &Value,
     ) -> Result<Value, Error> {
-        let id = message.get("id").cloned().unwrap_or(Value::Null);
-        let response = match self.try_post(session, message).await? {
-            Posted::Json(value) => value,
-            Posted::Stream(mut stream) => stream.response(&id).await?,
-            Posted::Accepted => {
-                return Err(Error::Transport(
-                    "202 to a request: no response".to_string(),
-                ))
-            }
-        };
-        match (response.get("result"), response.get("error")) {
-            (Some(result), _) => Ok(result.clone()),
-            (None, Some(error)) => Err(Error::Rpc(error.clone())),
-            (None, None) => Err(Error::Transport(format!("not a response: {response}"))),
-        }
+        response_result(self.try_post(session, message).await?, message).await
     }
 
     /// Sends a notification in `session`; it must be taken (202).
@@ -184,5 +180,25 @@ impl Client {
             StatusCode::NOT_FOUND => Err(Error::SessionGone),
             status => Err(Error::unexpected(status, &body)),
         }
+    }
+}
+
+/// The `result` of the response to `message` in `posted` (a JSON body, or
+/// at the end of an SSE stream), or its JSON-RPC error.
+pub(crate) async fn response_result(posted: Posted, message: &Value) -> Result<Value, Error> {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let response = match posted {
+        Posted::Json(value) => value,
+        Posted::Stream(mut stream) => stream.response(&id).await?,
+        Posted::Accepted => {
+            return Err(Error::Transport(
+                "202 to a request: no response".to_string(),
+            ))
+        }
+    };
+    match (response.get("result"), response.get("error")) {
+        (Some(result), _) => Ok(result.clone()),
+        (None, Some(error)) => Err(Error::Rpc(error.clone())),
+        (None, None) => Err(Error::Transport(format!("not a response: {response}"))),
     }
 }

@@ -21,7 +21,11 @@
 //! SSE readers ([`SseStream`] for one message at a time, [`read_sse`] and
 //! [`sse_events`] for the raw text), a [`Session`] that knows its node and
 //! a [`Resilient`] one that re-initializes when its node is gone (what the
-//! spec asks of clients), and [`eventually`], the tests' one way to wait.
+//! spec asks of clients), 2026-07-28 requests and the tasks extension
+//! ([`try_modern`](Client::try_modern),
+//! [`try_create_task`](Client::try_create_task),
+//! [`try_task_get`](Client::try_task_get): a [`Task`] knows its node too),
+//! and [`eventually`], the tests' one way to wait.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -58,6 +62,7 @@ mod pool;
 mod reply;
 mod session;
 mod sse;
+mod tasks;
 mod wait;
 
 pub use client::Client;
@@ -71,4 +76,5 @@ pub use pool::{http, http_builder, Http};
 pub use reply::{Posted, Reply};
 pub use session::{Reinit, Resilient, Session};
 pub use sse::{id_parts, read_sse, sse_events, sse_ids, SseStream};
+pub use tasks::{modern_request_body, Task, MODERN_VERSION, TASKS_EXTENSION, TASK_NOT_FOUND_CODE};
 pub use wait::eventually;
