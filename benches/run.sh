@@ -9,7 +9,11 @@
 #   benches/run.sh e2e-rmcp    # rmcp 3.11 with sessionreg-rmcp's manager against rmcp's own
 #                              # LocalSessionManager (e2e-rmcp's two servers), alternating rounds
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
-#   benches/run.sh             # all four, in that order, into target/bench-results/
+#   benches/run.sh tasks       # issue 20: the task store against rmcp 3.11's TaskManager and
+#                              # moka (benches/tasks/), three criterion runs (~30 min), the
+#                              # tables, then heap bytes per idle task (~2 min)
+#   benches/run.sh             # registry, memory, e2e, callgrind and tasks, in that order,
+#                              # into target/bench-results/
 #   benches/run.sh --snapshot [step]   # the same, built from a clean `git archive HEAD`
 #                                      # (other people's uncommitted edits in this tree
 #                                      # stay out of the figures)
@@ -128,6 +132,28 @@ for l in sys.stdin:
     } | tee "$out/callgrind.md"
 }
 
+# The task stores (benches/tasks/, the dev-only member tasks-bench): three
+# whole criterion runs (TASKS_RUNS), each one's estimates kept; ratios.py
+# takes the median of the three medians of every function. Then heap bytes
+# per idle task.
+tasks() {
+    local runs=${TASKS_RUNS:-3} dirs=()
+    machine | tee "$out/tasks.txt"
+    for r in $(seq "$runs"); do
+        echo "--- run $r of $runs" | tee -a "$out/tasks.txt"
+        rm -rf "$target/criterion/tasks_"*
+        cargo bench -p tasks-bench --bench tasks -- "$@" 2>&1 | tee -a "$out/tasks.txt" | grep -E 'time:|^rmcp' || true
+        rm -rf "$out/tasks-criterion-run$r" && mkdir -p "$out/tasks-criterion-run$r"
+        cp -r "$target/criterion/tasks_"* "$out/tasks-criterion-run$r/"
+        dirs+=("$out/tasks-criterion-run$r")
+    done
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/tasks.txt"
+    python3 benches/tasks/ratios.py "${dirs[@]}" | tee "$out/tasks-ratios.md"
+    machine | tee "$out/tasks-memory.md"
+    cargo bench -p tasks-bench --bench tasks_memory 2>/dev/null | tee -a "$out/tasks-memory.md"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/tasks-memory.md"
+}
+
 step=${1:-all}
 [ $# -gt 0 ] && shift
 case "$step" in
@@ -137,6 +163,7 @@ case "$step" in
     e2e-alone) e2e_alone "$@" ;;
     e2e-rmcp) e2e_rmcp "$@" ;;
     callgrind) callgrind ;;
-    all) registry; memory; e2e; callgrind ;;
-    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-rmcp|callgrind|all] [harness args]" >&2; exit 2 ;;
+    tasks) tasks "$@" ;;
+    all) registry; memory; e2e; callgrind; tasks ;;
+    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-rmcp|callgrind|tasks|all] [harness args]" >&2; exit 2 ;;
 esac
