@@ -13,6 +13,11 @@ pub struct Options {
     pub log: String,
     pub against: Option<PathBuf>,
     pub rounds: usize,
+    /// `--modern`: each round is `--requests` 2026-07-28 `tools/call`s of
+    /// `echo` (one POST each, no session) instead of `--sessions` sessions,
+    /// and there is no idle measurement.
+    pub modern: bool,
+    pub requests: usize,
 }
 
 pub fn options() -> Options {
@@ -26,6 +31,8 @@ pub fn options() -> Options {
         log: "warn".into(),
         against: None,
         rounds: 5,
+        modern: false,
+        requests: 50_000,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -40,6 +47,8 @@ pub fn options() -> Options {
             "--log" => o.log = value(),
             "--against" => o.against = Some(value().into()),
             "--rounds" => o.rounds = value().parse().expect("--rounds R"),
+            "--modern" => o.modern = true,
+            "--requests" => o.requests = value().parse().expect("--requests N"),
             // What cargo bench passes to every harness.
             "--bench" => {}
             other => panic!("unknown argument {other}"),
