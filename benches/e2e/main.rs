@@ -50,8 +50,11 @@
 //! answers that fail the same check. There is no idle measurement (there is
 //! no session to hold).
 //!
+//! `--against-flag FLAG` (repeatable) passes FLAG to the `--against` server
+//! only: e2e-rmcp's `--json-response`, say.
+//!
 //! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N] [--log FILTER]
-//!  [--against PATH [--rounds R]] [--modern [--requests N]]`
+//!  [--against PATH [--against-flag FLAG]... [--rounds R]] [--modern [--requests N]]`
 //!
 //! The parts: `options.rs` (the flags), `process.rs` (the servers, spawned
 //! and stopped, and `/proc`), `client.rs` (the raw client), `measure.rs`
@@ -70,11 +73,11 @@ fn main() {
     let o = options::options();
     let mut servers = vec![match (&o.url, o.pid) {
         (Some(url), Some(pid)) => Server::at(url, pid, None, url.clone()),
-        (None, None) => Server::spawn(&o.server.clone().unwrap_or_else(default_server), &o),
+        (None, None) => Server::spawn(&o.server.clone().unwrap_or_else(default_server), &o, &[]),
         _ => panic!("--url and --pid go together"),
     }];
     if let Some(path) = &o.against {
-        servers.push(Server::spawn(path, &o));
+        servers.push(Server::spawn(path, &o, &o.against_flags));
     }
     println!("RUST_LOG={} for spawned servers", o.log);
     let rss_start: Vec<u64> = servers.iter().map(|s| rss_bytes(s.pid)).collect();
