@@ -156,7 +156,7 @@ callgrind() {
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("executable") and m["target"]["name"] == "profile": print(m["executable"])')
-    local peers="sessionreg sessionreg_idle sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
+    local peers="sessionreg sessionreg_idle moka sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
     ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : //p'; }
     {
         machine
