@@ -77,7 +77,13 @@ fn main() {
         _ => panic!("--url and --pid go together"),
     }];
     if let Some(path) = &o.against {
-        servers.push(Server::spawn(path, &o, &o.against_flags));
+        let mut against = Server::spawn(path, &o, &o.against_flags);
+        // Two builds of one server (an A/B of commits): the same file name,
+        // so the tables name the other one by its path.
+        if against.name == servers[0].name {
+            against.name = path.display().to_string();
+        }
+        servers.push(against);
     }
     println!("RUST_LOG={} for spawned servers", o.log);
     let rss_start: Vec<u64> = servers.iter().map(|s| rss_bytes(s.pid)).collect();
