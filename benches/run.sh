@@ -10,6 +10,9 @@
 #                              # rmcp (e2e-rmcp's rmcp_server, its stateless path), alternating
 #   benches/run.sh e2e-rmcp    # rmcp 3.11 with sessionreg-rmcp's manager against rmcp's own
 #                              # LocalSessionManager (e2e-rmcp's two servers), alternating rounds
+#   benches/run.sh e2e-before  # examples/mcp_server against another build of it (BEFORE: its
+#                              # binary, e.g. a worktree of b337515's
+#                              # target/release/examples/mcp_server), alternating rounds
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
 #   benches/run.sh sealing     # a 2026-07-28 requestState sealed and opened, beside the
 #                              # Python SDK's (PYTHON: a venv of interop/requirements.txt,
@@ -139,6 +142,17 @@ sealing() {
     python3 benches/sealing.py --report "${pairs[@]}" | tee -a "$out/sealing.md"
 }
 
+# Sessions end to end, this tree's mcp_server against an earlier build of
+# it (BEFORE=path of its release binary; build it in a worktree of its own
+# commit), by the same client, in alternating rounds (issue 18).
+e2e_before() {
+    local before=${BEFORE:?BEFORE=the path of the earlier release build of mcp_server}
+    cargo build --release --example mcp_server
+    { machine; echo "before: $before"; } | tee "$out/e2e-before.md"
+    cargo bench --bench e2e -- --against "$before" "$@" 2>/dev/null | tee -a "$out/e2e-before.md"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-before.md"
+}
+
 e2e_alone() {
     cargo build --release --example mcp_server
     machine | tee "$out/e2e-alone.md"
@@ -187,8 +201,9 @@ case "$step" in
     e2e-alone) e2e_alone "$@" ;;
     e2e-modern) e2e_modern "$@" ;;
     e2e-rmcp) e2e_rmcp "$@" ;;
+    e2e-before) e2e_before "$@" ;;
     callgrind) callgrind ;;
     sealing) sealing "$@" ;;
     all) registry; memory; e2e; callgrind ;;
-    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-modern|e2e-rmcp|callgrind|sealing|all] [harness args]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-modern|e2e-rmcp|e2e-before|callgrind|sealing|all] [harness args]" >&2; exit 2 ;;
 esac
