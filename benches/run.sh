@@ -118,7 +118,7 @@ e2e_rmcp() {
 # default 3; the first goes first in odd rounds); then the ratio tables.
 sealing() {
     local rounds=${SEALING_ROUNDS:-3} pairs=() order
-    cargo bench --bench sealing --no-run
+    cargo bench --bench sealing --features bench-hooks --no-run
     {
         machine
         echo "python: $("$PYTHON" --version 2>&1), mcp $("$PYTHON" -c 'from importlib.metadata import version; print(version("mcp"))')"
@@ -129,7 +129,7 @@ sealing() {
         for who in $order; do
             echo "--- round $r: $who" | tee -a "$out/sealing.md"
             if [ "$who" = sessionreg ]; then
-                cargo bench --bench sealing -- "$@" >> "$out/sealing-criterion.txt" 2>&1
+                cargo bench --bench sealing --features bench-hooks -- "$@" >> "$out/sealing-criterion.txt" 2>&1
                 rm -rf "$out/sealing-run$r" && mkdir -p "$out/sealing-run$r"
                 cp -r "$target/criterion/sealing" "$out/sealing-run$r/"
             else

@@ -1,6 +1,7 @@
 //! Sealing and opening one 2026-07-28 `requestState` (issue 19): the
 //! layer's own sealer (`src/http/modern/sealing.rs`, reached through the
-//! hidden hook `sessionreg::http::modern::__bench_sealing`), one thread.
+//! hidden hook `sessionreg::http::modern::__bench_sealing`, feature
+//! `bench-hooks`), one thread.
 //!
 //! Group `sealing`, each function at two sizes of the application's state,
 //! 64 bytes and 1 KiB (`/64`, `/1024`):
@@ -24,7 +25,8 @@
 //! SDK's seal and open of the same state beside it; `benches/run.sh
 //! sealing` runs both in alternating rounds.
 //!
-//! `cargo bench --bench sealing`
+//! `cargo bench --bench sealing --features bench-hooks` (the hook is
+//! compiled only with that feature; it is not part of the API).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use serde_json::{json, Value};

@@ -401,6 +401,7 @@ impl Sealer {
 /// `BenchSealer::binding` is `Binding::new`, which the layer computes
 /// once per request before opening or sealing. Re-exported, hidden, as
 /// `sessionreg::http::modern::__bench_sealing`.
+#[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
 pub mod bench {
     use super::{Binding, RequestStateKeys, Sealer, StateRejection};
