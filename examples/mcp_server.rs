@@ -38,7 +38,6 @@
 mod mcp_app;
 
 use clap::Parser;
-use http::{Response, StatusCode};
 use mcp_app::fleet::{self, FleetFlags, Routing};
 use mcp_app::ops::{self, Flags};
 use sessionreg::http as mcp;
@@ -98,11 +97,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "/metrics" if get && public_metrics => routing.metrics(&manager),
                     "/health/ready" if get => manager.readiness(),
                     "/health/live" if get => manager.liveness(),
-                    _ => {
-                        let mut response = Response::new(mcp_app::text_body("not found\n"));
-                        *response.status_mut() = StatusCode::NOT_FOUND;
-                        response
-                    }
+                    _ => ops::not_found(),
                 })
             }
         });

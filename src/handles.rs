@@ -5,8 +5,10 @@
 //!
 //! Each handle is an entry of a [`Registry`] of its own, so it has what the
 //! guidance asks for by construction: an id with a 128-bit secret from the
-//! CSPRNG (and the node prefix a fleet routes by), opaque (no internal
-//! structure to parse: 48 hex digits); a bounded lifetime (the registry's
+//! CSPRNG (and the node prefix a fleet routes by), and nothing of the
+//! caller's in it (48 hex digits: the node, the slot and its generation,
+//! which say only where to look, then the secret, without which the id
+//! finds nothing); a bounded lifetime (the registry's
 //! idle timeout, which a call in progress holds off: [`Resolved::Found`]
 //! counts as in flight); and the owner it was minted for, checked on every
 //! resolve, so another principal's handle is answered like an unknown one.

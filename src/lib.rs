@@ -34,7 +34,34 @@
 //! assert!(registry.is_empty());
 //! ```
 //!
+//! The same registry holds what a server keeps without protocol sessions:
+//! [`TaskStore`] (long-running work with exactly one outcome, kept for a
+//! retention after it ends) and [`handles`] (values behind unguessable ids,
+//! bound to their owner, expiring when unused).
+//!
+//! ## Features
+//!
+//! | feature | default | what it adds | what it brings in |
+//! |---|---|---|---|
+//! | *(none)* | | the core: [`Registry`], [`TaskStore`], [`handles`], [`Outcome`], [`metrics`] | `rand`, `coarsetime`, `crossbeam-utils` (and `libc` on Unix): no async runtime, no HTTP, no serde |
+//! | `http` | yes | `http`: an MCP streamable-HTTP endpoint (both protocol eras, tasks, sealed request state) on hyper 1 | tokio, hyper, hyper-util, serde, serde_json, tracing, RustCrypto's `aes-gcm` and `sha2`, ... |
+//! | `loom` | | with `--cfg sessionreg_loom`: every atomic of the core is loom's (for `loom-tests/`) | loom |
+//!
+//! The core alone:
+//!
+//! ```toml
+//! sessionreg = { version = "0.2", default-features = false }
+//! ```
+//!
+//! ## Versions
+//!
+//! 0.x: a minor version (0.2 → 0.3) may rename or remove public items, or
+//! change documented behaviour; a patch version never does. `CHANGELOG.md`
+//! lists every such change with what to use instead. The minimum Rust
+//! version (`rust-version`, 1.85) is raised only in a minor version.
+//!
 //! The design, in prose, is in [`docs::design`].
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -72,6 +99,7 @@ mod wrap;
 // The streamable-HTTP session layer for MCP servers (hyper 1 + tokio); its
 // docs are in src/http/mod.rs (outer docs here would break its links).
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
 pub use builder::{BuildError, Builder};

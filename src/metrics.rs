@@ -260,8 +260,11 @@ mod tests {
         use crate::{Ended, TaskStore};
         let store: TaskStore<(), ()> = TaskStore::builder().capacity(5).build().unwrap();
         let running = store.create(()).unwrap();
+        // The live task's id with one bit of its secret flipped: forged.
+        let mut forged = running.id().to_bytes();
+        forged[23] ^= 1;
         let _ = running.finish(Ended::Cancelled);
-        let _ = store.get(&crate::SessionId::from_bytes([0; 24]));
+        let _ = store.get(&crate::SessionId::from_bytes(forged));
         let mut text = String::new();
         super::write_tasks(&mut text, &store.stats());
         let handles: Handles<(), ()> = Handles::builder().build().unwrap();

@@ -94,6 +94,8 @@ pub(crate) use imp::*;
 pub(crate) use std::thread_local as cache_thread_local;
 
 /// The cells inside those caches: `std`'s, as the thread-locals are.
+/// (`tid.rs` uses `CacheCell` only outside loom builds.)
+#[cfg_attr(all(sessionreg_loom, feature = "loom"), allow(unused_imports))]
 pub(crate) use std::cell::{Cell as CacheCell, RefCell as CacheRefCell};
 
 /// One-time initialisation of process-wide state that takes no part in any

@@ -421,3 +421,82 @@ async fn the_admin_listener_refuses_what_a_browser_can_send() {
     assert!(String::from_utf8_lossy(&answer.body).contains("sessionreg_sessions_live"));
     task.abort();
 }
+
+/// The example's baskets are handles (SEP-2567): one made by a 2026-07-28
+/// call is used by the next call of the same principal, is unknown to
+/// another principal, and once unused past its lifetime the caller hears
+/// it has expired, as a tool error. Counted in `/metrics`.
+#[tokio::test]
+async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
+    let server = start(&[
+        "--bearer-token",
+        "ada=t-ada",
+        "--bearer-token",
+        "bob=t-bob",
+        "--basket-lifetime-ms",
+        "300",
+    ])
+    .await;
+    let call = |token: &'static str, tool: &'static str, arguments: serde_json::Value| {
+        let url = server.url.clone();
+        async move {
+            let client = Client::with_bearer(&url, token);
+            let body =
+                http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": tool, "arguments": arguments } }));
+            let headers = [("mcp-method", "tools/call"), ("mcp-name", tool)];
+            let answer = client.post_modern(&body, &headers).await;
+            assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+            answer.json()["result"].clone()
+        }
+    };
+    let made = call("t-ada", "basket_create", json!({})).await;
+    let basket = made["structuredContent"]["basket"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let added = call(
+        "t-ada",
+        "basket_add",
+        json!({ "basket": basket, "item": "tea" }),
+    )
+    .await;
+    assert_eq!(added["content"][0]["text"], "1 items");
+    let shown = call("t-ada", "basket_show", json!({ "basket": basket })).await;
+    assert_eq!(shown["content"][0]["text"], "tea");
+    let foreign = call("t-bob", "basket_show", json!({ "basket": basket })).await;
+    assert_eq!(foreign["isError"], true);
+    assert!(foreign["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("no basket"));
+    // Unused past its lifetime (each call above used it, and so would a
+    // poll of it): the reaper ends it, as /metrics shows.
+    let metrics_url = server.url.replace("/mcp", "/metrics");
+    let metrics = || async {
+        let client = Client::new(&metrics_url);
+        let request = client.request(Method::GET).body(Full::default()).unwrap();
+        String::from_utf8_lossy(&client.send(request).await.body).to_string()
+    };
+    let mut text = String::new();
+    for _ in 0..250 {
+        text = metrics().await;
+        if text.contains("sessionreg_handles_live 0") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(text.contains("sessionreg_handles_live 0"), "{text}");
+    assert!(text.contains("sessionreg_handles_minted_total 1"), "{text}");
+    assert!(
+        text.contains("sessionreg_handles_ended_total{reason=\"idle_timeout\"} 1"),
+        "{text}"
+    );
+    let expired = call("t-ada", "basket_show", json!({ "basket": basket })).await;
+    assert_eq!(expired["isError"], true);
+    assert_eq!(
+        expired["content"][0]["text"],
+        format!("basket `{basket}` has expired; call basket_create to start a new one")
+    );
+    assert!(server.shutdown().await);
+}

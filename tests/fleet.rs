@@ -11,6 +11,7 @@
 //! Everything listens on loopback ports picked at run time; every child
 //! process (nodes, balancer, nginx's workers) is killed when the test ends,
 //! however it ends.
+#![cfg(feature = "http")]
 
 // The same nodes, balancer and client as the demo (examples/fleet): the
 // `fleet` and `mcp-test-client` crates.

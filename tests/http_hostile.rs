@@ -687,22 +687,18 @@ async fn soak_hostile_clients_at_scale() {
     }
     assert!(eventually(|| server.gate.waiting() == 100).await);
     served(&server).await;
-    server.gate.open();
-    let mut statuses = Vec::new();
-    while let Some(status) = calls.join_next().await {
-        statuses.push(status.unwrap());
+    // While the gate holds the first 100, every other call is answered (and
+    // must be 429): open the gate only after all 200 answers, or a late call
+    // could take a slot a finished one freed.
+    for _ in 0..200 {
+        let status = calls.join_next().await.unwrap().unwrap();
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     }
-    assert_eq!(
-        statuses.iter().filter(|s| **s == StatusCode::OK).count(),
-        100
-    );
-    assert_eq!(
-        statuses
-            .iter()
-            .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
-            .count(),
-        200
-    );
+    assert_eq!(server.gate.waiting(), 100);
+    server.gate.open();
+    while let Some(status) = calls.join_next().await {
+        assert_eq!(status.unwrap(), StatusCode::OK);
+    }
     assert_eq!(client.delete(&id).await.status, StatusCode::OK);
 
     // An initialize flood to capacity (from 16 clients at once, far faster

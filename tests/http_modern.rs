@@ -32,7 +32,7 @@ fn request(client: &Client, body: &Value, headers: &[(&str, &str)]) -> http::Req
 }
 
 async fn post(client: &Client, body: &Value, headers: &[(&str, &str)]) -> Answer {
-    client.send(request(client, body, headers)).await
+    client.post_modern(body, headers).await
 }
 
 fn call(tool: &str) -> Value {

@@ -9,15 +9,13 @@
 
 mod http_support;
 
-use bytes::Bytes;
-use http::{Method, StatusCode};
-use http_body_util::Full;
-use http_support::{with_meta, Answer, Client, ACCEPT_BOTH};
+use http::StatusCode;
+use http_support::{with_meta, Answer, Client};
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::modern::{InputRequests, MirroredParams, RequestStateKeys, StateRejection};
 use sessionreg::http::SessionManager;
-use sessionreg::http::{self as mcp, App, BearerTokens, Builder, Context, HandlerError, Reply};
+use sessionreg::http::{App, BearerTokens, Builder, Context, HandlerError, Reply};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -110,15 +108,7 @@ async fn serve(configure: impl FnOnce(Builder<Confirm>) -> Builder<Confirm>) -> 
         regional: Arc::new(MirroredParams::from_input_schema(&schema).unwrap()),
     };
     let manager = configure(SessionManager::builder(app)).build().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(mcp::serve(
-        listener,
-        manager.clone(),
-        manager.clone(),
-        std::future::pending::<()>(),
-        Duration::from_secs(1),
-    ));
+    let url = http_support::serve_manager(&manager).await;
     Served { url, manager }
 }
 
@@ -142,23 +132,9 @@ async fn call(
             body["params"][key] = value;
         }
     }
-    let mut request = client
-        .request(Method::POST)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH)
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    client
-        .send(
-            request
-                .body(Full::new(Bytes::from(body.to_string())))
-                .unwrap(),
-        )
-        .await
+    let mut all = vec![("mcp-method", "tools/call"), ("mcp-name", tool)];
+    all.extend_from_slice(headers);
+    client.post_modern(&body, &all).await
 }
 
 /// Asks `confirm` with `arguments`; returns its sealed state.

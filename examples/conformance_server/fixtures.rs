@@ -185,6 +185,7 @@ pub fn modern_tools() -> Vec<Value> {
     ] {
         tools.push(tool(name, description, no_args()));
     }
+    tools.extend(crate::tasks::tools());
     tools.push(tool(
         "test_header_echo",
         "Echoes its region, which a client also sends as the Mcp-Param-Region header.",

@@ -24,9 +24,9 @@ mod app;
 mod fixtures;
 mod legacy;
 mod modern;
+mod tasks;
 
 use clap::Parser;
-use http::{Response, StatusCode};
 use mcp_app::ops::{self, Flags};
 use sessionreg::http as mcp;
 
@@ -50,7 +50,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } = Args::parse();
     let ttl = std::time::Duration::from_millis(request_state_ttl_ms);
     let built = ops::build_configured(app::Conformance::default(), &flags, |b| {
-        b.request_state_ttl(ttl)
+        b.request_state_ttl(ttl).tasks(true)
     })?;
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);
@@ -65,11 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Ok::<_, std::convert::Infallible>(match request.uri().path() {
                     "/mcp" => manager.handle(request).await,
                     "/metrics" if get => ops::metrics(&manager),
-                    _ => {
-                        let mut response = Response::new(mcp_app::text_body("not found\n"));
-                        *response.status_mut() = StatusCode::NOT_FOUND;
-                        response
-                    }
+                    _ => ops::not_found(),
                 })
             }
         });

@@ -16,6 +16,9 @@ pub fn call(modern: &Modern, id: &Value, name: &str, arguments: &Value) -> Optio
         return Some(Reply::Result(result));
     }
     let done = |text: &str| Reply::Result(fixtures::text_result(text));
+    if let Some(reply) = crate::tasks::call(modern, name, arguments) {
+        return Some(reply);
+    }
     Some(match name {
         "test_missing_capability" => {
             if modern.declares("sampling") {

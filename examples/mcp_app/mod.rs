@@ -12,18 +12,36 @@ pub mod ops;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
+use sessionreg::handles::{Handles, Resolved};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// The application: stateless tools, a little per-session state. It also
-/// serves 2026-07-28 requests, which have no session (`ctx.state()` is
-/// `None`).
-pub struct Server;
+/// The application: stateless tools, a little per-session state, and
+/// baskets: handles (SEP-2567) that keep state across calls without a
+/// session, so they serve 2026-07-28 clients too (for which `ctx.state()`
+/// is `None`).
+pub struct Server {
+    baskets: Handles<Option<String>, Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// The application, its baskets living `lifetime` unused (the
+    /// default, one hour, is what `basket_create`'s description says).
+    pub fn with_basket_lifetime(lifetime: Duration) -> Server {
+        Server {
+            baskets: Handles::builder()
+                .lifetime(lifetime)
+                .capacity(100_000)
+                .build()
+                .expect("a valid capacity"),
+        }
+    }
+}
 
 /// What the server remembers about a session.
 pub struct Client {
@@ -60,7 +78,7 @@ impl App for Server {
 
     async fn handle(&self, ctx: Context<Client>, message: Message) -> Result<Reply, HandlerError> {
         match message {
-            Message::Request(request) => Ok(answer(&ctx, request).await),
+            Message::Request(request) => Ok(answer(self, &ctx, request).await),
             Message::Notification(note) => {
                 if note.method == "notifications/initialized" {
                     if let Some(client) = ctx.state() {
@@ -81,13 +99,21 @@ impl App for Server {
         }
     }
 
+    fn reap(&self) {
+        self.baskets.reap();
+    }
+
+    fn metrics(&self, out: &mut String) {
+        sessionreg::metrics::write_handles(out, &self.baskets.stats());
+    }
+
     fn closed(&self, id: &SessionId, client: &Client, reason: Reason) {
         // `?id`: the Debug form hides the id's secret.
         tracing::debug!(session = ?id, client = %client.name, principal = ?client.principal, %reason, "client gone");
     }
 }
 
-async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
+async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Reply {
     // Params arrive as the client's raw JSON text: parsed here, on demand.
     let params = match request.params_value() {
         Ok(params) => params,
@@ -120,7 +146,7 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
             },
             {
                 "name": "sleep",
-                "description": "Waits the given number of milliseconds (at most 60000), then answers.",
+                "description": "Waits the given number of milliseconds (at most 60000), then answers; a task for a client that supports tasks.",
                 "inputSchema": {
                     "type": "object",
                     "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
@@ -164,30 +190,61 @@ async fn answer(ctx: &Context<Client>, request: Request) -> Reply {
                 },
             },
             {
+                "name": "basket_create",
+                "description": "Starts an empty basket; answers its id. Baskets expire after 1 hour unused.",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
+                "name": "basket_add",
+                "description": "Adds an item to a basket (at most 1000).",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "basket": { "type": "string" }, "item": { "type": "string" } },
+                    "required": ["basket", "item"],
+                },
+            },
+            {
+                "name": "basket_show",
+                "description": "Lists a basket's items, comma-separated.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": { "basket": { "type": "string" } },
+                    "required": ["basket"],
+                },
+            },
+            {
                 "name": "test_reconnection",
                 "description": "Closes its SSE connection mid-call, then answers on the resumed stream (SSE polling; the conformance suite's server-sse-polling scenario calls it).",
                 "inputSchema": { "type": "object", "properties": {} },
             },
         ]})),
-        "tools/call" => call_tool(ctx, &request.id, &params).await,
+        "tools/call" => call_tool(server, ctx, &request.id, &params).await,
         other => Reply::Error(RpcError::method_not_found(other)),
     }
 }
 
-async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
+async fn call_tool(server: &Server, ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
     let args = params.get("arguments").cloned().unwrap_or(json!({}));
-    match params.get("name").and_then(Value::as_str) {
+    let name = params.get("name").and_then(Value::as_str);
+    if let Some(reply) = name.and_then(|name| baskets(server, ctx, name, &args)) {
+        return reply;
+    }
+    match name {
         // Without `text`, an empty echo.
         Some("echo") => match args.get("text") {
             None => Reply::Result(text_content("")),
             Some(Value::String(text)) => Reply::Result(text_content(text)),
             Some(_) => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
         },
+        // A task for a 2026-07-28 client that asks for tasks (it polls
+        // `tasks/get`); for any other, the call's own answer.
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
             Some(ms) if ms <= MAX_SLEEP_MS => {
-                let _running = Sleeping::start();
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Reply::Result(text_content(&format!("slept {ms} ms")))
+                Reply::Task(mcp::tasks::TaskWork::new(move |_| async move {
+                    let _running = Sleeping::start();
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(text_content(&format!("slept {ms} ms")))
+                }))
             }
             _ => Reply::Error(RpcError::invalid_params(format!(
                 "sleep needs an integer argument `ms`, at most {MAX_SLEEP_MS}"
@@ -265,6 +322,63 @@ async fn call_tool(ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
         Some(other) => Reply::Error(RpcError::invalid_params(format!("unknown tool: {other}"))),
         None => Reply::Error(RpcError::invalid_params("tools/call needs params.name")),
     }
+}
+
+/// The basket tools, or `None` for another tool. A basket is a handle: an
+/// opaque id with a 128-bit secret, bound to the principal that made it
+/// (anonymous callers share the anonymous owner), that ends after
+/// its lifetime unused (`--basket-lifetime-ms`); a call while it is in use
+/// holds that off.
+fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> Option<Reply> {
+    let owner = ctx.principal().map(|p| p.as_str().to_string());
+    let with_basket = |f: &dyn Fn(&Mutex<Vec<String>>) -> Reply| {
+        let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
+        match server.baskets.resolve_text(handle, &owner) {
+            Resolved::Found(basket) => f(basket.value()),
+            // The guidance's answer: a tool error that says what to do.
+            Resolved::Ended => tool_error(&format!(
+                "basket `{handle}` has expired; call basket_create to start a new one"
+            )),
+            Resolved::Unknown => tool_error(&format!(
+                "no basket `{handle}`; call basket_create to start one"
+            )),
+        }
+    };
+    Some(match name {
+        "basket_create" => match server.baskets.mint(owner.clone(), Mutex::new(Vec::new())) {
+            Ok(id) => Reply::Result(json!({
+                "content": [{ "type": "text", "text": id.to_string() }],
+                "structuredContent": { "basket": id.to_string() },
+                "isError": false,
+            })),
+            Err(_) => tool_error("too many baskets; try again later"),
+        },
+        "basket_add" => match args.get("item").and_then(Value::as_str) {
+            Some(item) => with_basket(&|basket| {
+                let mut items = basket.lock().unwrap_or_else(|e| e.into_inner());
+                if items.len() >= MAX_BASKET_ITEMS {
+                    return tool_error(&format!("a basket holds at most {MAX_BASKET_ITEMS} items"));
+                }
+                items.push(item.to_string());
+                Reply::Result(text_content(&format!("{} items", items.len())))
+            }),
+            None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
+        },
+        "basket_show" => with_basket(&|basket| {
+            let items = basket.lock().unwrap_or_else(|e| e.into_inner());
+            Reply::Result(text_content(&items.join(", ")))
+        }),
+        _ => return None,
+    })
+}
+
+/// The most items one basket holds.
+const MAX_BASKET_ITEMS: usize = 1_000;
+
+/// A tool execution error (`isError: true`), as the spec has tools report
+/// what the model can act on.
+fn tool_error(text: &str) -> Reply {
+    Reply::Result(json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
 }
 
 /// The longest `sleep` (one minute): a client cannot hold a handler slot

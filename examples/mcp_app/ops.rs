@@ -22,6 +22,9 @@ pub struct Flags {
     /// Maximum live sessions; more get 503.
     #[arg(long, default_value_t = 10_000)]
     pub max_sessions: usize,
+    /// How long a basket (the `basket_*` tools' handle) lives unused.
+    #[arg(long, default_value_t = 3_600_000)]
+    pub basket_lifetime_ms: u64,
     /// An Origin allowed besides loopback ones (repeatable); allowed
     /// origins get CORS headers.
     #[arg(long = "allowed-origin")]
@@ -85,7 +88,8 @@ pub struct Built<A: App = Server> {
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
-    build_with(Server, flags)
+    let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
+    build_with(Server::with_basket_lifetime(lifetime), flags)
 }
 
 /// [`build`] for another application (the conformance server's).
@@ -107,8 +111,10 @@ pub fn build_configured<A: App>(
             (flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)),
         )
         .event_log_events(flags.event_log)
-        // The app serves 2026-07-28 requests too (they have no session).
-        .serve_modern(true);
+        // The app serves 2026-07-28 requests too (they have no session),
+        // and its `sleep` runs as a task for clients that ask for tasks.
+        .serve_modern(true)
+        .tasks(true);
     builder = configure(flags.bounds.apply(builder));
     let tokens = match token_set(flags)? {
         Some(pairs) => {
@@ -257,6 +263,13 @@ pub fn metrics<A: App>(manager: &SessionManager<A>) -> Response<mcp::Body> {
         http::header::CONTENT_TYPE,
         HeaderValue::from_static(sessionreg::metrics::CONTENT_TYPE),
     );
+    response
+}
+
+/// The answer to a path the example does not serve.
+pub fn not_found() -> Response<mcp::Body> {
+    let mut response = Response::new(super::text_body("not found\n"));
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
     response
 }
 

@@ -135,6 +135,26 @@ impl Client {
             .expect("a valid request")
     }
 
+    /// A 2026-07-28 POST of `body` (give it its `_meta` with
+    /// [`with_meta`](crate::with_meta)): the JSON content type, `Accept`
+    /// for both answers, `MCP-Protocol-Version: 2026-07-28`, and `headers`
+    /// (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` as the test wants them; no
+    /// session).
+    pub async fn post_modern(&self, body: &Value, headers: &[(&str, &str)]) -> Reply {
+        let mut request = self
+            .request(Method::POST)
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT_BOTH)
+            .header("mcp-protocol-version", "2026-07-28");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_string())))
+            .expect("a valid request");
+        self.send(request).await
+    }
+
     /// The `GET` that opens `session`'s standalone SSE stream, resuming
     /// after `last_event_id` if given.
     pub fn get_request(&self, session: &str, last_event_id: Option<&str>) -> Request<Full<Bytes>> {

@@ -14,10 +14,11 @@
 
 #[path = "rmcp_server/app.rs"]
 mod app;
+#[path = "common/process.rs"]
+mod process;
 
 use clap::Parser;
 use sessionreg_rmcp::RegistrySessionManager;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,26 +44,8 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // rmcp logs each new session's id in full at INFO from this target; ids
-    // grant access, so it stays at WARN unless RUST_LOG says otherwise.
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new(
-                    "info,rmcp::transport::streamable_http_server::session::local=warn",
-                )
-            }),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let args = Args::parse();
-    match run(args).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("rmcp_server: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    process::init_tracing();
+    process::exit("rmcp_server", run(Args::parse()).await)
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
@@ -80,29 +63,5 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         move || manager.metrics()
     };
     let router = app::router(manager.clone(), token.child_token(), metrics);
-    let listener = tokio::net::TcpListener::bind(args.addr).await?;
-    let mut stdout = std::io::stdout();
-    writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
-    stdout.flush()?;
-    let stopped = token.clone().cancelled_owned();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stopped)
-            .await
-    });
-    stop_signal().await?;
-    let ended = manager.shutdown();
-    token.cancel();
-    server.await??;
-    tracing::info!(ended, "shut down");
-    Ok(())
-}
-
-/// Ctrl-C or SIGTERM.
-async fn stop_signal() -> std::io::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result,
-        _ = term.recv() => Ok(()),
-    }
+    process::serve(args.addr, router, token, move || manager.shutdown()).await
 }

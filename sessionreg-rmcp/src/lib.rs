@@ -48,6 +48,16 @@
 //!   `sessionreg_sessions_terminated_total{reason}`, ... as
 //!   [`sessionreg::metrics`] names them) for any route you mount.
 //!
+//! # Tasks
+//!
+//! [`TaskManager`] is the other half: rmcp's `TaskManager` (the Tasks
+//! extension, SEP-2663) with the same methods, on a
+//! [`sessionreg::TaskStore`]: O(1) per call, a capacity, a background
+//! reaper, the TTL never aborting running work unless asked, registry ids.
+//! Swap `use rmcp::task_manager::{TaskManager, ...}` for
+//! `use sessionreg_rmcp::tasks::{TaskManager, ...}`; the [`tasks`] module
+//! lists every difference.
+//!
 //! # rmcp versions
 //!
 //! Built and tested against **rmcp 3.11.0** exactly (the manifest pins
@@ -100,10 +110,12 @@ mod reaper;
 mod state;
 mod status;
 mod stream;
+pub mod tasks;
 mod transport;
 
 pub use builder::{Builder, DEFAULT_IDLE_TIMEOUT};
 pub use error::Error;
 pub use manager::RegistrySessionManager;
 pub use status::{StatusBody, StatusLayer, StatusService};
+pub use tasks::{SpawnError, TaskContext, TaskManager, TaskManagerBuilder};
 pub use transport::SessionTransport;

@@ -162,7 +162,9 @@ impl SessionManager for RegistrySessionManager {
             report(Refusal::ShuttingDown);
             return Err(Error::ShuttingDown);
         }
-        self.reaper.start(&self.state);
+        self.reaper.start(&self.state, "idle sessions", |state| {
+            state.registry().reap_idle()
+        });
         let stop = CancellationToken::new();
         let mut worker = None;
         let created = self.state.registry().insert_in_flight_with(|id| {

@@ -7,6 +7,7 @@ use super::jsonrpc::{Message, Request, RpcError};
 use super::modern::discover::Discovery;
 use super::modern::mirror::MirroredParams;
 use super::modern::request::InputRequired;
+use super::tasks::TaskWork;
 use crate::{Reason, SessionId};
 use futures_util::stream::BoxStream;
 use http::request::Parts;
@@ -86,6 +87,20 @@ pub trait App: Send + Sync + 'static {
     fn closed(&self, id: &SessionId, session: &Self::Session, reason: Reason) {
         let _ = (id, session, reason);
     }
+
+    /// Called on every sweep of the layer's reaper (at least once a
+    /// second while it runs): reap the application's own stores here,
+    /// such as its [`Handles`](crate::handles::Handles), so that they
+    /// expire without a timer of their own. Keep it short; it must not
+    /// block.
+    fn reap(&self) {}
+
+    /// The application's own metrics, in Prometheus text, appended to
+    /// [`SessionManager::metrics`](super::SessionManager::metrics) (for
+    /// instance a handle store's: [`crate::metrics::write_handles`]).
+    fn metrics(&self, out: &mut String) {
+        let _ = out;
+    }
 }
 
 /// What a handler answers a request with.
@@ -105,6 +120,11 @@ pub enum Reply {
     /// [`Modern::input_required`](super::modern::Modern::input_required), so
     /// only for a modern request that may ask for input.
     InputRequired(InputRequired),
+    /// Work to run as a task (the tasks extension, for a `tools/call`): the
+    /// layer creates the task and answers `CreateTaskResult` when the
+    /// client asked for tasks, and otherwise runs the work inline as the
+    /// answer (see [`TaskWork`]).
+    Task(TaskWork),
 }
 
 impl fmt::Debug for Reply {
@@ -115,6 +135,7 @@ impl fmt::Debug for Reply {
             Reply::Stream(_) => f.write_str("Stream(..)"),
             Reply::Accepted => f.write_str("Accepted"),
             Reply::InputRequired(asked) => f.debug_tuple("InputRequired").field(asked).finish(),
+            Reply::Task(work) => f.debug_tuple("Task").field(work).finish(),
         }
     }
 }

@@ -125,6 +125,40 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// Serves the tasks extension (`io.modelcontextprotocol/tasks`, see
+    /// [`tasks`](super::tasks)): a [`Reply::Task`](super::Reply::Task)
+    /// becomes a task for a client that asks for tasks. Off by default (the
+    /// extension is opt-in): then every `Reply::Task` runs inline.
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.config.tasks = enabled;
+        self
+    }
+
+    /// Tasks held at most, running or ended and retained (default
+    /// [`DEFAULT_TASK_CAPACITY`](super::DEFAULT_TASK_CAPACITY)): past it, a
+    /// call that would create one gets 503 with `Retry-After`.
+    pub fn task_capacity(mut self, tasks: usize) -> Self {
+        self.config.task_capacity = tasks;
+        self
+    }
+
+    /// How long an ended task stays readable after its work ends (default
+    /// [`DEFAULT_TASK_RETENTION`](super::DEFAULT_TASK_RETENTION)); the
+    /// task's `ttlMs`. A client that never polls costs its task this long.
+    pub fn task_retention(mut self, retention: Duration) -> Self {
+        self.config.task_retention = retention;
+        self
+    }
+
+    /// Whether a task still running when its `ttlMs` has passed since it
+    /// was created is ended then (`failed`, its work dropped). Off by
+    /// default: running work is never cut short by its TTL (rmcp 3.11's
+    /// `TaskManager` aborts it), and the retention counts from its end.
+    pub fn task_ttl_ends_work(mut self, ends: bool) -> Self {
+        self.config.task_ttl_ends_work = ends;
+        self
+    }
+
     // --- who may reach it -------------------------------------------------
 
     /// Allows an `Origin` (exact, e.g. `https://app.example`); any other

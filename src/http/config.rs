@@ -10,6 +10,7 @@
 //! | handlers in flight | 10 000 | `admission.rs` (503) |
 //! | a request's work | 300 s | `dispatch.rs` (-32603) |
 //! | a `requestState`'s life; single-use ones recorded | 10 min; 100 000 | `modern/sealing.rs` (-32602; 503 when full) |
+//! | tasks held; an ended task's retention | 10 000; 10 min | `tasks/` (503 when full; freed by the reaper) |
 //! | stream queue, stalled writes | 64 messages, 256 KiB; 60 s | `sse/outlet.rs`, `server/stall_io.rs` |
 //! | event logs | per stream, per session 256 KiB, in all 128 MiB | `sse/resume.rs` |
 //! | header read, idle connection, connections, HTTP/2 | 10 s, 60 s, 10 000, 20 s / 100 streams | `server/` (only where [`serve`](super::serve) runs) |
@@ -70,6 +71,11 @@ pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 /// configured.
 pub const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
 
+/// Tasks held at most (running, or ended and retained) unless configured.
+pub const DEFAULT_TASK_CAPACITY: usize = 10_000;
+/// How long an ended task stays readable unless configured (its `ttlMs`).
+pub const DEFAULT_TASK_RETENTION: Duration = crate::tasks::DEFAULT_RETENTION;
+
 /// A bound at least this long is no bound: nothing waits that long, and a
 /// deadline that far would overflow when added to the time now (hyper's
 /// timers do that add).
@@ -108,6 +114,12 @@ pub(crate) struct Config {
     pub(crate) modern: bool,
     pub(crate) request_state_ttl: Duration,
     pub(crate) single_use_states: usize,
+    /// Whether the tasks extension is served.
+    pub(crate) tasks: bool,
+    pub(crate) task_capacity: usize,
+    pub(crate) task_retention: Duration,
+    /// Whether a task's TTL ends its work (settles it `expired`).
+    pub(crate) task_ttl_ends_work: bool,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -139,6 +151,10 @@ impl Default for Config {
             modern: true,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
             single_use_states: DEFAULT_SINGLE_USE_STATES,
+            tasks: false,
+            task_capacity: DEFAULT_TASK_CAPACITY,
+            task_retention: DEFAULT_TASK_RETENTION,
+            task_ttl_ends_work: false,
             reap_interval: None,
         }
     }

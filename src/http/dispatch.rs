@@ -16,6 +16,7 @@ use super::session::SessionEntry;
 use super::sse::resume;
 use super::sse::{Outlet, Streams};
 use super::state::State;
+use super::tasks;
 use super::work::Cancelled;
 use crate::{InFlight, Reason, Session};
 use futures_util::future::OptionFuture;
@@ -199,7 +200,10 @@ pub(crate) fn reply<A: App>(
             (Some(id), Reply::Error(error)) => {
                 body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
             }
-            (Some(id), Reply::Accepted | Reply::Stream(_) | Reply::InputRequired(_)) => body::json(
+            (
+                Some(id),
+                Reply::Accepted | Reply::Stream(_) | Reply::InputRequired(_) | Reply::Task(_),
+            ) => body::json(
                 StatusCode::OK,
                 &jsonrpc::error_message(
                     Some(id),
@@ -284,6 +288,14 @@ async fn work<'a, A: App>(
         Extra::Modern { request, envelope } => (Some(request), envelope),
     };
     let is_request = matches!(message, Message::Request(_));
+    // Whether a `Reply::Task` may become a task: a 2026-07-28 `tools/call`
+    // whose client declared the extension on it, to a manager serving it.
+    let task_wanted = modern
+        .as_ref()
+        .is_some_and(|m| m.declares_extension(tasks::TASKS_EXTENSION));
+    let may_task = task_wanted
+        && state.tasks().is_some()
+        && matches!(&message, Message::Request(r) if r.method == "tools/call");
     // A request whose SSE reply is resumable gets its stream's number now,
     // so the handler can close the connection early
     // (`Context::close_sse_stream`).
@@ -334,6 +346,20 @@ async fn work<'a, A: App>(
                 pump(state, session, stream, envelope.as_deref(), out).await;
                 out.finish();
             }
+        }
+        Ok(Ok(Reply::Task(work))) if is_request && !may_task => {
+            // No task for this client: the work is the call's answer, run
+            // here (under the request's cancellation and timeout), unless
+            // it may only run as a task.
+            let reply = if work.required && version == Version::Modern {
+                Reply::Error(tasks::extension_required())
+            } else {
+                match tasks::inline(work, cancel.clone()).await {
+                    Ok(result) => Reply::Result(result),
+                    Err(error) => Reply::Error(error),
+                }
+            };
+            send(head, Head::Reply(reply));
         }
         Ok(Ok(reply)) => {
             let reply = if is_request { reply } else { Reply::Accepted };

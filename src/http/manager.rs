@@ -161,12 +161,24 @@ impl<A: App> SessionManager<A> {
     }
 
     /// The registry's counters in Prometheus text format, followed by the
-    /// HTTP layer's (`sessionreg_http_*`; see [`HttpStats`]).
+    /// HTTP layer's (`sessionreg_http_*`; see [`HttpStats`]) and, when it
+    /// serves tasks, the task store's (`sessionreg_tasks_*`).
     pub fn metrics(&self) -> String {
         let mut out = String::with_capacity(3072);
         crate::metrics::write(&mut out, &self.stats());
         counters::write(&mut out, &self.http_stats());
+        if let Some(tasks) = self.task_stats() {
+            crate::metrics::write_tasks(&mut out, &tasks);
+        }
+        self.state.app().metrics(&mut out);
         out
+    }
+
+    /// The task store's counters (see [`crate::metrics::write_tasks`]),
+    /// when the manager serves the tasks extension
+    /// ([`Builder::tasks`](super::Builder::tasks)).
+    pub fn task_stats(&self) -> Option<crate::TaskStats> {
+        self.state.tasks().map(|tasks| tasks.stats())
     }
 
     // --- who may reach it -------------------------------------------------

@@ -10,56 +10,9 @@
 //! era), and hears, exactly once, that a session ended and why. The
 //! manager does the rest.
 //!
-//! ## Layout: one home for each concern
-//!
-//! ```text
-//! manager.rs      SessionManager: the façade (handle, registry, metrics, allow-lists, drain, shutdown), Service impls
-//! builder.rs      Builder: every setter, build()
-//! config.rs       every bound and default, validated once (data only)
-//! state.rs        the endpoint's shared state, its fields private, and the methods the steps use (find, refuse, sse, ...)
-//! router.rs       the pipeline, in order: access → CORS → single headers → auth → version → era → method
-//! reject.rs       every refusal once: status, JSON-RPC code, text, Retry-After / Allow / WWW-Authenticate
-//! rules.rs        header predicates: protocol version, Accept, Content-Type, headers given once
-//! protocol.rs     the protocol versions and their eras (public)
-//! headers.rs      the MCP header names (public)
-//! access/         origins (allow-lists, rebinding), cors, auth (Principal, Authenticator), bearer (tokens)
-//! legacy/         the session era: post, initialize, get, delete
-//! modern/         the 2026-07-28 era: its POST, and its header checks (headers.rs)
-//! message.rs      a POST's one JSON-RPC message: headers, body (request_body.rs: size and time), parse (jsonrpc.rs)
-//! admission.rs    the caps on work: per session (429), handlers overall (503), the handler gauge
-//! dispatch.rs     running App::handle, its reply, and what a stopped request is answered
-//! work.rs         a session's running requests: cancelled when it ends, by notifications/cancelled, by the timeout
-//! session.rs      SessionEntry (what a session is in the registry) and what its end does
-//! app.rs          the App trait, Reply, HandlerError;  context.rs: Context
-//! sse/            outlet (bounded queue), body (SseBody), streams (a session's), resume (event ids and logs)
-//! server/         serve (accept loop), connection (its bounds), stall_io, shutdown (graceful)
-//! drain.rs        draining for a rolling restart, readiness and liveness
-//! reaper.rs       the idle reaper task
-//! counters.rs     the layer's counters and their Prometheus text
-//! ```
-//!
-//! No module imports back up this list's pipeline: the steps take the
-//! state (`State`) they need, and refusals are values of
-//! `reject::Reject` until the one place that turns them into responses.
-//!
-//! ## One request, followed through
-//!
-//! A `POST /mcp` with a `tools/call` in a session: [`SessionManager::handle`]
-//! opens a span and hands it to `router::route`, which checks `Origin` and
-//! `Host` (`access/`), answers nothing to CORS yet (not a preflight),
-//! refuses a second `Authorization` (`rules::duplicated`), runs the
-//! authenticator (`access/auth.rs`), reads `MCP-Protocol-Version`
-//! (`rules::protocol_version`: say 2025-11-25, a legacy version) and passes
-//! it to `legacy::serve`, which routes `POST` to `legacy/post.rs`. There
-//! `message::read` checks `Accept` and `Content-Type` and reads the body
-//! within its bounds; `admission` checks the handler cap; the session is
-//! found (`State::find`: its id, and its principal) and the request counted
-//! in under the session's cap (`admission::begin`). `dispatch::run` polls
-//! the handler once inline; a handler still pending goes on in a task of
-//! its own, listed in the session's `work`. Its outcome comes back as a
-//! `dispatch::Head` and `dispatch::reply` turns it into JSON, 202 or an SSE
-//! stream (`sse/`). A refusal anywhere on the way is a `Reject`, answered
-//! by `State::refuse`.
+//! The layer's layout (one home for each concern, as a tree) and one
+//! request followed through it are in the design notes:
+//! [`docs::design`](crate::docs::design), "The HTTP layer".
 //!
 //! ## The rules, each with its test
 //!
@@ -262,6 +215,7 @@ mod server;
 mod session;
 mod sse;
 mod state;
+pub mod tasks;
 mod work;
 
 pub use access::auth::{AuthError, Authenticator, Principal};
@@ -278,7 +232,7 @@ pub use config::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION,
     DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SINGLE_USE_STATES,
     DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT, DEFAULT_STREAM_QUEUE_BYTES,
-    DEFAULT_STREAM_QUEUE_MESSAGES,
+    DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY, DEFAULT_TASK_RETENTION,
 };
 pub use context::{Context, Era};
 pub use counters::HttpStats;

@@ -7,7 +7,9 @@
 //! mounted anywhere (axum, tower, bare hyper) reaps without hand wiring; it
 //! stops when the last clone of the manager is dropped. There is at most
 //! one per manager. It also sweeps the record of unused single-use
-//! `requestState`s, which expire with their states.
+//! `requestState`s, which expire with their states, the tasks ended and
+//! kept past their retention, and whatever the application reaps in
+//! [`App::reap`].
 //!
 //! It never cancels anything: a session with a request in flight (an
 //! [`InFlight`](crate::InFlight) guard alive) is not idle, however long the
@@ -20,13 +22,17 @@ use std::time::Duration;
 
 /// [`SessionManager::start_reaper`](super::SessionManager::start_reaper).
 pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
-    // Sessions with an idle timeout at its period; in any case the record
-    // of unused single-use `requestState`s, which expire with the states.
-    let sessions_idle = state.config().reap_interval.is_some();
-    let period = state.config().reap_interval.unwrap_or_else(|| {
-        (state.config().request_state_ttl / 4)
-            .clamp(Duration::from_millis(10), Duration::from_secs(1))
-    });
+    // Sessions with an idle timeout at its period; the rest (the record of
+    // unused single-use `requestState`s, which expire with the states; the
+    // tasks past their retention; the application's own) at theirs, at
+    // most a second.
+    let sessions = state.config().reap_interval;
+    let states = (state.config().request_state_ttl / 4)
+        .clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let others = state
+        .tasks()
+        .map_or(states, |t| t.reap_period().min(states));
+    let period = sessions.map_or(others, |s| s.min(others));
     if state.reaper().get().is_some() {
         return true;
     }
@@ -43,15 +49,23 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
             .spawn(async move {
                 let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut sessions_swept: Option<tokio::time::Instant> = None;
                 loop {
-                    tick.tick().await;
+                    let now = tick.tick().await;
                     let Some(state) = weak.upgrade() else { return };
-                    let ended = if sessions_idle {
-                        state.registry().reap_idle()
-                    } else {
-                        0
+                    let due = |every| sessions_swept.is_none_or(|at| now - at >= every);
+                    let ended = match sessions {
+                        Some(every) if due(every) => {
+                            sessions_swept = Some(now);
+                            state.registry().reap_idle()
+                        }
+                        _ => 0,
                     };
                     state.sealer().unused().reap_idle();
+                    if let Some(tasks) = state.tasks() {
+                        tasks.reap();
+                    }
+                    state.app().reap();
                     if ended > 0 {
                         tracing::debug!(ended, "reaped idle sessions");
                     }

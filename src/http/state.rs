@@ -16,6 +16,7 @@ use super::reject::Reject;
 use super::session::SessionEntry;
 use super::sse::resume::{LogBounds, LogBudget};
 use super::sse::{Outlet, QueueLimits, SseBody, Streams};
+use super::tasks::Tasks;
 use crate::{Registry, Session};
 use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http::Response;
@@ -39,6 +40,8 @@ pub(crate) struct State<A: App> {
     logs: LogBounds,
     /// Seals and opens the `requestState`s of 2026-07-28 requests.
     sealer: Sealer,
+    /// The tasks extension's store, when it is served.
+    tasks: Option<Tasks>,
     /// The idle reaper, once started; aborted when the state is dropped.
     reaper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -66,8 +69,12 @@ impl<A: App> State<A> {
             session_bytes: config.event_log_session_bytes,
             total: Arc::new(LogBudget::new(config.event_log_total_bytes)),
         };
+        let tasks = config
+            .tasks
+            .then(|| Tasks::new(&config, registry.node_id()));
         State {
             app,
+            tasks,
             registry,
             config,
             access,
@@ -112,6 +119,11 @@ impl<A: App> State<A> {
 
     pub(crate) fn sealer(&self) -> &Sealer {
         &self.sealer
+    }
+
+    /// The tasks extension's store, when it is served.
+    pub(crate) fn tasks(&self) -> Option<&Tasks> {
+        self.tasks.as_ref()
     }
 
     pub(crate) fn reaper(&self) -> &OnceLock<tokio::task::AbortHandle> {

@@ -381,6 +381,21 @@ impl Server {
     }
 }
 
+/// Serves `manager` (of any application) on 127.0.0.1:0 for the rest of
+/// the test; returns its `/mcp` URL.
+pub async fn serve_manager<A: App>(manager: &SessionManager<A>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(mcp::serve(
+        listener,
+        manager.clone(),
+        manager.clone(),
+        std::future::pending::<()>(),
+        Duration::from_secs(1),
+    ));
+    url
+}
+
 /// A manager for the test application, not served.
 pub fn test_manager(
     configure: impl FnOnce(Builder) -> Builder,

@@ -112,7 +112,8 @@ pub(super) async fn open<A: App>(
         Ok(Head::Reply(
             crate::http::app::Reply::Stream(_)
             | crate::http::app::Reply::Accepted
-            | crate::http::app::Reply::InputRequired(_),
+            | crate::http::app::Reply::InputRequired(_)
+            | crate::http::app::Reply::Task(_),
         )) => {
             let _ = state.registry().terminate(&id, Reason::Rejected);
             return state.refuse(

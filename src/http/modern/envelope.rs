@@ -1,8 +1,10 @@
 //! The envelope of a 2026-07-28 answer, which is the layer's: whatever the
 //! application returns, what reaches the client is a valid modern message.
 //!
-//! * every result has a `resultType` (`complete` unless the application
-//!   set one, such as an extension's);
+//! * every result an application returns has `resultType: "complete"`,
+//!   whatever it set there (the other kinds are the layer's to send: an
+//!   `input_required` answer is `Reply::InputRequired`, a task's
+//!   `CreateTaskResult` `Reply::Task`);
 //! * the results that must carry caching hints (`tools/list`,
 //!   `prompts/list`, `resources/list`, `resources/templates/list`,
 //!   `resources/read`) get `ttlMs: 0` and `cacheScope: "private"` (cache
@@ -50,17 +52,27 @@ impl Envelope {
                 map
             }
         };
-        let complete = match result.get("resultType") {
-            Some(Value::String(kind)) => kind == "complete",
-            _ => {
-                result.insert("resultType".into(), "complete".into());
-                true
-            }
-        };
-        if complete && CACHEABLE.contains(&&*self.method) {
+        // The layer's to say: an application's result is complete (an
+        // input-required answer is `Reply::InputRequired`, a task
+        // `Reply::Task`), whatever it wrote there.
+        result.insert("resultType".into(), "complete".into());
+        if CACHEABLE.contains(&&*self.method) {
             result.entry("ttlMs").or_insert(0.into());
             result.entry("cacheScope").or_insert("private".into());
         }
+        self.name_server(&mut result);
+        Value::Object(result)
+    }
+
+    /// A `CreateTaskResult` (the layer's own: `resultType` "task", which
+    /// no application result may carry), named like every other result.
+    pub(crate) fn task_result(&self, mut result: Map<String, Value>) -> Value {
+        result.insert("resultType".into(), "task".into());
+        self.name_server(&mut result);
+        Value::Object(result)
+    }
+
+    fn name_server(&self, result: &mut Map<String, Value>) {
         if let Some(info) = &self.server_info {
             let meta = result
                 .entry("_meta")
@@ -69,7 +81,6 @@ impl Envelope {
                 meta.entry(META_SERVER_INFO).or_insert_with(|| info.clone());
             }
         }
-        Value::Object(result)
     }
 
     /// One message of a streamed answer as the client gets it, or `None`
@@ -132,7 +143,10 @@ mod tests {
         let call = envelope("tools/call", None).result(json!({ "content": [] }));
         assert_eq!(call["resultType"], "complete");
         assert!(call.get("ttlMs").is_none());
-        let task = envelope("tools/call", None).result(json!({ "resultType": "task" }));
+        // Only the layer's own task result may say "task".
+        let forged = envelope("tools/call", None).result(json!({ "resultType": "task" }));
+        assert_eq!(forged["resultType"], "complete");
+        let task = envelope("tools/call", None).task_result(Map::new());
         assert_eq!(task["resultType"], "task");
     }
 

@@ -89,6 +89,7 @@ use crate::http::message;
 use crate::http::protocol::Version;
 use crate::http::reject::{Reject, REQUEST_STATE_INVALID};
 use crate::http::state::State;
+use crate::http::tasks;
 use http::{Method, Response, StatusCode};
 use hyper::body::Body as HttpBody;
 use request::{META_CAPABILITIES, META_LOG_LEVEL};
@@ -167,7 +168,10 @@ where
         let error = RpcError::method_not_found(&request.method);
         return state.refuse(Reject::Rpc(StatusCode::NOT_FOUND, error), id.as_ref());
     }
-    let discovery = state.app().discovery();
+    let mut discovery = state.app().discovery();
+    if state.tasks().is_some() {
+        tasks_advertised(&mut discovery.capabilities);
+    }
     if request.method == "server/discover" {
         return body::json(
             StatusCode::OK,
@@ -184,6 +188,27 @@ where
         log_level: modern.log_level,
         server_info: discovery.server_info.clone(),
     });
+    let owner = Principal::of(&parts).cloned();
+    if let Some(tasks) = state
+        .tasks()
+        .filter(|_| tasks::METHODS.contains(&&*request.method))
+    {
+        let params = request.params_value().unwrap_or(Value::Null);
+        return match tasks::serve_method(
+            tasks,
+            request,
+            &params,
+            &modern,
+            owner.as_ref(),
+            &envelope,
+        ) {
+            Ok(result) => body::json(
+                StatusCode::OK,
+                &jsonrpc::result_message(&envelope.id, result),
+            ),
+            Err((status, error)) => state.refuse(Reject::Rpc(status, error), id.as_ref()),
+        };
+    }
     let binding = modern.binding;
     let extra = Extra::Modern {
         request: Box::new(modern),
@@ -213,11 +238,40 @@ where
         Ok(Head::Reply(Reply::InputRequired(asked))) => {
             input_required(state, &envelope, &binding, asked)
         }
+        // Only a request that may become a task gets here with one (see
+        // `dispatch::work`).
+        Ok(Head::Reply(Reply::Task(work))) => match state.tasks() {
+            Some(tasks) => match tasks::start(tasks, &envelope, owner, work) {
+                Ok(created) => body::json(
+                    StatusCode::OK,
+                    &jsonrpc::result_message(&envelope.id, created),
+                ),
+                Err(reject) => state.refuse(reject, id.as_ref()),
+            },
+            None => state.refuse(Reject::Overloaded, id.as_ref()),
+        },
         Ok(Head::Reply(Reply::Error(error))) => {
             let status = status_of(&error);
             state.refuse(Reject::Rpc(status, error), id.as_ref())
         }
         head => dispatch::reply(state, head, id.as_ref()),
+    }
+}
+
+/// Adds the tasks extension to the capabilities `server/discover` gives.
+fn tasks_advertised(capabilities: &mut Value) {
+    if !capabilities.is_object() {
+        *capabilities = json!({});
+    }
+    let extensions = capabilities
+        .as_object_mut()
+        .expect("an object")
+        .entry("extensions")
+        .or_insert_with(|| json!({}));
+    if let Value::Object(extensions) = extensions {
+        extensions
+            .entry(tasks::TASKS_EXTENSION)
+            .or_insert_with(|| json!({}));
     }
 }
 

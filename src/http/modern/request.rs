@@ -323,6 +323,12 @@ impl InputRequests {
         self
     }
 
+    /// The requests alone, by key (a task asks with them: it has no state
+    /// to seal).
+    pub(crate) fn into_requests(self) -> Map<String, Value> {
+        self.requests
+    }
+
     /// The state opens once only: a second retry with it is refused (the
     /// server keeps a record of it until it is used or expires).
     pub fn single_use(mut self) -> Self {

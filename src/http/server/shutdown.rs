@@ -41,6 +41,9 @@ pub(crate) fn now<A: App>(state: &State<A>) -> usize {
     // Set before the sweep: an insert racing it re-checks the flag after
     // inserting and ends its own session (see `legacy/initialize.rs`).
     state.start_shutdown();
+    if let Some(tasks) = state.tasks() {
+        tasks.shutdown();
+    }
     state.registry().terminate_all(Reason::Shutdown)
 }
 

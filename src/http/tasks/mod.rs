@@ -1,0 +1,62 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) at
+//! 2026-07-28, on the core's [`TaskStore`](crate::TaskStore): a
+//! `tools/call` whose handler answers [`Reply::Task`](crate::http::Reply::Task)
+//! becomes a task the client polls.
+//!
+//! Switched on with [`Builder::tasks`](crate::http::Builder::tasks); then
+//! the layer:
+//!
+//! * advertises the extension in `server/discover`
+//!   (`capabilities.extensions`), and never the 2025-11-25 `tasks`
+//!   capability;
+//! * creates a task only for a request whose client declared the extension
+//!   *on that request* (`_meta` client capabilities), the task readable by
+//!   `tasks/get` before the `CreateTaskResult` is sent; for any other
+//!   client the work runs inline and answers the call, or, when the work is
+//!   [`required`](TaskWork::required) to be a task, the client gets
+//!   `-32021` naming the extension;
+//! * answers `tasks/get` (the task's `DetailedTask`: `working`,
+//!   `input_required` with every outstanding request, `completed` with the
+//!   result, `failed` with the error, `cancelled`), `tasks/update` (input
+//!   responses to outstanding keys; any other key ignored, as the spec
+//!   says) and `tasks/cancel` (the task ends `cancelled` unless it had
+//!   ended, and its work is dropped; acknowledged either way), each
+//!   checked in this order: `Mcp-Name` equals `params.taskId` (with the
+//!   other headers, `-32020`), the extension is declared (`-32021`, before
+//!   the id is looked at), the task is the requester's principal's
+//!   (`-32602` "Task not found", the same as for a guessed id);
+//! * keeps each task's id a registry id: the node prefix a balancer routes
+//!   `Mcp-Name` by, and a 128-bit secret;
+//! * never ends running work at its TTL unless built with
+//!   [`Builder::task_ttl_ends_work`](crate::http::Builder::task_ttl_ends_work)
+//!   (rmcp 3.11 aborts it at `created + ttl`); `ttlMs` is the retention:
+//!   the task stays readable at least that long after its work ends, then
+//!   the reaper frees it;
+//! * stops every task's work at shutdown (each ends `failed`: its work
+//!   stopped without an answer).
+//!
+//! Status notifications (`notifications/tasks` on `subscriptions/listen`)
+//! are optional in the extension and not sent: clients poll.
+
+mod entry;
+mod serve;
+mod time;
+mod work;
+
+pub use work::{TaskContext, TaskWork};
+
+pub(crate) use entry::TaskEntry;
+pub(crate) use serve::{extension_required, inline, serve_method, start, Tasks, METHODS};
+
+use std::time::Duration;
+
+/// The extension's identifier, as clients declare it under
+/// `capabilities.extensions`.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// The polling interval suggested to clients unless the work says
+/// otherwise ([`TaskWork::poll_interval`]).
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The tasks the layer keeps.
+pub(crate) type Store = crate::TaskStore<TaskEntry, serde_json::Value>;

@@ -1,0 +1,201 @@
+//! What an application hands the layer to run as a task ([`TaskWork`]),
+//! and what that work sees while it runs ([`TaskContext`]).
+
+use super::entry::TaskEntry;
+use crate::http::jsonrpc::{self, RpcError};
+use crate::http::modern::InputRequests;
+use crate::TaskRef;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+type Work = Box<dyn FnOnce(TaskContext) -> BoxFuture<'static, Result<Value, RpcError>> + Send>;
+
+/// Work a `tools/call` may run as a task (the `io.modelcontextprotocol/tasks`
+/// extension): answer it as [`Reply::Task`](crate::http::Reply::Task).
+///
+/// The layer decides, per request, as the extension says the server does:
+/// for a 2026-07-28 client that declared the extension on this request (and
+/// a manager built with [`Builder::tasks`](crate::http::Builder::tasks)),
+/// the task is created, its work started, and the client answered a
+/// `CreateTaskResult` at once; it polls `tasks/get`. For any other client
+/// the work runs inline and its outcome is the call's answer, unless the
+/// work is [`required`](TaskWork::required) to be a task: then a 2026-07-28
+/// client that did not declare the extension gets the spec's `-32021`.
+///
+/// The work's `Ok` is the tool's result (`CallToolResult`; one with
+/// `isError: true` completes its task, as the spec says); its `Err` fails
+/// the task with that JSON-RPC error.
+///
+/// ```
+/// use serde_json::json;
+/// use sessionreg::http::tasks::TaskWork;
+///
+/// let work = TaskWork::new(|_ctx| async move {
+///     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+///     Ok(json!({ "content": [{ "type": "text", "text": "done" }] }))
+/// })
+/// .status_message("resizing");
+/// # let _ = work;
+/// ```
+pub struct TaskWork {
+    pub(crate) work: Work,
+    pub(crate) required: bool,
+    pub(crate) poll_interval: Option<Duration>,
+    pub(crate) status_message: Option<String>,
+}
+
+impl TaskWork {
+    /// Work to run: `work` gets the task's [`TaskContext`].
+    pub fn new<F, Fut>(work: F) -> TaskWork
+    where
+        F: FnOnce(TaskContext) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Value, RpcError>> + Send + 'static,
+    {
+        TaskWork {
+            work: Box::new(move |ctx| Box::pin(work(ctx))),
+            required: false,
+            poll_interval: None,
+            status_message: None,
+        }
+    }
+
+    /// Runs only as a task: a 2026-07-28 client that did not declare the
+    /// tasks extension on its request gets `-32021` naming it, and the work
+    /// does not run.
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// The polling interval suggested to the client (`pollIntervalMs`;
+    /// default [`DEFAULT_POLL_INTERVAL`](super::DEFAULT_POLL_INTERVAL)).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = Some(interval);
+        self
+    }
+
+    /// The task's first status message (`statusMessage`).
+    pub fn status_message(mut self, message: impl Into<String>) -> Self {
+        self.status_message = Some(message.into());
+        self
+    }
+}
+
+impl fmt::Debug for TaskWork {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskWork")
+            .field("required", &self.required)
+            .field("poll_interval", &self.poll_interval)
+            .field("status_message", &self.status_message)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What running [`TaskWork`] sees: its task, to ask the client for input
+/// through and to say how it goes; or nothing, when it runs inline as the
+/// call's answer.
+pub struct TaskContext {
+    inner: Inner,
+}
+
+enum Inner {
+    Task {
+        task: TaskRef<TaskEntry, Value>,
+        id: String,
+    },
+    Inline {
+        cancel: CancellationToken,
+    },
+}
+
+impl TaskContext {
+    pub(crate) fn task(task: TaskRef<TaskEntry, Value>, id: String) -> TaskContext {
+        TaskContext {
+            inner: Inner::Task { task, id },
+        }
+    }
+
+    pub(crate) fn inline(cancel: CancellationToken) -> TaskContext {
+        TaskContext {
+            inner: Inner::Inline { cancel },
+        }
+    }
+
+    /// The task's id; `None` when the work runs inline (the client did not
+    /// ask for tasks).
+    pub fn task_id(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::Task { id, .. } => Some(id),
+            Inner::Inline { .. } => None,
+        }
+    }
+
+    /// Asks the client for input: the task reads `input_required`, with
+    /// these requests in its `inputRequests`, until the client has answered
+    /// them all with `tasks/update` (a partial answer leaves the rest
+    /// outstanding); resolves to the answers, by key.
+    ///
+    /// Each key may be used once in the task's life (the spec's rule); a
+    /// key used before is an error, and nothing is asked. Inline there is
+    /// no task to wait on: an error (ask with
+    /// [`Modern::input_required`](crate::http::modern::Modern::input_required)
+    /// before creating the task instead, as the spec recommends). The
+    /// state and single-use settings of `requests` mean nothing here.
+    pub async fn input(&self, requests: InputRequests) -> Result<Map<String, Value>, RpcError> {
+        let task = match &self.inner {
+            Inner::Task { task, .. } => task,
+            Inner::Inline { .. } => {
+                return Err(RpcError::new(
+                    jsonrpc::INTERNAL_ERROR,
+                    "this call runs without the tasks extension: it cannot wait for input",
+                ))
+            }
+        };
+        let waiting = task.value().ask(requests.into_requests())?;
+        let mut answers = Map::new();
+        for (key, answer) in waiting {
+            match answer.await {
+                Ok(value) => {
+                    answers.insert(key, value);
+                }
+                Err(_) => {
+                    return Err(RpcError::new(
+                        jsonrpc::INTERNAL_ERROR,
+                        "the task ended before its input arrived",
+                    ))
+                }
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Sets the task's status message (`statusMessage`); inline, nothing.
+    pub fn set_status_message(&self, message: impl Into<String>) {
+        if let Inner::Task { task, .. } = &self.inner {
+            task.value().set_status_message(message.into());
+        }
+    }
+
+    /// Resolves when the work should stop: the task was cancelled
+    /// (`tasks/cancel`), its deadline passed, or the server is shutting
+    /// down; inline, when the request is cancelled. The layer drops the
+    /// work's future then anyway; this is for work handed elsewhere.
+    pub async fn cancelled(&self) {
+        match &self.inner {
+            Inner::Task { task, .. } => task.value().cancel.cancelled().await,
+            Inner::Inline { cancel } => cancel.cancelled().await,
+        }
+    }
+}
+
+impl fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskContext")
+            .field("task_id", &self.task_id())
+            .finish()
+    }
+}
