@@ -35,9 +35,10 @@ def rounds(prefix):
 
 def functions(root, pattern):
     out = []
-    for path in sorted(glob.glob(os.path.join(root, "*", "*", "new", "estimates.json"))):
+    # <group>/<id>/new or, for parameterised functions, <group>/<id>/<param>/new.
+    for path in sorted(glob.glob(os.path.join(root, "**", "new", "estimates.json"), recursive=True)):
         rel = os.path.relpath(path, root).split(os.sep)
-        fid = f"{rel[0]}/{rel[1]}"
+        fid = "/".join(rel[:-2])
         if re.search(pattern, fid):
             out.append(fid)
     return out
