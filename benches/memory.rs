@@ -21,8 +21,8 @@ mod peers;
 
 use payload::Payload;
 use peers::{
-    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle, ShardedSlab,
-    TokioStringMap, Value,
+    Dash, Moka, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle,
+    ShardedSlab, TokioStringMap, Value,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -162,6 +162,7 @@ fn main() {
         measure::<SessionReg>("sessionreg", &value),
         // The idle clock is in every slot either way: the same bytes.
         measure::<SessionRegIdle>("sessionreg_idle", &value),
+        measure::<Moka>("moka", &value),
         measure::<ShardedSlab>("sharded_slab", &value),
         measure::<Dash>("dashmap", &value),
         measure::<Scc>("scc", &value),

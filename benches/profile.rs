@@ -18,8 +18,8 @@ mod workload;
 
 use payload::Payload;
 use peers::{
-    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle, ShardedSlab,
-    TokioStringMap,
+    Dash, Moka, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle,
+    ShardedSlab, TokioStringMap,
 };
 use std::hint::black_box;
 use std::sync::Arc;
@@ -93,6 +93,7 @@ fn main() {
     match peer.as_str() {
         "sessionreg" => run::<SessionReg>(what, n),
         "sessionreg_idle" => run::<SessionRegIdle>(what, n),
+        "moka" => run::<Moka>(what, n),
         "sharded_slab" => run::<ShardedSlab>(what, n),
         "dashmap" => run::<Dash>(what, n),
         "scc" => run::<Scc>(what, n),

@@ -17,7 +17,7 @@ import os
 import sys
 
 GROUPS = ["life_1t", "life_2t", "mix_2t", "stale"]
-PEERS = ["sharded_slab", "mutex_slab", "dashmap", "scc", "papaya",
+PEERS = ["moka", "sharded_slab", "mutex_slab", "dashmap", "scc", "papaya",
          "rwlock_hashmap", "tokio_rwlock_string"]
 OURS = ["sessionreg", "sessionreg_idle"]
 ALL = OURS + PEERS

@@ -1,7 +1,8 @@
 //! `sessionreg` against its peers, same workloads, same payload, same run.
 //!
 //! Groups (ids are stable: `run.sh` reads them): `life_1t`, `life_2t`,
-//! `mix_2t`, `stale`, `floor`. See `support/workload.rs` for what each
+//! `mix_2t`, `stale`, `floor`. `moka` (a cache with time-to-idle) sits
+//! right after `sessionreg_idle`, the other peer that tracks idleness. See `support/workload.rs` for what each
 //! workload does and `support/peers.rs` for how each peer is driven.
 //!
 //! Every row but the floors runs its threads through `on_threads`: threads
@@ -25,8 +26,8 @@ use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use payload::Payload;
 use peers::{
-    Dash, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle, ShardedSlab,
-    TokioStringMap,
+    Dash, Moka, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle,
+    ShardedSlab, TokioStringMap,
 };
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +45,7 @@ macro_rules! each_peer {
     ($f:ident, $group:expr $(, $arg:expr)*) => {
         $f::<SessionReg>($group, "sessionreg" $(, $arg)*);
         $f::<SessionRegIdle>($group, "sessionreg_idle" $(, $arg)*);
+        $f::<Moka>($group, "moka" $(, $arg)*);
         $f::<ShardedSlab>($group, "sharded_slab" $(, $arg)*);
         $f::<Dash>($group, "dashmap" $(, $arg)*);
         $f::<Scc>($group, "scc" $(, $arg)*);

@@ -6,9 +6,17 @@
 #   benches/run.sh e2e         # end to end: examples/mcp_server and rmcp (workspace member
 #                              # e2e-rmcp), both up, churned in alternating rounds
 #   benches/run.sh e2e-alone   # end to end against examples/mcp_server only
+#   benches/run.sh e2e-modern  # 2026-07-28 requests (no session): examples/mcp_server and
+#                              # rmcp (e2e-rmcp's rmcp_server, its stateless path), alternating
 #   benches/run.sh e2e-rmcp    # rmcp 3.11 with sessionreg-rmcp's manager against rmcp's own
 #                              # LocalSessionManager (e2e-rmcp's two servers), alternating rounds
+#   benches/run.sh e2e-before  # examples/mcp_server against another build of it (BEFORE: its
+#                              # binary, e.g. a worktree of b337515's
+#                              # target/release/examples/mcp_server), alternating rounds
 #   benches/run.sh callgrind   # instructions per operation (deterministic)
+#   benches/run.sh sealing     # a 2026-07-28 requestState sealed and opened, beside the
+#                              # Python SDK's (PYTHON: a venv of interop/requirements.txt,
+#                              # default .venv/bin/python), alternating rounds
 #   benches/run.sh tasks       # issue 20: the task store against rmcp 3.11's TaskManager and
 #                              # moka (benches/tasks/), three criterion runs (~30 min), the
 #                              # tables, then heap bytes per idle task (~2 min)
@@ -26,6 +34,9 @@ cd "$(dirname "$0")/.."
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 out="${BENCH_RESULTS:-$target/bench-results}"
 mkdir -p "$out"
+# The Python with the official SDK (sealing); set before --snapshot, whose
+# export has no venv.
+export PYTHON="${PYTHON:-$PWD/.venv/bin/python}"
 
 if [ "${1:-}" = "--snapshot" ]; then
     shift
@@ -82,6 +93,18 @@ e2e() {
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e.md"
 }
 
+# 2026-07-28 requests, one POST of tools/call each and no session, by the
+# same client: mcp_server against rmcp 3.11 serving them on its stateless
+# path (e2e-rmcp's rmcp_server: rmcp's default config; pass
+# --against-flag --json-response for its JSON answers), alternating rounds.
+e2e_modern() {
+    cargo build --release --example mcp_server
+    cargo build --release -p e2e-rmcp
+    machine | tee "$out/e2e-modern.md"
+    cargo bench --bench e2e -- --modern --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-modern.md"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-modern.md"
+}
+
 # The same rmcp server with two session managers: sessionreg-rmcp's
 # RegistrySessionManager (rmcp_server_registry) against rmcp's
 # LocalSessionManager (rmcp_server), by the same client, in alternating rounds.
@@ -91,6 +114,47 @@ e2e_rmcp() {
     cargo bench --bench e2e -- --server "$target/release/rmcp_server_registry" \
         --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-rmcp.md"
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-rmcp.md"
+}
+
+# A 2026-07-28 requestState sealed and opened by the layer's own sealer
+# (benches/sealing.rs) and by the official Python SDK (benches/sealing.py,
+# timeit), the same sizes of state, in alternating rounds (SEALING_ROUNDS,
+# default 3; the first goes first in odd rounds); then the ratio tables.
+sealing() {
+    local rounds=${SEALING_ROUNDS:-3} pairs=() order
+    cargo bench --bench sealing --features bench-hooks --no-run
+    {
+        machine
+        echo "python: $("$PYTHON" --version 2>&1), mcp $("$PYTHON" -c 'from importlib.metadata import version; print(version("mcp"))')"
+    } | tee "$out/sealing.md"
+    : > "$out/sealing-criterion.txt"
+    for r in $(seq "$rounds"); do
+        if [ $((r % 2)) = 1 ]; then order="sessionreg sdk"; else order="sdk sessionreg"; fi
+        for who in $order; do
+            echo "--- round $r: $who" | tee -a "$out/sealing.md"
+            if [ "$who" = sessionreg ]; then
+                cargo bench --bench sealing --features bench-hooks -- "$@" >> "$out/sealing-criterion.txt" 2>&1
+                rm -rf "$out/sealing-run$r" && mkdir -p "$out/sealing-run$r"
+                cp -r "$target/criterion/sealing" "$out/sealing-run$r/"
+            else
+                "$PYTHON" benches/sealing.py --json > "$out/sealing-py-run$r.json"
+            fi
+        done
+        pairs+=("$out/sealing-run$r" "$out/sealing-py-run$r.json")
+    done
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/sealing.md"
+    python3 benches/sealing.py --report "${pairs[@]}" | tee -a "$out/sealing.md"
+}
+
+# Sessions end to end, this tree's mcp_server against an earlier build of
+# it (BEFORE=path of its release binary; build it in a worktree of its own
+# commit), by the same client, in alternating rounds (issue 18).
+e2e_before() {
+    local before=${BEFORE:?BEFORE=the path of the earlier release build of mcp_server}
+    cargo build --release --example mcp_server
+    { machine; echo "before: $before"; } | tee "$out/e2e-before.md"
+    cargo bench --bench e2e -- --against "$before" "$@" 2>/dev/null | tee -a "$out/e2e-before.md"
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-before.md"
 }
 
 e2e_alone() {
@@ -110,7 +174,7 @@ callgrind() {
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("executable") and m["target"]["name"] == "profile": print(m["executable"])')
-    local peers="sessionreg sessionreg_idle sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
+    local peers="sessionreg sessionreg_idle moka sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
     ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : //p'; }
     {
         machine
@@ -161,9 +225,12 @@ case "$step" in
     memory) memory "$@" ;;
     e2e) e2e "$@" ;;
     e2e-alone) e2e_alone "$@" ;;
+    e2e-modern) e2e_modern "$@" ;;
     e2e-rmcp) e2e_rmcp "$@" ;;
+    e2e-before) e2e_before "$@" ;;
     callgrind) callgrind ;;
+    sealing) sealing "$@" ;;
     tasks) tasks "$@" ;;
     all) registry; memory; e2e; callgrind; tasks ;;
-    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-rmcp|callgrind|tasks|all] [harness args]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-modern|e2e-rmcp|e2e-before|callgrind|sealing|tasks|all] [harness args]" >&2; exit 2 ;;
 esac

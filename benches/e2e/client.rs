@@ -8,10 +8,17 @@ use std::net::{SocketAddr, TcpStream};
 
 const PROTOCOL: &str = "2025-11-25";
 
+/// The headers of a 2026-07-28 `tools/call` of `echo` (`--modern`): no
+/// session; the version, method and name given as headers as well as in
+/// the body, as that revision asks.
+const MODERN_HEADERS: &str =
+    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n";
+
 /// A response, read whole.
 struct Response {
     status: u16,
     session_id: Option<String>,
+    content_type: Option<String>,
     body: Vec<u8>,
 }
 
@@ -37,6 +44,19 @@ impl Client {
     }
 
     fn send(&mut self, method: &str, path: &str, session: Option<&str>, body: &str) -> Response {
+        self.send_with(method, path, session, "", body)
+    }
+
+    /// [`Client::send`] with `extra` header lines (each ending in CRLF)
+    /// after `Accept`.
+    fn send_with(
+        &mut self,
+        method: &str,
+        path: &str,
+        session: Option<&str>,
+        extra: &str,
+        body: &str,
+    ) -> Response {
         self.request.clear();
         let r = &mut self.request;
         write!(r, "{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host).unwrap();
@@ -49,6 +69,7 @@ impl Client {
             .unwrap();
         }
         r.extend_from_slice(b"Accept: application/json, text/event-stream\r\n");
+        r.extend_from_slice(extra.as_bytes());
         if let Some(id) = session {
             write!(
                 r,
@@ -133,6 +154,42 @@ impl Client {
         self.delete(&id);
     }
 
+    /// One 2026-07-28 request (`--modern`): `tools/call` of `echo` with
+    /// `{"text":"hi"}`, request id `id`, no session.
+    fn modern_request(&mut self, id: u64) -> Response {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+        );
+        let path = self.path.clone();
+        self.send_with("POST", &path, None, MODERN_HEADERS, &body)
+    }
+
+    /// [`Client::modern_request`], checked: `Ok` if the answer is 200 with
+    /// `resultType` `"complete"` (in the JSON answer, or in the result event
+    /// of an SSE one); otherwise what came back instead.
+    pub fn modern_call(&mut self, id: u64) -> Result<(), String> {
+        let r = self.modern_request(id);
+        match (r.status, result_type(&r.body)) {
+            (200, Some(b"complete")) => Ok(()),
+            (status, _) => Err(format!(
+                "{status} {}",
+                String::from_utf8_lossy(&r.body).trim()
+            )),
+        }
+    }
+
+    /// The answer to [`Client::modern_request`] as text, for the record:
+    /// status, content type, body.
+    pub fn modern_answer(&mut self, id: u64) -> String {
+        let r = self.modern_request(id);
+        format!(
+            "{} {}: {}",
+            r.status,
+            r.content_type.as_deref().unwrap_or("(no content type)"),
+            String::from_utf8_lossy(&r.body).trim()
+        )
+    }
+
     /// `GET /metrics`, as text.
     pub fn metrics(&mut self) -> String {
         let r = self.send("GET", "/metrics", None, "");
@@ -151,7 +208,8 @@ fn read_response(conn: &mut BufReader<TcpStream>) -> std::io::Result<(Response, 
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("bad status line {line:?}")))?;
-    let (mut length, mut chunked, mut keep, mut session_id) = (None, false, true, None);
+    let (mut length, mut chunked, mut keep) = (None, false, true);
+    let (mut session_id, mut content_type) = (None, None);
     loop {
         line.clear();
         conn.read_line(&mut line)?;
@@ -171,6 +229,8 @@ fn read_response(conn: &mut BufReader<TcpStream>) -> std::io::Result<(Response, 
             keep = !value.eq_ignore_ascii_case("close");
         } else if name.eq_ignore_ascii_case("mcp-session-id") {
             session_id = Some(value.to_string());
+        } else if name.eq_ignore_ascii_case("content-type") {
+            content_type = Some(value.to_string());
         }
     }
     let mut body = Vec::new();
@@ -208,10 +268,25 @@ fn read_response(conn: &mut BufReader<TcpStream>) -> std::io::Result<(Response, 
         Response {
             status,
             session_id,
+            content_type,
             body,
         },
         keep,
     ))
+}
+
+/// The value of the first `"resultType"` member in `body` (a JSON answer,
+/// or the events of an SSE one), without parsing the rest: the string
+/// between the quotes after the colon.
+fn result_type(body: &[u8]) -> Option<&[u8]> {
+    const KEY: &[u8] = b"\"resultType\"";
+    let at = body.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let rest = &body[at..];
+    let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
+    let rest = rest.strip_prefix(b":")?;
+    let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
+    let rest = rest.strip_prefix(b"\"")?;
+    Some(&rest[..rest.iter().position(|&b| b == b'"')?])
 }
 
 /// The value of the unlabelled sample `name` in Prometheus text.

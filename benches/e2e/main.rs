@@ -38,8 +38,23 @@
 //! several per session at INFO), so the figures measure the session layers,
 //! not log formatting.
 //!
+//! `--modern` measures 2026-07-28 requests instead of sessions: each unit of
+//! a round is one `POST` of `tools/call` (tool `echo`, `{"text":"hi"}`),
+//! with no session, carrying `MCP-Protocol-Version: 2026-07-28`,
+//! `Mcp-Method: tools/call`, `Mcp-Name: echo` and the request's own
+//! `_meta` (protocol version, client capabilities), and `--requests N`
+//! (default 50,000) of them per round; server CPU is per request. Before
+//! the warm-up, each server's first answer is printed and 200 requests are
+//! checked (200 with `resultType` `"complete"`, from JSON or SSE answers
+//! alike); a server that fails any stops the run. Every round counts the
+//! answers that fail the same check. There is no idle measurement (there is
+//! no session to hold).
+//!
+//! `--against-flag FLAG` (repeatable) passes FLAG to the `--against` server
+//! only: e2e-rmcp's `--json-response`, say.
+//!
 //! `cargo bench --bench e2e -- [--sessions N] [--clients N] [--idle N] [--log FILTER]
-//!  [--against PATH [--rounds R]]`
+//!  [--against PATH [--against-flag FLAG]... [--rounds R]] [--modern [--requests N]]`
 //!
 //! The parts: `options.rs` (the flags), `process.rs` (the servers, spawned
 //! and stopped, and `/proc`), `client.rs` (the raw client), `measure.rs`
@@ -51,25 +66,54 @@ mod options;
 mod process;
 mod report;
 
-use measure::{churn, measure_churn, measure_idle, Churn};
+use measure::{check_modern, churn, measure_churn, measure_idle, Churn, Work};
 use process::{default_server, rss_bytes, Server};
 
 fn main() {
     let o = options::options();
     let mut servers = vec![match (&o.url, o.pid) {
         (Some(url), Some(pid)) => Server::at(url, pid, None, url.clone()),
-        (None, None) => Server::spawn(&o.server.clone().unwrap_or_else(default_server), &o),
+        (None, None) => Server::spawn(&o.server.clone().unwrap_or_else(default_server), &o, &[]),
         _ => panic!("--url and --pid go together"),
     }];
     if let Some(path) = &o.against {
-        servers.push(Server::spawn(path, &o));
+        let mut against = Server::spawn(path, &o, &o.against_flags);
+        // Two builds of one server (an A/B of commits): the same file name,
+        // so the tables name the other one by its path.
+        if against.name == servers[0].name {
+            against.name = path.display().to_string();
+        }
+        servers.push(against);
     }
     println!("RUST_LOG={} for spawned servers", o.log);
     let rss_start: Vec<u64> = servers.iter().map(|s| rss_bytes(s.pid)).collect();
+    let (work, units) = if o.modern {
+        (Work::Modern, o.requests)
+    } else {
+        (Work::Sessions, o.sessions)
+    };
+
+    if work == Work::Modern {
+        // Each server's answer is what the rounds will count as success.
+        for server in &servers {
+            let (answer, checked) = check_modern(server, 200);
+            println!("{}'s answer: {answer}", server.name);
+            println!(
+                "checked {}: 200 requests, {} failed{}",
+                server.name,
+                checked.failures,
+                checked
+                    .first_failure
+                    .as_deref()
+                    .map_or(String::new(), |f| format!(" (the first: {f})"))
+            );
+            assert_eq!(checked.failures, 0, "{} fails the check", server.name);
+        }
+    }
 
     // Warm up: connections, thread pools, allocator arenas.
     for server in &servers {
-        churn(server.addr, &server.path, o.clients, 1_000.min(o.sessions));
+        churn(server.addr, &server.path, o.clients, 1_000.min(units), work);
     }
     let rss_before: Vec<u64> = servers.iter().map(|s| rss_bytes(s.pid)).collect();
 
@@ -80,7 +124,7 @@ fn main() {
         1
     };
     let mut runs: Vec<Vec<Churn>> = vec![Vec::new(); servers.len()];
-    report::churn_header(o.sessions, o.clients, rounds);
+    report::churn_header(work, units, o.clients, rounds);
     for round in 0..rounds {
         let mut order: Vec<usize> = (0..servers.len()).collect();
         if round % 2 == 1 {
@@ -88,11 +132,11 @@ fn main() {
         }
         for i in order {
             let c = measure_churn(&servers[i], &o);
-            report::churn_round(round, &servers[i].name, &c);
+            report::churn_round(round, &servers[i].name, &c, work);
             runs[i].push(c);
         }
     }
-    report::medians(&servers, &runs);
+    report::medians(&servers, &runs, work);
     for (i, server) in servers.iter().enumerate() {
         report::rss(
             &server.name,
@@ -102,9 +146,12 @@ fn main() {
         );
     }
 
-    for server in &servers {
-        let idle = measure_idle(server, o.idle);
-        report::idle(&server.name, &idle);
+    // Idle sessions: only where there are sessions.
+    if work == Work::Sessions {
+        for server in &servers {
+            let idle = measure_idle(server, o.idle);
+            report::idle(&server.name, &idle);
+        }
     }
     for server in &mut servers {
         server.stop();

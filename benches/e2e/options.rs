@@ -12,7 +12,15 @@ pub struct Options {
     pub pid: Option<u32>,
     pub log: String,
     pub against: Option<PathBuf>,
+    /// Extra flags for the `--against` server only (`--against-flag F`,
+    /// repeatable), e.g. e2e-rmcp's `--json-response`.
+    pub against_flags: Vec<String>,
     pub rounds: usize,
+    /// `--modern`: each round is `--requests` 2026-07-28 `tools/call`s of
+    /// `echo` (one POST each, no session) instead of `--sessions` sessions,
+    /// and there is no idle measurement.
+    pub modern: bool,
+    pub requests: usize,
 }
 
 pub fn options() -> Options {
@@ -25,7 +33,10 @@ pub fn options() -> Options {
         pid: None,
         log: "warn".into(),
         against: None,
+        against_flags: Vec::new(),
         rounds: 5,
+        modern: false,
+        requests: 50_000,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -39,7 +50,10 @@ pub fn options() -> Options {
             "--pid" => o.pid = Some(value().parse().expect("--pid PID")),
             "--log" => o.log = value(),
             "--against" => o.against = Some(value().into()),
+            "--against-flag" => o.against_flags.push(value()),
             "--rounds" => o.rounds = value().parse().expect("--rounds R"),
+            "--modern" => o.modern = true,
+            "--requests" => o.requests = value().parse().expect("--requests N"),
             // What cargo bench passes to every harness.
             "--bench" => {}
             other => panic!("unknown argument {other}"),

@@ -23,14 +23,18 @@ pub struct Server {
 }
 
 impl Server {
-    /// Spawns the server at `path` with room for the idle sessions.
-    pub fn spawn(path: &PathBuf, o: &Options) -> Server {
-        let (child, url) = spawn_server(path, o.idle + 1_000, &o.log);
+    /// Spawns the server at `path` with room for the idle sessions, and
+    /// `extra` flags after the common ones.
+    pub fn spawn(path: &PathBuf, o: &Options, extra: &[String]) -> Server {
+        let (child, url) = spawn_server(path, o.idle + 1_000, &o.log, extra);
         let pid = child.id();
-        let name = path.file_name().map_or_else(
+        let mut name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        for flag in extra {
+            name = format!("{name} {flag}");
+        }
         Server::at(&url, pid, Some(child), name)
     }
 
@@ -71,13 +75,19 @@ pub fn default_server() -> PathBuf {
 
 /// Starts the server at `path` on a free loopback port; returns it and the
 /// URL its first stdout line names.
-fn spawn_server(path: &PathBuf, max_sessions: usize, log: &str) -> (Child, String) {
+fn spawn_server(
+    path: &PathBuf,
+    max_sessions: usize,
+    log: &str,
+    extra: &[String],
+) -> (Child, String) {
     let mut child = Command::new(path)
         .env("RUST_LOG", log)
         .args(["--addr", "127.0.0.1:0"])
         .args(["--max-sessions", &max_sessions.to_string()])
         // Long enough that no session expires during the run.
         .args(["--idle-timeout-ms", "3600000"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -1,7 +1,7 @@
 //! What the bench prints: Markdown tables of the rounds, the medians, the
 //! ratio of two servers, RSS, and the idle measurement.
 
-use crate::measure::{Churn, Idle};
+use crate::measure::{Churn, Idle, Work};
 use crate::process::Server;
 
 /// The median (the mean of the middle two for an even count).
@@ -21,9 +21,9 @@ fn mib(bytes: u64) -> f64 {
 }
 
 /// One server's medians over its rounds, as a table row.
-fn print_churn(name: &str, runs: &[Churn]) {
+fn print_churn(name: &str, runs: &[Churn], work: Work) {
     let med = |f: fn(&Churn) -> f64| median(runs.iter().map(f).collect());
-    println!(
+    print!(
         "| {name} | {:.0} | {:.1} | {:.1} / {:.1} | {:.0}% |",
         med(|c| c.rate),
         med(Churn::cpu_us),
@@ -31,21 +31,42 @@ fn print_churn(name: &str, runs: &[Churn]) {
         med(|c| c.system_us),
         med(|c| c.utilisation),
     );
+    if work == Work::Modern {
+        print!(" {} |", runs.iter().map(|c| c.failures).sum::<usize>());
+    }
+    println!();
 }
 
 /// The churn table's title and header.
-pub fn churn_header(sessions: usize, clients: usize, rounds: usize) {
-    println!(
-        "\nchurn: {} sessions per round (initialize, notifications/initialized, DELETE), {} client connections, {rounds} round(s)",
-        sessions, clients
+pub fn churn_header(work: Work, units: usize, clients: usize, rounds: usize) {
+    let (what, unit) = match work {
+        Work::Sessions => (
+            "sessions per round (initialize, notifications/initialized, DELETE)",
+            "session",
+        ),
+        Work::Modern => (
+            "2026-07-28 requests per round (tools/call of echo, one POST each, no session)",
+            "request",
+        ),
+    };
+    println!("\nchurn: {units} {what}, {clients} client connections, {rounds} round(s)");
+    print!(
+        "| round | server | {unit}s/s | server CPU per {unit} | of which user / system | CPU use |"
     );
-    println!("| round | server | sessions/s | server CPU per session | of which user / system | CPU use |");
-    println!("|---:|---|---:|---:|---:|---:|");
+    if work == Work::Modern {
+        print!(" failed |");
+    }
+    println!();
+    print!("|---:|---|---:|---:|---:|---:|");
+    if work == Work::Modern {
+        print!("---:|");
+    }
+    println!();
 }
 
 /// One round's row for one server.
-pub fn churn_round(round: usize, name: &str, c: &Churn) {
-    println!(
+pub fn churn_round(round: usize, name: &str, c: &Churn, work: Work) {
+    print!(
         "| {} | {} | {:.0} | {:.1} µs | {:.1} / {:.1} µs | {:.0}% |",
         round + 1,
         name,
@@ -55,16 +76,29 @@ pub fn churn_round(round: usize, name: &str, c: &Churn) {
         c.system_us,
         c.utilisation
     );
+    if work == Work::Modern {
+        print!(" {} |", c.failures);
+    }
+    println!();
 }
 
 /// The medians over the rounds, a row per server; with two servers, the
 /// median of the per-round ratios of the first to the second.
-pub fn medians(servers: &[Server], runs: &[Vec<Churn>]) {
+pub fn medians(servers: &[Server], runs: &[Vec<Churn>], work: Work) {
+    let unit = work.unit();
     println!("\nmedians over the rounds:");
-    println!("| server | sessions/s | server CPU per session (µs) | of which user / system (µs) | CPU use (of one core) |");
-    println!("|---|---:|---:|---:|---:|");
+    print!("| server | {unit}s/s | server CPU per {unit} (µs) | of which user / system (µs) | CPU use (of one core) |");
+    if work == Work::Modern {
+        print!(" failed (all rounds) |");
+    }
+    println!();
+    print!("|---|---:|---:|---:|---:|");
+    if work == Work::Modern {
+        print!("---:|");
+    }
+    println!();
     for (server, runs) in servers.iter().zip(runs) {
-        print_churn(&server.name, runs);
+        print_churn(&server.name, runs, work);
     }
     if servers.len() == 2 {
         // Each round's ratio, then the median: drift between rounds cancels.
@@ -78,13 +112,26 @@ pub fn medians(servers: &[Server], runs: &[Vec<Churn>]) {
             )
         };
         println!(
-            "\n{} ÷ {}, median of the per-round ratios: sessions/s {:.2}×, server CPU per session {:.2}× (user {:.2}×, system {:.2}×)",
+            "\n{} ÷ {}, median of the per-round ratios: {unit}s/s {:.2}×, server CPU per {unit} {:.2}× (user {:.2}×, system {:.2}×)",
             servers[0].name,
             servers[1].name,
             ratio(|c| c.rate),
             ratio(Churn::cpu_us),
             ratio(|c| c.user_us),
             ratio(|c| c.system_us),
+        );
+        let per_round = |f: fn(&Churn) -> f64| {
+            runs[0]
+                .iter()
+                .zip(&runs[1])
+                .map(|(a, b)| format!("{:.2}", f(a) / f(b)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        println!(
+            "per-round ratios: {unit}s/s {}; server CPU per {unit} {}",
+            per_round(|c| c.rate),
+            per_round(Churn::cpu_us)
         );
     }
 }

@@ -9,6 +9,10 @@
 //!
 //! `get` clones the value out, as a request handler would: an owned
 //! `Arc<Payload>` for the peers, an owned `Session` handle for `sessionreg`.
+//! `moka` is a cache, not a map: `moka::sync::Cache` with a time-to-idle
+//! (see [`Moka`]), the one peer that tracks idleness as `sessionreg_idle`
+//! does.
+//!
 //! The async `tokio::sync::RwLock` peer is `TokioStringMap`, outside the
 //! trait: its operations are `async`, and the workloads drive it from inside
 //! one `block_on` per thread (see `workload.rs`).
@@ -241,6 +245,52 @@ impl Peer for RwLockHashMap {
     #[inline(always)]
     fn remove(&self, key: &u64) -> bool {
         self.0.write().remove(key).is_some()
+    }
+}
+
+/// `moka::sync::Cache<u64, _>` with a one-hour time-to-idle (nothing
+/// expires during a run), as `sessionreg_idle` has an idle timeout, and
+/// `max_capacity` the bench's capacity: a cache that tracks each entry's
+/// last access, as the registry's idle clock does. Unlike the registry it
+/// applies its bookkeeping (access order, expiry, eviction) later, in
+/// batches, on its own maintenance schedule (a read or write that finds
+/// enough pending work runs it), and at capacity it evicts instead of
+/// refusing an insert. Keys are the per-thread `u64` counters of the other
+/// maps, hashed with moka's default (std's `RandomState`). `get` clones
+/// the value out; `remove` is moka's `remove`, which is `invalidate` that
+/// hands back the value (so it can say whether the entry was there).
+pub struct Moka(moka::sync::Cache<u64, Value>);
+
+impl Peer for Moka {
+    type Key = u64;
+    type Handle = Value;
+    fn new(capacity: usize) -> Self {
+        Moka(
+            moka::sync::Cache::builder()
+                .max_capacity(capacity as u64)
+                .time_to_idle(std::time::Duration::from_secs(3600))
+                .build(),
+        )
+    }
+    #[inline(always)]
+    fn insert(&self, value: Value) -> u64 {
+        let key = next_u64_key();
+        self.0.insert(key, value);
+        key
+    }
+    #[inline(always)]
+    fn get(&self, key: &u64) -> Option<Value> {
+        self.0.get(key)
+    }
+    #[inline(always)]
+    fn remove(&self, key: &u64) -> bool {
+        self.0.remove(key).is_some()
+    }
+    fn settle(&self) {
+        // Applies the inserts still pending (admission, access order), as
+        // its own maintenance would have by the time a server's long-lived
+        // sessions are looked up.
+        self.0.run_pending_tasks();
     }
 }
 

@@ -12,7 +12,10 @@
 //! session manager has neither knob in this form; so are the bound flags of
 //! examples/mcp_server (`--header-read-timeout-ms` and the rest). Tools:
 //! `echo`, `sleep` and `running` (how many `sleep` calls run now), as
-//! examples/mcp_server has.
+//! examples/mcp_server has. rmcp 3.11 serves 2026-07-28 requests without a
+//! session whatever the manager (its stateless path; `benches/e2e
+//! --modern` measures it); `--json-response` sets rmcp's `json_response`
+//! for them.
 
 mod serve;
 
@@ -23,5 +26,5 @@ use std::sync::Arc;
 async fn main() -> std::io::Result<()> {
     let flags = serve::flags();
     let manager = Arc::new(LocalSessionManager::default());
-    serve::serve(&flags.addr, manager, String::new).await
+    serve::serve(&flags, manager, String::new).await
 }

@@ -24,5 +24,5 @@ async fn main() -> std::io::Result<()> {
         let manager = manager.clone();
         move || manager.metrics()
     };
-    serve::serve(&flags.addr, manager, metrics).await
+    serve::serve(&flags, manager, metrics).await
 }

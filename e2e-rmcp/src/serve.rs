@@ -80,11 +80,18 @@ impl Drop for Sleeping {
     }
 }
 
-/// The flags of examples/mcp_server.
+/// The flags of examples/mcp_server, and one of rmcp's own.
 pub struct Flags {
     pub addr: String,
     pub max_sessions: Option<usize>,
     pub idle_timeout_ms: Option<u64>,
+    /// `--json-response`: rmcp's `json_response` (off by default, as in
+    /// rmcp's default config): a request whose handler sends nothing
+    /// before its result is answered `application/json` instead of SSE.
+    /// Only requests served without a session take it (rmcp's legacy
+    /// sessions always answer SSE), so it matters for 2026-07-28 requests
+    /// (`benches/e2e --modern`).
+    pub json_response: bool,
 }
 
 /// How the names of examples/mcp_server's bound flags end
@@ -105,6 +112,7 @@ pub fn flags() -> Flags {
         addr: "127.0.0.1:8080".into(),
         max_sessions: None,
         idle_timeout_ms: None,
+        json_response: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -117,6 +125,7 @@ pub fn flags() -> Flags {
             "--idle-timeout-ms" => {
                 flags.idle_timeout_ms = Some(value().parse().expect("--idle-timeout-ms MS"))
             }
+            "--json-response" => flags.json_response = true,
             // examples/mcp_server's bound flags, which benches/hostile.py
             // passes to every server alike: rmcp has no counterpart.
             flag if flag.starts_with("--")
@@ -130,9 +139,10 @@ pub fn flags() -> Flags {
     flags
 }
 
-/// Serves rmcp's streamable-HTTP service with `manager` on `addr`, forever.
+/// Serves rmcp's streamable-HTTP service with `manager` on `flags.addr`
+/// (rmcp's default config, but for `flags.json_response`), forever.
 pub async fn serve<M: SessionManager>(
-    addr: &str,
+    flags: &Flags,
     manager: Arc<M>,
     metrics: impl Fn() -> String + Send + Sync + 'static,
 ) -> std::io::Result<()> {
@@ -144,10 +154,11 @@ pub async fn serve<M: SessionManager>(
         )
         .with_writer(std::io::stderr)
         .init();
-    let service =
-        StreamableHttpService::new(|| Ok(Empty), manager, StreamableHttpServerConfig::default());
+    let mut config = StreamableHttpServerConfig::default();
+    config.json_response = flags.json_response;
+    let service = StreamableHttpService::new(|| Ok(Empty), manager, config);
     let metrics = Arc::new(metrics);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = tokio::net::TcpListener::bind(&flags.addr).await?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;

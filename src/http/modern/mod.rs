@@ -72,6 +72,11 @@ pub use request::{
     MISSING_REQUIRED_CLIENT_CAPABILITY,
 };
 pub use sealing::{RequestStateKeys, StateRejection};
+// Not part of the API: a hook for benches/sealing.rs (see the module),
+// only with the feature bench-hooks.
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub use sealing::bench as __bench_sealing;
 
 pub(crate) use envelope::Envelope;
 

@@ -395,6 +395,57 @@ impl Sealer {
     }
 }
 
+/// Not part of the API: the layer's own sealer, for `benches/sealing.rs`
+/// only (what the bench times is this module's code, not a copy of it).
+/// Each method forwards to the crate-private one of the same name;
+/// `BenchSealer::binding` is `Binding::new`, which the layer computes
+/// once per request before opening or sealing. Re-exported, hidden, as
+/// `sessionreg::http::modern::__bench_sealing`.
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub mod bench {
+    use super::{Binding, RequestStateKeys, Sealer, StateRejection};
+    use std::time::Duration;
+
+    /// `Sealer`, for the bench.
+    pub struct BenchSealer(Sealer);
+
+    /// `Binding`, for the bench.
+    pub struct BenchBinding(Binding);
+
+    impl BenchSealer {
+        /// `Sealer::new`.
+        pub fn new(keys: RequestStateKeys, ttl: Duration, single_use: usize) -> BenchSealer {
+            BenchSealer(Sealer::new(keys, ttl, single_use))
+        }
+
+        /// `Binding::new`.
+        pub fn binding(
+            principal: Option<&str>,
+            method: &str,
+            params: &serde_json::Value,
+        ) -> BenchBinding {
+            BenchBinding(Binding::new(principal, method, params))
+        }
+
+        /// `Sealer::seal`; `None` where it is refused (the record of
+        /// single-use states is full).
+        pub fn seal(
+            &self,
+            binding: &BenchBinding,
+            state: &[u8],
+            single_use: bool,
+        ) -> Option<String> {
+            self.0.seal(&binding.0, state, single_use).ok()
+        }
+
+        /// `Sealer::open`: the application's bytes.
+        pub fn open(&self, token: &str, binding: &BenchBinding) -> Result<Vec<u8>, StateRejection> {
+            self.0.open(token, &binding.0).map(|opened| opened.state)
+        }
+    }
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
