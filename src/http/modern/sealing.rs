@@ -36,7 +36,7 @@
 //!   ([`RequestStateKeys`]), swapped without a lock on the request path.
 
 use crate::{Reason, Registry, SessionId};
-use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use arc_swap::ArcSwap;
 use base64::Engine as _;
@@ -48,6 +48,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const VERSION: u8 = 1;
 const NONCE: usize = 12;
 const TAG: usize = 16;
+/// A token's clear head: the key id and the nonce.
+const HEAD: usize = 1 + NONCE;
 const DIGEST: usize = 16;
 /// version, expires, principal, request, flags.
 const FIXED: usize = 1 + 8 + DIGEST + DIGEST + 1;
@@ -188,12 +190,30 @@ impl RequestStateKeys {
         let current = keys.first().ok_or("no keys")?.0;
         Ok(RequestStateKeys { current, keys })
     }
+}
 
-    fn cipher(&self, id: u8) -> Option<Aes256Gcm> {
-        self.keys
+/// The keys in force, each with its cipher built once (the AES key
+/// schedule and the GHASH key), not once per seal or open.
+struct Keyring {
+    keys: RequestStateKeys,
+    ciphers: Vec<(u8, Aes256Gcm)>,
+}
+
+impl Keyring {
+    fn new(keys: RequestStateKeys) -> Keyring {
+        let ciphers = keys
+            .keys
+            .iter()
+            .map(|(id, key)| (*id, Aes256Gcm::new(key.into())))
+            .collect();
+        Keyring { keys, ciphers }
+    }
+
+    fn cipher(&self, id: u8) -> Option<&Aes256Gcm> {
+        self.ciphers
             .iter()
             .find(|(kid, _)| *kid == id)
-            .map(|(_, key)| Aes256Gcm::new(key.into()))
+            .map(|(_, cipher)| cipher)
     }
 }
 
@@ -249,7 +269,7 @@ pub(crate) struct Opened {
 
 /// Seals and opens the states of one endpoint.
 pub(crate) struct Sealer {
-    keys: ArcSwap<RequestStateKeys>,
+    keys: ArcSwap<Keyring>,
     ttl: Duration,
     /// Single-use states not used yet: an entry each, ending when used or
     /// when it has been idle (unused) for the state's lifetime.
@@ -259,7 +279,7 @@ pub(crate) struct Sealer {
 impl fmt::Debug for Sealer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sealer")
-            .field("keys", &*self.keys.load())
+            .field("keys", &self.keys.load().keys)
             .field("ttl", &self.ttl)
             .finish_non_exhaustive()
     }
@@ -280,7 +300,7 @@ impl Sealer {
             .build()
             .expect("a valid registry of used states");
         Sealer {
-            keys: ArcSwap::from_pointee(keys),
+            keys: ArcSwap::from_pointee(Keyring::new(keys)),
             ttl,
             unused,
         }
@@ -288,7 +308,7 @@ impl Sealer {
 
     /// Swaps in new keys (the ones in force are replaced whole).
     pub(crate) fn set_keys(&self, keys: RequestStateKeys) {
-        self.keys.store(Arc::new(keys));
+        self.keys.store(Arc::new(Keyring::new(keys)));
     }
 
     /// The record of unused single-use states (swept by the reaper).
@@ -305,40 +325,35 @@ impl Sealer {
         single_use: bool,
     ) -> Result<String, Full> {
         let keys = self.keys.load();
-        let kid = keys.current;
+        let kid = keys.keys.current;
         let cipher = keys.cipher(kid).expect("the current key is held");
         let expires = now_ms().saturating_add(self.ttl.as_millis() as u64);
-        let mut payload = Vec::with_capacity(FIXED + ID + state.len());
-        payload.push(VERSION);
-        payload.extend_from_slice(&expires.to_be_bytes());
-        payload.extend_from_slice(&binding.principal);
-        payload.extend_from_slice(&binding.request);
-        if single_use {
-            let id = self.unused.insert(()).map_err(|_| Full)?;
-            payload.push(SINGLE_USE);
-            payload.extend_from_slice(&id.to_bytes());
-        } else {
-            payload.push(0);
-        }
-        payload.extend_from_slice(state);
+        // One buffer: the token's head (kid, nonce), the payload sealed in
+        // place after it, then the tag.
+        let mut token = Vec::with_capacity(HEAD + FIXED + ID + state.len() + TAG);
+        token.push(kid);
         let mut nonce = [0u8; NONCE];
         {
             use rand::RngExt as _;
             rand::rng().fill(&mut nonce);
         }
-        let sealed = cipher
-            .encrypt(
-                Nonce::from_slice(&nonce),
-                Payload {
-                    msg: &payload,
-                    aad: &[kid],
-                },
-            )
-            .expect("AES-GCM seals any payload of this size");
-        let mut token = Vec::with_capacity(1 + NONCE + sealed.len());
-        token.push(kid);
         token.extend_from_slice(&nonce);
-        token.extend_from_slice(&sealed);
+        token.push(VERSION);
+        token.extend_from_slice(&expires.to_be_bytes());
+        token.extend_from_slice(&binding.principal);
+        token.extend_from_slice(&binding.request);
+        if single_use {
+            let id = self.unused.insert(()).map_err(|_| Full)?;
+            token.push(SINGLE_USE);
+            token.extend_from_slice(&id.to_bytes());
+        } else {
+            token.push(0);
+        }
+        token.extend_from_slice(state);
+        let tag = cipher
+            .encrypt_in_place_detached(Nonce::from_slice(&nonce), &[kid], &mut token[HEAD..])
+            .expect("AES-GCM seals any payload of this size");
+        token.extend_from_slice(&tag);
         Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token))
     }
 
@@ -346,24 +361,26 @@ impl Sealer {
     /// its tag, expiry, principal and request, and using it up if it is
     /// single-use.
     pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opened, StateRejection> {
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(token.trim())
             .map_err(|_| StateRejection::Malformed)?;
-        if raw.len() < 1 + NONCE + TAG + FIXED {
+        if raw.len() < HEAD + TAG + FIXED {
             return Err(StateRejection::Malformed);
         }
         let kid = raw[0];
         let keys = self.keys.load();
         let cipher = keys.cipher(kid).ok_or(StateRejection::UnknownKey)?;
-        let payload = cipher
-            .decrypt(
-                Nonce::from_slice(&raw[1..1 + NONCE]),
-                Payload {
-                    msg: &raw[1 + NONCE..],
-                    aad: &[kid],
-                },
+        let (head, sealed) = raw.split_at_mut(HEAD);
+        let (payload, tag) = sealed.split_at_mut(sealed.len() - TAG);
+        cipher
+            .decrypt_in_place_detached(
+                Nonce::from_slice(&head[1..]),
+                &[kid],
+                payload,
+                (&*tag).into(),
             )
             .map_err(|_| StateRejection::Tampered)?;
+        let payload = &*payload;
         if payload.len() < FIXED || payload[0] != VERSION {
             return Err(StateRejection::Malformed);
         }
