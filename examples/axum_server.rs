@@ -42,8 +42,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ops::init_tracing();
     let Args { flags } = Args::parse();
     let listener = tokio::net::TcpListener::bind(flags.addr).await?;
+    // Signals are listened for before the address is announced.
+    let stop = ops::shutdown_signal();
     ops::announce(listener.local_addr()?)?;
-    run(&flags, listener, ops::shutdown_signal()).await?;
+    run(&flags, listener, stop).await?;
     Ok(())
 }
 

@@ -66,8 +66,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(flags.addr).await?;
     let admin = fleet.bind_admin().await?;
-    ops::announce(listener.local_addr()?)?;
     let drain_requested = Arc::new(Notify::new());
+    // Signals are listened for before the addresses are announced.
+    let stop = fleet::stop_signal(
+        manager.clone(),
+        Arc::clone(&drain_requested),
+        fleet.drain_deadline(),
+        ops::shutdown_signal(),
+    );
+    ops::announce(listener.local_addr()?)?;
     let routing = Arc::new(Routing::new(flags.node_id));
     // /metrics on the public listener, or on the admin one.
     let public_metrics = !fleet.metrics_on_admin;
@@ -109,12 +116,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         listener,
         manager.clone(),
         service,
-        fleet::stop_signal(
-            manager.clone(),
-            drain_requested,
-            fleet.drain_deadline(),
-            ops::shutdown_signal(),
-        ),
+        stop,
         flags.shutdown_deadline(),
     )
     .await?;
@@ -127,6 +129,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "stopped"
     );
     // The last stdout line, for whoever waits for the node to stop.
-    println!("stopped sessions_ended={}", report.sessions_ended);
+    ops::announce_stopped(report.sessions_ended);
     Ok(())
 }

@@ -731,3 +731,38 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     );
     assert_eq!(last.terminated.get("deleted"), Some(&last.created));
 }
+
+/// A node whose reader took its first line and went away (a supervisor, a
+/// bench) still stops cleanly on SIGTERM: its last stdout line meets a
+/// closed pipe, which must not turn a clean stop into a panic (exit 101).
+#[test]
+fn a_node_whose_stdout_reader_left_stops_cleanly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let binary = fleet::process::server_binary().expect("mcp_server is built");
+    let mut command = Command::new(binary);
+    command
+        .args(["--addr", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut node = fleet::process::Guard::spawn(command, "node").expect("mcp_server starts");
+    let mut first = String::new();
+    {
+        let mut stdout = BufReader::new(node.take_stdout().expect("stdout is piped"));
+        stdout.read_line(&mut first).expect("a first line");
+        // The reader leaves: the pipe's read end is closed here.
+    }
+    assert!(first.starts_with("listening on http://"), "{first:?}");
+    node.signal(libc::SIGTERM).expect("SIGTERM is sent");
+    let until = std::time::Instant::now() + BOUND;
+    let status = loop {
+        if let Some(status) = node.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(std::time::Instant::now() < until, "the node did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}

@@ -55,6 +55,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);
     let listener = tokio::net::TcpListener::bind(flags.addr).await?;
+    // Signals are listened for before the address is announced.
+    let stop = ops::shutdown_signal();
     ops::announce(listener.local_addr()?)?;
     let router = manager.clone();
     let service =
@@ -73,10 +75,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         listener,
         manager.clone(),
         service,
-        ops::shutdown_signal(),
+        stop,
         flags.shutdown_deadline(),
     )
     .await?;
-    println!("stopped sessions_ended={}", report.sessions_ended);
+    ops::announce_stopped(report.sessions_ended);
     Ok(())
 }

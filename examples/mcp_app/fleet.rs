@@ -309,40 +309,47 @@ fn admin<B>(
 /// Resolves when the server should stop: at once on `stop_now` (Ctrl-C,
 /// SIGTERM); after a drain on SIGUSR1 or `requested` (the admin
 /// endpoint), when the last session has ended or `deadline` has passed.
-pub async fn stop_signal(
+/// SIGUSR1 is listened for from this call on (before the addresses are
+/// announced: unheard, it would kill the process).
+pub fn stop_signal(
     manager: SessionManager<Server>,
     requested: Arc<Notify>,
     deadline: Duration,
     stop_now: impl std::future::Future<Output = ()>,
-) {
-    let drained = async {
+) -> impl std::future::Future<Output = ()> {
+    let user_signal = user_signal();
+    async move {
+        let drained = async {
+            tokio::select! {
+                () = requested.notified() => {}
+                () = user_signal => {}
+            }
+            let report = manager.drain(deadline).await;
+            if report.remaining > 0 {
+                tracing::warn!(
+                    remaining = report.remaining,
+                    "drain deadline passed; ending the remaining sessions"
+                );
+            }
+        };
         tokio::select! {
-            () = requested.notified() => {}
-            () = user_signal() => {}
+            () = stop_now => {}
+            () = drained => {}
         }
-        let report = manager.drain(deadline).await;
-        if report.remaining > 0 {
-            tracing::warn!(
-                remaining = report.remaining,
-                "drain deadline passed; ending the remaining sessions"
-            );
-        }
-    };
-    tokio::select! {
-        () = stop_now => {}
-        () = drained => {}
     }
 }
 
-/// Resolves on SIGUSR1; never where it cannot be listened for.
-async fn user_signal() {
+/// Resolves on SIGUSR1, listened for from this call on; never where it
+/// cannot be listened for.
+fn user_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut usr1) = signal(SignalKind::user_defined1()) {
+    let usr1 = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    async move {
+        #[cfg(unix)]
+        if let Some(mut usr1) = usr1 {
             usr1.recv().await;
             return;
         }
+        std::future::pending::<()>().await
     }
-    std::future::pending::<()>().await
 }

@@ -292,24 +292,44 @@ pub fn announce(addr: SocketAddr) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Prints the last stdout line, for whoever waits for the server to stop.
+/// Nobody may be reading any more (a parent that took the first line and
+/// closed the pipe): a closed stdout is no reason to fail a clean stop, so
+/// the error is ignored where `println!` would panic.
+pub fn announce_stopped(sessions_ended: usize) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ =
+        writeln!(stdout, "stopped sessions_ended={sessions_ended}").and_then(|()| stdout.flush());
+}
+
+/// Listens for Ctrl-C and SIGTERM from the moment it is called, and
+/// resolves on the first of them. Call it before announcing the address: a
+/// supervisor may send SIGTERM as soon as it reads that line, and a signal
+/// nobody listens for yet would kill the process instead of stopping it.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{signal, Signal, SignalKind};
+        async fn next(listener: Option<Signal>) {
+            match listener {
+                Some(mut listener) => {
+                    listener.recv().await;
+                }
+                None => std::future::pending().await,
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            tokio::select! {
+                () = next(interrupt) => {}
+                () = next(terminate) => {}
+            }
+        }
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

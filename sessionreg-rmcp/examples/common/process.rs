@@ -45,6 +45,9 @@ pub async fn serve(
     stop: impl FnOnce() -> usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    // Listened for before the address is printed: a supervisor may signal
+    // as soon as it reads the line, and an unheard SIGTERM kills.
+    let signalled = stop_signal()?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;
@@ -54,7 +57,7 @@ pub async fn serve(
             .with_graceful_shutdown(stopped)
             .await
     });
-    stop_signal().await?;
+    signalled.await;
     let ended = stop();
     token.cancel();
     server.await??;
@@ -62,11 +65,16 @@ pub async fn serve(
     Ok(())
 }
 
-/// Ctrl-C or SIGTERM.
-async fn stop_signal() -> std::io::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result,
-        _ = term.recv() => Ok(()),
-    }
+/// Listens for Ctrl-C (SIGINT) and SIGTERM from this call on; the future
+/// resolves on the first of them.
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
 }
