@@ -14,72 +14,24 @@
 //!
 //! Run: `cargo bench --bench memory`
 
+#[path = "support/counting.rs"]
+mod counting;
 #[path = "support/payload.rs"]
 mod payload;
 #[path = "support/peers.rs"]
 mod peers;
 
+use counting::{mark, Counting};
 use payload::Payload;
 use peers::{
     Dash, Moka, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle,
     ShardedSlab, TokioStringMap, Value,
 };
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const SESSIONS: usize = 100_000;
 /// Room for `SESSIONS`; the registry allocates pages only as it fills.
 const CAPACITY: usize = 1 << 17;
-
-struct Counting;
-
-static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
-static PEAK_BYTES: AtomicUsize = AtomicUsize::new(0);
-static LIVE_ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counters
-// are only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract is passed on to `System` as is.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            added(layout.size());
-            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        ptr
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            added(layout.size());
-            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        ptr
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as in `alloc`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-        LIVE_ALLOCS.fetch_sub(1, Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-            added(new_size);
-        }
-        new
-    }
-}
-
-fn added(size: usize) {
-    let now = LIVE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -91,19 +43,12 @@ struct Row {
     allocs: usize,
 }
 
-/// Counts from here: returns (bytes, allocations) now, and resets the peak.
-fn mark() -> (usize, usize) {
-    let bytes = LIVE_BYTES.load(Ordering::Relaxed);
-    PEAK_BYTES.store(bytes, Ordering::Relaxed);
-    (bytes, LIVE_ALLOCS.load(Ordering::Relaxed))
-}
-
 fn since(name: &'static str, (bytes, allocs): (usize, usize)) -> Row {
     Row {
         name,
-        bytes: LIVE_BYTES.load(Ordering::Relaxed) - bytes,
-        peak: PEAK_BYTES.load(Ordering::Relaxed) - bytes,
-        allocs: LIVE_ALLOCS.load(Ordering::Relaxed) - allocs,
+        bytes: counting::live_bytes() - bytes,
+        peak: counting::peak_bytes() - bytes,
+        allocs: counting::live_allocs() - allocs,
     }
 }
 

@@ -27,7 +27,11 @@
 //!
 //! Run: `cargo bench -p tasks-bench --bench tasks_memory`
 
+#[path = "../../support/counting.rs"]
+mod counting;
+
 use bytes::Bytes;
+use counting::{mark, Counting};
 use http_body_util::{BodyExt, Full};
 use moka::sync::Cache;
 use serde_json::{json, Value};
@@ -35,62 +39,11 @@ use sessionreg::http::jsonrpc::{Message, Request, RpcError};
 use sessionreg::http::tasks::{TaskWork, TASKS_EXTENSION};
 use sessionreg::http::{App, Context, HandlerError, Reply, SessionManager};
 use sessionreg::{EndKind, Ended, TaskStore};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tasks_bench::{rmcp_result, runtime, tool_result, Entry, Record, Status, RETENTION};
 
 const TASKS: usize = 100_000;
 const WARM: usize = 1_000;
-
-struct Counting;
-
-static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
-static PEAK_BYTES: AtomicUsize = AtomicUsize::new(0);
-static LIVE_ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the counters
-// are only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract is passed on to `System` as is.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            added(layout.size());
-            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        ptr
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            added(layout.size());
-            LIVE_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        ptr
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as in `alloc`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-        LIVE_ALLOCS.fetch_sub(1, Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
-            added(new_size);
-        }
-        new
-    }
-}
-
-fn added(size: usize) {
-    let now = LIVE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -103,28 +56,21 @@ struct Row {
     result: usize,
 }
 
-/// Counts from here: (bytes, allocations) now; the peak reset.
-fn mark() -> (usize, usize) {
-    let bytes = LIVE_BYTES.load(Ordering::Relaxed);
-    PEAK_BYTES.store(bytes, Ordering::Relaxed);
-    (bytes, LIVE_ALLOCS.load(Ordering::Relaxed))
-}
-
 fn since(name: &'static str, (bytes, allocs): (usize, usize), result: usize) -> Row {
     Row {
         name,
-        bytes: LIVE_BYTES.load(Ordering::Relaxed) - bytes,
-        peak: PEAK_BYTES.load(Ordering::Relaxed) - bytes,
-        allocs: LIVE_ALLOCS.load(Ordering::Relaxed) - allocs,
+        bytes: counting::live_bytes() - bytes,
+        peak: counting::peak_bytes() - bytes,
+        allocs: counting::live_allocs() - allocs,
         result,
     }
 }
 
 /// The heap bytes `make`'s value holds.
 fn heap_of<T>(make: impl FnOnce() -> T) -> usize {
-    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let before = counting::live_bytes();
     let value = make();
-    let bytes = LIVE_BYTES.load(Ordering::Relaxed) - before;
+    let bytes = counting::live_bytes() - before;
     drop(value);
     bytes
 }

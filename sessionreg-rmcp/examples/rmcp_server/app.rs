@@ -5,7 +5,9 @@
 // Each includer uses a part.
 #![allow(dead_code)]
 
-use axum::routing::get;
+#[path = "../common/endpoint.rs"]
+mod endpoint;
+
 use axum::Router;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -14,7 +16,6 @@ use rmcp::transport::streamable_http_server::{
     SessionManager, StreamableHttpServerConfig, StreamableHttpService,
 };
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
-use sessionreg_rmcp::StatusLayer;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -69,7 +70,7 @@ impl ServerHandler for Demo {
 }
 
 /// The MCP endpoint at `/mcp` (rmcp's service with `manager`, behind the
-/// [`StatusLayer`]) and `GET /metrics` (whatever `metrics` renders).
+/// [`StatusLayer`](sessionreg_rmcp::StatusLayer)) and `GET /metrics` (whatever `metrics` renders).
 /// Cancelling `token` ends rmcp's sessions and streams.
 pub fn router<M: SessionManager>(
     manager: Arc<M>,
@@ -81,22 +82,5 @@ pub fn router<M: SessionManager>(
         manager,
         StreamableHttpServerConfig::default().with_cancellation_token(token),
     );
-    Router::new()
-        .nest_service("/mcp", mcp)
-        .route(
-            "/metrics",
-            get(move || {
-                let text = metrics();
-                async move {
-                    (
-                        [(
-                            http::header::CONTENT_TYPE,
-                            sessionreg::metrics::CONTENT_TYPE,
-                        )],
-                        text,
-                    )
-                }
-            }),
-        )
-        .layer(StatusLayer::new())
+    endpoint::endpoint(mcp, metrics)
 }

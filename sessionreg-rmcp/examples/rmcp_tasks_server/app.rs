@@ -29,7 +29,9 @@
 // Each includer uses a part.
 #![allow(dead_code)]
 
-use axum::routing::get;
+#[path = "../common/endpoint.rs"]
+mod endpoint;
+
 use axum::Router;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
@@ -44,7 +46,6 @@ use rmcp::transport::streamable_http_server::{
 };
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{json, Value};
-use sessionreg_rmcp::StatusLayer;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -476,7 +477,7 @@ impl<M: Tasks> ServerHandler for TasksServer<M> {
 
 /// The MCP endpoint at `/mcp` (rmcp's service with `manager` for the
 /// legacy wire's sessions and `tasks` for every task, behind the
-/// [`StatusLayer`]) and `GET /metrics` (whatever `metrics` renders).
+/// [`StatusLayer`](sessionreg_rmcp::StatusLayer)) and `GET /metrics` (whatever `metrics` renders).
 /// Cancelling `token` ends rmcp's sessions and streams.
 pub fn router<S: SessionManager, M: Tasks>(
     manager: Arc<S>,
@@ -489,22 +490,5 @@ pub fn router<S: SessionManager, M: Tasks>(
         manager,
         StreamableHttpServerConfig::default().with_cancellation_token(token),
     );
-    Router::new()
-        .nest_service("/mcp", mcp)
-        .route(
-            "/metrics",
-            get(move || {
-                let text = metrics();
-                async move {
-                    (
-                        [(
-                            http::header::CONTENT_TYPE,
-                            sessionreg::metrics::CONTENT_TYPE,
-                        )],
-                        text,
-                    )
-                }
-            }),
-        )
-        .layer(StatusLayer::new())
+    endpoint::endpoint(mcp, metrics)
 }
