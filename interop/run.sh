@@ -353,7 +353,9 @@ run_suite() {
   [[ $rc -eq 124 ]] && why="$why (timed out after ${SUITE_TIMEOUT_S}s)"
   step_fail "$label" "$why"
   sed -n '/=== SUMMARY ===/,$p' "$dir/output.log" | grep '✗' | sed 's/^/    /' || true
-  [[ -s "$dir/failures.txt" ]] && sed 's/^/    /' "$dir/failures.txt" | head -n 60
+  # The first 60 lines, by sed alone: `| head` would end sed with SIGPIPE
+  # under pipefail, and set -e would stop the run before its report.
+  if [[ -s "$dir/failures.txt" ]]; then sed -n '1,60s/^/    /p' "$dir/failures.txt"; fi
   server_alive_note "$pid"
   return 0
 }
