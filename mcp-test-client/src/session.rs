@@ -36,10 +36,14 @@ impl Session {
 
     /// The node that minted the id: its first two hex digits.
     pub fn node(&self) -> Option<u8> {
-        self.id
-            .get(..2)
-            .and_then(|h| u8::from_str_radix(h, 16).ok())
+        node_of(&self.id)
     }
+}
+
+/// The node that minted an id (a session's or a task's): its first two hex
+/// digits.
+pub(crate) fn node_of(id: &str) -> Option<u8> {
+    id.get(..2).and_then(|h| u8::from_str_radix(h, 16).ok())
 }
 
 impl fmt::Debug for Session {

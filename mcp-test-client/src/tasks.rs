@@ -76,9 +76,7 @@ impl Task {
 
     /// The node that minted the id: its first two hex digits.
     pub fn node(&self) -> Option<u8> {
-        self.id
-            .get(..2)
-            .and_then(|h| u8::from_str_radix(h, 16).ok())
+        crate::session::node_of(&self.id)
     }
 }
 

@@ -248,7 +248,9 @@ impl Binding {
                 }
                 hash.update(key.as_bytes());
                 hash.update([0]);
-                hash.update(value.to_string().as_bytes());
+                // Serialized into the hash as it goes: the same bytes as
+                // `value.to_string()`, without a `String` per member.
+                serde_json::to_writer(&mut hash, value).expect("a JSON value serializes");
                 hash.update([0]);
             }
         }
