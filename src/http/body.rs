@@ -34,7 +34,16 @@ pub(crate) fn status(status: StatusCode) -> Response<Body> {
 
 /// A `application/json` response holding one JSON-RPC message.
 pub(crate) fn json(status: StatusCode, message: &Value) -> Response<Body> {
-    let mut response = Response::new(full(jsonrpc::to_bytes(message)));
+    json_bytes(status, jsonrpc::to_bytes(message))
+}
+
+/// A 200 `application/json` answer: the result message for request `id`.
+pub(crate) fn result(id: &Value, result: &Value) -> Response<Body> {
+    json_bytes(StatusCode::OK, jsonrpc::result_bytes(id, result))
+}
+
+fn json_bytes(status: StatusCode, bytes: Bytes) -> Response<Body> {
+    let mut response = Response::new(full(bytes));
     *response.status_mut() = status;
     response
         .headers_mut()

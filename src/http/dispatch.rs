@@ -194,9 +194,7 @@ pub(crate) fn reply<A: App>(
         Ok(Head::Stopped(stop)) => stopped(state, stop, id),
         Ok(Head::Reply(reply)) => match (id, reply) {
             (None, _) => body::status(StatusCode::ACCEPTED),
-            (Some(id), Reply::Result(result)) => {
-                body::json(StatusCode::OK, &jsonrpc::result_message(id, result))
-            }
+            (Some(id), Reply::Result(result)) => body::result(id, &result),
             (Some(id), Reply::Error(error)) => {
                 body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
             }

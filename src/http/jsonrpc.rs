@@ -403,6 +403,26 @@ pub(crate) fn id_key(id: &Value) -> Box<str> {
     id.to_string().into_boxed_str()
 }
 
+/// A result message's members, serialized where they are: the same JSON
+/// as [`result_message`]'s, without building a message around the result.
+#[derive(serde::Serialize)]
+struct ResultMessage<'a> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: &'a Value,
+}
+
+/// The bytes of the response message for request `id` with `result`.
+pub(crate) fn result_bytes(id: &Value, result: &Value) -> Bytes {
+    let message = ResultMessage {
+        jsonrpc: "2.0",
+        id,
+        result,
+    };
+    // Cannot fail, as `to_bytes`.
+    Bytes::from(serde_json::to_vec(&message).unwrap_or_default())
+}
+
 pub(crate) fn to_bytes(message: &Value) -> Bytes {
     // Serializing a `Value` cannot fail: its map keys are strings.
     Bytes::from(serde_json::to_vec(message).unwrap_or_default())
@@ -414,6 +434,17 @@ mod tests {
 
     fn parse(text: &str) -> Result<Message, RpcError> {
         Message::from_slice(text.as_bytes())
+    }
+
+    #[test]
+    fn result_bytes_are_the_result_message() {
+        let (id, result) = (
+            json!("a"),
+            json!({ "content": [], "x": [1, { "y": null }] }),
+        );
+        let bytes = result_bytes(&id, &result);
+        let read: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read, result_message(&id, result));
     }
 
     #[test]

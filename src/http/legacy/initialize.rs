@@ -8,7 +8,7 @@ use crate::http::app::App;
 use crate::http::body::{self, Body};
 use crate::http::dispatch::{self, Extra, Head};
 use crate::http::headers;
-use crate::http::jsonrpc::{self, Message, Request, RpcError};
+use crate::http::jsonrpc::{Message, Request, RpcError};
 use crate::http::protocol::{self, Version};
 use crate::http::reject::Reject;
 use crate::http::session::SessionEntry;
@@ -95,10 +95,9 @@ pub(super) async fn open<A: App>(
     )
     .await;
     let mut response = match started.head.await {
-        Ok(Head::Reply(crate::http::app::Reply::Result(result))) => body::json(
-            StatusCode::OK,
-            &jsonrpc::result_message(&request_id, result),
-        ),
+        Ok(Head::Reply(crate::http::app::Reply::Result(result))) => {
+            body::result(&request_id, &result)
+        }
         Ok(Head::Stream(outlet)) => state.sse(outlet),
         Ok(Head::Reply(crate::http::app::Reply::Error(error))) => {
             // The application rejected the first request: the session

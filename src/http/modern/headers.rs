@@ -10,21 +10,38 @@ use http::HeaderMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The members of a 2026-07-28 message's params that its checks read, as
-/// raw text borrowed from the message (the rest is skipped, not built).
+/// The members of a 2026-07-28 message's params the layer reads (its checks
+/// here, and the handler's view in `read`), as raw text borrowed from the
+/// message: read once, the rest skipped, not built.
 #[derive(Deserialize, Default)]
-struct Checked<'a> {
+pub(super) struct Params<'a> {
     #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
-    name: Option<&'a RawValue>,
+    pub(super) name: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
-    uri: Option<&'a RawValue>,
+    pub(super) uri: Option<&'a RawValue>,
     #[serde(
         borrow,
         default,
         rename = "taskId",
         deserialize_with = "jsonrpc::present"
     )]
-    task_id: Option<&'a RawValue>,
+    pub(super) task_id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+    pub(super) arguments: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "inputResponses",
+        deserialize_with = "jsonrpc::present"
+    )]
+    pub(super) input_responses: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "requestState",
+        deserialize_with = "jsonrpc::present"
+    )]
+    pub(super) request_state: Option<&'a RawValue>,
     #[serde(
         borrow,
         default,
@@ -34,9 +51,9 @@ struct Checked<'a> {
     meta: Option<&'a RawValue>,
 }
 
-/// The members of `params._meta` the checks read.
+/// The members of `params._meta` the layer reads.
 #[derive(Deserialize, Default)]
-struct Meta<'a> {
+pub(super) struct Meta<'a> {
     #[serde(
         borrow,
         default,
@@ -50,7 +67,42 @@ struct Meta<'a> {
         rename = "io.modelcontextprotocol/clientCapabilities",
         deserialize_with = "jsonrpc::present"
     )]
-    capabilities: Option<&'a RawValue>,
+    pub(super) capabilities: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "io.modelcontextprotocol/logLevel",
+        deserialize_with = "jsonrpc::present"
+    )]
+    pub(super) log_level: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "progressToken",
+        deserialize_with = "jsonrpc::present"
+    )]
+    pub(super) progress_token: Option<&'a RawValue>,
+}
+
+/// What the layer reads of one message's params, read once.
+#[derive(Default)]
+pub(super) struct Fields<'a> {
+    pub(super) params: Params<'a>,
+    pub(super) meta: Meta<'a>,
+}
+
+/// Reads the members the layer needs out of a message's params (a
+/// response has none); `-32602` if they are not well-formed members (a
+/// member given twice, say).
+pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
+    let raw = match message {
+        Message::Request(request) => request.params.as_deref(),
+        Message::Notification(note) => note.params.as_deref(),
+        Message::Response(_) => None,
+    };
+    let params: Params<'_> = members(raw)?;
+    let meta: Meta<'_> = members(params.meta)?;
+    Ok(Fields { params, meta })
 }
 
 /// Reads the checked members of an object; anything that is not an object
@@ -64,7 +116,7 @@ fn members<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Resul
 }
 
 /// A raw JSON string's text; `None` for any other value.
-fn text(raw: &RawValue) -> Option<String> {
+pub(super) fn text(raw: &RawValue) -> Option<String> {
     if starts_with(raw, b"\"") {
         serde_json::from_str(raw.get()).ok()
     } else {
@@ -73,10 +125,14 @@ fn text(raw: &RawValue) -> Option<String> {
 }
 
 /// The checks of "Server Validation" on a 2026-07-28 message.
-pub(super) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
-    let (method, params) = match message {
-        Message::Request(request) => (&request.method, request.params.as_deref()),
-        Message::Notification(note) => (&note.method, note.params.as_deref()),
+pub(super) fn check_headers(
+    headers: &HeaderMap,
+    message: &Message,
+    fields: &Fields<'_>,
+) -> Result<(), RpcError> {
+    let method = match message {
+        Message::Request(request) => &request.method,
+        Message::Notification(note) => &note.method,
         Message::Response(_) => {
             return Err(RpcError::new(
                 jsonrpc::INVALID_REQUEST,
@@ -84,7 +140,6 @@ pub(super) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<()
             ))
         }
     };
-    let checked: Checked<'_> = members(params)?;
     let is_request = matches!(message, Message::Request(_));
     match header_text(headers, MCP_METHOD)? {
         Some(value) if value != method.as_str() => {
@@ -94,7 +149,7 @@ pub(super) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<()
         None if is_request => return Err(missing("Mcp-Method")),
         None => {}
     }
-    if let Some(target) = named_target(method, &checked) {
+    if let Some(target) = named_target(method, &fields.params) {
         match header_text(headers, MCP_NAME)? {
             Some(value) => {
                 let value = decode_sentinel(&value)?;
@@ -106,8 +161,7 @@ pub(super) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<()
             None => {}
         }
     }
-    let meta: Meta<'_> = members(checked.meta)?;
-    if let Some(body_version) = meta.version {
+    if let Some(body_version) = fields.meta.version {
         let body_version = text(body_version).unwrap_or_else(|| "<not a string>".into());
         if body_version != MODERN_VERSION {
             return Err(mismatch(
@@ -123,17 +177,16 @@ pub(super) fn check_headers(headers: &HeaderMap, message: &Message) -> Result<()
 /// The per-request protocol fields every 2026-07-28 request carries in
 /// `params._meta` (the `basic` page: "A request missing any required field
 /// is malformed").
-pub(super) fn check_meta(message: &Message) -> Result<(), RpcError> {
-    let Message::Request(request) = message else {
+pub(super) fn check_meta(message: &Message, fields: &Fields<'_>) -> Result<(), RpcError> {
+    if !matches!(message, Message::Request(_)) {
         return Ok(());
-    };
-    let checked: Checked<'_> = members(request.params.as_deref())?;
-    let Some(meta) = checked.meta.filter(|m| starts_with(m, b"{")) else {
+    }
+    if !fields.params.meta.is_some_and(|m| starts_with(m, b"{")) {
         return Err(RpcError::invalid_params(
             "params._meta is required at protocol version 2026-07-28",
         ));
-    };
-    let meta: Meta<'_> = members(Some(meta))?;
+    }
+    let meta = &fields.meta;
     if !meta.version.is_some_and(|v| starts_with(v, b"\"")) {
         return Err(RpcError::invalid_params(format!(
             "params._meta needs \"{META_VERSION}\" (a string)"
@@ -148,7 +201,7 @@ pub(super) fn check_meta(message: &Message) -> Result<(), RpcError> {
 }
 
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
-fn named_target(method: &str, checked: &Checked<'_>) -> Option<String> {
+fn named_target(method: &str, checked: &Params<'_>) -> Option<String> {
     let field = match method {
         "tools/call" | "prompts/get" => checked.name,
         "resources/read" => checked.uri,
@@ -225,6 +278,15 @@ mod tests {
 
     fn message(value: Value) -> Message {
         Message::from_slice(value.to_string().as_bytes()).unwrap()
+    }
+
+    /// The checks as `serve` runs them: the fields read once, then checked.
+    fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
+        super::check_headers(headers, message, &fields(message)?)
+    }
+
+    fn check_meta(message: &Message) -> Result<(), RpcError> {
+        super::check_meta(message, &fields(message)?)
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
@@ -320,6 +382,26 @@ mod tests {
         assert!(check_meta(&bare).is_err());
         let note = message(json!({ "jsonrpc": "2.0", "method": "notifications/x" }));
         assert_eq!(check_meta(&note), Ok(()));
+    }
+
+    /// A member the layer reads, given twice, is refused rather than read
+    /// one way here and another way by the application.
+    #[test]
+    fn members_given_twice_are_refused() {
+        let meta = format!(r#"{{"{META_VERSION}":"2026-07-28","{META_CAPABILITIES}":{{}}}}"#);
+        for params in [
+            format!(r#"{{"name":"a","name":"b","_meta":{meta}}}"#),
+            format!(r#"{{"name":"a","requestState":"x","requestState":"y","_meta":{meta}}}"#),
+            format!(
+                r#"{{"name":"a","_meta":{{"{META_VERSION}":"2026-07-28","{META_VERSION}":"2025-11-25"}}}}"#
+            ),
+        ] {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+            let message = Message::from_slice(body.as_bytes()).unwrap();
+            let error = fields(&message).err().expect("refused");
+            assert_eq!(error.code, jsonrpc::INVALID_PARAMS, "{params}");
+        }
     }
 
     /// "Sending Messages": notifications need no headers; responses are refused.

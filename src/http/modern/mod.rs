@@ -92,8 +92,8 @@ use crate::http::state::State;
 use crate::http::tasks;
 use http::{Method, Response, StatusCode};
 use hyper::body::Body as HttpBody;
-use request::{META_CAPABILITIES, META_LOG_LEVEL};
 use sealing::Binding;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -145,19 +145,25 @@ where
         return state.refuse(reject, id.as_ref());
     }
     // "Server Validation", in the order the conformance suite pins: the
-    // per-request fields, then the headers against the body.
-    if let Err(error) = headers::check_meta(&message)
-        .and_then(|()| headers::check_headers(&parts.headers, &message))
-    {
-        return state.refuse(Reject::Rpc(StatusCode::BAD_REQUEST, error), id.as_ref());
-    }
+    // per-request fields, then the headers against the body. The members
+    // both read (and the handler's view below) are read out of the body once.
+    let fields = match headers::fields(&message).and_then(|fields| {
+        headers::check_meta(&message, &fields)?;
+        headers::check_headers(&parts.headers, &message, &fields)?;
+        Ok(fields)
+    }) {
+        Ok(fields) => fields,
+        Err(error) => {
+            return state.refuse(Reject::Rpc(StatusCode::BAD_REQUEST, error), id.as_ref())
+        }
+    };
     let request = match &message {
         Message::Request(request) => request,
         // Notifications (this revision defines none over HTTP) are
         // accepted and passed on; responses were refused above.
         _ => {
             let extra = Extra::Modern {
-                request: Box::new(Modern::of_notification(&message, &parts)),
+                request: Box::new(Modern::of_notification(&message)),
                 envelope: None,
             };
             let started = dispatch::run(state, None, message, Version::Modern, parts, extra).await;
@@ -173,14 +179,21 @@ where
         tasks_advertised(&mut discovery.capabilities);
     }
     if request.method == "server/discover" {
-        return body::json(
-            StatusCode::OK,
-            &jsonrpc::result_message(&request.id, discover::result(&discovery)),
-        );
+        return body::result(&request.id, &discover::result(&discovery));
     }
-    let modern = match read(state, request, &parts) {
-        Ok(modern) => modern,
+    let (modern, opened) = match read(state, request, &fields, &parts) {
+        Ok(read) => read,
         Err(reject) => return state.refuse(reject, id.as_ref()),
+    };
+    // What a sealed answer will be bound to: the binding the retry's state
+    // was opened with, else (only if the application seals a state) one
+    // computed from the params kept here.
+    let binds = Binds {
+        binding: opened,
+        params: request::INPUT_METHODS
+            .contains(&request.method.as_str())
+            .then(|| request.params.clone())
+            .flatten(),
     };
     let envelope = Arc::new(Envelope {
         id: request.id.clone(),
@@ -202,14 +215,10 @@ where
             owner.as_ref(),
             &envelope,
         ) {
-            Ok(result) => body::json(
-                StatusCode::OK,
-                &jsonrpc::result_message(&envelope.id, result),
-            ),
+            Ok(result) => body::result(&envelope.id, &result),
             Err((status, error)) => state.refuse(Reject::Rpc(status, error), id.as_ref()),
         };
     }
-    let binding = modern.binding;
     let extra = Extra::Modern {
         request: Box::new(modern),
         envelope: Some(Arc::clone(&envelope)),
@@ -230,22 +239,17 @@ where
         }
         Ok(Head::Reply(Reply::Result(result))) => {
             let result = envelope.result(result);
-            body::json(
-                StatusCode::OK,
-                &jsonrpc::result_message(&envelope.id, result),
-            )
+            body::result(&envelope.id, &result)
         }
         Ok(Head::Reply(Reply::InputRequired(asked))) => {
-            input_required(state, &envelope, &binding, asked)
+            let principal = owner.as_ref().map(Principal::as_str);
+            input_required(state, &envelope, binds, principal, asked)
         }
         // Only a request that may become a task gets here with one (see
         // `dispatch::work`).
         Ok(Head::Reply(Reply::Task(work))) => match state.tasks() {
             Some(tasks) => match tasks::start(tasks, &envelope, owner, work) {
-                Ok(created) => body::json(
-                    StatusCode::OK,
-                    &jsonrpc::result_message(&envelope.id, created),
-                ),
+                Ok(created) => body::result(&envelope.id, &created),
                 Err(reject) => state.refuse(reject, id.as_ref()),
             },
             None => state.refuse(Reject::Overloaded, id.as_ref()),
@@ -291,77 +295,115 @@ fn status_of(error: &RpcError) -> StatusCode {
 
 /// What a handler knows of a request: its `_meta`, and on a retry its input
 /// responses and its verified state; also a tool's mirrored parameters,
-/// checked here.
+/// checked here. Read from the members `fields` borrowed out of the body:
+/// only what the handler is given is built. On a retry that carries a
+/// state, the binding it was opened with comes back too.
 fn read<A: App>(
     state: &State<A>,
     request: &Request,
+    fields: &headers::Fields<'_>,
     parts: &http::request::Parts,
-) -> Result<Modern, Reject> {
+) -> Result<(Modern, Option<Binding>), Reject> {
     let bad = |error: RpcError| Reject::Rpc(StatusCode::BAD_REQUEST, error);
-    let mut params = request.params_value().map_err(bad)?;
-    let meta = &params["_meta"];
-    let capabilities = meta[META_CAPABILITIES].clone();
-    let log_level = match meta.get(META_LOG_LEVEL) {
-        None => None,
-        Some(Value::String(level)) => Some(LogLevel::named(level).ok_or_else(|| {
-            bad(RpcError::invalid_params(format!(
-                "unknown log level: {level}"
-            )))
-        })?),
-        Some(_) => {
-            return Err(bad(RpcError::invalid_params(
-                "the log level must be a string",
-            )))
-        }
+    let value = |raw: &RawValue| -> Result<Value, Reject> {
+        serde_json::from_str(raw.get())
+            .map_err(|e| bad(RpcError::invalid_params(format!("invalid params: {e}"))))
     };
-    let progress_token = meta.get("progressToken").cloned();
+    let meta = &fields.meta;
+    // `check_meta` saw an object here.
+    let capabilities = meta
+        .capabilities
+        .map(value)
+        .transpose()?
+        .unwrap_or(Value::Null);
+    let log_level = match meta.log_level {
+        None => None,
+        Some(raw) => match headers::text(raw) {
+            Some(level) => Some(LogLevel::named(&level).ok_or_else(|| {
+                bad(RpcError::invalid_params(format!(
+                    "unknown log level: {level}"
+                )))
+            })?),
+            None => {
+                return Err(bad(RpcError::invalid_params(
+                    "the log level must be a string",
+                )))
+            }
+        },
+    };
+    let progress_token = meta.progress_token.map(value).transpose()?;
+    let params = &fields.params;
     if request.method == "tools/call" {
-        if let Some(mirrored) = params["name"]
-            .as_str()
-            .and_then(|name| state.app().mirrored_params(name))
+        if let Some(mirrored) = params
+            .name
+            .and_then(headers::text)
+            .and_then(|name| state.app().mirrored_params(&name))
         {
+            let arguments = params.arguments.map(value).transpose()?;
             mirrored
-                .check(&parts.headers, params.get("arguments"))
+                .check(&parts.headers, arguments.as_ref())
                 .map_err(bad)?;
         }
     }
-    let binding = Binding::new(
-        Principal::of(parts).map(Principal::as_str),
-        &request.method,
-        &params,
-    );
     let input = request::INPUT_METHODS.contains(&request.method.as_str());
-    let input_responses = match params.get_mut("inputResponses").map(Value::take) {
-        Some(responses) if input => Some(request::input_responses(responses).map_err(bad)?),
+    let input_responses = match params.input_responses.filter(|_| input) {
+        Some(responses) => Some(request::input_responses(value(responses)?).map_err(bad)?),
         // Elsewhere the parameter means nothing: ignored.
-        _ => None,
-    };
-    let sealed = params.get("requestState").filter(|_| input);
-    let state_bytes = match sealed {
         None => None,
-        Some(Value::String(token)) => match state.sealer().open(token, &binding) {
-            Ok(opened) => Some(opened.state),
-            Err(cause) => {
-                state.counters().state_rejected(cause);
-                tracing::debug!(%cause, "requestState refused");
-                return Err(bad(RpcError::invalid_params(REQUEST_STATE_INVALID)));
+    };
+    let (state_bytes, binding) = match params.request_state.filter(|_| input) {
+        None => (None, None),
+        Some(sealed) => {
+            let Some(token) = headers::text(sealed) else {
+                return Err(bad(RpcError::invalid_params(
+                    "requestState must be a string",
+                )));
+            };
+            let principal = Principal::of(parts).map(Principal::as_str);
+            let binding =
+                binding_of(principal, &request.method, request.params.as_deref()).map_err(bad)?;
+            match state.sealer().open(&token, &binding) {
+                Ok(opened) => (Some(opened.state), Some(binding)),
+                Err(cause) => {
+                    state.counters().state_rejected(cause);
+                    tracing::debug!(%cause, "requestState refused");
+                    return Err(bad(RpcError::invalid_params(REQUEST_STATE_INVALID)));
+                }
             }
-        },
-        Some(_) => {
-            return Err(bad(RpcError::invalid_params(
-                "requestState must be a string",
-            )))
         }
     };
-    Ok(Modern {
+    let modern = Modern {
         method: request.method.clone().into_boxed_str(),
         capabilities,
         log_level,
         progress_token,
         input_responses,
         state: state_bytes,
-        binding,
-    })
+    };
+    Ok((modern, binding))
+}
+
+/// The binding of a request (see `Binding::new`), from its raw params.
+fn binding_of(
+    principal: Option<&str>,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<Binding, RpcError> {
+    let params: Value = match params {
+        Some(raw) => serde_json::from_str(raw.get())
+            .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))?,
+        None => Value::Null,
+    };
+    Ok(Binding::new(principal, method, &params))
+}
+
+/// What an answer's sealed state is bound to: the binding a retry's state
+/// was opened with, or the request's params to compute it from (kept for
+/// the methods that may answer `input_required`; computed only when the
+/// application seals a state, so no other request pays for the digest).
+struct Binds {
+    binding: Option<Binding>,
+    params: Option<Box<RawValue>>,
 }
 
 /// The answer "input required": the input requests, and the
@@ -369,7 +411,8 @@ fn read<A: App>(
 fn input_required<A: App>(
     state: &State<A>,
     envelope: &Envelope,
-    binding: &Binding,
+    binds: Binds,
+    principal: Option<&str>,
     asked: InputRequired,
 ) -> Response<Body> {
     let asked = *asked.0;
@@ -378,7 +421,17 @@ fn input_required<A: App>(
         result["inputRequests"] = Value::Object(asked.requests);
     }
     if let Some(app_state) = &asked.state {
-        match state.sealer().seal(binding, app_state, asked.single_use) {
+        let binding = match binds.binding {
+            Some(binding) => binding,
+            None => match binding_of(principal, &envelope.method, binds.params.as_deref()) {
+                Ok(binding) => binding,
+                Err(error) => {
+                    let error = Reject::Rpc(StatusCode::BAD_REQUEST, error);
+                    return state.refuse(error, Some(&envelope.id));
+                }
+            },
+        };
+        match state.sealer().seal(&binding, app_state, asked.single_use) {
             Ok(token) => result["requestState"] = token.into(),
             Err(sealing::Full) => return state.refuse(Reject::Overloaded, Some(&envelope.id)),
         }
@@ -386,8 +439,5 @@ fn input_required<A: App>(
     if let Some(info) = &envelope.server_info {
         result["_meta"] = json!({ request::META_SERVER_INFO: info });
     }
-    body::json(
-        StatusCode::OK,
-        &jsonrpc::result_message(&envelope.id, result),
-    )
+    body::result(&envelope.id, &result)
 }

@@ -5,7 +5,6 @@
 //! responses and the application's own state, verified; and how it answers
 //! that more input is required ([`InputRequests`]).
 
-use super::sealing::Binding;
 use crate::http::jsonrpc::{self, RpcError};
 use serde_json::{json, Map, Value};
 
@@ -13,8 +12,6 @@ use serde_json::{json, Map, Value};
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of a request's client capabilities.
 pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// The `_meta` key of a request's log level.
-pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// The `_meta` key of a result's server identity.
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -74,15 +71,11 @@ pub struct Modern {
     pub(crate) progress_token: Option<Value>,
     pub(crate) input_responses: Option<Map<String, Value>>,
     pub(crate) state: Option<Vec<u8>>,
-    pub(crate) binding: Binding,
 }
 
 impl Modern {
     /// What a notification carries (its `_meta`, if it has one).
-    pub(crate) fn of_notification(
-        message: &jsonrpc::Message,
-        parts: &http::request::Parts,
-    ) -> Modern {
+    pub(crate) fn of_notification(message: &jsonrpc::Message) -> Modern {
         let (method, params) = match message {
             jsonrpc::Message::Notification(note) => (
                 note.method.as_str(),
@@ -94,7 +87,6 @@ impl Modern {
             Value::Object(_) => params["_meta"][META_CAPABILITIES].clone(),
             _ => json!({}),
         };
-        let principal = crate::http::access::auth::Principal::of(parts).map(|p| p.as_str());
         Modern {
             method: method.into(),
             capabilities,
@@ -102,7 +94,6 @@ impl Modern {
             progress_token: None,
             input_responses: None,
             state: None,
-            binding: Binding::new(principal, method, &params),
         }
     }
 
