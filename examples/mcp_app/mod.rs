@@ -113,12 +113,19 @@ impl App for Server {
     }
 }
 
+/// What `tools/call` reads of its params (the rest, `_meta` among them,
+/// is skipped by the parser, not built).
+#[derive(serde::Deserialize)]
+struct ToolCall {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
 async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Reply {
-    // Params arrive as the client's raw JSON text: parsed here, on demand.
-    let params = match request.params_value() {
-        Ok(params) => params,
-        Err(error) => return Reply::Error(error),
-    };
+    // Params arrive as the client's raw JSON text: each method parses what
+    // it reads, when it reads it.
     // At 2026-07-28 the layer answers `server/discover` (from `discovery`
     // below) and the removed methods (`initialize`, `ping`,
     // `logging/setLevel`) before this runs, and gives every result its
@@ -126,6 +133,7 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
     // application's.
     match request.method.as_str() {
         "initialize" => {
+            let params = request.params_value().unwrap_or(Value::Null);
             let requested = params.get("protocolVersion").and_then(Value::as_str);
             Reply::Result(json!({
                 "protocolVersion": mcp::protocol::negotiate(requested),
@@ -218,14 +226,25 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
                 "inputSchema": { "type": "object", "properties": {} },
             },
         ]})),
-        "tools/call" => call_tool(server, ctx, &request.id, &params).await,
+        "tools/call" => match request.params_as::<ToolCall>() {
+            Ok(call) => {
+                let name = call.name.as_ref().and_then(Value::as_str);
+                let args = call.arguments.unwrap_or_else(|| json!({}));
+                call_tool(server, ctx, &request.id, name, args).await
+            }
+            Err(error) => Reply::Error(error),
+        },
         other => Reply::Error(RpcError::method_not_found(other)),
     }
 }
 
-async fn call_tool(server: &Server, ctx: &Context<Client>, id: &Value, params: &Value) -> Reply {
-    let args = params.get("arguments").cloned().unwrap_or(json!({}));
-    let name = params.get("name").and_then(Value::as_str);
+async fn call_tool(
+    server: &Server,
+    ctx: &Context<Client>,
+    id: &Value,
+    name: Option<&str>,
+    args: Value,
+) -> Reply {
     if let Some(reply) = name.and_then(|name| baskets(server, ctx, name, &args)) {
         return reply;
     }
