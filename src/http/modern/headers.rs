@@ -4,7 +4,7 @@
 
 use super::request::{META_CAPABILITIES, META_VERSION};
 use crate::http::headers::{MCP_METHOD, MCP_NAME};
-use crate::http::jsonrpc::{self, starts_with, Message, RpcError};
+use crate::http::jsonrpc::{self, present, starts_with, Message, RpcError};
 use crate::http::protocol::MODERN_VERSION;
 use http::HeaderMap;
 use serde::Deserialize;
@@ -12,75 +12,41 @@ use serde_json::value::RawValue;
 
 /// The members of a 2026-07-28 message's params the layer reads (its checks
 /// here, and the handler's view in `read`), as raw text borrowed from the
-/// message: read once, the rest skipped, not built.
+/// message: read once, the rest skipped, not built. A member that is there
+/// is `Some`, even as `null` (`jsonrpc::present`).
 #[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
 pub(super) struct Params<'a> {
-    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+    #[serde(borrow, deserialize_with = "present")]
     pub(super) name: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+    #[serde(borrow, deserialize_with = "present")]
     pub(super) uri: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "taskId",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present")]
     pub(super) task_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+    #[serde(borrow, deserialize_with = "present")]
     pub(super) arguments: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "inputResponses",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present")]
     pub(super) input_responses: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "requestState",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present")]
     pub(super) request_state: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "_meta",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present", rename = "_meta")]
     meta: Option<&'a RawValue>,
 }
 
 /// The members of `params._meta` the layer reads.
 #[derive(Deserialize, Default)]
+#[serde(default)]
 pub(super) struct Meta<'a> {
-    #[serde(
-        borrow,
-        default,
-        rename = "io.modelcontextprotocol/protocolVersion",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present")]
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     version: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "io.modelcontextprotocol/clientCapabilities",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present")]
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
     pub(super) capabilities: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "io.modelcontextprotocol/logLevel",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present")]
+    #[serde(rename = "io.modelcontextprotocol/logLevel")]
     pub(super) log_level: Option<&'a RawValue>,
-    #[serde(
-        borrow,
-        default,
-        rename = "progressToken",
-        deserialize_with = "jsonrpc::present"
-    )]
+    #[serde(borrow, deserialize_with = "present", rename = "progressToken")]
     pub(super) progress_token: Option<&'a RawValue>,
 }
 
