@@ -18,6 +18,15 @@ use std::time::Duration;
 
 /// A 2026-07-28 POST of `body` with the given extra headers.
 fn request(client: &Client, body: &Value, headers: &[(&str, &str)]) -> http::Request<Full<Bytes>> {
+    request_text(client, body.to_string(), headers)
+}
+
+/// The same, of a body's text as it is (one a `Value` cannot hold, say).
+fn request_text(
+    client: &Client,
+    body: String,
+    headers: &[(&str, &str)],
+) -> http::Request<Full<Bytes>> {
     let mut request = client
         .request(Method::POST)
         .header("content-type", "application/json")
@@ -26,9 +35,7 @@ fn request(client: &Client, body: &Value, headers: &[(&str, &str)]) -> http::Req
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    request
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap()
+    request.body(Full::new(Bytes::from(body))).unwrap()
 }
 
 async fn post(client: &Client, body: &Value, headers: &[(&str, &str)]) -> Answer {
@@ -142,6 +149,30 @@ async fn per_request_protocol_fields_are_required() {
     assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
     assert_eq!(answer.json()["id"], 4);
     assert_eq!(server.probes.started.load(Ordering::SeqCst), 0);
+}
+
+/// A member of `params` the layer reads, given twice, is 400 with -32602
+/// and the handler never runs (the layer and the application could
+/// otherwise read it differently: serde_json keeps the last, other parsers
+/// the first). Before, a second `inputResponses` was answered 200.
+#[tokio::test]
+async fn a_member_the_layer_reads_given_twice_is_refused() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    for params in [
+        format!(r#"{{"name":"hang","name":"echo","arguments":{{}},"_meta":{meta}}}"#),
+        format!(r#"{{"name":"echo","inputResponses":{{}},"inputResponses":{{}},"_meta":{meta}}}"#),
+        format!(r#"{{"name":"echo","requestState":"a","requestState":"b","_meta":{meta}}}"#),
+        format!(r#"{{"name":"echo","_meta":{meta},"_meta":{meta}}}"#),
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{params}}}"#);
+        let headers = [("mcp-method", "tools/call"), ("mcp-name", "echo")];
+        let answer = client.send(request_text(&client, body, &headers)).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{params}");
+        assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
+        assert_eq!(answer.json()["id"], 6);
+    }
 }
 
 /// Sending Messages: the client must not send JSON-RPC responses;
