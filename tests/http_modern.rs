@@ -6,11 +6,9 @@
 mod http_support;
 
 use bytes::Bytes;
-use http::{Method, StatusCode};
+use http::StatusCode;
 use http_body_util::Full;
-use http_support::{
-    eventually, read_sse, sse_events, with_meta, Answer, Client, Server, ACCEPT_BOTH,
-};
+use http_support::{eventually, read_sse, sse_events, with_meta, Answer, Client, Server};
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc;
 use std::sync::atomic::Ordering;
@@ -18,24 +16,7 @@ use std::time::Duration;
 
 /// A 2026-07-28 POST of `body` with the given extra headers.
 fn request(client: &Client, body: &Value, headers: &[(&str, &str)]) -> http::Request<Full<Bytes>> {
-    request_text(client, body.to_string(), headers)
-}
-
-/// The same, of a body's text as it is (one a `Value` cannot hold, say).
-fn request_text(
-    client: &Client,
-    body: String,
-    headers: &[(&str, &str)],
-) -> http::Request<Full<Bytes>> {
-    let mut request = client
-        .request(Method::POST)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH)
-        .header("mcp-protocol-version", "2026-07-28");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    request.body(Full::new(Bytes::from(body))).unwrap()
+    client.modern_request(body.to_string(), headers)
 }
 
 async fn post(client: &Client, body: &Value, headers: &[(&str, &str)]) -> Answer {
@@ -168,7 +149,7 @@ async fn a_member_the_layer_reads_given_twice_is_refused() {
     ] {
         let body = format!(r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{params}}}"#);
         let headers = [("mcp-method", "tools/call"), ("mcp-name", "echo")];
-        let answer = client.send(request_text(&client, body, &headers)).await;
+        let answer = client.send(client.modern_request(body, &headers)).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{params}");
         assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
         assert_eq!(answer.json()["id"], 6);

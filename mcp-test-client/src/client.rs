@@ -141,18 +141,29 @@ impl Client {
     /// (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` as the test wants them; no
     /// session).
     pub async fn post_modern(&self, body: &Value, headers: &[(&str, &str)]) -> Reply {
+        self.send(self.modern_request(body.to_string(), headers))
+            .await
+    }
+
+    /// The request [`post_modern`](Self::post_modern) sends, of a body's
+    /// text as it is (one a `Value` cannot hold, a member given twice, say),
+    /// for a test to send as it likes.
+    pub fn modern_request(
+        &self,
+        body: impl Into<Bytes>,
+        headers: &[(&str, &str)],
+    ) -> Request<Full<Bytes>> {
         let mut request = self
             .request(Method::POST)
             .header("content-type", "application/json")
             .header("accept", ACCEPT_BOTH)
-            .header("mcp-protocol-version", "2026-07-28");
+            .header("mcp-protocol-version", crate::MODERN_VERSION);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_string())))
-            .expect("a valid request");
-        self.send(request).await
+        request
+            .body(Full::new(body.into()))
+            .expect("a valid request")
     }
 
     /// The `GET` that opens `session`'s standalone SSE stream, resuming

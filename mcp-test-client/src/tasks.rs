@@ -12,10 +12,6 @@
 use crate::checked::response_result;
 use crate::client::Client;
 use crate::error::Error;
-use crate::messages::ACCEPT_BOTH;
-use bytes::Bytes;
-use http::{Method, Request};
-use http_body_util::Full;
 use serde_json::{json, Value};
 use std::fmt;
 
@@ -87,28 +83,6 @@ impl fmt::Debug for Task {
 }
 
 impl Client {
-    /// A 2026-07-28 POST of `body`: `MCP-Protocol-Version`, `Mcp-Method:
-    /// method` and, if given, `Mcp-Name: name`; no session.
-    pub fn modern_request(
-        &self,
-        method: &str,
-        name: Option<&str>,
-        body: impl Into<Bytes>,
-    ) -> Request<Full<Bytes>> {
-        let mut request = self
-            .request(Method::POST)
-            .header("content-type", "application/json")
-            .header("accept", ACCEPT_BOTH)
-            .header("mcp-protocol-version", MODERN_VERSION)
-            .header("mcp-method", method);
-        if let Some(name) = name {
-            request = request.header("mcp-name", name);
-        }
-        request
-            .body(Full::new(body.into()))
-            .expect("a valid request")
-    }
-
     /// Sends a 2026-07-28 request ([`modern_request_body`]'s `params`) and
     /// waits for its response: the `result`, or the JSON-RPC error
     /// ([`Error::Rpc`]), or another status than 200 ([`Error::Status`]).
@@ -140,7 +114,9 @@ impl Client {
     /// Posts a 2026-07-28 request: its `result`, or why not.
     async fn send_modern(&self, message: Value, name: Option<&str>) -> Result<Value, Error> {
         let method = message["method"].as_str().unwrap_or_default().to_string();
-        let request = self.modern_request(&method, name, message.to_string());
+        let mut headers = vec![("mcp-method", method.as_str())];
+        headers.extend(name.map(|name| ("mcp-name", name)));
+        let request = self.modern_request(message.to_string(), &headers);
         response_result(self.try_post_request(request, false).await?, &message).await
     }
 
