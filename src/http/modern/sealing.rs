@@ -417,8 +417,9 @@ impl Sealer {
 /// Not part of the API: the layer's own sealer, for `benches/sealing.rs`
 /// only (what the bench times is this module's code, not a copy of it).
 /// Each method forwards to the crate-private one of the same name;
-/// `BenchSealer::binding` is `Binding::new`, which the layer computes
-/// once per request before opening or sealing. Re-exported, hidden, as
+/// `BenchSealer::binding` is `Binding::new`, which the layer computes at
+/// most once per request, when it opens or seals a state (a retry's
+/// binding serves both). Re-exported, hidden, as
 /// `sessionreg::http::modern::__bench_sealing`.
 #[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
