@@ -128,6 +128,17 @@ async fn poll(client: &Client, id: &str, done: impl Fn(&DetailedTask) -> bool) -
     }
 }
 
+/// A `confirm_delete` task of `filename`, once it asks for its input: the
+/// task as created, and as it reads then.
+async fn asking(client: &Client, filename: &str) -> (Task, DetailedTask) {
+    let task = create(client, "confirm_delete", json!({ "filename": filename })).await;
+    let asking = poll(client, &task.task_id, |t| {
+        t.status() == TaskStatus::InputRequired
+    })
+    .await;
+    (task, asking)
+}
+
 async fn terminal(client: &Client, id: &str) -> DetailedTask {
     poll(client, id, |t| t.status().is_terminal()).await
 }
@@ -231,11 +242,7 @@ async fn stateless_rmcp_client_answers_input_requests_with_tasks_update() {
     let server = Server::start(TaskManager::new()).await;
     let client = stateless(&server.url, true).await;
 
-    let task = create(&client, "confirm_delete", json!({ "filename": "a.txt" })).await;
-    let asking = poll(&client, &task.task_id, |t| {
-        t.status() == TaskStatus::InputRequired
-    })
-    .await;
+    let (task, asking) = asking(&client, "a.txt").await;
     assert_eq!(inputs(&asking), ["confirm"]);
     // An unknown key is acknowledged and changes nothing.
     update(&client, &task.task_id, json!({ "nope": {} })).await;
@@ -354,11 +361,7 @@ async fn without_the_extension_tools_run_sync_and_tasks_methods_are_refused() {
 async fn tasks_outlive_the_session_that_created_them_on_the_legacy_wire() {
     let server = Server::start(TaskManager::new()).await;
     let first = session(&server.url, true).await;
-    let task = create(&first, "confirm_delete", json!({ "filename": "b.txt" })).await;
-    poll(&first, &task.task_id, |t| {
-        t.status() == TaskStatus::InputRequired
-    })
-    .await;
+    let (task, _) = asking(&first, "b.txt").await;
     // rmcp's client ends its session with a DELETE; the task is the
     // manager's, not the session's.
     first.cancel().await.unwrap();
