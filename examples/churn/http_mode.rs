@@ -73,7 +73,6 @@ impl App for Churn {
                     return Ok(Reply::Error(RpcError::invalid_params("not today")));
                 }
                 Ok(Reply::Result(json!({
-                    "protocolVersion": mcp::protocol::negotiate(params.get("protocolVersion").and_then(Value::as_str)),
                     "capabilities": { "tools": {} },
                     "serverInfo": { "name": "churn", "version": "0" },
                 })))

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::modern::{CacheScope, Discovery, MirroredParams};
-use sessionreg::http::{protocol, App, Context, Era, HandlerError, Reply};
+use sessionreg::http::{App, Context, Era, HandlerError, Reply};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,7 +98,7 @@ impl App for Conformance {
             Err(error) => return Ok(Reply::Error(error)),
         };
         Ok(match ctx.era() {
-            Era::Legacy(client) => legacy_method(&ctx, client, &request, &params).await,
+            Era::Legacy(session) => legacy_method(&ctx, session.state(), &request, &params).await,
             Era::Modern(_) => modern_method(&ctx, &request, &params),
         })
     }
@@ -113,7 +113,6 @@ async fn legacy_method(
 ) -> Reply {
     match request.method.as_str() {
         "initialize" => Reply::Result(json!({
-            "protocolVersion": protocol::negotiate(params["protocolVersion"].as_str()),
             "capabilities": {
                 "tools": {}, "prompts": {}, "resources": { "subscribe": true },
                 "logging": {}, "completions": {},

@@ -93,7 +93,7 @@ pub async fn call(
             // The client gets the priming event, then the connection
             // closes; the answer waits in the stream's log for its GET +
             // Last-Event-ID.
-            let closed = ctx.close_sse_stream();
+            let closed = ctx.legacy().is_some_and(|l| l.close_sse_stream());
             let id = id.clone();
             Reply::Stream(Box::pin(futures_util::stream::once(async move {
                 if closed {
@@ -120,7 +120,16 @@ fn ask(
     params: Value,
     text: impl FnOnce(Result<Value, jsonrpc::RpcError>) -> String + Send + 'static,
 ) -> Reply {
-    let request = match ctx.ask(method, params) {
+    let asked = match ctx.legacy() {
+        Some(session) => session.ask(method, params),
+        None => {
+            return Reply::Error(jsonrpc::RpcError::new(
+                jsonrpc::INTERNAL_ERROR,
+                "not in a session",
+            ))
+        }
+    };
+    let request = match asked {
         Ok(request) => request,
         Err(error) => return Reply::Error(error),
     };

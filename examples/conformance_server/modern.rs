@@ -1,16 +1,17 @@
 //! The modern era's input-required (multi-round-trip) fixtures: each asks
-//! with `Modern::input_required` and answers once the retry brings what it
+//! with `ModernRequest::input_required` and answers once the retry brings what it
 //! needs. State the retry must bring back is sealed by the layer; these
 //! fixtures ask for it to be single use (and the server gives it a short
 //! life), so a replayed state is refused as a tampered one is.
 
 use crate::fixtures;
 use serde_json::{json, Value};
-use sessionreg::http::modern::{missing_capability, InputRequests, Modern};
+use sessionreg::http::jsonrpc::RpcError;
+use sessionreg::http::modern::{InputRequests, ModernRequest};
 use sessionreg::http::Reply;
 
 /// The answer to a modern tool call; `None` for a tool of no era here.
-pub fn call(modern: &Modern, id: &Value, name: &str, arguments: &Value) -> Option<Reply> {
+pub fn call(modern: &ModernRequest, id: &Value, name: &str, arguments: &Value) -> Option<Reply> {
     let _ = id;
     if let Some(result) = fixtures::simple_tool(name, arguments) {
         return Some(Reply::Result(result));
@@ -24,7 +25,7 @@ pub fn call(modern: &Modern, id: &Value, name: &str, arguments: &Value) -> Optio
             if modern.declares("sampling") {
                 done("Success")
             } else {
-                Reply::Error(missing_capability(json!({ "sampling": {} })))
+                Reply::Error(RpcError::missing_capability(json!({ "sampling": {} })))
             }
         }
         "test_streaming_elicitation" => {
@@ -125,7 +126,7 @@ pub fn call(modern: &Modern, id: &Value, name: &str, arguments: &Value) -> Optio
 
 /// `prompts/get test_input_required_result_prompt`: asks for a context,
 /// then answers the prompt with it.
-pub fn prompt(modern: &Modern) -> Reply {
+pub fn prompt(modern: &ModernRequest) -> Reply {
     match accepted(modern, "user_context") {
         Some(content) => Reply::Result(
             json!({ "messages": [{ "role": "user", "content": fixtures::text(
@@ -145,7 +146,7 @@ pub fn prompt(modern: &Modern) -> Reply {
 
 /// Three rounds: a name, then a colour, each round's state naming what the
 /// previous ones gave.
-fn multi_round(modern: &Modern) -> Reply {
+fn multi_round(modern: &ModernRequest) -> Reply {
     let state = modern
         .state()
         .map(|s| String::from_utf8_lossy(s).into_owned());
@@ -180,7 +181,7 @@ fn multi_round(modern: &Modern) -> Reply {
     }
 }
 
-fn first_round(modern: &Modern) -> Reply {
+fn first_round(modern: &ModernRequest) -> Reply {
     ask(
         modern,
         name_request(InputRequests::new(), "step1", "Step 1: What is your name?")
@@ -190,7 +191,7 @@ fn first_round(modern: &Modern) -> Reply {
 }
 
 /// Asks; a request the method may not make is answered as the error it is.
-fn ask(modern: &Modern, requests: InputRequests) -> Reply {
+fn ask(modern: &ModernRequest, requests: InputRequests) -> Reply {
     match modern.input_required(requests) {
         Ok(asked) => Reply::InputRequired(asked),
         Err(error) => Reply::Error(error),
@@ -206,7 +207,7 @@ fn streamed(id: &Value, result: Value, note: Option<Value>) -> Reply {
 }
 
 /// The content of an accepted elicitation answer under `key`.
-fn accepted<'a>(modern: &'a Modern, key: &str) -> Option<&'a Value> {
+fn accepted<'a>(modern: &'a ModernRequest, key: &str) -> Option<&'a Value> {
     let answer = modern.input_response(key)?;
     (answer["action"] == "accept").then(|| &answer["content"])
 }

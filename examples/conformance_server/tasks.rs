@@ -7,7 +7,7 @@
 use crate::fixtures;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, RpcError};
-use sessionreg::http::modern::{InputRequests, Modern};
+use sessionreg::http::modern::{InputRequests, ModernRequest};
 use sessionreg::http::tasks::TaskWork;
 use sessionreg::http::Reply;
 use std::time::Duration;
@@ -60,7 +60,7 @@ pub fn tools() -> Vec<Value> {
 }
 
 /// The answer to a call of one of these tools; `None` for another tool.
-pub fn call(modern: &Modern, name: &str, arguments: &Value) -> Option<Reply> {
+pub fn call(modern: &ModernRequest, name: &str, arguments: &Value) -> Option<Reply> {
     Some(match name {
         "greet" => Reply::Result(fixtures::text_result(&format!(
             "Hello, {}!",

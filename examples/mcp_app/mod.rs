@@ -132,15 +132,11 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
     // `resultType` and caching hints: this only answers what is the
     // application's.
     match request.method.as_str() {
-        "initialize" => {
-            let params = request.params_value().unwrap_or(Value::Null);
-            let requested = params.get("protocolVersion").and_then(Value::as_str);
-            Reply::Result(json!({
-                "protocolVersion": mcp::protocol::negotiate(requested),
-                "capabilities": { "tools": { "listChanged": false }, "logging": {} },
-                "serverInfo": server_info(),
-            }))
-        }
+        // The layer negotiates the version and puts it in the result.
+        "initialize" => Reply::Result(json!({
+            "capabilities": { "tools": { "listChanged": false }, "logging": {} },
+            "serverInfo": server_info(),
+        })),
         "ping" | "logging/setLevel" => Reply::Result(json!({})),
         "tools/list" => Reply::Result(json!({ "tools": [
             {
@@ -274,7 +270,7 @@ async fn call_tool(
         }
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {
-                let delivered = ctx.notify(&log_message(text));
+                let delivered = ctx.legacy().is_some_and(|l| l.notify(&log_message(text)));
                 Reply::Result(text_content(if delivered {
                     "delivered"
                 } else {
@@ -316,7 +312,7 @@ async fn call_tool(
                     "notifications/message",
                     json!({ "level": "info", "data": { "i": i, "pad": pad } }),
                 );
-                delivered += usize::from(ctx.notify(&note));
+                delivered += usize::from(ctx.legacy().is_some_and(|l| l.notify(&note)));
                 if i % NOTIFY_BATCH == NOTIFY_BATCH - 1 {
                     tokio::task::yield_now().await;
                 }
@@ -328,7 +324,7 @@ async fn call_tool(
             // closes; the answer waits in the stream's log for its GET +
             // Last-Event-ID. Without a resumable stream (no event log, or
             // a client older than 2025-11-25) it is an ordinary answer.
-            let closed = ctx.close_sse_stream();
+            let closed = ctx.legacy().is_some_and(|l| l.close_sse_stream());
             let id = id.clone();
             let answer = futures_util::stream::once(async move {
                 if closed {

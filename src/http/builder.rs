@@ -9,7 +9,7 @@ use super::access::{Access, AllowLists, RebindingProtection};
 use super::app::App;
 use super::config::*;
 use super::manager::SessionManager;
-use super::modern::sealing::RequestStateKeys;
+use super::mrtr::sealing::RequestStateKeys;
 use super::session::{self, SessionEntry};
 use super::state::State;
 use crate::{BuildError, Reason, Registry, SessionId};

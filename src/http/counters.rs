@@ -23,7 +23,7 @@
 //! sessionreg_request_state_rejected_total{cause} counter 2026-07-28 requestStates refused
 //! ```
 
-use super::modern::sealing::StateRejection;
+use super::mrtr::sealing::StateRejection;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::fmt::Write;

@@ -1,134 +1,191 @@
-//! Running the application on one message ([`App::handle`]), and its
-//! reply: JSON, 202, or an SSE stream pumped from the handler's stream; and
-//! what becomes of a request whose work stops before it answers. Both eras
-//! run their messages here (`legacy/`, `modern/`).
+//! Running the application on one message ([`App::handle`]), in either era:
+//! the handler, then the pump of a streamed reply, under the request's
+//! cancellation and the handler timeout. What it returns is a typed
+//! [`Outcome`]; each era turns it into its response (`legacy/respond.rs`,
+//! `modern/respond.rs`). What differs between the eras (where a streamed
+//! reply goes, what a cancelled request was stopped by, what a failure
+//! ends) is the era's [`Scope`]: this module knows no era.
 
-use super::admission::Counted;
+use super::admission::{Counted, HandlerTasks};
+use super::app::Context;
 use super::app::{App, HandlerError, Reply};
-use super::body::{self, Body};
-use super::context::Context;
+use super::caught::panic_message;
+use super::counters::HttpCounters;
 use super::jsonrpc::{self, Message, RpcError};
-use super::modern::envelope::Envelope;
-use super::modern::request::Modern;
-use super::protocol::Version;
-use super::reject::Reject;
-use super::session::SessionEntry;
-use super::sse::resume;
-use super::sse::{Outlet, Streams};
-use super::state::State;
-use super::tasks;
-use super::work::Cancelled;
-use crate::{InFlight, Reason, Session};
+use super::running::Listed;
+use super::sse::{Out, Outlet};
+use super::tasks::{Resolved, TaskChoice};
+use crate::Reason;
 use futures_util::future::OptionFuture;
-use futures_util::{FutureExt, StreamExt};
-use http::request::Parts;
-use http::{Response, StatusCode};
+use futures_util::FutureExt;
 use serde_json::Value;
-use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-/// What a run carries for its era beyond the message.
-pub(crate) enum Extra {
-    /// Nothing: a request in a session.
-    None,
-    /// A 2026-07-28 message: what it carries (for the handler's
-    /// [`Context::modern`]), and the envelope its streamed answer's messages
-    /// go through (`None` for a notification, which has no answer).
-    Modern {
-        request: Box<Modern>,
-        envelope: Option<Arc<Envelope>>,
-    },
+/// What every run of a handler needs, whatever the era: the application,
+/// the gauges it is counted in, the cap on handler tasks and the handler
+/// timeout. Shared by the endpoint and every spawned handler task.
+pub(crate) struct Runner<A> {
+    pub(crate) app: Arc<A>,
+    pub(crate) counters: Arc<HttpCounters>,
+    pub(crate) handlers: Arc<HandlerTasks>,
+    /// How long a request's work may run; `None`: no bound.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// What a request's work needs from the era it runs in.
+pub(crate) trait Scope: Send + Sync + 'static {
+    /// Lists the request (JSON-RPC id `id`) as running past its first poll,
+    /// so that a `notifications/cancelled` naming it can stop it: listed
+    /// while the returned guard lives. `None` where nothing can cancel by
+    /// id (2026-07-28: closing the stream is the cancel).
+    fn list(&self, id: &Value, cancel: &CancellationToken) -> Option<Listed<'_>>;
+
+    /// Why the request's token was cancelled (its session ended, or the
+    /// client cancelled it).
+    fn stopped(&self) -> Stop;
+
+    /// The handler (or its reply stream) failed.
+    fn failed(&self, error: &HandlerError);
+
+    /// Opens the SSE stream a streamed reply goes to: the outlet the
+    /// response carries, and the sender the pump writes through.
+    fn open_stream(&self) -> (Arc<Outlet>, Out<'_>);
+
+    /// One message of a streamed reply as the client may get it, or `None`
+    /// when it may not be sent.
+    fn outgoing(&self, message: Value) -> Option<Value>;
 }
 
 /// A handler's outcome, as the request waiting for it learns it.
-pub(crate) enum Head {
+pub(crate) enum Outcome {
+    /// The handler's reply (never [`Reply::Stream`], which becomes
+    /// [`Outcome::Streaming`]; a [`Reply::Task`] only where the request may
+    /// become a task: see [`TaskChoice`]).
     Reply(Reply),
-    Stream(Arc<Outlet>),
-    /// The handler failed; its session, if it had one, was terminated
-    /// with `Failed`.
-    Failed {
-        in_session: bool,
-    },
+    /// The reply is being streamed into this outlet.
+    Streaming(Arc<Outlet>),
+    /// The handler failed (or panicked); [`Scope::failed`] has run.
+    Failed,
     /// The work stopped before it answered.
     Stopped(Stop),
+    /// The work was dropped unfinished: the runtime is going away.
+    Lost,
 }
 
-/// Runs the application on one message, holding the request's in-flight
-/// guard (its place under the session's cap) for as long as its work (the
-/// handler, then its SSE reply) runs.
+/// Why a request's work stopped before it was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Its session ended, for this reason (any end path).
+    SessionEnded(Reason),
+    /// The client cancelled it (`notifications/cancelled`; at 2026-07-28,
+    /// by going away).
+    Cancelled,
+    /// It ran past the handler timeout (this long).
+    TimedOut(Duration),
+}
+
+impl Stop {
+    /// The JSON-RPC error a timed-out request is answered with (-32603, as
+    /// for any other failure to answer; the data says the limit).
+    pub(crate) fn error(self) -> RpcError {
+        let mut error = RpcError::new(
+            jsonrpc::INTERNAL_ERROR,
+            "the request ran past the server's handler timeout",
+        );
+        if let Stop::TimedOut(limit) = self {
+            error.data = Some(serde_json::json!({ "timeoutMs": limit.as_millis() as u64 }));
+        }
+        error
+    }
+}
+
+/// What [`run`] started: where its outcome arrives, the task it spawned
+/// (if it did), and the request's cancellation token.
+pub(crate) struct Started {
+    outcome: oneshot::Receiver<Outcome>,
+    pub(crate) spawned: Option<tokio::task::AbortHandle>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl Started {
+    /// The handler's outcome.
+    pub(crate) async fn outcome(self) -> Outcome {
+        self.outcome.await.unwrap_or(Outcome::Lost)
+    }
+
+    /// Splits off the outcome, keeping the spawned task's handle and the
+    /// token (to cancel the work when the answer is dropped).
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        impl Future<Output = Outcome>,
+        Option<tokio::task::AbortHandle>,
+        CancellationToken,
+    ) {
+        let outcome = self.outcome;
+        (
+            async move { outcome.await.unwrap_or(Outcome::Lost) },
+            self.spawned,
+            self.cancel,
+        )
+    }
+}
+
+/// Runs the application on one message in `scope`, which lives (with
+/// whatever it holds, such as the session's in-flight guard) for as long as
+/// the work runs: the handler, then its streamed reply.
 ///
 /// The work is first polled here, on the connection's task: most handlers
 /// answer at once, and then no task is spawned, no timer set, no other
 /// worker thread woken. Work still pending after that poll goes on in a
-/// task of its own, counted against the manager's cap on handler tasks, so
-/// a client that disconnects does not cancel it (the spawned task's first
-/// poll registers its own wakers); its abort handle is returned, for
-/// requests that a disconnect must cancel (2026-07-28). From then on it is
-/// listed in its session's [`Work`](super::work::Work) by JSON-RPC id, and
-/// it stops when its token is cancelled (the session's end,
+/// task of its own, counted against the cap on handler tasks, so a client
+/// that disconnects does not cancel it (the spawned task's first poll
+/// registers its own wakers); its abort handle is returned, for the era
+/// whose disconnect cancels (2026-07-28). From then on it is listed by the
+/// scope, and it stops when `cancel` is cancelled (the session's end,
 /// `notifications/cancelled`) or the handler timeout passes: its future is
 /// dropped, and the request is answered with the [`Stop`].
-pub(crate) async fn run<A: App>(
-    state: &Arc<State<A>>,
-    guard: Option<InFlight<SessionEntry<A::Session>>>,
+pub(crate) async fn run<A: App, S: Scope>(
+    runner: &Arc<Runner<A>>,
+    scope: S,
+    ctx: Context<A::Session>,
     message: Message,
-    version: Version,
-    request: Parts,
-    extra: Extra,
+    choice: TaskChoice,
 ) -> Started {
-    let (head_tx, head_rx) = oneshot::channel();
-    let shared = Arc::clone(state);
-    let cancel = match guard.as_deref() {
-        Some(session) => session.work.request(),
-        None => CancellationToken::new(),
-    };
+    let (outcome_tx, outcome_rx) = oneshot::channel();
+    let cancel = ctx.cancel.clone();
     let token = cancel.clone();
+    let shared = Arc::clone(runner);
     let task = async move {
-        let state = &*shared;
-        let _counted = Counted::new(state.counters());
-        // The guard derefs to the session and lives to the end of this
-        // task: the application gets the one clone it must own.
-        let session = guard.as_deref();
+        let runner = &*shared;
+        let _counted = Counted::new(&runner.counters);
         let request_id = message.request_id();
-        let mut head_tx = Some(head_tx);
-        let mut out = None;
+        let mut answer = Answer {
+            to: Some(outcome_tx),
+            out: None,
+        };
         let stop = {
-            let work = work(
-                state,
-                session,
-                message,
-                version,
-                request,
-                extra,
-                &cancel,
-                &mut head_tx,
-                &mut out,
-            );
+            let work = work(runner, &scope, ctx, message, choice, &mut answer);
             tokio::pin!(work);
             let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
             if first.is_ready() {
                 None
             } else {
-                let _listed = match (session, &request_id) {
-                    (Some(s), Some(id)) => Some(s.work.list(jsonrpc::id_key(id), cancel.clone())),
-                    _ => None,
-                };
-                let limit = state.config().handler_timeout;
+                let _listed = request_id.as_ref().and_then(|id| scope.list(id, &cancel));
+                let limit = runner.timeout;
                 let deadline = limit.and_then(|l| tokio::time::Instant::now().checked_add(l));
                 let timeout = OptionFuture::from(deadline.map(tokio::time::sleep_until));
                 tokio::select! {
                     biased;
                     () = &mut work => None,
-                    () = cancel.cancelled() => Some(match session.and_then(|s| s.work.ended()) {
-                        Some(reason) => Stop::SessionEnded(reason),
-                        None => Stop::Cancelled,
-                    }),
+                    () = cancel.cancelled() => Some(scope.stopped()),
                     Some(()) = timeout => Some(Stop::TimedOut(limit.unwrap_or_default())),
                 }
             }
@@ -145,29 +202,16 @@ pub(crate) async fn run<A: App>(
                     "handler timed out; its work is dropped"
                 );
             }
-            match (head_tx.take(), out.take()) {
-                (Some(head), _) => {
-                    let _ = head.send(Head::Stopped(stop));
-                }
-                (None, Some(mut out)) => {
-                    // Streaming already: a timed-out request still gets
-                    // its error, a cancelled one nothing more.
-                    if let (Stop::TimedOut(_), Some(id)) = (stop, &request_id) {
-                        out.try_send(&jsonrpc::error_message(Some(id), &stop.error()));
-                    }
-                    out.finish();
-                }
-                (None, None) => {}
-            }
+            answer.stopped(stop, request_id.as_ref());
         }
-        // Whatever borrowed the session goes before its guard.
-        drop(out);
-        drop(guard);
+        // Whatever borrowed the scope (a logged stream) goes before it.
+        drop(answer);
+        drop(scope);
     };
     let mut task = Box::pin(task.in_current_span());
     let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
     let spawned = first.is_pending().then(|| {
-        let counted = state.handlers().enter();
+        let counted = runner.handlers.enter();
         tokio::spawn(async move {
             task.await;
             drop(counted);
@@ -175,431 +219,107 @@ pub(crate) async fn run<A: App>(
         .abort_handle()
     });
     Started {
-        head: head_rx,
-        task: spawned,
+        outcome: outcome_rx,
+        spawned,
         cancel: token,
     }
 }
 
-/// The response to a request for its handler's outcome (`Err`: the task
-/// was dropped unfinished, so the runtime is going away).
-pub(crate) fn reply<A: App>(
-    state: &State<A>,
-    head: Result<Head, oneshot::error::RecvError>,
-    id: Option<&Value>,
-) -> Response<Body> {
-    match head {
-        Ok(Head::Failed { in_session }) => state.refuse(Reject::HandlerFailed { in_session }, id),
-        Ok(Head::Stream(outlet)) => state.sse(outlet),
-        Ok(Head::Stopped(stop)) => stopped(state, stop, id),
-        Ok(Head::Reply(reply)) => match (id, reply) {
-            (None, _) => body::status(StatusCode::ACCEPTED),
-            (Some(id), Reply::Result(result)) => body::result(id, &result),
-            (Some(id), Reply::Error(error)) => {
-                body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
-            }
-            (
-                Some(id),
-                Reply::Accepted | Reply::Stream(_) | Reply::InputRequired(_) | Reply::Task(_),
-            ) => body::json(
-                StatusCode::OK,
-                &jsonrpc::error_message(
-                    Some(id),
-                    &RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler gave no response"),
-                ),
-            ),
-        },
-        Err(_) => state.refuse(Reject::ShuttingDown, id),
-    }
+/// Where a request's work reports: its outcome, once (taken when sent),
+/// then, for a streamed reply, the stream it pumps (kept so that a stop can
+/// still end it properly).
+struct Answer<'a> {
+    to: Option<oneshot::Sender<Outcome>>,
+    out: Option<Out<'a>>,
 }
 
-/// The answer to a request whose work stopped before it answered.
-pub(crate) fn stopped<A: App>(state: &State<A>, stop: Stop, id: Option<&Value>) -> Response<Body> {
-    match stop {
-        Stop::SessionEnded(Reason::Shutdown) => state.refuse(Reject::ShuttingDown, id),
-        Stop::SessionEnded(_) => state.refuse(Reject::SessionEnded, id),
-        // No response for a cancelled request (2025-11-25, Cancellation):
-        // its stream ends with nothing in it.
-        Stop::Cancelled => state.ended_sse(),
-        Stop::TimedOut(_) => match id {
-            Some(id) => body::json(
-                StatusCode::OK,
-                &jsonrpc::error_message(Some(id), &stop.error()),
-            ),
-            None => body::status(StatusCode::ACCEPTED),
-        },
-    }
-}
-
-/// What [`run`] started: where its outcome arrives, the
-/// task it spawned (if it did), and the request's cancellation token.
-pub(crate) struct Started {
-    pub(crate) head: oneshot::Receiver<Head>,
-    pub(crate) task: Option<tokio::task::AbortHandle>,
-    pub(crate) cancel: CancellationToken,
-}
-
-/// Why a request's work stopped before it was done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
-    /// Its session ended, for this reason (any end path).
-    SessionEnded(Reason),
-    /// The client cancelled it (`notifications/cancelled`).
-    Cancelled,
-    /// It ran past the handler timeout (this long).
-    TimedOut(std::time::Duration),
-}
-
-impl Stop {
-    /// The JSON-RPC error a timed-out request is answered with (-32603,
-    /// as for any other failure to answer; the data says the limit).
-    fn error(self) -> RpcError {
-        let mut error = RpcError::new(
-            jsonrpc::INTERNAL_ERROR,
-            "the request ran past the server's handler timeout",
-        );
-        if let Stop::TimedOut(limit) = self {
-            error.data = Some(serde_json::json!({ "timeoutMs": limit.as_millis() as u64 }));
+impl Answer<'_> {
+    /// Sends the outcome; whether the request still waits for it.
+    fn send(&mut self, outcome: Outcome) -> bool {
+        match self.to.take() {
+            Some(tx) => tx.send(outcome).is_ok(),
+            None => false,
         }
-        error
+    }
+
+    /// The work stopped: the request gets the stop, or, streaming already,
+    /// its stream ends (with the error of a timeout).
+    fn stopped(&mut self, stop: Stop, request_id: Option<&Value>) {
+        if self.send(Outcome::Stopped(stop)) {
+            return;
+        }
+        if let Some(out) = &mut self.out {
+            // A timed-out request still gets its error, a cancelled one
+            // nothing more.
+            if let (Stop::TimedOut(_), Some(id)) = (stop, request_id) {
+                out.try_send(&jsonrpc::error_message(Some(id), &stop.error()));
+            }
+            out.finish();
+        }
     }
 }
 
 /// A request's work: the application's handler, then, for a streamed
-/// reply, the pump that carries it. Its outcome goes to `head` (taken when
-/// sent); a streamed reply's [`Out`] is kept in `out` while it is pumped,
-/// so that a stop can still end it properly.
-#[allow(clippy::too_many_arguments)]
-async fn work<'a, A: App>(
-    state: &State<A>,
-    session: Option<&'a Session<SessionEntry<A::Session>>>,
+/// reply, the pump that carries it.
+async fn work<'a, A: App, S: Scope>(
+    runner: &Runner<A>,
+    scope: &'a S,
+    ctx: Context<A::Session>,
     message: Message,
-    version: Version,
-    request: Parts,
-    extra: Extra,
-    cancel: &CancellationToken,
-    head: &mut Option<oneshot::Sender<Head>>,
-    out: &mut Option<Out<'a>>,
+    choice: TaskChoice,
+    answer: &mut Answer<'a>,
 ) {
-    let (modern, envelope) = match extra {
-        Extra::None => (None, None),
-        Extra::Modern { request, envelope } => (Some(request), envelope),
-    };
     let is_request = matches!(message, Message::Request(_));
-    // Whether a `Reply::Task` may become a task: a 2026-07-28 `tools/call`
-    // whose client declared the extension on it, to a manager serving it.
-    let task_wanted = modern
-        .as_ref()
-        .is_some_and(|m| m.declares_extension(tasks::TASKS_EXTENSION));
-    let may_task = task_wanted
-        && state.tasks().is_some()
-        && matches!(&message, Message::Request(r) if r.method == "tools/call");
-    // A request whose SSE reply is resumable gets its stream's number now,
-    // so the handler can close the connection early
-    // (`Context::close_sse_stream`).
-    let logged = session
-        .filter(|_| is_request && state.config().event_log_events > 0 && version.resumes())
-        .map(|s| s.streams.next_stream());
-    // However the work ends (answered without a stream, failed, stopped),
-    // a close the handler asked for before its stream opened is forgotten.
-    let _forget = logged
-        .zip(session)
-        .map(|(number, s)| Forget(&s.streams, number));
-    let ctx = Context {
-        session: session.cloned(),
-        version,
-        request,
-        stream: logged,
-        cancel: cancel.clone(),
-        modern,
-    };
-    let outcome = AssertUnwindSafe(state.app().handle(ctx, message))
+    let cancel = ctx.cancel.clone();
+    let outcome = AssertUnwindSafe(runner.app.handle(ctx, message))
         .catch_unwind()
         .await;
-    let send = |head: &mut Option<oneshot::Sender<Head>>, what: Head| match head.take() {
-        Some(tx) => tx.send(what).is_ok(),
-        None => false,
-    };
-    match outcome {
-        Ok(Ok(Reply::Stream(stream))) if is_request => {
-            let opened = match (session, logged) {
-                (Some(s), Some(number)) => {
-                    // Resumable: pumped (and logged) even if this
-                    // connection goes, for the client to resume.
-                    let retry = state.config().sse_retry;
-                    let outlet = s.streams.lock().open_post(number, Some(retry));
-                    send(head, Head::Stream(outlet));
-                    Some(Out::logged(&s.streams, number))
-                }
-                _ => {
-                    let outlet = state.new_outlet();
-                    let number = session.map_or(1, |s| s.streams.next_stream());
-                    let direct = Out::direct(Arc::clone(&outlet), number);
-                    // Nobody waits for it any more: nothing to pump.
-                    send(head, Head::Stream(outlet)).then_some(direct)
-                }
-            };
-            if let Some(opened) = opened {
-                let out = out.insert(opened);
-                pump(state, session, stream, envelope.as_deref(), out).await;
-                out.finish();
-            }
-        }
-        Ok(Ok(Reply::Task(work))) if is_request && !may_task => {
-            // No task for this client: the work is the call's answer, run
-            // here (under the request's cancellation and timeout), unless
-            // it may only run as a task.
-            let reply = if work.required && version == Version::Modern {
-                Reply::Error(tasks::extension_required())
-            } else {
-                match tasks::inline(work, cancel.clone()).await {
-                    Ok(result) => Reply::Result(result),
-                    Err(error) => Reply::Error(error),
-                }
-            };
-            send(head, Head::Reply(reply));
-        }
-        Ok(Ok(reply)) => {
-            let reply = if is_request { reply } else { Reply::Accepted };
-            send(head, Head::Reply(reply));
-        }
-        Ok(Err(error)) => {
-            fail(state, session, &error);
-            send(
-                head,
-                Head::Failed {
-                    in_session: session.is_some(),
-                },
-            );
-        }
+    let reply = match outcome {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(error)) => return fail(scope, answer, &error),
         Err(panic) => {
             let error = HandlerError::msg(format!("handler panicked: {}", panic_message(&*panic)));
-            fail(state, session, &error);
-            send(
-                head,
-                Head::Failed {
-                    in_session: session.is_some(),
-                },
-            );
+            return fail(scope, answer, &error);
         }
-    }
-}
-
-/// Forgets an early close of reply stream `.1` when dropped (see
-/// [`work`]).
-struct Forget<'a>(&'a Streams, u64);
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        self.0.lock().forget(self.1);
-    }
-}
-
-/// Where a reply stream's messages go.
-struct Out<'a> {
-    to: To<'a>,
-    /// Set once the stream has been finished (by the pump, a stop, or the
-    /// drop of a task dropped unfinished).
-    finished: bool,
-}
-
-enum To<'a> {
-    /// Straight to the one connection; the stream ends when it goes (or
-    /// stalls: a client that takes nothing for the stall timeout).
-    Direct {
-        outlet: Arc<Outlet>,
-        number: u64,
-        seq: u64,
-    },
-    /// Through the session's log of stream `number`, to whichever
-    /// connection carries it now (none while the client reconnects).
-    Logged { streams: &'a Streams, number: u64 },
-}
-
-impl<'a> Out<'a> {
-    fn direct(outlet: Arc<Outlet>, number: u64) -> Out<'a> {
-        Out {
-            to: To::Direct {
-                outlet,
-                number,
-                seq: 0,
-            },
-            finished: false,
-        }
-    }
-
-    fn logged(streams: &'a Streams, number: u64) -> Out<'a> {
-        Out {
-            to: To::Logged { streams, number },
-            finished: false,
-        }
-    }
-
-    /// Resolves when nobody can receive the stream any more (ending it if
-    /// it stalls while the handler is quiet).
-    async fn gone(&self) {
-        match &self.to {
-            To::Direct { outlet, .. } => outlet.watch().await,
-            To::Logged { .. } => std::future::pending().await,
-        }
-    }
-
-    /// Sends one message, waiting for room in the connection's queue
-    /// (bounded in messages and bytes); `false` if the stream should stop.
-    async fn send(&mut self, message: &Value) -> bool {
-        match &mut self.to {
-            To::Direct {
-                outlet,
-                number,
-                seq,
-            } => {
-                *seq += 1;
-                let id = resume::EventId {
-                    stream: *number,
-                    seq: *seq,
-                };
-                outlet.send(resume::event(id, message)).await.is_ok()
-            }
-            To::Logged { streams, number } => {
-                let (frame, sink) = streams.lock().record(*number, message);
-                if let Some(outlet) = sink {
-                    // A connection that goes (or stalls) meanwhile loses
-                    // nothing: the frame is logged for the resume.
-                    let _ = outlet.send(frame).await;
-                }
-                true
-            }
-        }
-    }
-
-    /// Sends one last message without waiting (dropped if there is no
-    /// room; kept in the log of a logged stream).
-    fn try_send(&mut self, message: &Value) {
-        match &mut self.to {
-            To::Direct {
-                outlet,
-                number,
-                seq,
-            } => {
-                *seq += 1;
-                let id = resume::EventId {
-                    stream: *number,
-                    seq: *seq,
-                };
-                let _ = outlet.try_push(resume::event(id, message));
-            }
-            To::Logged { streams, number } => {
-                let (frame, sink) = streams.lock().record(*number, message);
-                if let Some(outlet) = sink {
-                    let _ = outlet.try_push(frame);
-                }
-            }
-        }
-    }
-
-    /// Ends the stream: its connection delivers what is queued, then ends
-    /// (a logged stream's log is kept for a late resume). Once only.
-    fn finish(&mut self) {
-        if std::mem::replace(&mut self.finished, true) {
-            return;
-        }
-        match &self.to {
-            To::Direct { outlet, .. } => outlet.finish(),
-            To::Logged { streams, number } => streams.lock().finish(*number),
-        }
-    }
-}
-
-impl Drop for Out<'_> {
-    fn drop(&mut self) {
-        // A task dropped unfinished (its runtime going away, a 2026-07-28
-        // client gone) leaves no stream open behind it.
-        self.finish();
-    }
-}
-
-/// Streams a handler's SSE reply until it ends or nobody can receive it
-/// any more. (The session's end, a cancel and the handler timeout stop it
-/// from outside, by dropping it.)
-async fn pump<A: App>(
-    state: &State<A>,
-    session: Option<&Session<SessionEntry<A::Session>>>,
-    mut stream: futures_util::stream::BoxStream<'static, serde_json::Value>,
-    envelope: Option<&Envelope>,
-    out: &mut Out<'_>,
-) {
-    loop {
-        let next = AssertUnwindSafe(stream.next()).catch_unwind();
-        let item = tokio::select! {
-            _ = out.gone() => break,
-            item = next => item,
-        };
-        match item {
-            Ok(Some(message)) => {
-                let message = match envelope {
-                    Some(envelope) => match envelope.outgoing(message) {
-                        Some(message) => message,
-                        None => continue,
-                    },
-                    None => message,
-                };
-                if !out.send(&message).await {
-                    break;
-                }
-            }
-            Ok(None) => break,
-            Err(panic) => {
-                let error =
-                    HandlerError::msg(format!("reply stream panicked: {}", panic_message(&*panic)));
-                fail(state, session, &error);
-                break;
-            }
-        }
-    }
-}
-
-/// `notifications/cancelled` (2025-11-25, Cancellation): stops the running
-/// request of this session it names by `requestId`, if there is one. The
-/// notification still goes to the application, as any other.
-pub(crate) fn cancel_named<S: Send + Sync + 'static>(
-    session: &Session<SessionEntry<S>>,
-    note: &jsonrpc::Notification,
-) {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Cancel {
-        request_id: Value,
-    }
-    let Ok(cancel) = note.params_as::<Cancel>() else {
-        return;
     };
-    if let Cancelled::Requests(n) = session.work.cancel(&jsonrpc::id_key(&cancel.request_id)) {
-        tracing::debug!(requests = n, "cancelled by the client");
+    if !is_request {
+        answer.send(Outcome::Reply(Reply::Accepted));
+        return;
     }
-}
-
-/// A handler failed: end its session with `Failed`, through the handle it
-/// holds (so it can only ever reach its own session).
-fn fail<A: App>(
-    state: &State<A>,
-    session: Option<&Session<SessionEntry<A::Session>>>,
-    error: &HandlerError,
-) {
-    match session {
-        Some(session) => {
-            // `?`: the Debug form of the id names the session without its
-            // secret.
-            tracing::warn!(session = ?session.id(), %error, "handler failed; ending the session");
-            let _ = state.registry().terminate_session(session, Reason::Failed);
+    match reply {
+        Reply::Stream(stream) => {
+            let (outlet, out) = scope.open_stream();
+            if !answer.send(Outcome::Streaming(outlet)) && !out.is_logged() {
+                // Nobody waits for it any more, and nobody can resume it:
+                // nothing to pump.
+                return;
+            }
+            let out = answer.out.insert(out);
+            if let Err(panicked) = out.pump(stream, |message| scope.outgoing(message)).await {
+                scope.failed(&HandlerError::msg(panicked));
+            }
+            out.finish();
         }
-        None => tracing::warn!(%error, "handler failed"),
+        Reply::Task(work) => {
+            // The era decided whether this call may become a task; if not,
+            // its work is the call's answer, run here (under the request's
+            // cancellation and timeout), or refused.
+            let reply = match choice.resolve(work, cancel).await {
+                Resolved::Task(work) => Reply::Task(work),
+                Resolved::Answered(Ok(result)) => Reply::Result(result),
+                Resolved::Answered(Err(error)) => Reply::Error(error),
+            };
+            answer.send(Outcome::Reply(reply));
+        }
+        reply => {
+            answer.send(Outcome::Reply(reply));
+        }
     }
 }
 
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("<non-string panic>")
+/// The handler failed: the scope hears it (a session ends `Failed`), the
+/// request gets [`Outcome::Failed`].
+fn fail<S: Scope>(scope: &S, answer: &mut Answer<'_>, error: &HandlerError) {
+    scope.failed(error);
+    answer.send(Outcome::Failed);
 }

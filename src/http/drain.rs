@@ -55,10 +55,10 @@ pub struct DrainReport {
 
 /// [`SessionManager::start_drain`](super::SessionManager::start_drain).
 pub(crate) fn start<A: App>(state: &State<A>) -> bool {
-    let started = state.start_drain();
+    let started = state.phase.start_drain();
     if started {
         tracing::info!(
-            live = state.registry().len(),
+            live = state.registry.len(),
             "draining: new sessions are refused, live ones served to their end"
         );
     }
@@ -69,7 +69,7 @@ pub(crate) fn start<A: App>(state: &State<A>) -> bool {
 pub(crate) async fn drain<A: App>(state: &State<A>, deadline: Duration) -> DrainReport {
     start(state);
     let start = Instant::now();
-    let registry = state.registry();
+    let registry = &state.registry;
     let _ = tokio::time::timeout(deadline, async {
         while !registry.is_empty() {
             tokio::time::sleep(POLL).await;
@@ -90,12 +90,12 @@ pub(crate) async fn drain<A: App>(state: &State<A>, deadline: Duration) -> Drain
 
 /// [`SessionManager::readiness`](super::SessionManager::readiness).
 pub(crate) fn readiness<A: App>(state: &State<A>) -> Response<Body> {
-    let live = state.registry().len();
-    let status = if state.is_shutting_down() {
+    let live = state.registry.len();
+    let status = if state.phase.is_shutting_down() {
         "shutting_down"
-    } else if state.is_draining() {
+    } else if state.phase.is_draining() {
         "draining"
-    } else if live >= state.registry().capacity() {
+    } else if live >= state.registry.capacity() {
         "full"
     } else {
         "ready"
@@ -105,10 +105,10 @@ pub(crate) fn readiness<A: App>(state: &State<A>) -> Response<Body> {
 
 /// [`SessionManager::liveness`](super::SessionManager::liveness).
 pub(crate) fn liveness<A: App>(state: &State<A>) -> Response<Body> {
-    let live = state.registry().len();
-    if state.is_shutting_down() {
+    let live = state.registry.len();
+    if state.phase.is_shutting_down() {
         health(state, false, "shutting_down", live)
-    } else if state.is_draining() {
+    } else if state.phase.is_draining() {
         health(state, true, "draining", live)
     } else {
         health(state, true, "serving", live)
@@ -121,7 +121,7 @@ fn health<A: App>(state: &State<A>, ok: bool, status: &str, live: usize) -> Resp
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let node = state.registry().node_id();
+    let node = state.registry.node_id();
     let mut response = body::json(
         code,
         &json!({ "status": status, "node": node, "sessions": live }),

@@ -29,6 +29,9 @@ pub const SESSION_NOT_FOUND: i64 = -32001;
 /// `Mcp-Name` or `MCP-Protocol-Version` header is missing, malformed, or
 /// disagrees with its body.
 pub const HEADER_MISMATCH: i64 = -32020;
+/// `MissingRequiredClientCapabilityError` (2026-07-28, `-32021`): the
+/// request needs a capability the client did not declare on it.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 /// `UnsupportedProtocolVersionError` (2026-07-28, `-32022`): the request's
 /// protocol version is not served; `data` lists the supported ones.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
@@ -52,6 +55,18 @@ impl RpcError {
             message: message.into(),
             data: None,
         }
+    }
+
+    /// `-32021`, the request needs the client capabilities `required` (a
+    /// `ClientCapabilities` object, e.g. `{"sampling": {}}`), which it did
+    /// not declare: answered 400 at 2026-07-28.
+    pub fn missing_capability(required: Value) -> RpcError {
+        let mut error = RpcError::new(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+        );
+        error.data = Some(json!({ "requiredCapabilities": required }));
+        error
     }
 
     /// `-32601 Method not found`, naming the method.

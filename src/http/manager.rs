@@ -20,11 +20,11 @@ use super::app::App;
 use super::body::Body;
 use super::counters::{self, HttpStats};
 use super::drain::{self, DrainReport};
-use super::modern::sealing::RequestStateKeys;
+use super::mrtr::sealing::RequestStateKeys;
 use super::reaper;
 use super::router;
-use super::server::shutdown::{self, ShutdownReport};
 use super::session::SessionEntry;
+use super::shutdown::{self, ShutdownReport};
 use super::state::State;
 #[cfg(doc)]
 use crate::Reason;
@@ -67,7 +67,7 @@ impl<A: App> Clone for SessionManager<A> {
 impl<A: App> fmt::Debug for SessionManager<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SessionManager")
-            .field("registry", self.state.registry())
+            .field("registry", &self.state.registry)
             .finish_non_exhaustive()
     }
 }
@@ -117,7 +117,7 @@ impl<A: App> SessionManager<A> {
         let routing = Box::pin(router::route(&self.state, request).instrument(span));
         async move {
             let response = routing.await;
-            self.state.counters().response(response.status().as_u16());
+            self.state.counters.response(response.status().as_u16());
             response
         }
     }
@@ -137,7 +137,7 @@ impl<A: App> SessionManager<A> {
     /// The session registry (for stats, or to end a session from outside a
     /// request: always through [`Registry::terminate`]).
     pub fn registry(&self) -> &Registry<SessionEntry<A::Session>> {
-        self.state.registry()
+        &self.state.registry
     }
 
     /// The application.
@@ -147,16 +147,16 @@ impl<A: App> SessionManager<A> {
 
     /// A snapshot of the registry's counters.
     pub fn stats(&self) -> Stats {
-        self.state.registry().stats()
+        self.state.registry.stats()
     }
 
     /// A snapshot of the HTTP layer's own counters (connections, streams,
     /// handlers, event log bytes, responses by status, dropped
     /// notifications).
     pub fn http_stats(&self) -> HttpStats {
-        let mut stats = self.state.counters().snapshot();
-        stats.event_log_bytes = self.state.event_log_bytes() as u64;
-        stats.request_states_unused = self.state.sealer().unused().stats().live;
+        let mut stats = self.state.counters.snapshot();
+        stats.event_log_bytes = self.state.logs.total.used() as u64;
+        stats.request_states_unused = self.state.sealer.unused().stats().live;
         stats
     }
 
@@ -178,7 +178,7 @@ impl<A: App> SessionManager<A> {
     /// when the manager serves the tasks extension
     /// ([`Builder::tasks`](super::Builder::tasks)).
     pub fn task_stats(&self) -> Option<crate::TaskStats> {
-        self.state.tasks().map(|tasks| tasks.stats())
+        self.state.tasks.as_ref().map(|tasks| tasks.stats())
     }
 
     // --- who may reach it -------------------------------------------------
@@ -191,7 +191,7 @@ impl<A: App> SessionManager<A> {
     /// one keeps it. A present `Origin` is checked either way. When the
     /// restriction is lifted, one INFO line says what the endpoint lets in.
     pub fn set_bind_address(&self, addr: std::net::SocketAddr) {
-        self.state.access().set_bind_address(addr);
+        self.state.access.set_bind_address(addr);
     }
 
     /// Replaces the `Origin` allow-list (see
@@ -200,7 +200,7 @@ impl<A: App> SessionManager<A> {
     /// that read it.
     pub fn set_allowed_origins(&self, origins: Vec<String>) {
         self.state
-            .access()
+            .access
             .replace(|lists| lists.origins.clone_from(&origins));
     }
 
@@ -208,20 +208,20 @@ impl<A: App> SessionManager<A> {
     /// [`Builder::allow_host`](super::Builder::allow_host)).
     pub fn set_allowed_hosts(&self, hosts: Vec<String>) {
         self.state
-            .access()
+            .access
             .replace(|lists| lists.hosts.clone_from(&hosts));
     }
 
     /// The allow-lists in force.
     pub fn allowed(&self) -> AllowLists {
-        self.state.access().lists()
+        self.state.access.lists()
     }
 
     /// Replaces the keys that seal and open 2026-07-28 `requestState`s
     /// (see [`RequestStateKeys::rotated`] for a rotation that still opens
     /// the states sealed with the previous key). Lock-free for requests.
     pub fn set_request_state_keys(&self, keys: RequestStateKeys) {
-        self.state.sealer().set_keys(keys);
+        self.state.sealer.set_keys(keys);
     }
 
     // --- draining, for a rolling restart (see `drain.rs`) -----------------
@@ -259,7 +259,7 @@ impl<A: App> SessionManager<A> {
 
     /// Whether the node is draining.
     pub fn is_draining(&self) -> bool {
-        self.state.is_draining()
+        self.state.phase.is_draining()
     }
 
     /// Drains: [`start_drain`](Self::start_drain), then waits until no

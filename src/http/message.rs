@@ -2,12 +2,11 @@
 //! headers must say first (`Accept`, `Content-Type`), its body read within
 //! its bounds (`request_body.rs`), parsed (`jsonrpc.rs`).
 
-use super::app::App;
+use super::config::Config;
+use super::header_rules;
 use super::jsonrpc::{self, Message};
 use super::reject::Reject;
 use super::request_body;
-use super::rules;
-use super::state::State;
 use http::header::CONTENT_LENGTH;
 use http::request::Parts;
 use hyper::body::Body as HttpBody;
@@ -17,27 +16,26 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// Reads the one message of a `POST`.
-pub(crate) async fn read<A: App, B: HttpBody>(
-    state: &State<A>,
+pub(crate) async fn read<B: HttpBody>(
+    config: &Config,
     parts: &Parts,
     body: B,
 ) -> Result<Message, Reject> {
     let headers = &parts.headers;
-    if !(rules::accepts(headers, "application/json")
-        && rules::accepts(headers, "text/event-stream"))
+    if !(header_rules::accepts(headers, "application/json")
+        && header_rules::accepts(headers, "text/event-stream"))
     {
         return Err(Reject::NotAcceptable(
             "Accept must list application/json and text/event-stream",
         ));
     }
-    if !rules::is_json(headers) {
+    if !header_rules::is_json(headers) {
         return Err(Reject::NotJson);
     }
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let config = state.config();
     let bytes = request_body::read(
         body,
         declared,
@@ -47,7 +45,7 @@ pub(crate) async fn read<A: App, B: HttpBody>(
     .await?;
     // The message holds copies of what it needs (params as raw text): the
     // body goes before the handler runs, however long.
-    Message::from_slice(&bytes).map_err(|error| Reject::Rpc(http::StatusCode::BAD_REQUEST, error))
+    Message::from_slice(&bytes).map_err(Reject::Malformed)
 }
 
 /// The `id` of the JSON-RPC request in a body, if it can be read (within

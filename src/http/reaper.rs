@@ -26,21 +26,22 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
     // unused single-use `requestState`s, which expire with the states; the
     // tasks past their retention; the application's own) at theirs, at
     // most a second.
-    let sessions = state.config().reap_interval;
-    let states = (state.config().request_state_ttl / 4)
+    let sessions = state.config.reap_interval;
+    let states = (state.config.request_state_ttl / 4)
         .clamp(Duration::from_millis(10), Duration::from_secs(1));
     let others = state
-        .tasks()
+        .tasks
+        .as_ref()
         .map_or(states, |t| t.reap_period().min(states));
     let period = sessions.map_or(others, |s| s.min(others));
-    if state.reaper().get().is_some() {
+    if state.reaper.get().is_some() {
         return true;
     }
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return false;
     };
     let mut started = false;
-    state.reaper().get_or_init(|| {
+    state.reaper.get_or_init(|| {
         started = true;
         // A weak reference: the task must not keep the manager alive (the
         // state's `Drop` aborts the task).
@@ -57,12 +58,12 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
                     let ended = match sessions {
                         Some(every) if due(every) => {
                             sessions_swept = Some(now);
-                            state.registry().reap_idle()
+                            state.registry.reap_idle()
                         }
                         _ => 0,
                     };
-                    state.sealer().unused().reap_idle();
-                    if let Some(tasks) = state.tasks() {
+                    state.sealer.unused().reap_idle();
+                    if let Some(tasks) = state.tasks.as_ref() {
                         tasks.reap();
                     }
                     state.app().reap();

@@ -9,6 +9,7 @@
 //! it is known (a refusal decided before the body is read has none).
 
 use super::body::{self, Body};
+use super::config::Config;
 use super::jsonrpc::{self, RpcError};
 use super::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
 use http::header::{HeaderValue, ALLOW, CONNECTION, RETRY_AFTER, WWW_AUTHENTICATE};
@@ -75,16 +76,53 @@ pub(crate) enum Reject {
     StreamConnected,
     /// 400: `Last-Event-ID` names no stream (or event) of the session.
     UnknownStream,
-    /// A JSON-RPC error with this status: a request that cannot be read as
-    /// JSON-RPC, an invalid `initialize`, an application's refusal to open
-    /// a session, a modern request's header or `_meta` that fails its
-    /// checks.
-    Rpc(StatusCode, RpcError),
+    /// 400: a request whose message, headers or fields fail the checks;
+    /// its error says which (`-32700` not JSON, `-32600` not a JSON-RPC
+    /// message, `-32602` malformed params or `_meta`, `-32020` a header
+    /// that disagrees with the body).
+    Malformed(RpcError),
+    /// 400: the application refused to open a session (its
+    /// [`App::open`](super::App::open) error), or answered `initialize` with
+    /// an error.
+    OpenRefused(RpcError),
+    /// 404 with `-32601`: a method this endpoint does not answer at this
+    /// version (one 2026-07-28 removed, say).
+    NoSuchMethod(String),
+    /// 400 with `-32021`: the request needs client capabilities (this
+    /// `ClientCapabilities` object) that it did not declare.
+    MissingCapability(Value),
+    /// 400 with `-32602`: a 2026-07-28 `requestState` that does not open
+    /// (the cause is counted, not told: it would help a forger).
+    RequestStateInvalid,
+    /// 200 with `-32602`: no task of the requester's has this id (unknown,
+    /// forged, freed, another principal's: all alike).
+    TaskNotFound,
+    /// 200 with `-32602`: the task this id named has ended and was freed
+    /// (proven minted here).
+    TaskExpired,
+    /// 200 with `-32602`: a task method's params are not what it takes.
+    TaskParams(&'static str),
+    /// A 2026-07-28 application's error answer, with the transport's status
+    /// for its code (see [`modern_status`]).
+    Answered(RpcError),
 }
 
-/// The message of the `-32602` a refused `requestState` gets (the cause is
-/// counted, not told: it would help a forger).
-pub(crate) const REQUEST_STATE_INVALID: &str = "Invalid requestState";
+/// The HTTP status of a JSON-RPC error answered at 2026-07-28, as the
+/// transport page gives them: an unknown method 404; a missing client
+/// capability (and the protocol's own header and version refusals) 400;
+/// any other error is an answer, 200.
+pub(crate) fn modern_status(error: &RpcError) -> StatusCode {
+    match error.code {
+        jsonrpc::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | jsonrpc::HEADER_MISMATCH
+        | jsonrpc::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// The message of the `-32602` a refused `requestState` gets.
+const REQUEST_STATE_INVALID: &str = "Invalid requestState";
 
 /// Why a draining node refuses an `initialize`: nothing was created, so the
 /// client (or its balancer) may send it again, to this node's peers.
@@ -105,20 +143,27 @@ impl Reject {
             | Reject::BodyUnreadable
             | Reject::MissingSessionId
             | Reject::InitializeInSession
-            | Reject::UnknownStream => StatusCode::BAD_REQUEST,
+            | Reject::UnknownStream
+            | Reject::Malformed(_)
+            | Reject::OpenRefused(_)
+            | Reject::MissingCapability(_)
+            | Reject::RequestStateInvalid => StatusCode::BAD_REQUEST,
             Reject::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Reject::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             Reject::NotJson => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Reject::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Reject::BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
-            Reject::SessionNotFound | Reject::SessionEnded => StatusCode::NOT_FOUND,
+            Reject::SessionNotFound | Reject::SessionEnded | Reject::NoSuchMethod(_) => {
+                StatusCode::NOT_FOUND
+            }
+            Reject::TaskNotFound | Reject::TaskExpired | Reject::TaskParams(_) => StatusCode::OK,
             Reject::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             Reject::Overloaded | Reject::AtCapacity | Reject::Draining | Reject::ShuttingDown => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Reject::HandlerFailed { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             Reject::StreamConnected => StatusCode::CONFLICT,
-            Reject::Rpc(status, _) => *status,
+            Reject::Answered(error) => modern_status(error),
         }
     }
 
@@ -188,8 +233,26 @@ impl Reject {
             }
             Reject::StreamConnected => server("this stream is already connected"),
             Reject::UnknownStream => server("Last-Event-ID names no stream of this session"),
-            Reject::Rpc(_, error) => error.clone(),
+            Reject::Malformed(error) | Reject::OpenRefused(error) | Reject::Answered(error) => {
+                error.clone()
+            }
+            Reject::NoSuchMethod(method) => RpcError::method_not_found(method),
+            Reject::MissingCapability(required) => RpcError::missing_capability(required.clone()),
+            Reject::RequestStateInvalid => RpcError::invalid_params(REQUEST_STATE_INVALID),
+            Reject::TaskNotFound => {
+                RpcError::invalid_params("Failed to retrieve task: Task not found")
+            }
+            Reject::TaskExpired => {
+                RpcError::invalid_params("Failed to retrieve task: Task has expired")
+            }
+            Reject::TaskParams(message) => RpcError::invalid_params(*message),
         }
+    }
+
+    /// The response for request `id` (when known), with the `Retry-After`
+    /// that `config` sets.
+    pub(crate) fn respond(self, id: Option<&Value>, config: &Config) -> Response<Body> {
+        self.into_response(id, config.retry_after_secs())
     }
 
     /// The response: the status, a JSON-RPC error for request `id` (when

@@ -3,11 +3,11 @@
 //! 1. **access** (`access/`): a foreign `Origin` or `Host` gets 403;
 //! 2. **CORS** (`access/cors.rs`): a preflight is answered here; an origin
 //!    allowed by name gets CORS headers on whatever the rest answers;
-//! 3. **single headers** (`rules.rs`): a header that may come once, given
+//! 3. **single headers** (`header_rules.rs`): a header that may come once, given
 //!    twice, gets 400 (before the authenticator reads `Authorization`);
 //! 4. **auth** (`access/auth.rs`): the authenticator's 401/403, or the
 //!    principal put into the request's extensions;
-//! 5. **version** (`rules.rs`): an unsupported `MCP-Protocol-Version` gets
+//! 5. **version** (`header_rules.rs`): an unsupported `MCP-Protocol-Version` gets
 //!    400 with the versions served;
 //! 6. **era**: a modern request (2026-07-28) goes to `modern/`, a legacy
 //!    one to `legacy/`;
@@ -16,12 +16,12 @@
 use super::access::cors;
 use super::app::App;
 use super::body::Body;
+use super::header_rules;
 use super::legacy;
 use super::message;
 use super::modern;
 use super::protocol::Version;
 use super::reject::{self, Reject};
-use super::rules;
 use super::state::State;
 use http::{Method, Response};
 use hyper::body::Body as HttpBody;
@@ -35,14 +35,15 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let origin = match state.access().check(request.headers(), request.uri()) {
+    let config = &state.config;
+    let origin = match state.access.check(request.headers(), request.uri()) {
         Ok(origin) => origin,
-        Err(reject) => return state.refuse(reject, None),
+        Err(reject) => return reject.respond(None, config),
     };
     if cors::is_preflight(request.method(), request.headers()) {
         return match origin {
             Some(origin) => cors::preflight(origin, request.headers(), allowed_methods(state)),
-            None => state.refuse(Reject::CrossOriginPreflight, None),
+            None => Reject::CrossOriginPreflight.respond(None, config),
         };
     }
     let mut response = match authenticated(state, request).await {
@@ -72,21 +73,22 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (mut parts, body) = request.into_parts();
-    if let Some(name) = rules::duplicated(&parts.headers) {
+    let config = &state.config;
+    if let Some(name) = header_rules::duplicated(&parts.headers) {
         // Before the authenticator reads `Authorization`: two of them may
         // name two principals.
-        return Err(state.refuse(Reject::DuplicateHeader(name), None));
+        return Err(Reject::DuplicateHeader(name).respond(None, config));
     }
-    if let Some(authenticator) = state.authenticator() {
+    if let Some(authenticator) = &state.authenticator {
         match authenticator.authenticate(&parts) {
             Ok(principal) => {
                 parts.extensions.insert(principal);
             }
-            Err(refusal) => return Err(state.refuse(refusal.into(), None)),
+            Err(refusal) => return Err(Reject::from(refusal).respond(None, config)),
         }
     }
-    let modern = state.config().modern;
-    let version = match rules::protocol_version(&parts.headers) {
+    let modern = config.modern;
+    let version = match header_rules::protocol_version(&parts.headers) {
         Ok(Version::Modern) if !modern => Err(super::protocol::MODERN_VERSION.to_string()),
         other => other,
     };
@@ -97,7 +99,6 @@ where
             // (the 2026-07-28 schema's example does).
             let id = match parts.method == Method::POST {
                 true => {
-                    let config = state.config();
                     message::request_id(body, config.max_body_bytes, config.body_read_timeout).await
                 }
                 false => None,
@@ -106,7 +107,7 @@ where
                 requested: reject::bounded(&requested),
                 modern,
             };
-            return Err(state.refuse(reject, id.as_ref()));
+            return Err(reject.respond(id.as_ref(), config));
         }
     };
     let request = http::Request::from_parts(parts, body);

@@ -4,8 +4,8 @@
 
 use super::access::auth::Principal;
 use super::asks::Asks;
+use super::running::Running;
 use super::sse::Streams;
-use super::work::Work;
 use crate::{Reason, SessionId};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -16,7 +16,7 @@ pub struct SessionEntry<S> {
     pub(crate) state: S,
     pub(crate) streams: Streams,
     /// The requests running in the session, which end with it.
-    pub(crate) work: Work,
+    pub(crate) running: Running,
     /// The session's requests to its client, unanswered.
     pub(crate) asks: Asks,
     /// The principal that opened the session, if one was present: only
@@ -29,7 +29,7 @@ impl<S> SessionEntry<S> {
         SessionEntry {
             state,
             streams,
-            work: Work::default(),
+            running: Running::default(),
             asks: Asks::default(),
             owner,
         }
@@ -59,7 +59,7 @@ impl<S: fmt::Debug> fmt::Debug for SessionEntry<S> {
 /// The registry's close callback: run once per session, by the winner of
 /// its terminate, whatever the path. Stops the session's work, ends its
 /// streams, logs the reason and calls `closed` (the application's
-/// [`App::closed`](super::App::closed)), whose panic is caught and logged.
+/// [`App::closed`](super::app::App::closed)), whose panic is caught and logged.
 ///
 /// The "session closed" line is at DEBUG, as per-request logs are in
 /// tower-http's `TraceLayer`: a server that ends thousands of sessions a
@@ -73,7 +73,7 @@ pub(crate) fn close<S>(
 ) {
     // Work first: a request that stops sees why, and a streamed reply is
     // dropped before its stream is closed under it.
-    entry.work.end(reason);
+    entry.running.end(reason);
     entry.asks.close();
     entry.streams.close();
     // `?id`: the Debug form (index, generation, node) names the session

@@ -1,49 +1,46 @@
-//! The shared state of one endpoint ([`State`]): the application, the
-//! registry of its sessions, its configuration and the switches and
-//! counters every request reads. Its fields are private: the steps of a
-//! request (`router.rs`, `legacy/`, `modern/`, `dispatch.rs`) get a
-//! `&State` and use its methods.
+//! The shared state of one endpoint ([`State`]): the parts every request
+//! may need, each owned by the module that uses it (the registry of
+//! sessions, the sealer of `requestState`s, the task store, the allow-lists,
+//! the runner of handlers). A step of the pipeline takes the parts it uses;
+//! nothing here builds a response or decides anything.
 
-use super::access::auth::{Authenticator, Principal};
+use super::access::auth::Authenticator;
 use super::access::Access;
 use super::admission::HandlerTasks;
 use super::app::App;
-use super::body::Body;
 use super::config::Config;
 use super::counters::HttpCounters;
-use super::modern::sealing::{RequestStateKeys, Sealer};
-use super::reject::Reject;
+use super::dispatch::Runner;
+use super::mrtr::sealing::{RequestStateKeys, Sealer};
 use super::session::SessionEntry;
 use super::sse::resume::{LogBounds, LogBudget};
-use super::sse::{Outlet, QueueLimits, SseBody, Streams};
+use super::sse::{Outlet, QueueLimits, Responder, Streams};
 use super::tasks::Tasks;
-use crate::{Registry, Session};
-use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
-use http::Response;
-use http_body_util::BodyExt;
-use serde_json::Value;
+use crate::Registry;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The shared state of one endpoint.
 pub(crate) struct State<A: App> {
-    app: Arc<A>,
-    registry: Registry<SessionEntry<A::Session>>,
-    config: Config,
-    access: Access,
-    authenticator: Option<Arc<dyn Authenticator>>,
-    shutting_down: AtomicBool,
-    draining: AtomicBool,
-    handlers: Arc<HandlerTasks>,
-    counters: Arc<HttpCounters>,
+    /// The application, and what running its handlers needs.
+    pub(crate) runner: Arc<Runner<A>>,
+    /// The legacy era's sessions.
+    pub(crate) registry: Registry<SessionEntry<A::Session>>,
+    pub(crate) config: Config,
+    pub(crate) access: Access,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) phase: Phase,
+    pub(crate) counters: Arc<HttpCounters>,
     /// The event logs' bounds, with the budget every session shares.
-    logs: LogBounds,
+    pub(crate) logs: LogBounds,
+    /// How SSE responses are made.
+    pub(crate) sse: Responder,
     /// Seals and opens the `requestState`s of 2026-07-28 requests.
-    sealer: Sealer,
+    pub(crate) sealer: Sealer,
     /// The tasks extension's store, when it is served.
-    tasks: Option<Tasks>,
+    pub(crate) tasks: Option<Tasks>,
     /// The idle reaper, once started; aborted when the state is dropped.
-    reaper: OnceLock<tokio::task::AbortHandle>,
+    pub(crate) reaper: OnceLock<tokio::task::AbortHandle>,
 }
 
 impl<A: App> Drop for State<A> {
@@ -63,6 +60,7 @@ impl<A: App> State<A> {
         authenticator: Option<Arc<dyn Authenticator>>,
         keys: RequestStateKeys,
     ) -> State<A> {
+        let counters = Arc::new(HttpCounters::new());
         let sealer = Sealer::new(keys, config.request_state_ttl, config.single_use_states);
         let logs = LogBounds {
             events: config.event_log_events,
@@ -72,120 +70,35 @@ impl<A: App> State<A> {
         let tasks = config
             .tasks
             .then(|| Tasks::new(&config, registry.node_id()));
-        State {
+        let runner = Arc::new(Runner {
             app,
-            tasks,
+            counters: Arc::clone(&counters),
+            handlers: Arc::new(HandlerTasks::default()),
+            timeout: config.handler_timeout,
+        });
+        let sse = Responder {
+            keep_alive: config.sse_keep_alive,
+            counters: Arc::clone(&counters),
+        };
+        State {
+            runner,
             registry,
             config,
             access,
             authenticator,
-            shutting_down: AtomicBool::new(false),
-            draining: AtomicBool::new(false),
-            handlers: Arc::new(HandlerTasks::default()),
-            counters: Arc::new(HttpCounters::new()),
+            phase: Phase::default(),
+            counters,
             logs,
+            sse,
             sealer,
+            tasks,
             reaper: OnceLock::new(),
         }
     }
 
+    /// The application.
     pub(crate) fn app(&self) -> &A {
-        &self.app
-    }
-
-    pub(crate) fn registry(&self) -> &Registry<SessionEntry<A::Session>> {
-        &self.registry
-    }
-
-    pub(crate) fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub(crate) fn access(&self) -> &Access {
-        &self.access
-    }
-
-    pub(crate) fn authenticator(&self) -> Option<&dyn Authenticator> {
-        self.authenticator.as_deref()
-    }
-
-    pub(crate) fn handlers(&self) -> &Arc<HandlerTasks> {
-        &self.handlers
-    }
-
-    pub(crate) fn counters(&self) -> &Arc<HttpCounters> {
-        &self.counters
-    }
-
-    pub(crate) fn sealer(&self) -> &Sealer {
-        &self.sealer
-    }
-
-    /// The tasks extension's store, when it is served.
-    pub(crate) fn tasks(&self) -> Option<&Tasks> {
-        self.tasks.as_ref()
-    }
-
-    pub(crate) fn reaper(&self) -> &OnceLock<tokio::task::AbortHandle> {
-        &self.reaper
-    }
-
-    /// Bytes the event logs of every session hold now.
-    pub(crate) fn event_log_bytes(&self) -> usize {
-        self.logs.total.used()
-    }
-
-    /// Whether the manager is shutting down (new sessions are refused).
-    pub(crate) fn is_shutting_down(&self) -> bool {
-        // SeqCst: an insert racing the shutdown sweep re-checks it after
-        // inserting and ends its own session (see `legacy/initialize.rs`).
-        self.shutting_down.load(Ordering::SeqCst)
-    }
-
-    pub(crate) fn start_shutdown(&self) {
-        self.shutting_down.store(true, Ordering::SeqCst);
-    }
-
-    /// Whether the node is draining (new sessions are refused).
-    pub(crate) fn is_draining(&self) -> bool {
-        // Relaxed: a flag with nothing published under it; an initialize
-        // that reads it a moment late is served (see `drain.rs`).
-        self.draining.load(Ordering::Relaxed)
-    }
-
-    /// Starts draining; whether this call started it.
-    pub(crate) fn start_drain(&self) -> bool {
-        !self.draining.swap(true, Ordering::Relaxed)
-    }
-
-    /// The response to a refusal, for request `id` if known.
-    pub(crate) fn refuse(&self, reject: Reject, id: Option<&Value>) -> Response<Body> {
-        reject.into_response(id, self.config.retry_after_secs())
-    }
-
-    /// The live session a header names, if it belongs to the request's
-    /// principal; else [`Reject::SessionNotFound`], the same for every
-    /// cause (another principal's session is no more visible than an
-    /// unknown one).
-    ///
-    /// The binding holds whenever a principal is present, however it got
-    /// into the request (the authenticator, or a middleware in front): a
-    /// session opened by one principal, or by none, is found only by the
-    /// same.
-    pub(crate) fn find(
-        &self,
-        header: &[u8],
-        principal: Option<&Principal>,
-    ) -> Result<Session<SessionEntry<A::Session>>, Reject> {
-        let id = self
-            .registry
-            .parse_id(header)
-            .map_err(|_| Reject::SessionNotFound)?;
-        // The Debug form: index, generation, node; never the secret.
-        tracing::Span::current().record("session", tracing::field::debug(id));
-        self.registry
-            .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
-            .map_err(|_| Reject::SessionNotFound)
+        &self.runner.app
     }
 
     /// The bounds of each SSE stream's queue.
@@ -210,35 +123,37 @@ impl<A: App> State<A> {
     pub(crate) fn new_outlet(&self) -> Arc<Outlet> {
         Outlet::new(self.queue_limits(), Arc::clone(&self.counters))
     }
+}
 
-    /// An SSE response carrying `outlet`'s frames.
-    pub(crate) fn sse(&self, outlet: Arc<Outlet>) -> Response<Body> {
-        let body = SseBody::new(
-            outlet,
-            self.config.sse_keep_alive,
-            Arc::clone(&self.counters),
-        );
-        let mut response = Response::new(BodyExt::boxed(body));
-        let headers = response.headers_mut();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-        // `no-transform`: no proxy may compress or rewrite the stream; and
-        // `X-Accel-Buffering: no` keeps nginx from buffering it (both as the
-        // official SDKs send them; the 2026-07-28 transport page asks for
-        // the latter).
-        headers.insert(
-            CACHE_CONTROL,
-            HeaderValue::from_static("no-cache, no-transform"),
-        );
-        headers.insert(
-            HeaderName::from_static("x-accel-buffering"),
-            HeaderValue::from_static("no"),
-        );
-        response
+/// Where the endpoint is in its life: serving, draining (no new sessions),
+/// shutting down.
+#[derive(Debug, Default)]
+pub(crate) struct Phase {
+    shutting_down: AtomicBool,
+    draining: AtomicBool,
+}
+
+impl Phase {
+    /// Whether the manager is shutting down (new sessions are refused).
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        // SeqCst: an insert racing the shutdown sweep re-checks it after
+        // inserting and ends its own session (see `legacy/initialize.rs`).
+        self.shutting_down.load(Ordering::SeqCst)
     }
 
-    /// An SSE response that ends at once (for a request with nothing more
-    /// to say).
-    pub(crate) fn ended_sse(&self) -> Response<Body> {
-        self.sse(Outlet::ended(Arc::clone(&self.counters)))
+    pub(crate) fn start_shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the node is draining (new sessions are refused).
+    pub(crate) fn is_draining(&self) -> bool {
+        // Relaxed: a flag with nothing published under it; an initialize
+        // that reads it a moment late is served (see `drain.rs`).
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Starts draining; whether this call started it.
+    pub(crate) fn start_drain(&self) -> bool {
+        !self.draining.swap(true, Ordering::Relaxed)
     }
 }

@@ -166,7 +166,6 @@ impl App for TestApp {
                     panic!("initialize panicked on purpose");
                 }
                 Ok(Reply::Result(json!({
-                    "protocolVersion": mcp::protocol::negotiate(params.get("protocolVersion").and_then(Value::as_str)),
                     "capabilities": { "tools": {} },
                     "serverInfo": { "name": "test", "version": "0" },
                 })))
@@ -204,7 +203,7 @@ impl App for TestApp {
                         let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(20);
                         let close = args.get("close").and_then(Value::as_bool).unwrap_or(false);
                         let id = request.id.clone();
-                        let closed = close && ctx.close_sse_stream();
+                        let closed = close && ctx.legacy().is_some_and(|l| l.close_sse_stream());
                         let progress = stream::iter(0..n).then(move |i| async move {
                             tokio::time::sleep(Duration::from_millis(ms)).await;
                             jsonrpc::notification_message(
@@ -234,7 +233,7 @@ impl App for TestApp {
                     }
                     Some("close_then_json") => {
                         // Asks for SSE polling, then answers with plain JSON.
-                        let closed = ctx.close_sse_stream();
+                        let closed = ctx.legacy().is_some_and(|l| l.close_sse_stream());
                         Ok(Reply::Result(json!({ "closed": closed })))
                     }
                     Some("stream_pad") => {
@@ -266,7 +265,7 @@ impl App for TestApp {
                                 "notifications/message",
                                 json!({ "i": i, "pad": pad }),
                             );
-                            delivered += u64::from(ctx.notify(&note));
+                            delivered += u64::from(ctx.legacy().is_some_and(|l| l.notify(&note)));
                         }
                         Ok(Reply::Result(json!({ "delivered": delivered })))
                     }

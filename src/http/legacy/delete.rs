@@ -18,20 +18,20 @@ use http::{Response, StatusCode};
 /// ([`Registry::terminate_session`](crate::Registry::terminate_session)).
 pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
     let Some(header) = request.headers().get(headers::SESSION_ID) else {
-        return state.refuse(Reject::MissingSessionId, None);
+        return Reject::MissingSessionId.respond(None, &state.config);
     };
     let principal = request.extensions().get::<Principal>();
-    let session = match state.find(header.as_bytes(), principal) {
+    let session = match super::find(state, header.as_bytes(), principal) {
         Ok(session) => session,
-        Err(reject) => return state.refuse(reject, None),
+        Err(reject) => return reject.respond(None, &state.config),
     };
     if state
-        .registry()
+        .registry
         .terminate_session(&session, Reason::Deleted)
         .is_won()
     {
         body::status(StatusCode::OK)
     } else {
-        state.refuse(Reject::SessionNotFound, None)
+        Reject::SessionNotFound.respond(None, &state.config)
     }
 }

@@ -5,10 +5,10 @@ use crate::http::access::auth::Principal;
 use crate::http::admission;
 use crate::http::app::App;
 use crate::http::body::Body;
+use crate::http::header_rules;
 use crate::http::headers;
 use crate::http::protocol::Version;
 use crate::http::reject::Reject;
-use crate::http::rules;
 use crate::http::sse::resume::{EventId, OpenError};
 use crate::http::state::State;
 use http::Response;
@@ -27,7 +27,7 @@ use http::Response;
 pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
     match stream(state, request) {
         Ok(response) => response,
-        Err(reject) => state.refuse(reject, None),
+        Err(reject) => reject.respond(None, &state.config),
     }
 }
 
@@ -36,17 +36,17 @@ fn stream<A: App, B>(
     request: http::Request<B>,
 ) -> Result<Response<Body>, Reject> {
     let headers = request.headers();
-    if !rules::accepts(headers, "text/event-stream") {
+    if !header_rules::accepts(headers, "text/event-stream") {
         return Err(Reject::NotAcceptable("Accept must list text/event-stream"));
     }
     let header = headers
         .get(headers::SESSION_ID)
         .ok_or(Reject::MissingSessionId)?;
     let principal = request.extensions().get::<Principal>();
-    let session = state.find(header.as_bytes(), principal)?;
+    let session = super::find(state, header.as_bytes(), principal)?;
     // An open stream is a request in flight: under the session's cap too.
-    let in_flight = admission::begin(&session, state.config().max_requests_per_session)?;
-    let logging = state.config().event_log_events > 0;
+    let in_flight = admission::begin(&session, state.config.max_requests_per_session)?;
+    let logging = state.config.event_log_events > 0;
     let last_event_id = match headers.get(headers::LAST_EVENT_ID) {
         None => None,
         Some(value) => match value.to_str().ok().and_then(EventId::parse) {
@@ -57,8 +57,8 @@ fn stream<A: App, B>(
         },
     };
     // A client that can resume gets a priming event and `retry`.
-    let version = rules::protocol_version(headers).unwrap_or(Version::Modern);
-    let priming = (logging && version.resumes()).then_some(state.config().sse_retry);
+    let version = header_rules::protocol_version(headers).unwrap_or(Version::Modern);
+    let priming = (logging && version.resumes()).then_some(state.config.sse_retry);
     let outlet = match session.streams.open_get(last_event_id, priming) {
         Ok(outlet) => outlet,
         Err(OpenError::Conflict) => return Err(Reject::StreamConnected),
@@ -69,11 +69,11 @@ fn stream<A: App, B>(
     // (the client went away, the stream stalled, or the session ended
     // and the stream with it).
     outlet.hold(Box::new(in_flight));
-    if state.config().stall_timeout.is_some() {
+    if state.config.stall_timeout.is_some() {
         // Notifications are pushed from anywhere, with nobody waiting on
         // the stream: this watch finds a client that stopped reading.
         let watched = std::sync::Arc::clone(&outlet);
         tokio::spawn(async move { watched.watch().await });
     }
-    Ok(state.sse(outlet))
+    Ok(state.sse.stream(outlet))
 }

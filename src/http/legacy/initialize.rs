@@ -2,21 +2,29 @@
 //! only then is a session inserted (with this request already in flight),
 //! run, and answered with its `MCP-Session-Id`. A refused or failed first
 //! request creates nothing that outlives it.
+//!
+//! The layer negotiates the session's protocol version (the client's, if
+//! served, else the latest: [`protocol::negotiate`]): the handler sees it
+//! in [`Context::version`](crate::http::Context::version), and the result
+//! carries it as `protocolVersion` whatever the application put there.
 
+use super::respond::respond;
 use crate::http::access::auth::Principal;
-use crate::http::app::App;
-use crate::http::body::{self, Body};
-use crate::http::dispatch::{self, Extra, Head};
+use crate::http::app::{App, Reply};
+use crate::http::body::Body;
+use crate::http::caught::panic_message;
+use crate::http::dispatch::Outcome;
 use crate::http::headers;
 use crate::http::jsonrpc::{Message, Request, RpcError};
-use crate::http::protocol::{self, Version};
+use crate::http::protocol;
 use crate::http::reject::Reject;
 use crate::http::session::SessionEntry;
 use crate::http::state::State;
 use crate::Reason;
 use http::header::HeaderValue;
 use http::request::Parts;
-use http::{Response, StatusCode};
+use http::Response;
+use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -24,40 +32,26 @@ use std::sync::Arc;
 pub(super) async fn open<A: App>(
     state: &Arc<State<A>>,
     request: Request,
-    version: Version,
     parts: Parts,
 ) -> Response<Body> {
-    let requested = match requested_version(&request) {
-        Ok(requested) => requested,
-        Err(error) => {
-            return state.refuse(
-                Reject::Rpc(StatusCode::BAD_REQUEST, error),
-                Some(&request.id),
-            )
-        }
+    let config = &state.config;
+    let version = match requested_version(&request) {
+        Ok(requested) => protocol::negotiate(Some(&requested)),
+        Err(error) => return Reject::Malformed(error).respond(Some(&request.id), config),
     };
-    if state.is_shutting_down() {
-        return state.refuse(Reject::ShuttingDown, None);
+    if state.phase.is_shutting_down() {
+        return Reject::ShuttingDown.respond(None, config);
     }
-    if state.is_draining() {
-        return state.refuse(Reject::Draining, Some(&request.id));
+    if state.phase.is_draining() {
+        return Reject::Draining.respond(Some(&request.id), config);
     }
     let opened = std::panic::catch_unwind(AssertUnwindSafe(|| state.app().open(&request, &parts)));
     let app_state = match opened {
         Ok(Ok(app_state)) => app_state,
-        Ok(Err(error)) => {
-            return state.refuse(
-                Reject::Rpc(StatusCode::BAD_REQUEST, error),
-                Some(&request.id),
-            )
-        }
+        Ok(Err(error)) => return Reject::OpenRefused(error).respond(Some(&request.id), config),
         Err(panic) => {
-            let panic = dispatch::panic_message(&*panic);
-            tracing::error!(panic, "App::open panicked");
-            return state.refuse(
-                Reject::HandlerFailed { in_session: false },
-                Some(&request.id),
-            );
+            tracing::error!(panic = panic_message(&*panic), "App::open panicked");
+            return Reject::HandlerFailed { in_session: false }.respond(Some(&request.id), config);
         }
     };
     let entry = SessionEntry::new(
@@ -67,75 +61,53 @@ pub(super) async fn open<A: App>(
     );
     // Created with this request already in flight: it cannot idle out
     // before its handler has even started.
-    let Ok(first) = state.registry().insert_in_flight(entry) else {
-        return state.refuse(Reject::AtCapacity, Some(&request.id));
+    let Ok(first) = state.registry.insert_in_flight(entry) else {
+        return Reject::AtCapacity.respond(Some(&request.id), config);
     };
     let id = first.id();
     // The Debug form: index, generation, node; never the secret.
     tracing::Span::current().record("session", tracing::field::debug(id));
-    if state.is_shutting_down() {
+    if state.phase.is_shutting_down() {
         // Inserted while `shutdown` swept: end it ourselves.
-        let _ = state.registry().terminate_session(&first, Reason::Shutdown);
-        return state.refuse(Reject::ShuttingDown, None);
+        let _ = state.registry.terminate_session(&first, Reason::Shutdown);
+        return Reject::ShuttingDown.respond(None, config);
     }
     let request_id = request.id.clone();
-    // The version the session will speak (no header on initialize: the
-    // body asks), e.g. for the priming event of a streamed answer.
-    let version = match version {
-        Version::Legacy(_) => Version::Legacy(protocol::negotiate(Some(&requested))),
-        modern => modern,
-    };
-    let started = dispatch::run(
-        state,
-        Some(first),
-        Message::Request(request),
-        version,
-        parts,
-        Extra::None,
-    )
-    .await;
-    let mut response = match started.head.await {
-        Ok(Head::Reply(crate::http::app::Reply::Result(result))) => {
-            body::result(&request_id, &result)
+    let outcome = super::run(state, first, Message::Request(request), version, parts).await;
+    let outcome = match outcome {
+        Outcome::Reply(Reply::Result(mut result)) => {
+            if let Value::Object(result) = &mut result {
+                result.insert("protocolVersion".into(), version.into());
+            }
+            Outcome::Reply(Reply::Result(result))
         }
-        Ok(Head::Stream(outlet)) => state.sse(outlet),
-        Ok(Head::Reply(crate::http::app::Reply::Error(error))) => {
+        Outcome::Reply(Reply::Error(error)) => {
             // The application rejected the first request: the session
             // ends, and its id is never shown.
-            let _ = state.registry().terminate(&id, Reason::Rejected);
-            return state.refuse(
-                Reject::Rpc(StatusCode::BAD_REQUEST, error),
-                Some(&request_id),
-            );
+            let _ = state.registry.terminate(&id, Reason::Rejected);
+            return Reject::OpenRefused(error).respond(Some(&request_id), config);
         }
-        Ok(Head::Reply(
-            crate::http::app::Reply::Stream(_)
-            | crate::http::app::Reply::Accepted
-            | crate::http::app::Reply::InputRequired(_)
-            | crate::http::app::Reply::Task(_),
-        )) => {
-            let _ = state.registry().terminate(&id, Reason::Rejected);
-            return state.refuse(
-                Reject::HandlerFailed { in_session: true },
-                Some(&request_id),
-            );
+        Outcome::Reply(_) => {
+            // Not an answer to `initialize` (nothing, a task, ...).
+            let _ = state.registry.terminate(&id, Reason::Rejected);
+            return Reject::HandlerFailed { in_session: true }.respond(Some(&request_id), config);
         }
-        Ok(Head::Failed { .. }) => {
-            return state.refuse(
-                Reject::HandlerFailed { in_session: true },
-                Some(&request_id),
-            )
-        }
-        Ok(Head::Stopped(stop)) => {
+        Outcome::Stopped(_) => {
             // Ended under it, or timed out: either way no session.
-            let _ = state.registry().terminate(&id, Reason::Rejected);
-            return dispatch::stopped(state, stop, Some(&request_id));
+            let _ = state.registry.terminate(&id, Reason::Rejected);
+            outcome
         }
-        Err(_) => return state.refuse(Reject::ShuttingDown, None),
+        // A failure ended the session already; a stream carries the answer.
+        Outcome::Failed | Outcome::Streaming(_) | Outcome::Lost => outcome,
     };
-    let mut text = [0u8; crate::SessionId::TEXT_LEN];
-    let value = HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
-    response.headers_mut().insert(headers::SESSION_ID, value);
+    let showed_id = matches!(outcome, Outcome::Reply(_) | Outcome::Streaming(_));
+    let mut response = respond(outcome, Some(&request_id), &state.sse, config);
+    if showed_id {
+        let mut text = [0u8; crate::SessionId::TEXT_LEN];
+        let value =
+            HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
+        response.headers_mut().insert(headers::SESSION_ID, value);
+    }
     response
 }
 

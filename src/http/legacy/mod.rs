@@ -8,24 +8,36 @@
 //!   of one of its streams.
 //! * `DELETE` ([`delete`]): the client ends its session.
 //!
-//! Any other method gets 405 with `Allow`.
+//! Any other method gets 405 with `Allow`. A message's work runs in its
+//! session ([`scope`]), and its outcome is answered by [`respond`].
 
 mod delete;
 mod get;
 mod initialize;
 mod post;
+mod respond;
+mod scope;
 
-use super::app::App;
-use super::body::Body;
-use super::reject::Reject;
-use super::state::State;
+use crate::http::access::auth::Principal;
+use crate::http::app::{App, Context, LegacyRequest};
+use crate::http::body::Body;
+use crate::http::dispatch::{self, Outcome};
+use crate::http::jsonrpc::Message;
+use crate::http::protocol::Version;
+use crate::http::reject::Reject;
+use crate::http::session::SessionEntry;
+use crate::http::state::State;
+use crate::http::tasks::TaskChoice;
+use crate::{InFlight, Session};
+use http::request::Parts;
 use http::{Method, Response};
 use hyper::body::Body as HttpBody;
+use scope::InSession;
 use std::sync::Arc;
 
 /// The methods a legacy request may use, for `Allow` and CORS.
 pub(crate) fn allowed_methods<A: App>(state: &State<A>) -> &'static str {
-    if state.config().standalone_stream {
+    if state.config.standalone_stream {
         "GET, POST, DELETE"
     } else {
         "POST, DELETE"
@@ -46,8 +58,70 @@ where
 {
     match *request.method() {
         Method::POST => post::serve(state, request, version).await,
-        Method::GET if state.config().standalone_stream => get::serve(state, request),
+        Method::GET if state.config.standalone_stream => get::serve(state, request),
         Method::DELETE => delete::serve(state, request),
-        _ => state.refuse(Reject::MethodNotAllowed(allowed_methods(state)), None),
+        _ => Reject::MethodNotAllowed(allowed_methods(state)).respond(None, &state.config),
     }
+}
+
+/// The live session a header names, if it belongs to the request's
+/// principal; else [`Reject::SessionNotFound`], the same for every cause
+/// (another principal's session is no more visible than an unknown one).
+///
+/// The binding holds whenever a principal is present, however it got into
+/// the request (the authenticator, or a middleware in front): a session
+/// opened by one principal, or by none, is found only by the same.
+fn find<A: App>(
+    state: &State<A>,
+    header: &[u8],
+    principal: Option<&Principal>,
+) -> Result<Session<SessionEntry<A::Session>>, Reject> {
+    let id = state
+        .registry
+        .parse_id(header)
+        .map_err(|_| Reject::SessionNotFound)?;
+    // The Debug form: index, generation, node; never the secret.
+    tracing::Span::current().record("session", tracing::field::debug(id));
+    state
+        .registry
+        .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
+        .map_err(|_| Reject::SessionNotFound)
+}
+
+/// Runs the application on one message of a session, counted in flight on
+/// it (`request`) for as long as its work runs, and waits for its outcome.
+async fn run<A: App>(
+    state: &Arc<State<A>>,
+    request: InFlight<SessionEntry<A::Session>>,
+    message: Message,
+    version: &'static str,
+    parts: Parts,
+) -> Outcome {
+    // A request whose SSE reply is resumable gets its stream's number now,
+    // so the handler can close the connection early
+    // (`LegacyRequest::close_sse_stream`).
+    let logged = (matches!(message, Message::Request(_))
+        && state.config.event_log_events > 0
+        && Version::Legacy(version).resumes())
+    .then(|| request.streams.next_stream());
+    let legacy = LegacyRequest {
+        session: Session::clone(&request),
+        version,
+        stream: logged,
+    };
+    let ctx = Context::for_legacy(parts, request.running.request(), legacy);
+    let scope = InSession {
+        state: Arc::clone(state),
+        request,
+        logged,
+    };
+    // Legacy clients know no tasks extension: a task's work answers the
+    // call.
+    let choice = TaskChoice::Inline {
+        refuse_required: false,
+    };
+    dispatch::run(&state.runner, scope, ctx, message, choice)
+        .await
+        .outcome()
+        .await
 }

@@ -1,18 +1,17 @@
 //! `POST` in the session era: one JSON-RPC message, in the session its
-//! `MCP-Session-Id` names, run by the application (`dispatch.rs`) and
-//! answered with JSON, 202 or an SSE stream; an `initialize` without a
-//! session id opens a session (`initialize.rs`).
+//! `MCP-Session-Id` names, run by the application and answered with JSON,
+//! 202 or an SSE stream (`respond.rs`); an `initialize` without a session
+//! id opens a session (`initialize.rs`).
 
 use super::initialize;
+use super::respond::respond;
 use crate::http::access::auth::Principal;
 use crate::http::admission;
 use crate::http::app::App;
 use crate::http::body::{self, Body};
-use crate::http::dispatch::{self, Extra};
 use crate::http::headers;
 use crate::http::jsonrpc::{self, Message, RpcError};
 use crate::http::message;
-use crate::http::protocol::Version;
 use crate::http::reject::Reject;
 use crate::http::state::State;
 use http::{Response, StatusCode};
@@ -31,16 +30,17 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let config = &state.config;
     let (parts, body) = request.into_parts();
-    let message = match message::read(state, &parts, body).await {
+    let message = match message::read(config, &parts, body).await {
         Ok(message) => message,
-        Err(reject) => return state.refuse(reject, None),
+        Err(reject) => return reject.respond(None, config),
     };
     let id = message.request_id();
     // Checked here, and the handler spawned (if it must be) in the same
     // synchronous stretch of this poll: see `admission.rs`.
-    if let Err(reject) = state.handlers().admit(state.config().max_handlers) {
-        return state.refuse(reject, id.as_ref());
+    if let Err(reject) = state.runner.handlers.admit(config.max_handlers) {
+        return reject.respond(id.as_ref(), config);
     }
     let session_header = parts.headers.get(headers::SESSION_ID).cloned();
     if session_header.is_none() && carries_modern_meta(&message) {
@@ -51,32 +51,34 @@ where
             jsonrpc::HEADER_MISMATCH,
             "Header mismatch: MCP-Protocol-Version header is required",
         );
-        return state.refuse(Reject::Rpc(StatusCode::BAD_REQUEST, error), id.as_ref());
+        return Reject::Malformed(error).respond(id.as_ref(), config);
     }
     match (session_header, message) {
         (None, Message::Request(request)) if request.method == "initialize" => {
-            initialize::open(state, request, Version::Legacy(version), parts).await
+            initialize::open(state, request, parts).await
         }
-        (None, _) => state.refuse(Reject::MissingSessionId, None),
+        (None, _) => Reject::MissingSessionId.respond(None, config),
         (Some(_), message) if message.is_initialize() => {
-            state.refuse(Reject::InitializeInSession, None)
+            Reject::InitializeInSession.respond(None, config)
         }
         (Some(header), message) => {
-            let session = match state.find(header.as_bytes(), Principal::of(&parts)) {
+            let session = match super::find(state, header.as_bytes(), Principal::of(&parts)) {
                 Ok(session) => session,
-                Err(reject) => return state.refuse(reject, None),
+                Err(reject) => return reject.respond(None, config),
             };
             // Counted in flight from here, so the reaper cannot take the
             // session while the handler is being scheduled.
-            let max = state.config().max_requests_per_session;
+            let max = config.max_requests_per_session;
             let request = match admission::begin(&session, max) {
                 Ok(request) => request,
-                Err(reject @ Reject::TooManyRequests) => return state.refuse(reject, id.as_ref()),
-                Err(reject) => return state.refuse(reject, None),
+                Err(reject @ Reject::TooManyRequests) => {
+                    return reject.respond(id.as_ref(), config)
+                }
+                Err(reject) => return reject.respond(None, config),
             };
             match &message {
                 Message::Notification(note) if note.method == "notifications/cancelled" => {
-                    dispatch::cancel_named(&request, note);
+                    request.running.cancel_notified(note);
                 }
                 // An answer to one of the session's own requests goes to
                 // the handler that asked, not to the application.
@@ -85,10 +87,8 @@ where
                 }
                 _ => {}
             }
-            let version = Version::Legacy(version);
-            let started =
-                dispatch::run(state, Some(request), message, version, parts, Extra::None).await;
-            dispatch::reply(state, started.head.await, id.as_ref())
+            let outcome = super::run(state, request, message, version, parts).await;
+            respond(outcome, id.as_ref(), &state.sse, config)
         }
     }
 }

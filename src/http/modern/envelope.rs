@@ -11,14 +11,14 @@
 //!   nothing, share nothing) for whichever the application left out;
 //! * every result's `_meta` names the server
 //!   (`io.modelcontextprotocol/serverInfo`), when the application says who
-//!   it is ([`Discovery::server_info`](super::Discovery::server_info));
+//!   it is ([`Discovery::server_info`](crate::http::modern::Discovery::server_info));
 //! * on a streamed answer: a request to the client (forbidden at
 //!   2026-07-28: use `input_required`) is dropped; so is a log message when
 //!   the request asked for no log level, or for a higher one (the logging
 //!   page: a server MUST NOT emit them then); the response gets the same
 //!   envelope as a plain result.
 
-use super::request::{LogLevel, META_SERVER_INFO};
+use crate::http::meta::{LogLevel, META_SERVER_INFO};
 use serde_json::{Map, Value};
 
 /// The methods whose complete results must carry caching hints

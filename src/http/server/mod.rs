@@ -2,19 +2,19 @@
 //! cap on open connections and its back-off on accept errors; each
 //! connection it spawns, with the connection bounds (`connection.rs`, over
 //! the stalled-write watch of `stall_io.rs`); and the graceful shutdown
-//! that ends it (`shutdown.rs`), apart from the accept loop as in
+//! that ends it (`stop.rs`), apart from the accept loop as in
 //! hyper-util's `server/graceful.rs`.
 
 pub(crate) mod connection;
-pub(crate) mod shutdown;
 mod stall_io;
+mod stop;
 
 use crate::http::app::App;
+use crate::http::shutdown::ShutdownReport;
 use crate::http::SessionManager;
 use connection::{Phase, Watch};
 use http::{Request, Response};
 use hyper::body::Incoming;
-use shutdown::ShutdownReport;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -77,7 +77,7 @@ where
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
     let state = manager.state();
-    let config = state.config();
+    let config = &state.config;
     let builder = Arc::new(connection::builder(config));
     let watch = Watch::new(config);
     let max_connections = config.max_connections.min(u32::MAX as usize);
@@ -118,12 +118,12 @@ where
             Arc::clone(&builder),
             watch,
             phase_rx.clone(),
-            Arc::clone(state.counters()),
+            Arc::clone(&state.counters),
             slot,
         ));
     }
     drop(listener);
-    let report = shutdown::finish(state, phase, &slots, max_connections as u32, deadline).await;
+    let report = stop::finish(state, phase, &slots, max_connections as u32, deadline).await;
     Ok(ShutdownReport {
         accept_errors: errors.total,
         ..report

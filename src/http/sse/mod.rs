@@ -1,13 +1,18 @@
 //! Server-sent event streams: what carries a stream to its client (the
-//! bounded queue of `outlet.rs`, the response body of `body.rs`), and what
-//! a session keeps of its streams (`streams.rs`, with the event logs and
-//! event ids of `resume.rs` that make them resumable).
+//! bounded queue of `outlet.rs`, the response body of `body.rs` and the
+//! response of `response.rs`), what carries a handler's streamed reply into
+//! it (`pump.rs`), and what a session keeps of its streams (`streams.rs`,
+//! with the event logs and event ids of `resume.rs` that make them
+//! resumable).
 
 mod body;
 pub(crate) mod outlet;
+mod pump;
+mod response;
 pub(crate) mod resume;
 mod streams;
 
-pub(crate) use body::SseBody;
 pub(crate) use outlet::{Outlet, QueueLimits};
+pub(crate) use pump::Out;
+pub(crate) use response::Responder;
 pub(crate) use streams::Streams;

@@ -3,7 +3,7 @@
 
 use super::entry::TaskEntry;
 use crate::http::jsonrpc::{self, RpcError};
-use crate::http::modern::InputRequests;
+use crate::http::mrtr::InputRequests;
 use crate::TaskRef;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -142,7 +142,7 @@ impl TaskContext {
     /// Each key may be used once in the task's life (the spec's rule); a
     /// key used before is an error, and nothing is asked. Inline there is
     /// no task to wait on: an error (ask with
-    /// [`Modern::input_required`](crate::http::modern::Modern::input_required)
+    /// [`ModernRequest::input_required`](crate::http::ModernRequest::input_required)
     /// before creating the task instead, as the spec recommends). The
     /// state and single-use settings of `requests` mean nothing here.
     pub async fn input(&self, requests: InputRequests) -> Result<Map<String, Value>, RpcError> {

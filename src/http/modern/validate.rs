@@ -2,9 +2,9 @@
 //! against its body (the transport page's "Server Validation", SEP-2243),
 //! before the application sees it.
 
-use super::request::{META_CAPABILITIES, META_VERSION};
 use crate::http::headers::{MCP_METHOD, MCP_NAME};
 use crate::http::jsonrpc::{self, present, starts_with, Message, RpcError};
+use crate::http::meta::{META_CAPABILITIES, META_VERSION};
 use crate::http::protocol::MODERN_VERSION;
 use http::HeaderMap;
 use serde::Deserialize;
@@ -202,7 +202,7 @@ fn header_text(headers: &HeaderMap, name: &str) -> Result<Option<String>, RpcErr
 /// Decodes the Base64 sentinel `=?base64?...?=` of "Value Encoding"; any
 /// other value is taken as it is.
 fn decode_sentinel(value: &str) -> Result<String, RpcError> {
-    super::mirror::decode(value)
+    crate::http::mirror::decode(value)
         .ok_or_else(|| header_mismatch("Mcp-Name header has an invalid Base64 value".into()))
 }
 

@@ -7,7 +7,7 @@
 //!
 //! [`App::discovery`]: crate::http::App::discovery
 
-use super::request::META_SERVER_INFO;
+use super::meta::META_SERVER_INFO;
 use crate::http::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
 use serde_json::{json, Map, Value};
 

@@ -1,18 +1,23 @@
-//! The trait an application implements to serve MCP over the session
-//! manager, and what its handlers return (what they receive is in
-//! `context.rs`).
+//! What an application is to the layer: the [`App`] trait it implements,
+//! what its handlers receive ([`Context`], with a view of the request for
+//! each era: `legacy_request.rs`, `modern_request.rs`) and what they return
+//! ([`Reply`], `reply.rs`).
 
-use super::context::Context;
+mod context;
+mod legacy_request;
+mod modern_request;
+mod reply;
+
+pub use context::{Context, Era};
+pub use legacy_request::LegacyRequest;
+pub use modern_request::ModernRequest;
+pub use reply::{HandlerError, Reply};
+
+use super::discovery::Discovery;
 use super::jsonrpc::{Message, Request, RpcError};
-use super::modern::discover::Discovery;
-use super::modern::mirror::MirroredParams;
-use super::modern::request::InputRequired;
-use super::tasks::TaskWork;
+use super::mirror::MirroredParams;
 use crate::{Reason, SessionId};
-use futures_util::stream::BoxStream;
 use http::request::Parts;
-use serde_json::Value;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -75,7 +80,7 @@ pub trait App: Send + Sync + 'static {
     /// any: the layer then checks a 2026-07-28 `tools/call`'s
     /// `Mcp-Param-*` headers against its arguments before the handler runs
     /// (build them once with
-    /// [`MirroredParams::from_input_schema`]; default: none).
+    /// [`MirroredParams::from_input_schema`](super::modern::MirroredParams::from_input_schema); default: none).
     fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
         let _ = tool;
         None
@@ -100,65 +105,5 @@ pub trait App: Send + Sync + 'static {
     /// instance a handle store's: [`crate::metrics::write_handles`]).
     fn metrics(&self, out: &mut String) {
         let _ = out;
-    }
-}
-
-/// What a handler answers a request with.
-pub enum Reply {
-    /// `{"result": ...}` as `application/json`.
-    Result(Value),
-    /// `{"error": ...}` as `application/json` (HTTP 200: a JSON-RPC error,
-    /// not a transport one).
-    Error(RpcError),
-    /// An SSE stream of JSON-RPC messages (notifications, server requests),
-    /// the last of which should be the response to the request. Each gets
-    /// an event id unique in the session. It ends early if the session ends.
-    Stream(BoxStream<'static, Value>),
-    /// Nothing to say: the answer for notifications and responses.
-    Accepted,
-    /// More input is needed (2026-07-28 multi-round-trip requests): made by
-    /// [`Modern::input_required`](super::modern::Modern::input_required), so
-    /// only for a modern request that may ask for input.
-    InputRequired(InputRequired),
-    /// Work to run as a task (the tasks extension, for a `tools/call`): the
-    /// layer creates the task and answers `CreateTaskResult` when the
-    /// client asked for tasks, and otherwise runs the work inline as the
-    /// answer (see [`TaskWork`]).
-    Task(TaskWork),
-}
-
-impl fmt::Debug for Reply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reply::Result(v) => f.debug_tuple("Result").field(v).finish(),
-            Reply::Error(e) => f.debug_tuple("Error").field(e).finish(),
-            Reply::Stream(_) => f.write_str("Stream(..)"),
-            Reply::Accepted => f.write_str("Accepted"),
-            Reply::InputRequired(asked) => f.debug_tuple("InputRequired").field(asked).finish(),
-            Reply::Task(work) => f.debug_tuple("Task").field(work).finish(),
-        }
-    }
-}
-
-/// A handler failure: the session ends with [`Reason::Failed`].
-#[derive(Debug)]
-pub struct HandlerError(Box<dyn std::error::Error + Send + Sync>);
-
-impl HandlerError {
-    /// A failure with a message.
-    pub fn msg(message: impl Into<String>) -> HandlerError {
-        HandlerError(message.into().into())
-    }
-}
-
-impl fmt::Display for HandlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
-    fn from(error: E) -> HandlerError {
-        HandlerError(Box::new(error))
     }
 }

@@ -1,5 +1,5 @@
-//! The work a session has running: every request's cancellation token is a
-//! child of its session's, so the session's end stops all of it, by
+//! The requests a session has running: every request's cancellation token
+//! is a child of its session's, so the session's end stops all of it, by
 //! whichever path it ends; and the requests still running after their
 //! first poll are listed by JSON-RPC id, so `notifications/cancelled` can
 //! stop one.
@@ -10,11 +10,11 @@
 //! handler that handed work elsewhere (a spawned task) to stop it too. The
 //! tokens are cancelled by
 //!
-//! * the session's end, any path ([`Work::end`], called by the terminate
+//! * the session's end, any path ([`Running::end`], called by the terminate
 //!   winner's close callback): the session's token, and with it every
 //!   request's;
 //! * `notifications/cancelled` naming a running request of the session
-//!   ([`Work::cancel`]; MCP 2025-11-25, Cancellation: "Receivers ... SHOULD
+//!   ([`Running::cancel`] through [`Running::cancel_notified`]; MCP 2025-11-25, Cancellation: "Receivers ... SHOULD
 //!   stop processing the cancelled request ... not send a response");
 //! * the handler timeout;
 //! * at 2026-07-28, the client going away (there is no session).
@@ -22,42 +22,44 @@
 //! A client that merely disconnects from a session's request does not
 //! cancel it (2025-11-25: disconnection is not cancellation).
 //!
-//! [`Context::cancelled`]: super::Context::cancelled
+//! [`Context::cancelled`]: super::app::Context::cancelled
 
+use super::jsonrpc;
 use crate::Reason;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use tokio_util::sync::CancellationToken;
 
-/// The running work of one session, kept in its registry entry.
+/// The running requests of one session, kept in its registry entry.
 #[derive(Debug, Default)]
-pub(crate) struct Work {
+pub(crate) struct Running {
     session: CancellationToken,
     /// Why the session ended, once it has: set before the token is
     /// cancelled, so a request that sees the cancellation reads it.
     ended: OnceLock<Reason>,
-    running: Mutex<Running>,
+    listed: Mutex<List>,
 }
 
 /// The requests of a session that are still running after their first
 /// poll, each under a number of its own (two requests may share an id).
 #[derive(Debug, Default)]
-struct Running {
+struct List {
     next: u64,
     by_number: HashMap<u64, (Box<str>, CancellationToken)>,
 }
 
-/// A running request's place in [`Work`]'s list; dropping it takes the
+/// A running request's place in [`Running`]'s list; dropping it takes the
 /// request off.
 #[must_use = "the request is listed only while this lives"]
 pub(crate) struct Listed<'a> {
-    work: &'a Work,
+    running: &'a Running,
     number: u64,
 }
 
 impl Drop for Listed<'_> {
     fn drop(&mut self) {
-        self.work.lock().by_number.remove(&self.number);
+        self.running.lock().by_number.remove(&self.number);
     }
 }
 
@@ -72,10 +74,10 @@ pub(crate) enum Cancelled {
     Requests(usize),
 }
 
-impl Work {
-    fn lock(&self) -> MutexGuard<'_, Running> {
+impl Running {
+    fn lock(&self) -> MutexGuard<'_, List> {
         // The list stays consistent whatever a holder did (no calls out).
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
+        self.listed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A token for a new request of this session: cancelled with the
@@ -84,22 +86,43 @@ impl Work {
         self.session.child_token()
     }
 
-    /// Lists a request still running after its first poll under `id` (the
-    /// JSON text of its JSON-RPC id), for [`cancel`](Work::cancel).
-    pub(crate) fn list(&self, id: Box<str>, token: CancellationToken) -> Listed<'_> {
-        let mut running = self.lock();
-        let number = running.next;
-        running.next += 1;
-        running.by_number.insert(number, (id, token));
-        Listed { work: self, number }
+    /// Lists a request still running after its first poll under its
+    /// JSON-RPC id `id`, for [`cancel`](Running::cancel).
+    pub(crate) fn list(&self, id: &Value, token: CancellationToken) -> Listed<'_> {
+        let id = jsonrpc::id_key(id);
+        let mut list = self.lock();
+        let number = list.next;
+        list.next += 1;
+        list.by_number.insert(number, (id, token));
+        Listed {
+            running: self,
+            number,
+        }
+    }
+
+    /// `notifications/cancelled` (2025-11-25, Cancellation): stops the
+    /// running request it names by `requestId`, if there is one. (The
+    /// notification still goes to the application, as any other.)
+    pub(crate) fn cancel_notified(&self, note: &jsonrpc::Notification) {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Cancel {
+            request_id: Value,
+        }
+        let Ok(cancel) = note.params_as::<Cancel>() else {
+            return;
+        };
+        if let Cancelled::Requests(n) = self.cancel(&jsonrpc::id_key(&cancel.request_id)) {
+            tracing::debug!(requests = n, "cancelled by the client");
+        }
     }
 
     /// `notifications/cancelled` for the request with JSON-RPC id `id` (its
     /// JSON text): cancels every running request of the session with it.
     pub(crate) fn cancel(&self, id: &str) -> Cancelled {
-        let running = self.lock();
+        let list = self.lock();
         let mut stopped = 0;
-        for (listed, token) in running.by_number.values() {
+        for (listed, token) in list.by_number.values() {
             if **listed == *id {
                 token.cancel();
                 stopped += 1;
@@ -130,28 +153,28 @@ mod tests {
 
     #[test]
     fn the_end_cancels_every_request_and_says_why() {
-        let work = Work::default();
-        let (a, b) = (work.request(), work.request());
-        assert_eq!(work.ended(), None);
-        work.end(Reason::Deleted);
+        let running = Running::default();
+        let (a, b) = (running.request(), running.request());
+        assert_eq!(running.ended(), None);
+        running.end(Reason::Deleted);
         assert!(a.is_cancelled() && b.is_cancelled());
-        assert_eq!(work.ended(), Some(Reason::Deleted));
+        assert_eq!(running.ended(), Some(Reason::Deleted));
         // A request begun after the end is cancelled from the start.
-        assert!(work.request().is_cancelled());
+        assert!(running.request().is_cancelled());
     }
 
     #[test]
     fn a_cancel_stops_the_named_requests_only() {
-        let work = Work::default();
-        let (one, two, again) = (work.request(), work.request(), work.request());
-        let _one = work.list("1".into(), one.clone());
-        let _two = work.list("\"1\"".into(), two.clone());
-        let listed = work.list("1".into(), again.clone());
-        assert_eq!(work.cancel("7"), Cancelled::Nothing);
-        assert_eq!(work.cancel("1"), Cancelled::Requests(2));
+        let running = Running::default();
+        let (one, two, again) = (running.request(), running.request(), running.request());
+        let _one = running.list(&serde_json::json!(1), one.clone());
+        let _two = running.list(&serde_json::json!("1"), two.clone());
+        let listed = running.list(&serde_json::json!(1), again.clone());
+        assert_eq!(running.cancel("7"), Cancelled::Nothing);
+        assert_eq!(running.cancel("1"), Cancelled::Requests(2));
         assert!(one.is_cancelled() && again.is_cancelled() && !two.is_cancelled());
         drop(listed);
-        assert_eq!(work.lock().by_number.len(), 2);
-        assert_eq!(work.ended(), None);
+        assert_eq!(running.lock().by_number.len(), 2);
+        assert_eq!(running.ended(), None);
     }
 }

@@ -1,0 +1,69 @@
+//! The session era's answer to a handler's outcome ([`respond`]): the one
+//! place a legacy request's [`Outcome`] becomes its HTTP response.
+
+use crate::http::app::Reply;
+use crate::http::body::{self, Body};
+use crate::http::config::Config;
+use crate::http::dispatch::{Outcome, Stop};
+use crate::http::jsonrpc::{self, RpcError};
+use crate::http::reject::Reject;
+use crate::http::sse::Responder;
+use crate::Reason;
+use http::{Response, StatusCode};
+use serde_json::Value;
+
+/// The response to a legacy request (`id`: a request's; `None` for a
+/// notification or a response) for its handler's outcome.
+///
+/// A JSON-RPC error the application answers is an answer (200), as every
+/// legacy revision has it; a reply a request cannot be answered with (a
+/// task, `input_required`, nothing) is the handler's failure to answer:
+/// `-32603`, 200 as well.
+pub(crate) fn respond(
+    outcome: Outcome,
+    id: Option<&Value>,
+    sse: &Responder,
+    config: &Config,
+) -> Response<Body> {
+    match outcome {
+        Outcome::Failed => Reject::HandlerFailed { in_session: true }.respond(id, config),
+        Outcome::Streaming(outlet) => sse.stream(outlet),
+        Outcome::Stopped(stop) => stopped(stop, id, sse, config),
+        Outcome::Lost => Reject::ShuttingDown.respond(id, config),
+        Outcome::Reply(reply) => match (id, reply) {
+            (None, _) => body::status(StatusCode::ACCEPTED),
+            (Some(id), Reply::Result(result)) => body::result(id, &result),
+            (Some(id), Reply::Error(error)) => {
+                body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
+            }
+            (
+                Some(id),
+                Reply::Accepted | Reply::Stream(_) | Reply::InputRequired(_) | Reply::Task(_),
+            ) => body::json(
+                StatusCode::OK,
+                &jsonrpc::error_message(
+                    Some(id),
+                    &RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler gave no response"),
+                ),
+            ),
+        },
+    }
+}
+
+/// The answer to a request whose work stopped before it answered.
+fn stopped(stop: Stop, id: Option<&Value>, sse: &Responder, config: &Config) -> Response<Body> {
+    match stop {
+        Stop::SessionEnded(Reason::Shutdown) => Reject::ShuttingDown.respond(id, config),
+        Stop::SessionEnded(_) => Reject::SessionEnded.respond(id, config),
+        // No response for a cancelled request (2025-11-25, Cancellation):
+        // its stream ends with nothing in it.
+        Stop::Cancelled => sse.ended(),
+        Stop::TimedOut(_) => match id {
+            Some(id) => body::json(
+                StatusCode::OK,
+                &jsonrpc::error_message(Some(id), &stop.error()),
+            ),
+            None => body::status(StatusCode::ACCEPTED),
+        },
+    }
+}

@@ -1,0 +1,106 @@
+//! The modern era's answer to a handler's outcome ([`respond`]): the one
+//! place a 2026-07-28 request's [`Outcome`] becomes its HTTP response,
+//! through the envelope, which is the layer's (`envelope.rs`).
+
+use super::envelope::Envelope;
+use super::input::{self, Binds};
+use crate::http::access::auth::Principal;
+use crate::http::app::{App, Reply};
+use crate::http::body::{self, Body};
+use crate::http::dispatch::{Outcome, Stop};
+use crate::http::jsonrpc::{self, RpcError};
+use crate::http::reject::Reject;
+use crate::http::state::State;
+use crate::http::tasks;
+use http::{Response, StatusCode};
+use tokio_util::sync::CancellationToken;
+
+/// Cancels a request's token and aborts its spawned task when dropped: the
+/// request's answer (or its SSE body) holds it, so a client that goes away
+/// cancels the handler (and whatever it handed its token to).
+pub(super) struct AbortOnDrop(
+    pub(super) tokio::task::AbortHandle,
+    pub(super) CancellationToken,
+);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.1.cancel();
+        // A no-op for a task that has finished.
+        self.0.abort();
+    }
+}
+
+/// What answering a 2026-07-28 request needs beside its outcome.
+pub(super) struct Answering {
+    pub(super) envelope: std::sync::Arc<Envelope>,
+    /// What a sealed `requestState` will be bound to.
+    pub(super) binds: Binds,
+    pub(super) owner: Option<Principal>,
+    /// Held by a streamed answer's body; dropped with the answer otherwise.
+    pub(super) cancel: Option<AbortOnDrop>,
+}
+
+/// The response to a 2026-07-28 request for its handler's outcome.
+///
+/// A result goes out in the envelope; `input_required` with its state
+/// sealed; a task is created and its `CreateTaskResult` answered; an
+/// application's JSON-RPC error gets the transport's status for its code
+/// (404 for `-32601`, see [`Reject::Answered`]); a handler that fails is
+/// 500; a request that ran past the handler timeout gets its `-32603`.
+pub(super) fn respond<A: App>(
+    state: &State<A>,
+    outcome: Outcome,
+    answering: Answering,
+) -> Response<Body> {
+    let config = &state.config;
+    let Answering {
+        envelope,
+        binds,
+        owner,
+        cancel,
+    } = answering;
+    let id = Some(&envelope.id);
+    match outcome {
+        Outcome::Streaming(outlet) => {
+            if let Some(cancel) = cancel {
+                // Let go when the stream ends, for whatever reason (the
+                // client went away, or stopped reading).
+                outlet.hold(Box::new(cancel));
+            }
+            state.sse.stream(outlet)
+        }
+        Outcome::Reply(Reply::Result(result)) => {
+            body::result(&envelope.id, &envelope.result(result))
+        }
+        Outcome::Reply(Reply::InputRequired(asked)) => {
+            let principal = owner.as_ref().map(Principal::as_str);
+            input::input_required(&state.sealer, config, &envelope, binds, principal, asked)
+        }
+        Outcome::Reply(Reply::Task(work)) => match &state.tasks {
+            // Only a request that may become a task gets here with one
+            // (see `TaskChoice`).
+            Some(tasks) => match tasks::start(tasks, owner, work) {
+                Ok(created) => body::result(&envelope.id, &envelope.task_result(created)),
+                Err(reject) => reject.respond(id, config),
+            },
+            None => Reject::Overloaded.respond(id, config),
+        },
+        Outcome::Reply(Reply::Error(error)) => Reject::Answered(error).respond(id, config),
+        Outcome::Reply(Reply::Accepted | Reply::Stream(_)) => body::json(
+            StatusCode::OK,
+            &jsonrpc::error_message(
+                id,
+                &RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler gave no response"),
+            ),
+        ),
+        Outcome::Failed => Reject::HandlerFailed { in_session: false }.respond(id, config),
+        Outcome::Stopped(Stop::TimedOut(limit)) => body::json(
+            StatusCode::OK,
+            &jsonrpc::error_message(id, &Stop::TimedOut(limit).error()),
+        ),
+        // Cancelled: the client went away; nobody reads this.
+        Outcome::Stopped(_) => state.sse.ended(),
+        Outcome::Lost => Reject::ShuttingDown.respond(id, config),
+    }
+}

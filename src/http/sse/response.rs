@@ -1,0 +1,49 @@
+//! The SSE response: an outlet's frames as a `text/event-stream` body, with
+//! the headers every stream carries.
+
+use super::body::SseBody;
+use super::outlet::Outlet;
+use crate::http::body::Body;
+use crate::http::counters::HttpCounters;
+use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use http::Response;
+use http_body_util::BodyExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How an endpoint's SSE responses are made: the keep-alive period of their
+/// bodies, and the gauges they count in.
+#[derive(Clone)]
+pub(crate) struct Responder {
+    pub(crate) keep_alive: Option<Duration>,
+    pub(crate) counters: Arc<HttpCounters>,
+}
+
+impl Responder {
+    /// An SSE response carrying `outlet`'s frames.
+    pub(crate) fn stream(&self, outlet: Arc<Outlet>) -> Response<Body> {
+        let body = SseBody::new(outlet, self.keep_alive, Arc::clone(&self.counters));
+        let mut response = Response::new(BodyExt::boxed(body));
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        // `no-transform`: no proxy may compress or rewrite the stream; and
+        // `X-Accel-Buffering: no` keeps nginx from buffering it (both as the
+        // official SDKs send them; the 2026-07-28 transport page asks for
+        // the latter).
+        headers.insert(
+            CACHE_CONTROL,
+            HeaderValue::from_static("no-cache, no-transform"),
+        );
+        headers.insert(
+            HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        );
+        response
+    }
+
+    /// An SSE response that ends at once (for a request with nothing more
+    /// to say).
+    pub(crate) fn ended(&self) -> Response<Body> {
+        self.stream(Outlet::ended(Arc::clone(&self.counters)))
+    }
+}
