@@ -87,14 +87,17 @@ async fn bad_json_is_400_with_a_parse_error() {
     )
     .await;
     assert_refused_initialize(&server, &answer, StatusCode::BAD_REQUEST).await;
-    assert_eq!(answer.json()["error"]["code"], jsonrpc::PARSE_ERROR);
+    assert_eq!(
+        answer.json()["error"]["code"],
+        jsonrpc::RpcError::PARSE_ERROR
+    );
     // Valid JSON, not JSON-RPC: invalid request.
     for body in [r#"{"id":1,"method":"initialize"}"#, r#"[]"#, r#"42"#] {
         let answer = post_raw(&client, &JSON_BOTH, body).await;
         assert_refused_initialize(&server, &answer, StatusCode::BAD_REQUEST).await;
         assert_eq!(
             answer.json()["error"]["code"],
-            jsonrpc::INVALID_REQUEST,
+            jsonrpc::RpcError::INVALID_REQUEST,
             "{body}"
         );
     }
@@ -116,7 +119,10 @@ async fn initialize_without_a_protocol_version_is_400_and_creates_nothing() {
         }
         let answer = client.post(None, &body).await;
         assert_refused_initialize(&server, &answer, StatusCode::BAD_REQUEST).await;
-        assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            jsonrpc::RpcError::INVALID_PARAMS
+        );
     }
 }
 
@@ -211,7 +217,10 @@ async fn unsupported_protocol_version_is_400_and_supported_ones_pass() {
         let answer = client.post(None, &initialize_body("c")).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST);
         let error = &answer.json()["error"];
-        assert_eq!(error["code"], jsonrpc::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            error["code"],
+            jsonrpc::RpcError::UNSUPPORTED_PROTOCOL_VERSION
+        );
         assert_eq!(error["data"]["requested"], "1999-01-01");
         let supported: Vec<&str> = error["data"]["supported"]
             .as_array()
@@ -312,7 +321,7 @@ async fn bad_ids_are_404_with_a_json_rpc_error() {
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{what}");
         assert_eq!(
             answer.json()["error"]["code"],
-            jsonrpc::SESSION_NOT_FOUND,
+            jsonrpc::RpcError::SESSION_NOT_FOUND,
             "{what}"
         );
         assert!(
@@ -323,7 +332,10 @@ async fn bad_ids_are_404_with_a_json_rpc_error() {
     // Terminated (stale generation after reuse, or just ended).
     let answer = client.call(&stale, "echo", json!({})).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
-    assert_eq!(answer.json()["error"]["code"], jsonrpc::SESSION_NOT_FOUND);
+    assert_eq!(
+        answer.json()["error"]["code"],
+        jsonrpc::RpcError::SESSION_NOT_FOUND
+    );
     // GET and DELETE with bad ids: 404 too.
     for (_, id, _) in &cases {
         assert_eq!(
@@ -364,7 +376,10 @@ async fn delete_is_200_then_404() {
     assert_eq!(server.closes.count_reason(Reason::Deleted), 1);
     let again = client.delete(&id).await;
     assert_eq!(again.status, StatusCode::NOT_FOUND);
-    assert_eq!(again.json()["error"]["code"], jsonrpc::SESSION_NOT_FOUND);
+    assert_eq!(
+        again.json()["error"]["code"],
+        jsonrpc::RpcError::SESSION_NOT_FOUND
+    );
     assert_eq!(server.closes.count(), 1);
 }
 

@@ -47,7 +47,10 @@ async fn protocol_version_header_modern_serving_can_be_switched_off() {
     .await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
     let error = &answer.json()["error"];
-    assert_eq!(error["code"], jsonrpc::UNSUPPORTED_PROTOCOL_VERSION);
+    assert_eq!(
+        error["code"],
+        jsonrpc::RpcError::UNSUPPORTED_PROTOCOL_VERSION
+    );
     assert_eq!(error["data"]["requested"], "2026-07-28");
     assert!(!error["data"]["supported"]
         .as_array()
@@ -74,7 +77,7 @@ async fn server_validation_mismatched_or_missing_headers_are_400_header_mismatch
         let body = answer.json();
         assert_eq!(
             body["error"]["code"],
-            jsonrpc::HEADER_MISMATCH,
+            jsonrpc::RpcError::HEADER_MISMATCH,
             "{headers:?}"
         );
         assert_eq!(body["id"], 5);
@@ -107,7 +110,10 @@ async fn protocol_version_header_unknown_method_is_404_method_not_found() {
     let body = with_meta(json!({ "jsonrpc": "2.0", "id": 9, "method": "no/such" }));
     let answer = post(&client, &body, &[("mcp-method", "no/such")]).await;
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
-    assert_eq!(answer.json()["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
+    assert_eq!(
+        answer.json()["error"]["code"],
+        jsonrpc::RpcError::METHOD_NOT_FOUND
+    );
     assert_eq!(answer.json()["id"], 9);
 }
 
@@ -127,7 +133,10 @@ async fn per_request_protocol_fields_are_required() {
     )
     .await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
-    assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
+    assert_eq!(
+        answer.json()["error"]["code"],
+        jsonrpc::RpcError::INVALID_PARAMS
+    );
     assert_eq!(answer.json()["id"], 4);
     assert_eq!(server.probes.started.load(Ordering::SeqCst), 0);
 }
@@ -151,7 +160,10 @@ async fn a_member_the_layer_reads_given_twice_is_refused() {
         let headers = [("mcp-method", "tools/call"), ("mcp-name", "echo")];
         let answer = client.send(client.modern_request(body, &headers)).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{params}");
-        assert_eq!(answer.json()["error"]["code"], jsonrpc::INVALID_PARAMS);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            jsonrpc::RpcError::INVALID_PARAMS
+        );
         assert_eq!(answer.json()["id"], 6);
     }
 }
@@ -293,7 +305,10 @@ async fn the_envelope_answers_removed_methods_and_discovery_itself() {
         let body = with_meta(json!({ "jsonrpc": "2.0", "id": 8, "method": method }));
         let answer = post(&client, &body, &[("mcp-method", method)]).await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method}");
-        assert_eq!(answer.json()["error"]["code"], jsonrpc::METHOD_NOT_FOUND);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            jsonrpc::RpcError::METHOD_NOT_FOUND
+        );
         assert_eq!(answer.json()["id"], 8);
     }
     let body = with_meta(json!({ "jsonrpc": "2.0", "id": 9, "method": "server/discover" }));

@@ -162,7 +162,7 @@ fn assert_refused(answer: &Answer) {
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{:?}", answer.body);
     let body = answer.json();
     assert_eq!(body["id"], 3);
-    assert_eq!(body["error"]["code"], jsonrpc::INVALID_PARAMS);
+    assert_eq!(body["error"]["code"], jsonrpc::RpcError::INVALID_PARAMS);
     assert_eq!(body["error"]["message"], "Invalid requestState");
 }
 
@@ -384,7 +384,10 @@ async fn a_mirrored_parameter_contradicting_its_header_is_refused() {
     for headers in [&[("mcp-param-region", "us-east")][..], &[][..]] {
         let answer = call(&client, "regional", args.clone(), json!(null), headers).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{headers:?}");
-        assert_eq!(answer.json()["error"]["code"], jsonrpc::HEADER_MISMATCH);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            jsonrpc::RpcError::HEADER_MISMATCH
+        );
     }
     // The base64 sentinel is decoded before comparing.
     let encoded = call(

@@ -11,8 +11,8 @@ use http_support::{eventually, with_meta, Answer, Client};
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::modern::InputRequests;
-use sessionreg::http::tasks::{TaskWork, TASKS_EXTENSION};
 use sessionreg::http::SessionManager;
+use sessionreg::http::TaskWork;
 use sessionreg::http::{App, BearerTokens, Builder, Context, HandlerError, Reply};
 use sessionreg::{EndKind, Miss};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -127,7 +127,7 @@ async fn send(
         with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
     if tasks {
         body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-            json!({ "extensions": { TASKS_EXTENSION: {} } });
+            json!({ "extensions": { TaskWork::EXTENSION: {} } });
     }
     let name = name.map(str::to_owned).or_else(|| params_name(&body));
     let mut headers = vec![("mcp-method", method)];
@@ -201,7 +201,7 @@ async fn a_task_runs_is_polled_and_completes_and_discovery_says_so() {
     let client = Client::new(&served.url);
     let discover = send(&client, "server/discover", json!({}), false, None).await;
     assert_eq!(
-        discover.json()["result"]["capabilities"]["extensions"][TASKS_EXTENSION],
+        discover.json()["result"]["capabilities"]["extensions"][TaskWork::EXTENSION],
         json!({})
     );
     let id = create(&client, "wait").await;
@@ -237,7 +237,7 @@ async fn without_the_extension_a_task_runs_inline_or_is_refused_when_required() 
     let error = &refused.json()["error"];
     assert_eq!(error["code"], -32021);
     assert_eq!(
-        error["data"]["requiredCapabilities"]["extensions"][TASKS_EXTENSION],
+        error["data"]["requiredCapabilities"]["extensions"][TaskWork::EXTENSION],
         json!({})
     );
     // The task methods too, before the id is even looked at.
@@ -317,7 +317,7 @@ async fn guessed_ids_and_another_principals_task_are_not_found_and_counted() {
     let not_found = |answer: Answer| {
         assert_eq!(answer.status, StatusCode::OK);
         let error = &answer.json()["error"];
-        assert_eq!(error["code"], jsonrpc::INVALID_PARAMS);
+        assert_eq!(error["code"], jsonrpc::RpcError::INVALID_PARAMS);
         assert_eq!(error["message"], "Failed to retrieve task: Task not found");
     };
     not_found(send(&bob, "tasks/get", json!({ "taskId": id }), true, None).await);
@@ -358,7 +358,10 @@ async fn the_routing_header_must_name_the_task() {
     )
     .await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
-    assert_eq!(answer.json()["error"]["code"], jsonrpc::HEADER_MISMATCH);
+    assert_eq!(
+        answer.json()["error"]["code"],
+        jsonrpc::RpcError::HEADER_MISMATCH
+    );
 }
 
 #[tokio::test]

@@ -124,7 +124,7 @@ fn ask(
         Some(session) => session.ask(method, params),
         None => {
             return Reply::Error(jsonrpc::RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 "not in a session",
             ))
         }

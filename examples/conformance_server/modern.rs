@@ -7,7 +7,8 @@
 use crate::fixtures;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::RpcError;
-use sessionreg::http::modern::{InputRequests, ModernRequest};
+use sessionreg::http::modern::InputRequests;
+use sessionreg::http::ModernRequest;
 use sessionreg::http::Reply;
 
 /// The answer to a modern tool call; `None` for a tool of no era here.

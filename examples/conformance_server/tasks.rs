@@ -7,9 +7,10 @@
 use crate::fixtures;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, RpcError};
-use sessionreg::http::modern::{InputRequests, ModernRequest};
-use sessionreg::http::tasks::TaskWork;
+use sessionreg::http::modern::InputRequests;
+use sessionreg::http::ModernRequest;
 use sessionreg::http::Reply;
+use sessionreg::http::TaskWork;
 use std::time::Duration;
 
 /// The longest `slow_compute` (the suite asks for at most 60 s).
@@ -95,7 +96,7 @@ pub fn call(modern: &ModernRequest, name: &str, arguments: &Value) -> Option<Rep
         "protocol_error_job" => Reply::Task(TaskWork::new(|_ctx| async move {
             tokio::time::sleep(Duration::from_millis(100)).await;
             Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 "the job failed with a protocol error",
             ))
         })),

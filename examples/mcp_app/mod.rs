@@ -255,7 +255,7 @@ async fn call_tool(
         // `tasks/get`); for any other, the call's own answer.
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
             Some(ms) if ms <= MAX_SLEEP_MS => {
-                Reply::Task(mcp::tasks::TaskWork::new(move |_| async move {
+                Reply::Task(mcp::TaskWork::new(move |_| async move {
                     let _running = Sleeping::start();
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     Ok(text_content(&format!("slept {ms} ms")))

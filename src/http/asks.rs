@@ -46,13 +46,13 @@ impl Asks {
         let mut pending = self.lock();
         if pending.closed {
             return Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 "the session has ended",
             ));
         }
         if pending.waiting.len() >= MAX_PENDING {
             return Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 "too many requests to the client unanswered",
             ));
         }
@@ -90,18 +90,22 @@ impl Asks {
         };
         let answer = match &response.outcome {
             Ok(result) => serde_json::from_str(result.get())
-                .map_err(|e| RpcError::new(jsonrpc::PARSE_ERROR, e.to_string())),
+                .map_err(|e| RpcError::new(jsonrpc::RpcError::PARSE_ERROR, e.to_string())),
             Err(error) => Err(serde_json::from_str::<Value>(error.get())
                 .ok()
                 .map(|e| {
                     let mut error = RpcError::new(
-                        e["code"].as_i64().unwrap_or(jsonrpc::INTERNAL_ERROR),
+                        e["code"]
+                            .as_i64()
+                            .unwrap_or(jsonrpc::RpcError::INTERNAL_ERROR),
                         e["message"].as_str().unwrap_or("the client refused"),
                     );
                     error.data = e.get("data").cloned();
                     error
                 })
-                .unwrap_or_else(|| RpcError::new(jsonrpc::INTERNAL_ERROR, "the client refused"))),
+                .unwrap_or_else(|| {
+                    RpcError::new(jsonrpc::RpcError::INTERNAL_ERROR, "the client refused")
+                })),
         };
         let _ = tx.send(answer);
         true
@@ -135,7 +139,7 @@ impl Future for ClientAnswer {
         Pin::new(&mut self.rx).poll(cx).map(|answer| {
             answer.unwrap_or_else(|_| {
                 Err(RpcError::new(
-                    jsonrpc::INTERNAL_ERROR,
+                    jsonrpc::RpcError::INTERNAL_ERROR,
                     "the session ended unanswered",
                 ))
             })

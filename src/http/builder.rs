@@ -126,7 +126,7 @@ impl<A: App> Builder<A> {
     }
 
     /// Serves the tasks extension (`io.modelcontextprotocol/tasks`, see
-    /// [`tasks`](super::tasks)): a [`Reply::Task`](super::Reply::Task)
+    /// [`TaskWork`](super::TaskWork)): a [`Reply::Task`](super::Reply::Task)
     /// becomes a task for a client that asks for tasks. Off by default (the
     /// extension is opt-in): then every `Reply::Task` runs inline.
     pub fn tasks(mut self, enabled: bool) -> Self {
@@ -280,7 +280,7 @@ impl<A: App> Builder<A> {
     /// an empty queue. A server message to the standalone stream that does
     /// not fit is dropped and counted
     /// (`sessionreg_http_notifications_dropped_total`;
-    /// [`Context::notify`](super::Context::notify) returns `false`); a
+    /// [`LegacyRequest::notify`](super::LegacyRequest::notify) returns `false`); a
     /// streamed `POST` reply waits for room instead.
     pub fn stream_queue(mut self, messages: usize, bytes: usize) -> Self {
         self.config.stream_queue_messages = messages;

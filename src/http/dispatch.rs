@@ -96,7 +96,7 @@ impl Stop {
     /// for any other failure to answer; the data says the limit).
     pub(crate) fn error(self) -> RpcError {
         let mut error = RpcError::new(
-            jsonrpc::INTERNAL_ERROR,
+            jsonrpc::RpcError::INTERNAL_ERROR,
             "the request ran past the server's handler timeout",
         );
         if let Stop::TimedOut(limit) = self {

@@ -10,36 +10,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::fmt;
 
-/// Invalid JSON was received (`-32700`).
-pub const PARSE_ERROR: i64 = -32700;
-/// The JSON sent is not a valid JSON-RPC message (`-32600`).
-pub const INVALID_REQUEST: i64 = -32600;
-/// The method does not exist (`-32601`).
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// Invalid method parameters (`-32602`).
-pub const INVALID_PARAMS: i64 = -32602;
-/// Internal JSON-RPC error (`-32603`).
-pub const INTERNAL_ERROR: i64 = -32603;
-/// A transport-level refusal with no better code (`-32000`): missing session
-/// id, capacity, shutdown, forbidden origin, ...
-pub const SERVER_ERROR: i64 = -32000;
-/// The session named by `MCP-Session-Id` does not exist (any more) (`-32001`).
-pub const SESSION_NOT_FOUND: i64 = -32001;
-/// `HeaderMismatch` (2026-07-28, `-32020`): the request's `Mcp-Method`,
-/// `Mcp-Name` or `MCP-Protocol-Version` header is missing, malformed, or
-/// disagrees with its body.
-pub const HEADER_MISMATCH: i64 = -32020;
-/// `MissingRequiredClientCapabilityError` (2026-07-28, `-32021`): the
-/// request needs a capability the client did not declare on it.
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-/// `UnsupportedProtocolVersionError` (2026-07-28, `-32022`): the request's
-/// protocol version is not served; `data` lists the supported ones.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
-    /// The error code (see the constants in this module).
+    /// The error code (see the `RpcError::*` constants).
     pub code: i64,
     /// A short description.
     pub message: String,
@@ -48,6 +22,32 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// Invalid JSON was received (`-32700`).
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid JSON-RPC message (`-32600`).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist (`-32601`).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters (`-32602`).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error (`-32603`).
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// A transport-level refusal with no better code (`-32000`): missing session
+    /// id, capacity, shutdown, forbidden origin, ...
+    pub const SERVER_ERROR: i64 = -32000;
+    /// The session named by `MCP-Session-Id` does not exist (any more) (`-32001`).
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// `HeaderMismatch` (2026-07-28, `-32020`): the request's `Mcp-Method`,
+    /// `Mcp-Name` or `MCP-Protocol-Version` header is missing, malformed, or
+    /// disagrees with its body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// `MissingRequiredClientCapabilityError` (2026-07-28, `-32021`): the
+    /// request needs a capability the client did not declare on it.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// `UnsupportedProtocolVersionError` (2026-07-28, `-32022`): the request's
+    /// protocol version is not served; `data` lists the supported ones.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
     /// An error with `code` and `message` and no data.
     pub fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
@@ -62,7 +62,7 @@ impl RpcError {
     /// not declare: answered 400 at 2026-07-28.
     pub fn missing_capability(required: Value) -> RpcError {
         let mut error = RpcError::new(
-            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY,
             "Missing required client capability",
         );
         error.data = Some(json!({ "requiredCapabilities": required }));
@@ -71,12 +71,15 @@ impl RpcError {
 
     /// `-32601 Method not found`, naming the method.
     pub fn method_not_found(method: &str) -> RpcError {
-        RpcError::new(METHOD_NOT_FOUND, format!("method not found: {method}"))
+        RpcError::new(
+            RpcError::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
     }
 
     /// `-32602 Invalid params`.
     pub fn invalid_params(message: impl Into<String>) -> RpcError {
-        RpcError::new(INVALID_PARAMS, message)
+        RpcError::new(RpcError::INVALID_PARAMS, message)
     }
 
     /// The error as a JSON object.
@@ -262,7 +265,7 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de Raw
 }
 
 fn invalid(message: &str) -> RpcError {
-    RpcError::new(INVALID_REQUEST, message)
+    RpcError::new(RpcError::INVALID_REQUEST, message)
 }
 
 /// The first byte of a JSON text after any whitespace.
@@ -392,7 +395,7 @@ pub(crate) fn request_id(raw: &RawValue) -> Result<Value, RpcError> {
 }
 
 fn parse_error(error: &serde_json::Error) -> RpcError {
-    RpcError::new(PARSE_ERROR, format!("parse error: {error}"))
+    RpcError::new(RpcError::PARSE_ERROR, format!("parse error: {error}"))
 }
 
 /// The response message for request `id` with `result`.
@@ -495,7 +498,7 @@ mod tests {
         let (one, two): (u8, Value) = request.params_as().unwrap();
         assert_eq!((one, two), (1, json!({ "a": 2 })));
         let wrong = request.params_as::<String>().unwrap_err();
-        assert_eq!(wrong.code, INVALID_PARAMS);
+        assert_eq!(wrong.code, RpcError::INVALID_PARAMS);
         let Ok(Message::Notification(note)) = parse(r#"{"jsonrpc":"2.0","method":"n"}"#) else {
             panic!("a notification")
         };
@@ -524,7 +527,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"error":"no"}"#,
             r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
         ] {
-            assert_eq!(parse(text).unwrap_err().code, INVALID_REQUEST, "{text}");
+            assert_eq!(
+                parse(text).unwrap_err().code,
+                RpcError::INVALID_REQUEST,
+                "{text}"
+            );
         }
     }
 
@@ -539,12 +546,19 @@ mod tests {
             "\u{feff}{}",
             "nul",
         ] {
-            assert_eq!(parse(text).unwrap_err().code, PARSE_ERROR, "{text:?}");
+            assert_eq!(
+                parse(text).unwrap_err().code,
+                RpcError::PARSE_ERROR,
+                "{text:?}"
+            );
         }
         // Invalid UTF-8 inside a string.
         let mut bytes = br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"#.to_vec();
         bytes.extend_from_slice(b"\"\xff\"}}");
-        assert_eq!(Message::from_slice(&bytes).unwrap_err().code, PARSE_ERROR);
+        assert_eq!(
+            Message::from_slice(&bytes).unwrap_err().code,
+            RpcError::PARSE_ERROR
+        );
     }
 
     #[test]
@@ -557,12 +571,15 @@ mod tests {
         let Ok(Message::Request(request)) = parse(&text) else {
             panic!("a request")
         };
-        assert_eq!(request.params_value().unwrap_err().code, INVALID_PARAMS);
+        assert_eq!(
+            request.params_value().unwrap_err().code,
+            RpcError::INVALID_PARAMS
+        );
         // Unbalanced: a parse error, not a crash.
         let text = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}}}"#,
             "[".repeat(100_000)
         );
-        assert_eq!(parse(&text).unwrap_err().code, PARSE_ERROR);
+        assert_eq!(parse(&text).unwrap_err().code, RpcError::PARSE_ERROR);
     }
 }

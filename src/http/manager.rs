@@ -23,12 +23,15 @@ use super::drain::{self, DrainReport};
 use super::mrtr::sealing::RequestStateKeys;
 use super::reaper;
 use super::router;
+#[cfg(feature = "internals")]
 use super::session::SessionEntry;
 use super::shutdown::{self, ShutdownReport};
 use super::state::State;
 #[cfg(doc)]
 use crate::Reason;
-use crate::{Registry, Stats};
+#[cfg(feature = "internals")]
+use crate::Registry;
+use crate::Stats;
 use http::Response;
 use hyper::body::Body as HttpBody;
 use std::fmt;
@@ -134,8 +137,11 @@ impl<A: App> SessionManager<A> {
 
     // --- what it holds ----------------------------------------------------
 
-    /// The session registry (for stats, or to end a session from outside a
-    /// request: always through [`Registry::terminate`]).
+    /// The session registry. Not part of the API: for this crate's own
+    /// tests (feature `internals`); an application reads
+    /// [`stats`](Self::stats) and ends sessions through the manager.
+    #[cfg(feature = "internals")]
+    #[doc(hidden)]
     pub fn registry(&self) -> &Registry<SessionEntry<A::Session>> {
         &self.state.registry
     }

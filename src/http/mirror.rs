@@ -177,7 +177,7 @@ pub(crate) fn decode(value: &str) -> Option<String> {
 
 fn mismatch(message: String) -> RpcError {
     RpcError::new(
-        jsonrpc::HEADER_MISMATCH,
+        jsonrpc::RpcError::HEADER_MISMATCH,
         format!("Header mismatch: {message}"),
     )
 }
@@ -317,7 +317,7 @@ mod tests {
             ]),
         ] {
             let error = p.check(&bad, Some(&args)).unwrap_err();
-            assert_eq!(error.code, jsonrpc::HEADER_MISMATCH, "{bad:?}");
+            assert_eq!(error.code, jsonrpc::RpcError::HEADER_MISMATCH, "{bad:?}");
         }
         // No value (or null): no header expected.
         assert_eq!(

@@ -210,7 +210,7 @@ mod meta;
 mod mirror;
 pub mod modern;
 mod mrtr;
-pub mod protocol;
+mod protocol;
 mod reaper;
 mod reject;
 mod request_body;
@@ -221,7 +221,7 @@ mod session;
 mod shutdown;
 mod sse;
 mod state;
-pub mod tasks;
+mod tasks;
 
 pub use access::auth::{AuthError, Authenticator, Principal};
 pub use access::bearer::{BearerTokens, TokenFileError};
@@ -241,7 +241,8 @@ pub use config::{
 };
 pub use counters::HttpStats;
 pub use drain::DrainReport;
-pub use manager::{ResponseFuture, SessionManager};
+pub use manager::SessionManager;
+pub use protocol::Version;
 pub use server::serve;
-pub use session::SessionEntry;
 pub use shutdown::ShutdownReport;
+pub use tasks::{TaskContext, TaskWork};

@@ -9,27 +9,58 @@
 
 /// The legacy protocol versions (with sessions) this layer serves, oldest
 /// first.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub(crate) const LEGACY_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// The newest legacy version: what `initialize` is answered with when a
 /// client asks for one this layer does not know.
-pub const LATEST_LEGACY_VERSION: &str = "2025-11-25";
+pub(crate) const LATEST_LEGACY_VERSION: &str = "2025-11-25";
 /// The version assumed for a request without an `MCP-Protocol-Version`
 /// header (as the 2025-06-18 and later revisions say).
-pub const DEFAULT_VERSION: &str = "2025-03-26";
+pub(crate) const DEFAULT_VERSION: &str = "2025-03-26";
 /// The modern protocol version (no sessions): its requests never touch the
 /// session registry.
-pub const MODERN_VERSION: &str = "2026-07-28";
+pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 
-/// The protocol version a request was sent at.
+/// The protocol version a request was sent at: a legacy one (with
+/// sessions) or the modern one.
+///
+/// ```
+/// use sessionreg::http::Version;
+///
+/// assert_eq!(Version::named("2025-06-18"), Some(Version::Legacy("2025-06-18")));
+/// assert_eq!(Version::named(Version::MODERN), Some(Version::Modern));
+/// assert_eq!(Version::negotiate(Some("2099-01-01")), Version::LATEST_LEGACY);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
-    /// One of [`LEGACY_VERSIONS`]: the request belongs to a session.
+    /// One of [`Version::LEGACY`]: the request belongs to a session.
     Legacy(&'static str),
-    /// [`MODERN_VERSION`]: no session is looked up, minted or echoed.
+    /// [`Version::MODERN`]: no session is looked up, minted or echoed.
     Modern,
 }
 
 impl Version {
+    /// The legacy protocol versions (with sessions) this layer serves,
+    /// oldest first.
+    pub const LEGACY: [&'static str; 4] = LEGACY_VERSIONS;
+    /// The newest legacy version: what `initialize` is answered with when a
+    /// client asks for one this layer does not know.
+    pub const LATEST_LEGACY: &'static str = LATEST_LEGACY_VERSION;
+    /// The version assumed for a request without an `MCP-Protocol-Version`
+    /// header (as the 2025-06-18 and later revisions say).
+    pub const ASSUMED: &'static str = DEFAULT_VERSION;
+    /// The modern protocol version (no sessions): its requests never touch
+    /// the session registry.
+    pub const MODERN: &'static str = MODERN_VERSION;
+
+    /// The legacy version a server answers `initialize` with: the client's
+    /// if it is served, else the latest (MCP version negotiation). Never
+    /// the modern version, which has no `initialize`. The layer does this
+    /// itself for every `initialize`.
+    pub fn negotiate(requested: Option<&str>) -> &'static str {
+        negotiate(requested)
+    }
+
     /// The version string.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -57,10 +88,8 @@ impl Version {
     }
 }
 
-/// The legacy version a server answers `initialize` with: the client's if
-/// it is served, else the latest (MCP version negotiation). Never the
-/// modern version, which has no `initialize`.
-pub fn negotiate(requested: Option<&str>) -> &'static str {
+/// [`Version::negotiate`].
+pub(crate) fn negotiate(requested: Option<&str>) -> &'static str {
     requested
         .and_then(|r| LEGACY_VERSIONS.iter().find(|v| **v == r))
         .copied()

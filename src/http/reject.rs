@@ -113,10 +113,10 @@ pub(crate) enum Reject {
 /// any other error is an answer, 200.
 pub(crate) fn modern_status(error: &RpcError) -> StatusCode {
     match error.code {
-        jsonrpc::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        jsonrpc::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | jsonrpc::HEADER_MISMATCH
-        | jsonrpc::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        jsonrpc::RpcError::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        jsonrpc::RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | jsonrpc::RpcError::HEADER_MISMATCH
+        | jsonrpc::RpcError::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
 }
@@ -178,16 +178,17 @@ impl Reject {
 
     /// The JSON-RPC error of the body.
     fn error(&self) -> RpcError {
-        let server = |message: &str| RpcError::new(jsonrpc::SERVER_ERROR, message);
+        let server = |message: &str| RpcError::new(jsonrpc::RpcError::SERVER_ERROR, message);
         match self {
             Reject::ForbiddenOrigin => server("forbidden Origin"),
             Reject::ForbiddenHost => server("forbidden Host"),
             Reject::CrossOriginPreflight => {
                 server("cross-origin requests are allowed only from origins on the allow-list")
             }
-            Reject::DuplicateHeader(name) => {
-                RpcError::new(jsonrpc::INVALID_REQUEST, format!("more than one {name}"))
-            }
+            Reject::DuplicateHeader(name) => RpcError::new(
+                jsonrpc::RpcError::INVALID_REQUEST,
+                format!("more than one {name}"),
+            ),
             Reject::Unauthorized(_) => server("authentication required"),
             Reject::Forbidden => server("forbidden"),
             Reject::UnsupportedVersion { requested, modern } => {
@@ -199,7 +200,7 @@ impl Reject {
             Reject::BodyTooLarge => server("request body too large"),
             Reject::BodyTimedOut => server("the request body took too long"),
             Reject::Batch => RpcError::new(
-                jsonrpc::INVALID_REQUEST,
+                jsonrpc::RpcError::INVALID_REQUEST,
                 "JSON-RPC batches are not supported: send one message per POST",
             ),
             Reject::BodyUnreadable => server("could not read the request body"),
@@ -207,14 +208,14 @@ impl Reject {
                 server("missing MCP-Session-Id (only initialize starts a session)")
             }
             Reject::InitializeInSession => RpcError::new(
-                jsonrpc::INVALID_REQUEST,
+                jsonrpc::RpcError::INVALID_REQUEST,
                 "initialize must not carry an MCP-Session-Id",
             ),
             Reject::SessionNotFound => {
-                RpcError::new(jsonrpc::SESSION_NOT_FOUND, "session not found")
+                RpcError::new(jsonrpc::RpcError::SESSION_NOT_FOUND, "session not found")
             }
             Reject::SessionEnded => RpcError::new(
-                jsonrpc::SESSION_NOT_FOUND,
+                jsonrpc::RpcError::SESSION_NOT_FOUND,
                 "the session ended while the request ran",
             ),
             Reject::TooManyRequests => {
@@ -225,11 +226,11 @@ impl Reject {
             Reject::Draining => server(DRAINING),
             Reject::ShuttingDown => server("server is shutting down"),
             Reject::HandlerFailed { in_session: true } => RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 "the handler failed; the session has ended",
             ),
             Reject::HandlerFailed { in_session: false } => {
-                RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler failed")
+                RpcError::new(jsonrpc::RpcError::INTERNAL_ERROR, "the handler failed")
             }
             Reject::StreamConnected => server("this stream is already connected"),
             Reject::UnknownStream => server("Last-Event-ID names no stream of this session"),
@@ -291,7 +292,7 @@ fn unsupported_version(requested: &str, modern: bool) -> RpcError {
     }
     supported.extend(LEGACY_VERSIONS.iter().rev());
     let mut error = RpcError::new(
-        jsonrpc::UNSUPPORTED_PROTOCOL_VERSION,
+        jsonrpc::RpcError::UNSUPPORTED_PROTOCOL_VERSION,
         format!(
             "Unsupported protocol version: {requested} (supported: {})",
             supported.join(", ")
@@ -335,7 +336,7 @@ mod tests {
     #[test]
     fn an_unsupported_version_lists_the_served_ones() {
         let error = unsupported_version("1999-01-01", true);
-        assert_eq!(error.code, jsonrpc::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(error.code, jsonrpc::RpcError::UNSUPPORTED_PROTOCOL_VERSION);
         let data = error.data.unwrap();
         assert_eq!(data["supported"][0], MODERN_VERSION);
         assert_eq!(data["requested"], "1999-01-01");

@@ -36,12 +36,14 @@ impl<S> SessionEntry<S> {
     }
 
     /// The application's state of the session.
+    #[cfg(feature = "internals")]
     pub fn state(&self) -> &S {
         &self.state
     }
 
     /// The principal the session is bound to; `None` when its
     /// `initialize` had none.
+    #[cfg(feature = "internals")]
     pub fn owner(&self) -> Option<&Principal> {
         self.owner.as_ref()
     }

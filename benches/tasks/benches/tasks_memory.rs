@@ -36,7 +36,7 @@ use http_body_util::{BodyExt, Full};
 use moka::sync::Cache;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
-use sessionreg::http::tasks::{TaskWork, TASKS_EXTENSION};
+use sessionreg::http::TaskWork;
 use sessionreg::http::{App, Context, HandlerError, Reply, SessionManager};
 use sessionreg::{EndKind, Ended, TaskStore};
 use std::sync::Arc;
@@ -106,7 +106,7 @@ fn call(id: usize) -> http::Request<Full<Bytes>> {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": { "name": "bench", "version": "1" },
                 "io.modelcontextprotocol/clientCapabilities": {
-                    "extensions": { TASKS_EXTENSION: {} },
+                    "extensions": { TaskWork::EXTENSION: {} },
                 },
             },
         },

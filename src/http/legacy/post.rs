@@ -48,7 +48,7 @@ where
         // error, so that a dual-era client does not fall back to
         // `initialize` (the transport page: the header is required).
         let error = RpcError::new(
-            jsonrpc::HEADER_MISMATCH,
+            jsonrpc::RpcError::HEADER_MISMATCH,
             "Header mismatch: MCP-Protocol-Version header is required",
         );
         return Reject::Malformed(error).respond(id.as_ref(), config);

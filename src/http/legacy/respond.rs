@@ -43,7 +43,10 @@ pub(crate) fn respond(
                 StatusCode::OK,
                 &jsonrpc::error_message(
                     Some(id),
-                    &RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler gave no response"),
+                    &RpcError::new(
+                        jsonrpc::RpcError::INTERNAL_ERROR,
+                        "the handler gave no response",
+                    ),
                 ),
             ),
         },

@@ -65,7 +65,6 @@ mod respond;
 mod scope;
 mod validate;
 
-pub use crate::http::app::ModernRequest;
 pub use crate::http::discovery::{CacheScope, Discovery};
 pub use crate::http::meta::LogLevel;
 pub use crate::http::mirror::{MirrorError, MirroredParams};
@@ -73,7 +72,7 @@ pub use crate::http::mrtr::sealing::{RequestStateKeys, StateRejection};
 pub use crate::http::mrtr::{InputRequests, InputRequired};
 
 use crate::http::access::auth::Principal;
-use crate::http::app::{App, Context};
+use crate::http::app::{App, Context, ModernRequest};
 use crate::http::body::{self, Body};
 use crate::http::discovery;
 use crate::http::dispatch;

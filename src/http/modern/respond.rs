@@ -91,7 +91,10 @@ pub(super) fn respond<A: App>(
             StatusCode::OK,
             &jsonrpc::error_message(
                 id,
-                &RpcError::new(jsonrpc::INTERNAL_ERROR, "the handler gave no response"),
+                &RpcError::new(
+                    jsonrpc::RpcError::INTERNAL_ERROR,
+                    "the handler gave no response",
+                ),
             ),
         ),
         Outcome::Failed => Reject::HandlerFailed { in_session: false }.respond(id, config),

@@ -101,7 +101,7 @@ pub(super) fn check_headers(
         Message::Notification(note) => &note.method,
         Message::Response(_) => {
             return Err(RpcError::new(
-                jsonrpc::INVALID_REQUEST,
+                jsonrpc::RpcError::INVALID_REQUEST,
                 "a client must not send JSON-RPC responses at protocol version 2026-07-28",
             ))
         }
@@ -208,7 +208,7 @@ fn decode_sentinel(value: &str) -> Result<String, RpcError> {
 
 fn header_mismatch(message: String) -> RpcError {
     RpcError::new(
-        jsonrpc::HEADER_MISMATCH,
+        jsonrpc::RpcError::HEADER_MISMATCH,
         format!("Header mismatch: {message}"),
     )
 }
@@ -287,7 +287,7 @@ mod tests {
             ]),
         ] {
             let error = check_headers(&bad, &call("echo")).unwrap_err();
-            assert_eq!(error.code, jsonrpc::HEADER_MISMATCH, "{bad:?}");
+            assert_eq!(error.code, jsonrpc::RpcError::HEADER_MISMATCH, "{bad:?}");
         }
         // "Value Encoding": the sentinel is decoded before comparing.
         let encoded = headers(&[
@@ -320,7 +320,7 @@ mod tests {
         let h = headers(&[("mcp-method", "tools/list")]);
         assert_eq!(check_headers(&h, &list("2026-07-28")), Ok(()));
         let error = check_headers(&h, &list("2025-11-25")).unwrap_err();
-        assert_eq!(error.code, jsonrpc::HEADER_MISMATCH);
+        assert_eq!(error.code, jsonrpc::RpcError::HEADER_MISMATCH);
     }
 
     /// Per-request protocol fields: `_meta` with the version and the client
@@ -341,7 +341,7 @@ mod tests {
         ] {
             assert_eq!(
                 check_meta(&with(bad)).unwrap_err().code,
-                jsonrpc::INVALID_PARAMS
+                jsonrpc::RpcError::INVALID_PARAMS
             );
         }
         let bare = message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
@@ -366,7 +366,7 @@ mod tests {
                 format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
             let message = Message::from_slice(body.as_bytes()).unwrap();
             let error = fields(&message).err().expect("refused");
-            assert_eq!(error.code, jsonrpc::INVALID_PARAMS, "{params}");
+            assert_eq!(error.code, jsonrpc::RpcError::INVALID_PARAMS, "{params}");
         }
     }
 
@@ -379,6 +379,6 @@ mod tests {
         assert!(check_headers(&h, &note).is_err());
         let response = message(json!({ "jsonrpc": "2.0", "id": 1, "result": {} }));
         let error = check_headers(&HeaderMap::new(), &response).unwrap_err();
-        assert_eq!(error.code, jsonrpc::INVALID_REQUEST);
+        assert_eq!(error.code, jsonrpc::RpcError::INVALID_REQUEST);
     }
 }

@@ -32,7 +32,7 @@ pub(crate) fn ask(
 ) -> Result<InputRequired, RpcError> {
     if !INPUT_METHODS.contains(&method) {
         return Err(RpcError::new(
-            jsonrpc::INTERNAL_ERROR,
+            jsonrpc::RpcError::INTERNAL_ERROR,
             format!("{} cannot ask for input", method),
         ));
     }
@@ -51,7 +51,7 @@ pub(crate) fn ask(
     if kept.is_empty() && requests.state.is_none() {
         if missing.is_empty() {
             return Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 "an input_required answer needs input requests or a state",
             ));
         }
@@ -149,7 +149,7 @@ impl InputRequests {
     }
 
     /// State of the application's own, given back on the retry
-    /// ([`Modern::state`]), sealed: the client can neither read nor change
+    /// ([`ModernRequest::state`](crate::http::ModernRequest::state)), sealed: the client can neither read nor change
     /// it, and it opens only for this principal and this request, before
     /// its expiry.
     pub fn state(mut self, state: Vec<u8>) -> Self {
@@ -171,7 +171,7 @@ impl InputRequests {
     }
 }
 
-/// An `input_required` answer, made by [`Modern::input_required`] (so only
+/// An `input_required` answer, made by [`ModernRequest::input_required`](crate::http::ModernRequest::input_required) (so only
 /// for a modern request that may ask for input); the layer seals its state
 /// and sends it.
 #[derive(Debug, Clone)]

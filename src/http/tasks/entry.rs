@@ -94,7 +94,7 @@ impl TaskEntry {
         let mut live = self.live();
         if let Some(key) = requests.keys().find(|k| live.used.contains(*k)) {
             return Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
+                jsonrpc::RpcError::INTERNAL_ERROR,
                 format!("input request key {key:?} was used before in this task"),
             ));
         }
@@ -151,7 +151,7 @@ fn unanswered(ended: &Ended<Value>) -> Option<Value> {
         Ended::Abandoned => "the task's work stopped without an answer",
         _ => return None,
     };
-    Some(json!({ "code": jsonrpc::INTERNAL_ERROR, "message": message }))
+    Some(json!({ "code": jsonrpc::RpcError::INTERNAL_ERROR, "message": message }))
 }
 
 /// The task's fields (`Task`, and `DetailedTask`'s status payload), as

@@ -60,12 +60,12 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The extension's identifier, as clients declare it under
-/// `capabilities.extensions`.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// `capabilities.extensions` ([`TaskWork::EXTENSION`]).
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// The polling interval suggested to clients unless the work says
-/// otherwise ([`TaskWork::poll_interval`]).
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// otherwise ([`TaskWork::DEFAULT_POLL_INTERVAL`]).
+pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The tasks the layer keeps.
 pub(crate) type Store = crate::TaskStore<TaskEntry, serde_json::Value>;

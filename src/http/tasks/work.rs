@@ -32,7 +32,7 @@ type Work = Box<dyn FnOnce(TaskContext) -> BoxFuture<'static, Result<Value, RpcE
 ///
 /// ```
 /// use serde_json::json;
-/// use sessionreg::http::tasks::TaskWork;
+/// use sessionreg::http::TaskWork;
 ///
 /// let work = TaskWork::new(|_ctx| async move {
 ///     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -49,6 +49,14 @@ pub struct TaskWork {
 }
 
 impl TaskWork {
+    /// The extension's identifier, as clients declare it under
+    /// `capabilities.extensions` (and `server/discover` advertises it).
+    pub const EXTENSION: &'static str = super::TASKS_EXTENSION;
+
+    /// The polling interval suggested to clients unless the work says
+    /// otherwise ([`poll_interval`](TaskWork::poll_interval)).
+    pub const DEFAULT_POLL_INTERVAL: Duration = super::DEFAULT_POLL_INTERVAL;
+
     /// Work to run: `work` gets the task's [`TaskContext`].
     pub fn new<F, Fut>(work: F) -> TaskWork
     where
@@ -72,7 +80,7 @@ impl TaskWork {
     }
 
     /// The polling interval suggested to the client (`pollIntervalMs`;
-    /// default [`DEFAULT_POLL_INTERVAL`](super::DEFAULT_POLL_INTERVAL)).
+    /// default [`TaskWork::DEFAULT_POLL_INTERVAL`]).
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = Some(interval);
         self
@@ -150,7 +158,7 @@ impl TaskContext {
             Inner::Task { task, .. } => task,
             Inner::Inline { .. } => {
                 return Err(RpcError::new(
-                    jsonrpc::INTERNAL_ERROR,
+                    jsonrpc::RpcError::INTERNAL_ERROR,
                     "this call runs without the tasks extension: it cannot wait for input",
                 ))
             }
@@ -164,7 +172,7 @@ impl TaskContext {
                 }
                 Err(_) => {
                     return Err(RpcError::new(
-                        jsonrpc::INTERNAL_ERROR,
+                        jsonrpc::RpcError::INTERNAL_ERROR,
                         "the task ended before its input arrived",
                     ))
                 }
