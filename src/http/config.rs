@@ -3,17 +3,20 @@
 //! Data only: each bound is enforced where its refusal is answered (the
 //! module named beside it).
 //!
-//! | bound | default | enforced in |
-//! |---|---|---|
-//! | body size, body read time | 4 MiB, 30 s | `request_body.rs` (413, 408) |
-//! | requests in flight per session | 100 | `legacy/` through the registry's `begin_at_most` (429) |
-//! | handlers in flight | 10 000 | `admission.rs` (503) |
-//! | a request's work | 300 s | `dispatch.rs` (-32603) |
-//! | a `requestState`'s life; single-use ones recorded | 10 min; 100 000 | `modern/sealing.rs` (-32602; 503 when full) |
-//! | tasks held; an ended task's retention | 10 000; 10 min | `tasks/` (503 when full; freed by the reaper) |
-//! | stream queue, stalled writes | 64 messages, 256 KiB; 60 s | `sse/outlet.rs`, `server/stall_io.rs` |
-//! | event logs | per stream, per session 256 KiB, in all 128 MiB | `sse/resume.rs` |
-//! | header read, idle connection, connections, HTTP/2 | 10 s, 60 s, 10 000, 20 s / 100 streams | `server/` (only where [`serve`](super::serve) runs) |
+//! Their defaults and what happens at each are in the one bounds table of
+//! the layer's docs ([`crate::http`], "Bounds"); where each is enforced:
+//!
+//! | bound | enforced in |
+//! |---|---|
+//! | body size, body read time | `request_body.rs` (413, 408) |
+//! | requests in flight per session | `legacy/` through the registry's `begin_at_most` (429) |
+//! | handlers in flight | `admission.rs` (503) |
+//! | a request's work | `dispatch.rs` (-32603) |
+//! | a `requestState`'s life; single-use ones recorded | `mrtr/sealing.rs` (-32602; 503 when full) |
+//! | tasks held; an ended task's retention | `tasks/` (503 when full; freed by the reaper) |
+//! | stream queue, stalled writes | `sse/outlet.rs`, `server/stall_io.rs` |
+//! | event logs | `sse/resume.rs` |
+//! | header read, idle connection, connections, HTTP/2 | `server/` (only where [`serve`](super::serve) runs) |
 
 use std::time::Duration;
 

@@ -112,25 +112,30 @@
 //!
 //! ## Bounds
 //!
-//! Every bound has a production default and a [`Builder`] method (a
-//! timeout of 100 years or more is none):
+//! Every bound has a production default, a [`Builder`] method and a flag of
+//! the example servers (`examples/mcp_server.rs`); this table is the one
+//! source, which the README copies (CI checks the copy: `.ci/rule-tests`):
 //!
-//! | bound | default | what happens at it |
-//! |---|---|---|
-//! | [header read](Builder::header_read_timeout) | 10 s | the connection is closed (HTTP/1: hyper's timer, also between keep-alive requests; before the protocol is known and for HTTP/2: no first request in that time) |
-//! | [body read](Builder::body_read_timeout) | 30 s | 408, the connection closed |
-//! | [idle connection](Builder::connection_idle_timeout) | 60 s | a connection with no request for that long is shut down gracefully |
-//! | [open connections](Builder::max_connections) | 10 000 | `serve` stops accepting until one closes (the kernel's backlog holds the rest) |
-//! | [HTTP/2 keep-alive](Builder::http2_keep_alive) | ping every 20 s, 20 s to answer | the connection is closed |
-//! | [HTTP/2 streams](Builder::http2_max_concurrent_streams) | 100 per connection | the client must wait (the protocol's own refusal) |
-//! | [requests per session](Builder::max_requests_per_session) | 100 in flight (an open `GET` stream counts) | 429 with `Retry-After`; the session serves on |
-//! | [handlers overall](Builder::max_handlers) | 10 000 in flight | 503 with `Retry-After` |
-//! | [handler timeout](Builder::handler_timeout) | 300 s | the work is dropped; a JSON-RPC error (-32603) |
-//! | [body size](Builder::max_body_bytes) | 4 MiB | 413 |
-//! | [stream queue](Builder::stream_queue) | 64 messages and 256 KiB | a message that does not fit is dropped and counted |
-//! | [stalled writes](Builder::stall_timeout) | 60 s | the stream (and in `serve`, the connection) ends |
-//! | [event logs per session](Builder::event_log_session_bytes) | 256 KiB, all its streams (when a log is on) | the oldest events go first |
-//! | [event logs in all](Builder::event_log_total_bytes) | 128 MiB | a session lets its own oldest go, or logs nothing |
+//! | bound | default | `Builder` method | flag |
+//! |---|---|---|---|
+//! | request headers (and, on HTTP/1, the next request of an idle connection) | 10 s, then closed | `header_read_timeout` | `--header-read-timeout-ms` |
+//! | a whole `POST` body | 30 s, then 408 | `body_read_timeout` | `--body-read-timeout-ms` |
+//! | a connection with nothing in flight | 60 s, then closed | `connection_idle_timeout` | `--connection-idle-timeout-ms` |
+//! | open connections | 10 000; past it, no accepting | `max_connections` | `--max-connections` |
+//! | HTTP/2 keep-alive | a ping every 20 s, 20 s to answer | `http2_keep_alive` | `--http2-keep-alive-ms` |
+//! | HTTP/2 streams per connection | 100 | `http2_max_concurrent_streams` | `--http2-max-streams` |
+//! | requests in flight per session | 100; then 429 + `Retry-After` | `max_requests_per_session` | `--max-requests-per-session` |
+//! | handlers in flight overall | 10 000; then 503 + `Retry-After` | `max_handlers` | `--max-handlers` |
+//! | a request's work (its handler, then its streamed reply) | 300 s; then dropped, and the request gets a JSON-RPC error (-32603); it also ends with its session, by any path | `handler_timeout` | `--handler-timeout-ms` |
+//! | request body | 4 MiB; then 413 (params kept as raw JSON: a request costs its size) | `max_body_bytes` | `--max-body-bytes` |
+//! | an SSE stream's queue | 64 messages and 256 KiB; a notification that does not fit is dropped and counted | `stream_queue` | `--stream-queue-messages`, `--stream-queue-bytes` |
+//! | a write that makes no progress | 60 s; then the stream (and in `serve`, the connection) ends | `stall_timeout` | `--stall-timeout-ms` |
+//! | event logs (for resumable SSE streams) | per stream, its event count (`event_log_events`: none by default, 256 in the examples); per session, all its streams together, 256 KiB; all sessions together, 128 MiB; a stream nobody opened keeps none | `event_log_events`, `event_log_session_bytes`, `event_log_total_bytes` | `--event-log`, `--event-log-bytes`, `--event-log-total-bytes` |
+//! | live sessions | 65 536 (the example: 10 000); then 503 + `Retry-After` | `capacity` | `--max-sessions` |
+//! | tasks (the tasks extension, 2026-07-28), running or ended and retained | 10 000; then 503 + `Retry-After` | `task_capacity` | — |
+//! | an ended task's result, unread | 600 s after its work ends (its `ttlMs`); running work is never cut short unless `task_ttl_ends_work` | `task_retention` | — |
+//! | a sealed `requestState` (2026-07-28 multi-round-trip requests) | opens for 600 s | `request_state_ttl` | — |
+//! | single-use `requestState`s not used yet | 100 000; then 503 + `Retry-After` | `single_use_states` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2, and the socket half of stalled writes) are applied by [`serve`];
