@@ -189,7 +189,12 @@ fn write_all(out: &mut String, stats: &Stats) -> std::fmt::Result {
         "# HELP sessionreg_sessions_terminated_total Sessions ended, by reason."
     )?;
     writeln!(out, "# TYPE sessionreg_sessions_terminated_total counter")?;
-    for reason in Reason::ALL {
+    // The session reasons always (dashboards expect every label); any
+    // other reason a registry ended entries for, once it has.
+    let shown = Reason::ALL
+        .into_iter()
+        .filter(|r| Reason::SESSION.contains(r) || stats.terminated(*r) > 0);
+    for reason in shown {
         writeln!(
             out,
             "sessionreg_sessions_terminated_total{{reason=\"{}\"}} {}",

@@ -16,11 +16,35 @@ pub enum Reason {
     Shutdown,
     /// Its first request was rejected after the session was created.
     Rejected,
+    /// The client went away (a stream it held open closed).
+    Disconnected,
+    /// It fell too far behind: its queue filled (a listen stream whose
+    /// client does not read).
+    Lagged,
+    /// The node is draining, for a rolling restart.
+    Drained,
+    /// A service it needed went away (a fleet's bus, for a listen stream).
+    Unavailable,
 }
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 5] = [
+    pub const ALL: [Reason; 9] = [
+        Reason::Deleted,
+        Reason::IdleTimeout,
+        Reason::Failed,
+        Reason::Shutdown,
+        Reason::Rejected,
+        Reason::Disconnected,
+        Reason::Lagged,
+        Reason::Drained,
+        Reason::Unavailable,
+    ];
+
+    /// The reasons a session of the HTTP layer (or a registry used as the
+    /// core's docs show) ends for: the labels of
+    /// `sessionreg_sessions_terminated_total`.
+    pub const SESSION: [Reason; 5] = [
         Reason::Deleted,
         Reason::IdleTimeout,
         Reason::Failed,
@@ -29,7 +53,8 @@ impl Reason {
     ];
 
     /// The metric label value: `deleted`, `idle_timeout`, `failed`,
-    /// `shutdown` or `rejected`.
+    /// `shutdown`, `rejected`, `disconnected`, `lagged`, `drained` or
+    /// `unavailable`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Reason::Deleted => "deleted",
@@ -37,6 +62,10 @@ impl Reason {
             Reason::Failed => "failed",
             Reason::Shutdown => "shutdown",
             Reason::Rejected => "rejected",
+            Reason::Disconnected => "disconnected",
+            Reason::Lagged => "lagged",
+            Reason::Drained => "drained",
+            Reason::Unavailable => "unavailable",
         }
     }
 

@@ -9,6 +9,7 @@ use super::access::{Access, AllowLists, RebindingProtection};
 use super::app::App;
 use super::config::*;
 use super::manager::SessionManager;
+use super::listen::{self, Listeners, Publisher, Topics};
 use super::mrtr::sealing::RequestStateKeys;
 use super::session::{self, SessionEntry};
 use super::state::State;
@@ -32,6 +33,7 @@ pub struct Builder<A: App> {
     protection: RebindingProtection,
     authenticator: Option<Arc<dyn Authenticator>>,
     keys: Option<RequestStateKeys>,
+    publisher: Option<Publisher>,
 }
 
 impl<A: App> SessionManager<A> {
@@ -46,6 +48,7 @@ impl<A: App> SessionManager<A> {
             protection: RebindingProtection::Auto,
             authenticator: None,
             keys: None,
+            publisher: None,
         }
     }
 }
@@ -156,6 +159,52 @@ impl<A: App> Builder<A> {
     /// `TaskManager` aborts it), and the retention counts from its end.
     pub fn task_ttl_ends_work(mut self, ends: bool) -> Self {
         self.config.task_ttl_ends_work = ends;
+        self
+    }
+
+    // --- listen streams (2026-07-28 `subscriptions/listen`) ---------------
+
+    /// The publisher the application publishes changes through (default: a
+    /// new one, [`SessionManager::publisher`]): give the same one to the
+    /// application before building, to publish from its handlers. One
+    /// publisher may serve several managers.
+    pub fn publisher(mut self, publisher: Publisher) -> Self {
+        self.publisher = Some(publisher);
+        self
+    }
+
+    /// Listen streams open at once, all principals together (default
+    /// [`DEFAULT_LISTEN_CAPACITY`]); past it a listen gets 503 with
+    /// `Retry-After`.
+    pub fn listen_capacity(mut self, streams: usize) -> Self {
+        self.config.listen_capacity = streams;
+        self
+    }
+
+    /// Listen streams one principal may hold open (default
+    /// [`DEFAULT_LISTEN_SHARE`]); past it a listen gets 429, and no other
+    /// principal notices. `None`: no share (only the capacity). Requests
+    /// without a principal (no authenticator) have none.
+    pub fn listen_share(mut self, streams: Option<usize>) -> Self {
+        self.config.listen_share = streams;
+        self
+    }
+
+    /// Publications one listen stream may have waiting (default
+    /// [`DEFAULT_LISTEN_QUEUE`]): a stream whose client does not keep up is
+    /// ended when it fills, gracefully (its client re-listens and refetches,
+    /// as the spec says), never waited for.
+    pub fn listen_queue(mut self, publications: usize) -> Self {
+        self.config.listen_queue = publications;
+        self
+    }
+
+    /// Resource URIs one listen filter (or one legacy session's
+    /// `resources/subscribe`s) is honoured for (default
+    /// [`DEFAULT_LISTEN_URIS`]): the first ones; the acknowledgement says
+    /// which.
+    pub fn listen_uris(mut self, uris: usize) -> Self {
+        self.config.listen_uris = uris;
         self
     }
 
@@ -389,18 +438,39 @@ impl<A: App> Builder<A> {
     pub fn build(self) -> Result<SessionManager<A>, BuildError> {
         let app = Arc::new(self.app);
         let closer = Arc::clone(&app);
+        let topics = Arc::new(Topics::default());
+        let index = Arc::clone(&topics);
         let registry = self
             .registry
             .on_close(
                 move |id: &SessionId, entry: &SessionEntry<A::Session>, reason: Reason| {
-                    session::close(id, entry, reason, |state| closer.closed(id, state, reason))
+                    session::close(id, entry, reason, &index, |state| {
+                        closer.closed(id, state, reason)
+                    })
                 },
             )
             .build()?;
+        let bounds = listen::Bounds {
+            capacity: self.config.listen_capacity,
+            share: self.config.listen_share,
+            queue: self.config.listen_queue,
+            uris: self.config.listen_uris,
+        };
+        let listeners = Arc::new(Listeners::new(bounds, registry.node_id(), topics)?);
+        let publisher = self.publisher.unwrap_or_default();
         let config = self.config.validated(self.idle_timeout);
         let access = Access::new(self.allow, self.protection);
         let keys = self.keys.unwrap_or_else(RequestStateKeys::random);
-        let state = State::new(app, registry, config, access, self.authenticator, keys);
+        let state = State::new(
+            app,
+            registry,
+            config,
+            access,
+            self.authenticator,
+            keys,
+            listeners,
+            publisher,
+        );
         Ok(SessionManager::from_state(state))
     }
 }

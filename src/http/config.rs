@@ -74,6 +74,16 @@ pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 /// configured.
 pub const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
 
+/// Listen streams (`subscriptions/listen`) open at once unless configured.
+pub const DEFAULT_LISTEN_CAPACITY: usize = 10_000;
+/// Listen streams one principal may hold open unless configured.
+pub const DEFAULT_LISTEN_SHARE: usize = 100;
+/// Publications one listen stream may have waiting unless configured; a
+/// stream whose queue fills is ended (its client re-listens).
+pub const DEFAULT_LISTEN_QUEUE: usize = 64;
+/// Resource URIs one listen filter is honoured for unless configured.
+pub const DEFAULT_LISTEN_URIS: usize = 256;
+
 /// Tasks held at most (running, or ended and retained) unless configured.
 pub const DEFAULT_TASK_CAPACITY: usize = 10_000;
 /// How long an ended task stays readable unless configured (its `ttlMs`).
@@ -123,6 +133,12 @@ pub(crate) struct Config {
     pub(crate) task_retention: Duration,
     /// Whether a task's TTL ends its work (settles it `expired`).
     pub(crate) task_ttl_ends_work: bool,
+    /// Listen streams open at once.
+    pub(crate) listen_capacity: usize,
+    /// Listen streams per principal; `None`: no share.
+    pub(crate) listen_share: Option<usize>,
+    pub(crate) listen_queue: usize,
+    pub(crate) listen_uris: usize,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -158,6 +174,10 @@ impl Default for Config {
             task_capacity: DEFAULT_TASK_CAPACITY,
             task_retention: DEFAULT_TASK_RETENTION,
             task_ttl_ends_work: false,
+            listen_capacity: DEFAULT_LISTEN_CAPACITY,
+            listen_share: Some(DEFAULT_LISTEN_SHARE),
+            listen_queue: DEFAULT_LISTEN_QUEUE,
+            listen_uris: DEFAULT_LISTEN_URIS,
             reap_interval: None,
         }
     }

@@ -57,9 +57,13 @@ pub struct DrainReport {
 pub(crate) fn start<A: App>(state: &State<A>) -> bool {
     let started = state.phase.start_drain();
     if started {
+        // Listen streams end gracefully now: their clients re-listen, and
+        // the balancer sends them to the nodes that stay.
+        let listeners = state.listeners.end_all(crate::Reason::Drained);
         tracing::info!(
             live = state.registry.len(),
-            "draining: new sessions are refused, live ones served to their end"
+            listeners,
+            "draining: new sessions and listen streams are refused, live sessions served to their end"
         );
     }
     started

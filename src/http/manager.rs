@@ -20,6 +20,7 @@ use super::app::App;
 use super::body::Body;
 use super::counters::{self, HttpStats};
 use super::drain::{self, DrainReport};
+use super::listen::{Publisher, Sink};
 use super::mrtr::sealing::RequestStateKeys;
 use super::reaper;
 use super::router;
@@ -77,9 +78,19 @@ impl<A: App> fmt::Debug for SessionManager<A> {
 
 impl<A: App> SessionManager<A> {
     pub(crate) fn from_state(state: State<A>) -> SessionManager<A> {
-        SessionManager {
-            state: Arc::new(state),
-        }
+        let state = Arc::new(state);
+        // Weak: the publisher must not keep the endpoint alive.
+        let sink: Arc<dyn Sink> = state.clone();
+        state.publisher.attach(Arc::downgrade(&sink));
+        SessionManager { state }
+    }
+
+    /// The publisher that reaches this endpoint's listeners (listen streams
+    /// and legacy sessions): a clone of the one given to
+    /// [`Builder::publisher`](super::Builder::publisher), or the manager's
+    /// own.
+    pub fn publisher(&self) -> Publisher {
+        self.state.publisher.clone()
     }
 
     pub(crate) fn state(&self) -> &Arc<State<A>> {

@@ -45,3 +45,7 @@ impl LogLevel {
         })
     }
 }
+
+/// The `_meta` key that stamps every message of a listen stream with its
+/// subscription (the `subscriptions/listen` request's JSON-RPC id).
+pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";

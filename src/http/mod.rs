@@ -204,10 +204,12 @@ mod config;
 mod counters;
 mod discovery;
 mod dispatch;
+mod fanout;
 mod drain;
 mod header_rules;
 pub mod headers;
 pub mod jsonrpc;
+mod listen;
 mod legacy;
 mod manager;
 mod message;
@@ -238,7 +240,8 @@ pub use builder::Builder;
 pub use config::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_EVENT_LOG_SESSION_BYTES,
     DEFAULT_EVENT_LOG_TOTAL_BYTES, DEFAULT_HANDLER_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_BODY,
+    DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_LISTEN_CAPACITY,
+    DEFAULT_LISTEN_QUEUE, DEFAULT_LISTEN_SHARE, DEFAULT_LISTEN_URIS, DEFAULT_MAX_BODY,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION,
     DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SINGLE_USE_STATES,
     DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT, DEFAULT_STREAM_QUEUE_BYTES,
@@ -246,6 +249,7 @@ pub use config::{
 };
 pub use counters::HttpStats;
 pub use drain::DrainReport;
+pub use listen::{Audience, Change, Publisher};
 pub use manager::SessionManager;
 pub use protocol::Version;
 pub use server::serve;

@@ -65,6 +65,11 @@ pub(crate) enum Reject {
     Overloaded,
     /// 503: no room for another session.
     AtCapacity,
+    /// 429: the requester's principal holds its whole share of a store
+    /// (`store`, at most `share` places): nobody else is affected.
+    ShareFull { store: &'static str, share: usize },
+    /// 503: a store is full, all principals together.
+    StoreFull { store: &'static str },
     /// 503: the node is draining and takes no new session.
     Draining,
     /// 503: the server is shutting down.
@@ -157,8 +162,12 @@ impl Reject {
                 StatusCode::NOT_FOUND
             }
             Reject::TaskNotFound | Reject::TaskExpired | Reject::TaskParams(_) => StatusCode::OK,
-            Reject::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
-            Reject::Overloaded | Reject::AtCapacity | Reject::Draining | Reject::ShuttingDown => {
+            Reject::TooManyRequests | Reject::ShareFull { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Reject::Overloaded
+            | Reject::AtCapacity
+            | Reject::StoreFull { .. }
+            | Reject::Draining
+            | Reject::ShuttingDown => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Reject::HandlerFailed { .. } => StatusCode::INTERNAL_SERVER_ERROR,
@@ -172,7 +181,12 @@ impl Reject {
     fn retries(&self) -> bool {
         matches!(
             self,
-            Reject::TooManyRequests | Reject::Overloaded | Reject::AtCapacity | Reject::Draining
+            Reject::TooManyRequests
+                | Reject::ShareFull { .. }
+                | Reject::StoreFull { .. }
+                | Reject::Overloaded
+                | Reject::AtCapacity
+                | Reject::Draining
         )
     }
 
@@ -223,6 +237,12 @@ impl Reject {
             }
             Reject::Overloaded => server("the server is busy; retry later"),
             Reject::AtCapacity => server("too many sessions; retry later"),
+            Reject::ShareFull { store, share } => server(&format!(
+                "this principal holds its whole share of {store} ({share}); end one, or retry later"
+            )),
+            Reject::StoreFull { store } => server(&format!(
+                "the server holds as many {store} as it may; retry later"
+            )),
             Reject::Draining => server(DRAINING),
             Reject::ShuttingDown => server("server is shutting down"),
             Reject::HandlerFailed { in_session: true } => RpcError::new(

@@ -4,11 +4,13 @@
 
 use super::access::auth::Principal;
 use super::asks::Asks;
+use super::listen::{Member, Topic, Topics};
 use super::running::Running;
 use super::sse::Streams;
 use crate::{Reason, SessionId};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
+use std::sync::Mutex;
 
 /// What a session is in the registry: the application's state, the
 /// session's streams, and its running work.
@@ -22,6 +24,9 @@ pub struct SessionEntry<S> {
     /// The principal that opened the session, if one was present: only
     /// requests of the same principal find the session.
     pub(crate) owner: Option<Principal>,
+    /// The resources it subscribed to (`resources/subscribe`), whose
+    /// updates it hears.
+    pub(crate) uris: Mutex<Vec<Box<str>>>,
 }
 
 impl<S> SessionEntry<S> {
@@ -32,6 +37,7 @@ impl<S> SessionEntry<S> {
             running: Running::default(),
             asks: Asks::default(),
             owner,
+            uris: Mutex::default(),
         }
     }
 
@@ -71,13 +77,20 @@ pub(crate) fn close<S>(
     id: &SessionId,
     entry: &SessionEntry<S>,
     reason: Reason,
+    topics: &Topics,
     closed: impl FnOnce(&S),
 ) {
     // Work first: a request that stops sees why, and a streamed reply is
     // dropped before its stream is closed under it.
     entry.running.end(reason);
     entry.asks.close();
+    // Its standalone stream leaves the list-change topics as it closes;
+    // its resource subscriptions go here.
     entry.streams.close();
+    let uris = std::mem::take(&mut *entry.uris.lock().unwrap_or_else(|e| e.into_inner()));
+    for uri in uris {
+        topics.leave(&Topic::Uri(uri), Member::Session(*id));
+    }
     // `?id`: the Debug form (index, generation, node) names the session
     // without its secret; the Display form is a credential.
     tracing::debug!(session = ?id, reason = reason.as_str(), "session closed");

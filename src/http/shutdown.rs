@@ -37,6 +37,9 @@ pub(crate) fn now<A: App>(state: &State<A>) -> usize {
     if let Some(tasks) = state.tasks.as_ref() {
         tasks.shutdown();
     }
+    // Listen streams end gracefully (each gets its result): their clients
+    // re-listen elsewhere.
+    state.listeners.end_all(Reason::Shutdown);
     state.registry.terminate_all(Reason::Shutdown)
 }
 

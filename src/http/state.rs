@@ -11,6 +11,7 @@ use super::app::App;
 use super::config::Config;
 use super::counters::HttpCounters;
 use super::dispatch::Runner;
+use super::listen::{Listeners, Publisher};
 use super::mrtr::sealing::{RequestStateKeys, Sealer};
 use super::session::SessionEntry;
 use super::sse::resume::{LogBounds, LogBudget};
@@ -39,6 +40,10 @@ pub(crate) struct State<A: App> {
     pub(crate) sealer: Sealer,
     /// The tasks extension's store, when it is served.
     pub(crate) tasks: Option<Tasks>,
+    /// The listen streams, and what they (and the sessions) listen to.
+    pub(crate) listeners: Arc<Listeners>,
+    /// What the application publishes through (see `fanout.rs`).
+    pub(crate) publisher: Publisher,
     /// The idle reaper, once started; aborted when the state is dropped.
     pub(crate) reaper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -59,6 +64,8 @@ impl<A: App> State<A> {
         access: Access,
         authenticator: Option<Arc<dyn Authenticator>>,
         keys: RequestStateKeys,
+        listeners: Arc<Listeners>,
+        publisher: Publisher,
     ) -> State<A> {
         let counters = Arc::new(HttpCounters::new());
         let sealer = Sealer::new(keys, config.request_state_ttl, config.single_use_states);
@@ -92,6 +99,8 @@ impl<A: App> State<A> {
             sse,
             sealer,
             tasks,
+            listeners,
+            publisher,
             reaper: OnceLock::new(),
         }
     }

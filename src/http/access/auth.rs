@@ -73,6 +73,21 @@ impl fmt::Debug for Principal {
     }
 }
 
+/// As its name: the audience of a publication carries principals across a
+/// fleet's bus.
+impl serde::Serialize for Principal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Principal {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Principal, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Ok(Principal::new(name))
+    }
+}
+
 impl fmt::Display for Principal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -68,7 +68,9 @@ fn stream<A: App, B>(
     // keeps the stream, and its idle clock starts when the stream ends
     // (the client went away, the stream stalled, or the session ended
     // and the stream with it).
-    outlet.hold(Box::new(in_flight));
+    // While it is open, the stream hears list changes (see `Publisher`).
+    let joined = super::subscriptions::ListChanges::join(&state.listeners.topics, session.id());
+    outlet.hold(Box::new((in_flight, joined)));
     if state.config.stall_timeout.is_some() {
         // Notifications are pushed from anywhere, with nobody waiting on
         // the stream: this watch finds a client that stopped reading.

@@ -17,6 +17,7 @@ mod initialize;
 mod post;
 mod respond;
 mod scope;
+mod subscriptions;
 
 use crate::http::access::auth::Principal;
 use crate::http::app::{App, Context, LegacyRequest};

@@ -85,6 +85,15 @@ where
                 Message::Response(response) if request.asks.answer(response) => {
                     return body::status(StatusCode::ACCEPTED);
                 }
+                // The session hears the resource's updates from now on (the
+                // application answers the request as before).
+                Message::Request(call) => super::subscriptions::subscribe(
+                    &state.listeners.topics,
+                    request.id(),
+                    &request,
+                    call,
+                    config.listen_uris,
+                ),
                 _ => {}
             }
             let outcome = super::run(state, request, message, version, parts).await;

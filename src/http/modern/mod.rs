@@ -76,14 +76,16 @@ use crate::http::app::{App, Context, ModernRequest};
 use crate::http::body::{self, Body};
 use crate::http::discovery;
 use crate::http::dispatch;
-use crate::http::jsonrpc::Message;
+use crate::http::jsonrpc::{Message, Request};
 use crate::http::message;
 use crate::http::mrtr;
 use crate::http::reject::Reject;
 use crate::http::state::State;
 use crate::http::tasks::{self, TaskChoice};
 use envelope::Envelope;
+use http::request::Parts;
 use http::{Method, Response};
+use serde_json::Value;
 use hyper::body::Body as HttpBody;
 use input::Binds;
 use respond::{AbortOnDrop, Answering};
@@ -165,6 +167,9 @@ where
     if request.method == "server/discover" {
         return body::result(&request.id, &discovery::result(&discovery));
     }
+    if request.method == "subscriptions/listen" {
+        return listen(state, request, &parts);
+    }
     let (modern, opened) = match request::read(state, request, &fields, &parts) {
         Ok(read) => read,
         Err(reject) => return reject.respond(id.as_ref(), config),
@@ -219,6 +224,40 @@ where
         cancel,
     };
     respond::respond(state, outcome.await, answering)
+}
+
+/// `subscriptions/listen`: the listen stream, acknowledgement first (see
+/// `crate::http::listen`); refused while the node drains or shuts down.
+fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Response<Body> {
+    let config = &state.config;
+    let id = Some(&request.id);
+    let closing = || {
+        if state.phase.is_shutting_down() {
+            Some(crate::Reason::Shutdown)
+        } else if state.phase.is_draining() {
+            Some(crate::Reason::Drained)
+        } else {
+            None
+        }
+    };
+    match closing() {
+        Some(crate::Reason::Shutdown) => return Reject::ShuttingDown.respond(id, config),
+        Some(_) => return Reject::Draining.respond(id, config),
+        None => {}
+    }
+    let params = request.params_value().unwrap_or(Value::Null);
+    let owner = Principal::of(parts).cloned();
+    match state.listeners.open(
+        &request.id,
+        &params,
+        owner,
+        config.sse_keep_alive,
+        &state.counters,
+        closing,
+    ) {
+        Ok(body) => state.sse.listen(body),
+        Err(reject) => reject.respond(id, config),
+    }
 }
 
 /// The scope of a 2026-07-28 request's work, its streamed answer through

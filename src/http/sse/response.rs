@@ -23,7 +23,27 @@ impl Responder {
     /// An SSE response carrying `outlet`'s frames.
     pub(crate) fn stream(&self, outlet: Arc<Outlet>) -> Response<Body> {
         let body = SseBody::new(outlet, self.keep_alive, Arc::clone(&self.counters));
-        let mut response = Response::new(BodyExt::boxed(body));
+        with_headers(Response::new(BodyExt::boxed(body)))
+    }
+
+    /// An SSE response carrying any stream body (a listen stream's).
+    pub(crate) fn listen<B>(&self, body: B) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = bytes::Bytes, Error = std::convert::Infallible> + Send + Sync + 'static,
+    {
+        with_headers(Response::new(BodyExt::boxed(body)))
+    }
+
+    /// An SSE response that ends at once (for a request with nothing more
+    /// to say).
+    pub(crate) fn ended(&self) -> Response<Body> {
+        self.stream(Outlet::ended(Arc::clone(&self.counters)))
+    }
+}
+
+/// The headers of every SSE response.
+fn with_headers(mut response: Response<Body>) -> Response<Body> {
+    {
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         // `no-transform`: no proxy may compress or rewrite the stream; and
@@ -38,12 +58,6 @@ impl Responder {
             HeaderName::from_static("x-accel-buffering"),
             HeaderValue::from_static("no"),
         );
-        response
     }
-
-    /// An SSE response that ends at once (for a request with nothing more
-    /// to say).
-    pub(crate) fn ended(&self) -> Response<Body> {
-        self.stream(Outlet::ended(Arc::clone(&self.counters)))
-    }
+    response
 }

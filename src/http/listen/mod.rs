@@ -1,0 +1,245 @@
+//! `subscriptions/listen` (2026-07-28, SEP-2575): the modern era's channel
+//! for change, on a registry of listeners.
+//!
+//! A client that wants to hear of change sends `subscriptions/listen` with
+//! a filter; the response *is* the stream. The layer answers it itself (the
+//! application publishes, it does not serve the method):
+//!
+//! * **acknowledges first** (`notifications/subscriptions/acknowledged`,
+//!   with the subset of the filter it honours: every kind, and the first
+//!   [`Builder::listen_uris`](crate::http::Builder::listen_uris) resource
+//!   URIs: `filter.rs`), then sends only the kinds asked for, each stamped
+//!   with `_meta["io.modelcontextprotocol/subscriptionId"]`, the listen
+//!   request's id (`body.rs`);
+//! * keeps each stream as an entry of a [`Registry`] of its own, so every
+//!   way it ends goes through the one terminate CAS, whose winner runs its
+//!   cleanup once (the queue closed, the topics left, the share given
+//!   back) and whose reason is counted: the client went away
+//!   ([`Reason::Disconnected`]), its queue filled ([`Reason::Lagged`]: a
+//!   listener that falls behind is ended, never waited for), the server
+//!   shuts down or drains ([`Reason::Shutdown`], [`Reason::Drained`]: the
+//!   stream ends gracefully with the request's result), the fleet's bus
+//!   went away ([`Reason::Unavailable`]). The handler timeout does not end
+//!   it: no handler runs;
+//! * bounds them: a global capacity (503 with `Retry-After` past it), a
+//!   share per principal below it (429, and no other principal notices),
+//!   a queue per listener, the URIs per filter;
+//! * fans a publication out to the listeners that asked for its kind or its
+//!   URI (`topics.rs`) and whose principal is in its [`Audience`], without a
+//!   lock and without allocating per listener (`inbox.rs`).
+//!
+//! Applications publish through a [`Publisher`] (`publisher.rs`); the same
+//! publication reaches legacy sessions as their revision has it (the
+//! standalone `GET` stream for list changes, `resources/subscribe` for a
+//! resource's updates: `crate::http::fanout`).
+
+mod body;
+mod change;
+mod filter;
+mod inbox;
+mod publisher;
+mod topics;
+
+pub use change::{Audience, Change};
+pub use publisher::Publisher;
+
+pub(crate) use change::{Prepared, Publication, Shared};
+pub(crate) use inbox::Offered;
+pub(crate) use publisher::Sink;
+pub(crate) use topics::{Member, Topic, Topics};
+pub(crate) use Bounds as ListenBounds;
+
+use crate::http::access::auth::Principal;
+use crate::http::counters::HttpCounters;
+use crate::http::meta::META_SUBSCRIPTION_ID;
+use crate::http::reject::Reject;
+use crate::shares::{Share, Shares};
+use crate::{Reason, Registry, SessionId};
+use body::ListenBody;
+use bytes::Bytes;
+use filter::Filter;
+use inbox::Inbox;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One listen stream, as its registry keeps it.
+pub(crate) struct Listener {
+    /// The principal that opened it: only publications whose audience
+    /// admits it reach it.
+    pub(crate) owner: Option<Principal>,
+    pub(crate) inbox: Arc<Inbox>,
+    /// The topics it joined, left at its end.
+    topics: Vec<Topic>,
+    /// Its place in its principal's share, given back when the entry is
+    /// freed.
+    _share: Option<Share<Principal>>,
+}
+
+/// The listeners of one endpoint: their registry, the topics they (and the
+/// legacy sessions) listen to, and their bounds.
+pub(crate) struct Listeners {
+    pub(crate) registry: Registry<Listener>,
+    pub(crate) topics: Arc<Topics>,
+    shares: Option<Shares<Principal>>,
+    queue: usize,
+    uris: usize,
+}
+
+/// The bounds of an endpoint's listeners.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    /// Listen streams open at once, all principals together.
+    pub(crate) capacity: usize,
+    /// Listen streams one principal may hold open; `None`: no share.
+    pub(crate) share: Option<usize>,
+    /// Publications one stream may have waiting.
+    pub(crate) queue: usize,
+    /// Resource URIs one filter is honoured for.
+    pub(crate) uris: usize,
+}
+
+impl Listeners {
+    /// The listeners of a new endpoint whose ids carry `node`.
+    pub(crate) fn new(
+        bounds: Bounds,
+        node: u8,
+        topics: Arc<Topics>,
+    ) -> Result<Listeners, crate::BuildError> {
+        let index = Arc::clone(&topics);
+        let registry = Registry::builder()
+            .capacity(bounds.capacity)
+            .node_id(node)
+            .on_close(move |id: &SessionId, listener: &Listener, reason: Reason| {
+                // The one end, run by the terminate winner: nothing more is
+                // delivered, the topics forget it, the stream ends.
+                listener.inbox.close(reason);
+                for topic in &listener.topics {
+                    index.leave(topic, Member::Listener(*id));
+                }
+                tracing::debug!(listener = ?id, reason = reason.as_str(), "listen stream ended");
+            })
+            .build()?;
+        let shares = match bounds.share {
+            Some(limit) => Some(Shares::new(limit).map_err(|_| crate::BuildError::ZeroCapacity)?),
+            None => None,
+        };
+        Ok(Listeners {
+            registry,
+            topics,
+            shares,
+            queue: bounds.queue,
+            uris: bounds.uris,
+        })
+    }
+
+    /// Opens a listen stream for request `id` (its `params`) of `owner`:
+    /// the stream's body, acknowledgement first; or the refusal.
+    /// `closing` says whether the endpoint is ending its listeners (a
+    /// shutdown or a drain), looked at after the stream is registered: one
+    /// that raced the sweep is ended at once, gracefully.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        id: &Value,
+        params: &Value,
+        owner: Option<Principal>,
+        keep_alive: Option<Duration>,
+        counters: &Arc<HttpCounters>,
+        closing: impl Fn() -> Option<Reason>,
+    ) -> Result<ListenBody, Reject> {
+        let filter = Filter::honoured(params, self.uris).map_err(Reject::Malformed)?;
+        let share = match (&self.shares, &owner) {
+            (Some(shares), Some(principal)) => Some(
+                shares
+                    .take(principal)
+                    .map_err(|full| Reject::ShareFull {
+                        store: "listen streams",
+                        share: full.share,
+                    })?,
+            ),
+            _ => None,
+        };
+        let (inbox, outbox) = Inbox::new(self.queue);
+        let topics: Vec<Topic> = filter.topics().collect();
+        let listener = Listener {
+            owner,
+            inbox,
+            topics,
+            _share: share,
+        };
+        let Ok(held) = self.registry.insert_in_flight(listener) else {
+            return Err(Reject::StoreFull {
+                store: "listen streams",
+            });
+        };
+        let handle = crate::Session::clone(&held);
+        // Not idle-timed (a listen stream is open while its client holds
+        // it): the in-flight count is not needed past the insert.
+        drop(held);
+        let member = Member::Listener(handle.id());
+        for topic in &handle.topics {
+            self.topics.join(topic, member);
+        }
+        if let Some(reason) = closing() {
+            // Registered while a shutdown or a drain swept: end it too.
+            let _ = self.registry.terminate_session(&handle, reason);
+        }
+        if handle.is_terminated() {
+            // Ended (by a sweep) while it joined: it may have left before
+            // it joined; leave again.
+            for topic in &handle.topics {
+                self.topics.leave(topic, member);
+            }
+        }
+        let id_text: Box<str> = serde_json::to_string(id)
+            .unwrap_or_else(|_| "null".into())
+            .into_boxed_str();
+        let ack = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {
+                "_meta": { META_SUBSCRIPTION_ID: id },
+                "notifications": filter.acknowledged(),
+            },
+        });
+        let ack = Bytes::from(format!(
+            "data: {}\n\n",
+            serde_json::to_string(&ack).unwrap_or_default()
+        ));
+        Ok(ListenBody::new(
+            ack,
+            outbox,
+            id_text,
+            keep_alive,
+            handle,
+            Arc::clone(self),
+            Arc::clone(counters),
+        ))
+    }
+
+    /// Offers a publication to the listener `id`, if it is live and its
+    /// principal is in the audience; ends it ([`Reason::Lagged`]) if its
+    /// queue is full. Whether it was queued.
+    pub(crate) fn offer(&self, id: &SessionId, publication: &Shared) -> bool {
+        let Some(listener) = self.registry.get(id) else {
+            return false;
+        };
+        if !publication.publication.audience.admits(listener.owner.as_ref()) {
+            return false;
+        }
+        match listener.inbox.offer(publication) {
+            Offered::Queued => true,
+            Offered::Full => {
+                let _ = self.registry.terminate_session(&listener, Reason::Lagged);
+                false
+            }
+            Offered::Closed => false,
+        }
+    }
+
+    /// Ends every listen stream (gracefully: each gets its result) for
+    /// `reason` (a shutdown, a drain, the bus gone); how many.
+    pub(crate) fn end_all(&self, reason: Reason) -> usize {
+        self.registry.terminate_all(reason)
+    }
+}
