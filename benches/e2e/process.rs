@@ -1,7 +1,7 @@
 //! The servers under measurement: spawned (or found already running) and
 //! stopped, and what `/proc/<pid>` says about them.
 
-use crate::options::Options;
+use crate::options::{Options, Spec};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,15 +23,12 @@ pub struct Server {
 }
 
 impl Server {
-    /// Spawns the server at `path` with room for the idle sessions, and
+    /// Spawns the server `spec` with room for the idle sessions, and
     /// `extra` flags after the common ones.
-    pub fn spawn(path: &PathBuf, o: &Options, extra: &[String]) -> Server {
-        let (child, url) = spawn_server(path, o.idle + 1_000, &o.log, extra);
+    pub fn spawn(spec: &Spec, o: &Options, extra: &[String]) -> Server {
+        let (child, url) = spawn_server(spec, o.idle + 1_000, &o.log, extra);
         let pid = child.id();
-        let mut name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let mut name = spec.name.clone();
         for flag in extra {
             name = format!("{name} {flag}");
         }
@@ -73,15 +70,12 @@ pub fn default_server() -> PathBuf {
     dir.join("examples").join("mcp_server")
 }
 
-/// Starts the server at `path` on a free loopback port; returns it and the
+/// Starts the server `spec` on a free loopback port; returns it and the
 /// URL its first stdout line names.
-fn spawn_server(
-    path: &PathBuf,
-    max_sessions: usize,
-    log: &str,
-    extra: &[String],
-) -> (Child, String) {
+fn spawn_server(spec: &Spec, max_sessions: usize, log: &str, extra: &[String]) -> (Child, String) {
+    let path = &spec.program;
     let mut child = Command::new(path)
+        .args(&spec.args)
         .env("RUST_LOG", log)
         .args(["--addr", "127.0.0.1:0"])
         .args(["--max-sessions", &max_sessions.to_string()])
