@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Splices the tables `benches/run.sh` wrote into BENCHMARKS.md.
+
+BENCHMARKS.md marks each generated block with a pair of comments:
+
+    <!-- table:NAME -->
+    ...replaced...
+    <!-- /table:NAME -->
+
+NAME is a file of the results directory without its extension (registry,
+memory, e2e-modern, e2e-legacy, e2e-rmcp, e2e-tasks, callgrind, tasks,
+tasks-memory, times) or `goals`, the goals table built here from the JSON
+the steps wrote, so that every status is read from the tables beside it.
+A block whose file is missing is left as it was (and said so on stderr).
+
+usage: report.py RESULTS_DIR BENCHMARKS.md
+"""
+import json
+import os
+import re
+import sys
+
+HEADER = ("commit:", "date:", "cpu:", "kernel:", "load average", "python:", "node:", "threads:",
+          "report:")
+
+
+def e2e_block(text):
+    """The machine lines, then the medians, ratios, strace and RSS lines of
+    a benches/e2e output (the per-round rows stay in the results file)."""
+    lines = text.splitlines()
+    head = [l for l in lines if l.startswith(HEADER)]
+    out, keep = [], False
+    for l in lines:
+        if l.startswith(("medians over the rounds", "system calls per")) or " live tasks created" in l:
+            keep = True
+        if l.startswith("churn:"):
+            out.append(l)
+            keep = False
+            continue
+        if l.startswith(("RSS of", "server ", "RUST_LOG", "checked ")) or "'s answer:" in l:
+            continue
+        if keep or l.startswith(("load average after", "| ÷ server")):
+            out.append(l)
+    return "```\n" + "\n".join(head) + "\n```\n\n" + "\n".join(out).strip() + "\n"
+
+
+def plain_block(text):
+    lines = text.splitlines()
+    head = [l for l in lines if l.startswith(HEADER)]
+    body = [l for l in lines if not l.startswith(HEADER) and not l.startswith("---")]
+    return ("```\n" + "\n".join(head) + "\n```\n\n" if head else "") + "\n".join(body).strip() + "\n"
+
+
+def load(d, name):
+    path = os.path.join(d, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def goals_block(d):
+    rows = []
+    reg = load(d, "registry-goals.json")
+    if reg:
+        for g in reg["goals"]:
+            rows.append(("registry", g["goal"], f"{g['figure']:.2f}×",
+                         "met" if g["figure"] <= g["bound"] else "missed"))
+    for name, era, cpu in [("e2e-modern.json", "2026-07-28 tools/call", 0.25),
+                           ("e2e-legacy.json", "legacy session churn", 0.4)]:
+        e = load(d, name)
+        if not e:
+            continue
+        for r in e["ratios"]:
+            if r["to"] == "rmcp":
+                rows.append(("end to end", f"{era}: server CPU per {e['unit']} ≤ {cpu}× rmcp's",
+                             f"{r['cpu']:.2f}×", "met" if r["cpu"] <= cpu else "missed"))
+                rows.append(("end to end", f"{era}: p99 latency ≤ 0.5× rmcp's", f"{r['p99']:.2f}×",
+                             "met" if r["p99"] <= 0.5 else "missed"))
+            elif r["to"] in ("python_sdk", "typescript_sdk"):
+                rows.append(("end to end", f"{era}: server CPU per {e['unit']} ÷ {r['to']} (stated)",
+                             f"{r['cpu']:.3f}× (p99 {r['p99']:.3f}×)", "—"))
+    tasks = load(d, "tasks-goals.json")
+    if tasks:
+        for g in tasks["goals"]:
+            x = g["figure"]
+            if x is None:
+                rows.append(("tasks", g["goal"], "—", "not measured"))
+                continue
+            ok = x >= g["bound"] if g.get("inverse") else x <= g["bound"]
+            rows.append(("tasks", g["goal"], f"{x:.2f}×", "met" if ok else "missed"))
+    if not rows:
+        return None
+    out = ["| area | goal | figure | status |", "|---|---|---:|---|"]
+    out += [f"| {a} | {g} | {x} | **{s}** |" if s == "missed" else f"| {a} | {g} | {x} | {s} |"
+            for a, g, x, s in rows]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    d, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        doc = f.read()
+
+    def block(name):
+        if name == "goals":
+            return goals_block(d)
+        for ext in (".md", ".txt"):
+            p = os.path.join(d, name + ext)
+            if os.path.exists(p):
+                with open(p) as f:
+                    text = f.read()
+                return e2e_block(text) if name.startswith("e2e") else plain_block(text)
+        return None
+
+    def replace(m):
+        name = m.group(1)
+        new = block(name)
+        if new is None:
+            print(f"report.py: no results for table {name}; left as it was", file=sys.stderr)
+            return m.group(0)
+        return f"<!-- table:{name} -->\n{new}<!-- /table:{name} -->"
+
+    doc = re.sub(r"<!-- table:([\w-]+) -->\n.*?<!-- /table:\1 -->", replace, doc, flags=re.S)
+    with open(path, "w") as f:
+        f.write(doc)
+
+
+if __name__ == "__main__":
+    main()
