@@ -23,10 +23,11 @@ pub struct Server {
 }
 
 impl Server {
-    /// Spawns the server `spec` with room for the idle sessions, and
-    /// `extra` flags after the common ones.
+    /// Spawns the server `spec` with room for the idle sessions (or the
+    /// live tasks of `--tasks`), and `extra` flags after the common ones.
     pub fn spawn(spec: &Spec, o: &Options, extra: &[String]) -> Server {
-        let (child, url) = spawn_server(spec, o.idle + 1_000, &o.log, extra);
+        let room = o.idle.max(o.tasks.unwrap_or(0)) + 1_000;
+        let (child, url) = spawn_server(spec, room, &o.log, extra);
         let pid = child.id();
         let mut name = spec.name.clone();
         for flag in extra {
