@@ -123,7 +123,11 @@ def main():
     for a in ["--profile", "--tasks-profile", "--e2e", "--mcp-server", "--rmcp-server"]:
         ap.add_argument(a)
     ap.add_argument("--only")
+    ap.add_argument("--render", nargs="+")
     o = ap.parse_args()
+    if o.render:
+        render_saved(o.render)
+        return
     rows = []  # (what, who, Ir per op, allocations per op)
 
     if o.only in (None, "registry"):
@@ -147,23 +151,57 @@ def main():
                 rows.append((f"server: {era}", who, (ir3 - ir1) / (2 * n) / per,
                              (a3 - a1) / (2 * n) / per))
 
-    print("Instructions (callgrind Ir) and heap allocations per operation, "
-          "(X(3n) − X(n)) ÷ 2n:\n")
-    print("| operation | who | instructions | allocations |")
-    print("|---|---|---:|---:|")
+    render(rows)
+
+
+def render(rows):
+    """Three tables, one per kind of operation: a column per peer, each cell
+    'instructions / allocations'."""
+    print("Instructions (callgrind Ir) / heap allocations per operation, "
+          "(X(3n) − X(n)) ÷ 2n; lower is better:\n")
+    kinds = []
     for what, who, ir, al in rows:
-        print(f"| {what} | {who} | {ir:,.0f} | {al:.2f} |")
-    # sessionreg ÷ each peer, where both were measured.
-    print()
-    by = {}
-    for what, who, ir, al in rows:
-        by.setdefault(what, {})[who] = (ir, al)
-    for what, whos in by.items():
-        ref = "mcp_server" if "mcp_server" in whos else "sessionreg"
-        if ref in whos and len(whos) > 1:
-            others = ", ".join(f"{w} {whos[ref][0] / ir:.2f}×" for w, (ir, _) in whos.items()
-                               if w != ref and ir > 0)
-            print(f"- {what}: {ref}'s instructions ÷ {others}")
+        kind = what.split(":")[0]
+        if kind not in kinds:
+            kinds.append(kind)
+    for kind in kinds:
+        mine = [r for r in rows if r[0].split(":")[0] == kind]
+        whos = []
+        for _, who, _, _ in mine:
+            if who not in whos:
+                whos.append(who)
+        ops = []
+        for what, _, _, _ in mine:
+            if what not in ops:
+                ops.append(what)
+        cell = {(what, who): (ir, al) for what, who, ir, al in mine}
+        print("| " + kind + " | " + " | ".join(whos) + " |")
+        print("|---|" + "---:|" * len(whos))
+        for op in ops:
+            cells = []
+            for who in whos:
+                if (op, who) in cell:
+                    ir, al = cell[(op, who)]
+                    cells.append(f"{ir:,.0f} / {al:.2f}")
+                else:
+                    cells.append("")
+            print(f"| {op.split(': ', 1)[1]} | " + " | ".join(cells) + " |")
+        print()
+
+
+def render_saved(paths):
+    """Renders the rows of earlier runs' tables (`--render FILE...`): the
+    lines '| what | who | instructions | allocations |' of this script's
+    row format."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if len(cells) == 4 and ":" in cells[0] and cells[2].replace(",", "").isdigit():
+                    rows.append((cells[0], cells[1], float(cells[2].replace(",", "")),
+                                 float(cells[3])))
+    render(rows)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,19 @@ import os
 import re
 import sys
 
-HEADER = ("commit:", "date:", "cpu:", "kernel:", "load average", "python:", "node:", "threads:",
-          "report:")
+HEADER = ("commit:", "date:", "cpu:", "kernel:", "load average:", "python:", "node:", "threads:",
+          "settings:")
+
+
+def spaced(lines):
+    """Markdown: a blank line before each table and after it."""
+    out = []
+    for l in lines:
+        table = l.startswith("|")
+        if out and out[-1] != "" and table != out[-1].startswith("|"):
+            out.append("")
+        out.append(l)
+    return out
 
 
 def e2e_block(text):
@@ -41,14 +52,14 @@ def e2e_block(text):
             continue
         if keep or l.startswith(("load average after", "| ÷ server")):
             out.append(l)
-    return "```\n" + "\n".join(head) + "\n```\n\n" + "\n".join(out).strip() + "\n"
+    return "```\n" + "\n".join(head) + "\n```\n\n" + "\n".join(spaced(out)).strip() + "\n"
 
 
 def plain_block(text):
     lines = text.splitlines()
     head = [l for l in lines if l.startswith(HEADER)]
     body = [l for l in lines if not l.startswith(HEADER) and not l.startswith("---")]
-    return ("```\n" + "\n".join(head) + "\n```\n\n" if head else "") + "\n".join(body).strip() + "\n"
+    return ("```\n" + "\n".join(head) + "\n```\n\n" if head else "") + "\n".join(spaced(body)).strip() + "\n"
 
 
 def load(d, name):
