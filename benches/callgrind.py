@@ -155,8 +155,8 @@ def main():
 
 
 def render(rows):
-    """Three tables, one per kind of operation: a column per peer, each cell
-    'instructions / allocations'."""
+    """One table per kind of operation: a row per peer, a column per
+    operation, each cell 'instructions / allocations'."""
     print("Instructions (callgrind Ir) / heap allocations per operation, "
           "(X(3n) − X(n)) ÷ 2n; lower is better:\n")
     kinds = []
@@ -166,26 +166,25 @@ def render(rows):
             kinds.append(kind)
     for kind in kinds:
         mine = [r for r in rows if r[0].split(":")[0] == kind]
-        whos = []
-        for _, who, _, _ in mine:
+        whos, ops = [], []
+        for what, who, _, _ in mine:
             if who not in whos:
                 whos.append(who)
-        ops = []
-        for what, _, _, _ in mine:
             if what not in ops:
                 ops.append(what)
         cell = {(what, who): (ir, al) for what, who, ir, al in mine}
-        print("| " + kind + " | " + " | ".join(whos) + " |")
-        print("|---|" + "---:|" * len(whos))
-        for op in ops:
+        print(f"| {kind} | " + " | ".join(op.split(": ", 1)[1] for op in ops) + " |")
+        print("|---|" + "---:|" * len(ops))
+        for who in whos:
             cells = []
-            for who in whos:
+            for op in ops:
                 if (op, who) in cell:
                     ir, al = cell[(op, who)]
+                    al = 0.0 if abs(al) < 0.005 else al  # -0.00 from a freed cache
                     cells.append(f"{ir:,.0f} / {al:.2f}")
                 else:
                     cells.append("")
-            print(f"| {op.split(': ', 1)[1]} | " + " | ".join(cells) + " |")
+            print(f"| {who} | " + " | ".join(cells) + " |")
         print()
 
 

@@ -43,7 +43,7 @@ def rows(d):
             continue
         for r in e["ratios"]:
             peer = r["to"]
-            rmcp = "rmcp" in peer
+            rmcp = peer == "rmcp"
             out.append((section, f"CPU per {e['unit']} ÷ {peer}", r["cpu"], cpu_goal if rmcp else None))
             if rmcp:
                 out.append((section, f"p99 latency ÷ {peer}", r["p99"], 0.5))

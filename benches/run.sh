@@ -137,7 +137,9 @@ E2E_DEFAULTS=(--rounds 5 --seconds 3 --clients 16)
 
 # 2026-07-28 requests, one POST of tools/call each and no session, by the
 # same client: mcp_server against rmcp 3.11 (its stateless path, with
-# TCP_NODELAY, json_response: the same answer shape), the Python SDK 2.3
+# TCP_NODELAY; `rmcp` with json_response, the same answer shape, which the
+# goal is read against; `rmcp_sse` in its default config, answering SSE),
+# the Python SDK 2.3
 # server (uvicorn), the TypeScript SDK v2 server (Node) and hyper alone;
 # then the system calls per request of each (strace -c -f).
 e2e_modern() {
@@ -149,6 +151,7 @@ e2e_modern() {
     "$e2e" --modern "${E2E_DEFAULTS[@]}" --strace 2000 --json "$out/e2e-modern.json" \
         --server "mcp_server=$target/release/examples/mcp_server" \
         --against "rmcp=$target/release/rmcp_server --json-response" \
+        --against "rmcp_sse=$target/release/rmcp_server" \
         --against "python_sdk=$PYTHON benches/peers/python_mcp_server.py" \
         --against "typescript_sdk=$NODE benches/peers/ts_mcp_server.mjs" \
         --against "hyper_floor=$target/release/hyper_floor" \

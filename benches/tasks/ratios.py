@@ -164,7 +164,7 @@ def main():
             js.dump({"goals": [{"goal": name, "label": labels[i], "figure": x, "bound": bounds[i],
                                 "inverse": i < 2} for i, (name, x, ok) in enumerate(final)]}, f, indent=1)
     for i, (name, x, ok) in enumerate(final):
-        cells = ["—" if x is None else f"{x:.2f}×"]
+        cells = ["—" if x is None else ratio(x)]
         if len(roots) > 1:
             cells += ["—" if run[i][1] is None else f"{run[i][1]:.2f}" for run in runs]
         print(f"| {name} | " + " | ".join(cells) + f" | {'met' if ok else ('not measured' if x is None else 'missed')} |")
