@@ -31,6 +31,43 @@ def spaced(lines):
         table = l.startswith("|")
         if out and out[-1] != "" and table != out[-1].startswith("|"):
             out.append("")
+        if l == "" and out and out[-1] == "":
+            continue
+        out.append(l)
+    return out
+
+
+def header_line(lines):
+    """The machine lines of a step's output as one line."""
+    fields = {}
+    for l in lines:
+        for key in HEADER + ("load average after:",):
+            if l.startswith(key):
+                fields.setdefault(key.rstrip(":"), l[len(key):].strip())
+    parts = [f"commit {fields['commit']}"] if "commit" in fields else []
+    parts += [fields[k] for k in ("date", "cpu") if k in fields]
+    if "load average" in fields:
+        load = fields["load average"].split()[0]
+        after = fields.get("load average after", "").split()[:1]
+        parts.append(f"load average {load}" + (f" → {after[0]}" if after else ""))
+    if "kernel" in fields:  # "KERNEL; rustc X.Y.Z (hash date)": the toolchain
+        parts.append(fields["kernel"].split("; ")[-1].split(" (")[0])
+    for k in ("python", "node", "threads", "settings"):
+        if k in fields:
+            parts.append(fields[k])
+    return "<sub>" + " · ".join(parts) + "</sub>\n\n"
+
+
+def without_goals(lines):
+    """A step's own goals table is left out: the Goals section has them all."""
+    out, skip = [], False
+    for l in lines:
+        if l.startswith("Goals ("):
+            skip = True
+            continue
+        if skip and (l.startswith("|") or not l.strip()):
+            continue
+        skip = False
         out.append(l)
     return out
 
@@ -42,24 +79,59 @@ def e2e_block(text):
     head = [l for l in lines if l.startswith(HEADER)]
     out, keep = [], False
     for l in lines:
-        if l.startswith(("medians over the rounds", "system calls per")) or " live tasks created" in l:
+        if l.startswith(("medians over the rounds", "system calls per")):
             keep = True
+        if " live tasks created" in l:
+            line = f"**{l.split(': ', 1)[1].replace(' created', '')} on each server.**"
+            if not out or out[-1] != line:
+                out += ["", line]
+            keep = False
+            continue
         if l.startswith("churn:"):
             out.append(l)
             keep = False
             continue
-        if l.startswith(("RSS of", "server ", "RUST_LOG", "checked ")) or "'s answer:" in l:
+        if l.startswith(("RSS of", "server ", "RUST_LOG", "checked ", "load average",
+                         "| server threads", "| sessionreg_sessions_live", "| RSS before /",
+                         "medians over the rounds")) \
+                or "'s answer:" in l:
             continue
-        if keep or l.startswith(("load average after", "| ÷ server")):
+        if keep or l.startswith("| ÷ server"):
             out.append(l)
-    return "```\n" + "\n".join(head) + "\n```\n\n" + "\n".join(spaced(out)).strip() + "\n"
+    return header_line(lines) + "\n".join(spaced(out)).strip() + "\n"
+
+
+def tasks_e2e_block(d, text):
+    """e2e-tasks: one table from the runs' JSON (e2e-tasks-N.json), a row
+    per number of live tasks and server."""
+    import glob
+    runs = []
+    for path in glob.glob(os.path.join(d, "e2e-tasks-*.json")):
+        n = int(re.search(r"e2e-tasks-(\d+)\.json", path).group(1))
+        with open(path) as f:
+            runs.append((n, json.load(f)))
+    if not runs:
+        return None
+    out = [header_line(text.splitlines()).rstrip("\n"), "",
+           "| live tasks | server | tasks/get per s | server CPU per request (µs) | "
+           "latency p50 / p99 (µs) | ÷ rmcp: CPU per request (median of per-round ratios) | ÷ rmcp: p99 |",
+           "|---:|---|---:|---:|---:|---:|---:|"]
+    for n, e in sorted(runs, key=lambda r: r[0]):
+        ratio = {r["to"]: r for r in e["ratios"]}
+        for i, srv in enumerate(e["servers"]):
+            r = ratio.get("rmcp") if i == 0 else None
+            out.append(f"| {n:,} | {srv['name']} | {srv['rate']:,.0f} | {srv['cpu_us']:.1f} | "
+                       f"{srv['p50_us']:,.0f} / {srv['p99_us']:,.0f} | "
+                       + (f"**{r['cpu']:.2f}×** | {r['p99']:.2f}× |" if r else " | |"))
+    return "\n".join(out) + "\n"
 
 
 def plain_block(text):
     lines = text.splitlines()
     head = [l for l in lines if l.startswith(HEADER)]
-    body = [l for l in lines if not l.startswith(HEADER) and not l.startswith("---")]
-    return ("```\n" + "\n".join(head) + "\n```\n\n" if head else "") + "\n".join(spaced(body)).strip() + "\n"
+    body = [l for l in without_goals(lines)
+            if not l.startswith(HEADER + ("load average after",)) and not l.startswith("---")]
+    return (header_line(lines) if head else "") + "\n".join(spaced(body)).strip() + "\n"
 
 
 def load(d, name):
@@ -140,6 +212,10 @@ def main():
             if os.path.exists(p):
                 with open(p) as f:
                     text = f.read()
+                if name == "times":
+                    return "\n".join(f"- {l}" for l in text.splitlines() if l.strip()) + "\n"
+                if name == "e2e-tasks":
+                    return tasks_e2e_block(d, text) or e2e_block(text)
                 return e2e_block(text) if name.startswith("e2e") else plain_block(text)
         return None
 
