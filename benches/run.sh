@@ -114,7 +114,10 @@ registry() {
         rm -rf "$target/criterion/life_"* "$target/criterion/mix_"* "$target/criterion/stale_"* "$target/criterion/floor"
         cargo bench --bench registry -- "$@" >> "$out/registry.txt" 2>&1
         rm -rf "$out/criterion-run$r" && mkdir -p "$out/criterion-run$r"
-        cp -r "$target/criterion/"{life_,mix_,stale_}* "$target/criterion/floor" "$out/criterion-run$r/"
+        # The groups this run measured (a filter may leave some out).
+        for g in "$target/criterion/"{life_,mix_,stale_}*t "$target/criterion/floor"; do
+            [ -d "$g" ] && cp -r "$g" "$out/criterion-run$r/"
+        done
         dirs+=("$out/criterion-run$r")
     done
     after | tee -a "$out/registry.txt"
