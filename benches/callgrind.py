@@ -131,7 +131,7 @@ def main():
     rows = []  # (what, who, Ir per op, allocations per op)
 
     if o.only in (None, "registry"):
-        for w, n in [("life", 20000), ("get", 50000), ("stale", 50000)]:
+        for w, n in [("life", 10000), ("get", 20000), ("stale", 20000)]:
             for p in PEERS:
                 ir, al = per_op(lambda k: [o.profile, w, p, str(k)], n)
                 rows.append((f"registry: {w}", p, ir, al))
