@@ -13,6 +13,7 @@
 //!   connections in parallel (threads started on a barrier);
 //! * server CPU per session: user + system time from `/proc/<pid>/stat`
 //!   across the churn, ÷ sessions;
+//! * request latency, p50/p99/p99.9 (see below);
 //! * RSS (`VmRSS` in `/proc/<pid>/status`) before and after the churn, and per
 //!   idle session: RSS with `--idle` sessions initialized and left open, minus
 //!   RSS before they were opened, ÷ their number; with the server's thread
