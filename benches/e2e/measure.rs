@@ -144,11 +144,10 @@ pub fn churn_tasks(
 pub fn require_all_answers(server: &Server, ran: &Ran, when: &str) {
     if ran.failures > 0 {
         eprintln!(
-            "\nFAILED: {}: {} of {} {} got a wrong or missing answer {when}; the first: {}",
+            "\nFAILED: {}: {} of {} units got a wrong or missing answer {when}; the first: {}",
             server.name,
             ran.failures,
             ran.units,
-            "units",
             ran.first_failure.as_deref().unwrap_or("?")
         );
         panic!("{}: wrong answers {when}", server.name);

@@ -190,8 +190,12 @@ pub fn medians(servers: &[Server], runs: &[Vec<Churn>], rss_after: &[u64], work:
     }
 }
 
+/// One server's system calls under `--strace`: its name, (call, calls per
+/// unit) most first, and all calls per unit.
+pub type StraceRow = (String, Vec<(String, f64)>, f64);
+
 /// The system-call table of `--strace`.
-pub fn strace(rows: &[(String, Vec<(String, f64)>, f64)], n: usize, work: Work) {
+pub fn strace(rows: &[StraceRow], n: usize, work: Work) {
     let unit = work.unit();
     println!("\nsystem calls per {unit} (strace -c -f attached to each server over {n} {unit}s; the five most frequent):");
     println!("| server | system calls per {unit} | the most frequent, per {unit} |");
