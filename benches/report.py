@@ -59,10 +59,12 @@ def header_line(lines):
 
 
 def without_goals(lines):
-    """A step's own goals table is left out: the Goals section has them all."""
+    """A step's own goals table is left out (the Goals section has them
+    all), and so are the tasks step's harness shares (in its raw output)."""
     out, skip = [], False
     for l in lines:
-        if l.startswith("Goals ("):
+        if l.startswith(("Goals (", "The harness's and the parse's shares", "A v4 UUID",
+                         "payload, outside every figure")):
             skip = True
             continue
         if skip and (l.startswith("|") or not l.strip()):
@@ -146,9 +148,16 @@ def goals_block(d):
     rows = []
     reg = load(d, "registry-goals.json")
     if reg:
+        idle = [g for g in reg["goals"] if "sessionreg_idle" in g["goal"]]
         for g in reg["goals"]:
-            rows.append(("registry", g["goal"], f"{g['figure']:.2f}×",
-                         "met" if g["figure"] <= g["bound"] else "missed"))
+            if g not in idle:
+                rows.append(("registry", g["goal"], f"{g['figure']:.2f}×",
+                             "met" if g["figure"] <= g["bound"] else "missed"))
+        if idle:
+            worst = max(idle, key=lambda g: g["figure"])
+            rows.append(("registry", "sessionreg_idle ≤ 1.05× sessionreg in every row (the worst: "
+                         + worst["goal"].split(":")[0] + ")", f"{worst['figure']:.2f}×",
+                         "met" if worst["figure"] <= worst["bound"] else "missed"))
     for name, era, cpu in [("e2e-modern.json", "2026-07-28 tools/call", 0.25),
                            ("e2e-legacy.json", "legacy session churn", 0.4)]:
         e = load(d, name)
