@@ -314,8 +314,19 @@ report() {
     for step in peers registry memory e2e_modern e2e_legacy e2e_rmcp e2e_tasks callgrind tasks; do
         t=$SECONDS
         echo "=== $step" >&2
-        if [ "$step" = peers ]; then peers | tee "$out/peers.txt"; else "$step" > "$out/$step.log" 2>&1 || {
-            echo "step $step FAILED; its output: $out/$step.log" >&2; tail -20 "$out/$step.log" >&2; exit 1; }; fi
+        if [ "$step" = peers ]; then
+            peers | tee "$out/peers.txt"
+        else
+            # In a background subshell, so that set -e stops the step at its
+            # first failure (a failed harness, a wrong answer): in a `||` list
+            # bash would ignore errexit inside the step.
+            ( "$step" ) > "$out/$step.log" 2>&1 &
+            if ! wait $!; then
+                echo "step $step FAILED; its output: $out/$step.log" >&2
+                tail -20 "$out/$step.log" >&2
+                exit 1
+            fi
+        fi
         times+=("$step $((SECONDS - t)) s")
         echo "=== $step: $((SECONDS - t)) s" >&2
     done
