@@ -49,9 +49,11 @@ impl Server {
         }
     }
 
-    /// Stops a server spawned here (SIGTERM, then SIGKILL after 10 s).
+    /// Stops a server spawned here (SIGTERM, then SIGKILL after 10 s);
+    /// once: the child is reaped and forgotten.
     pub fn stop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
+        if let Some(mut child) = self.child.take() {
+            let child = &mut child;
             // SIGTERM: a graceful shutdown, as the example supports.
             let _ = Command::new("kill").arg(child.id().to_string()).status();
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -61,6 +63,14 @@ impl Server {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+impl Drop for Server {
+    /// A run that stops early (a wrong answer is a panic) leaves no server
+    /// behind: unwinding drops the servers, and each is stopped.
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
