@@ -13,7 +13,7 @@
 //! three gets while it runs, complete, one get of the result) and a get of
 //! a random one of the `n` running tasks. Each get takes the task's id as
 //! text, as `tasks/get` brings it. What each iteration includes, peer by
-//! peer, is in each peer's docs; BENCHMARKS.md ("Tasks (issue 20)") has the
+//! peer, is in each peer's docs; BENCHMARKS.md ("Tasks") has the
 //! figures and the fairness notes.
 //!
 //! The tasks the lives end stay retained, as they would in a server, until
