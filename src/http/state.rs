@@ -10,6 +10,7 @@ use super::admission::HandlerTasks;
 use super::app::App;
 use super::config::Config;
 use super::counters::HttpCounters;
+use super::discovery::Discovered;
 use super::dispatch::Runner;
 use super::mrtr::sealing::{RequestStateKeys, Sealer};
 use super::session::SessionEntry;
@@ -39,6 +40,9 @@ pub(crate) struct State<A: App> {
     pub(crate) sealer: Sealer,
     /// The tasks extension's store, when it is served.
     pub(crate) tasks: Option<Tasks>,
+    /// What the application says of itself to 2026-07-28 clients, read
+    /// once, when the manager is built.
+    pub(crate) discovery: Discovered,
     /// The idle reaper, once started; aborted when the state is dropped.
     pub(crate) reaper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -80,7 +84,9 @@ impl<A: App> State<A> {
             keep_alive: config.sse_keep_alive,
             counters: Arc::clone(&counters),
         };
+        let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
         State {
+            discovery,
             runner,
             registry,
             config,
