@@ -1,6 +1,7 @@
 //! What a handler knows about the request it serves: [`Context`].
 
 use super::access::auth::Principal;
+use super::access::scopes::Scopes;
 use super::asks::ClientRequest;
 use super::jsonrpc::{self, RpcError};
 use super::modern::request::Modern;
@@ -60,6 +61,14 @@ impl<S: Send + Sync + 'static> Context<S> {
     /// without one.
     pub fn principal(&self) -> Option<&Principal> {
         Principal::of(&self.request)
+    }
+
+    /// The scopes the request's access token grants, as the OAuth
+    /// resource server (feature `oauth`), a middleware in front or an
+    /// authenticator put them into its extensions; `None` when nothing did
+    /// (static bearer tokens grant no scopes).
+    pub fn scopes(&self) -> Option<&Scopes> {
+        Scopes::of(&self.request)
     }
 
     /// The protocol version the request was sent at.

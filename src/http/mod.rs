@@ -220,6 +220,13 @@ mod work;
 
 pub use access::auth::{AuthError, Authenticator, Principal};
 pub use access::bearer::{BearerTokens, TokenFileError};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use access::oauth;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use access::oauth::ResourceServer;
+pub use access::scopes::Scopes;
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, HandlerError, Reply};
 pub use asks::{ClientAnswer, ClientRequest};

@@ -32,6 +32,9 @@ pub(crate) struct State<A: App> {
     config: Config,
     access: Access,
     authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server, asked after the authenticator.
+    #[cfg(feature = "oauth")]
+    resource_server: Option<super::access::oauth::ResourceServer>,
     shutting_down: AtomicBool,
     draining: AtomicBool,
     handlers: Arc<HandlerTasks>,
@@ -79,6 +82,8 @@ impl<A: App> State<A> {
             config,
             access,
             authenticator,
+            #[cfg(feature = "oauth")]
+            resource_server: None,
             shutting_down: AtomicBool::new(false),
             draining: AtomicBool::new(false),
             handlers: Arc::new(HandlerTasks::default()),
@@ -107,6 +112,22 @@ impl<A: App> State<A> {
 
     pub(crate) fn authenticator(&self) -> Option<&dyn Authenticator> {
         self.authenticator.as_deref()
+    }
+
+    /// The OAuth resource server, if one is mounted.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn resource_server(&self) -> Option<&super::access::oauth::ResourceServer> {
+        self.resource_server.as_ref()
+    }
+
+    /// Mounts `server` (at build, before the state is shared).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn with_resource_server(
+        mut self,
+        server: Option<super::access::oauth::ResourceServer>,
+    ) -> State<A> {
+        self.resource_server = server;
+        self
     }
 
     pub(crate) fn handlers(&self) -> &Arc<HandlerTasks> {
