@@ -36,6 +36,11 @@
 //!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
 //!   `::stateless_requests_are_authenticated`; tokens kept as digests:
 //!   `bearer::tests::tokens_are_kept_and_compared_as_digests`.
+//! * OAuth (feature `oauth`, module `oauth`): the metadata at the well-known
+//!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
+//!   checked against the issuer's keys, rotation and its bound, an issuer
+//!   that is down, the cache of accepted tokens, introspection:
+//!   `http_oauth` (each test named for what it shows).
 //! * An unsupported `MCP-Protocol-Version`: 400 with an
 //!   `UnsupportedProtocolVersionError` listing the versions served; any
 //!   served version passes; absent means 2025-03-26.
