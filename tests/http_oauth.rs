@@ -694,6 +694,16 @@ async fn a_new_key_is_fetched_once_and_a_flood_of_unknown_kids_is_bounded() {
         "{flood_fetches} fetches in {elapsed:?} (at most {allowed})"
     );
     assert!(oauth.stats().refreshes >= 2);
+    // The manager's metrics carry the resource server's.
+    let metrics = server.manager.metrics();
+    assert!(
+        metrics.contains(&format!(
+            "sessionreg_oauth_tokens_total{{outcome=\"invalid\"}} {}",
+            oauth.stats().invalid
+        )),
+        "{metrics}"
+    );
+    assert!(metrics.contains("sessionreg_oauth_keys 3"), "{metrics}");
     assert_eq!(server.created(), 0);
     assert_no_500(&server);
 }

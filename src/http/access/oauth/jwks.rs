@@ -314,6 +314,17 @@ impl Jwks {
         Ok(count)
     }
 
+    /// Puts the keys of `jwks` (a JWKS document) in force, as a fetch
+    /// would: for the bench, which has no authorization server.
+    #[cfg(feature = "bench-hooks")]
+    pub(crate) fn install(&self, jwks: &str) -> Result<usize, serde_json::Error> {
+        let raw: RawSet = serde_json::from_str(jwks)?;
+        let set = self.build(raw, &self.set.load_full());
+        let count = set.len();
+        self.set.store(Arc::new(set));
+        Ok(count)
+    }
+
     /// The endpoints the issuer's metadata names: found before, or now.
     pub(crate) async fn endpoints(&self) -> Result<Endpoints, RefreshError> {
         if let Some(known) = self

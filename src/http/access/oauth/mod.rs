@@ -378,6 +378,30 @@ impl fmt::Debug for ResourceServer {
     }
 }
 
+/// Not part of the API: what `benches/oauth.rs` times, compiled only with
+/// the feature `bench-hooks`.
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub mod __bench {
+    use super::ResourceServer;
+
+    /// Puts the keys of a JWKS document in force without fetching it;
+    /// returns how many.
+    pub fn install_keys(server: &ResourceServer, jwks: &str) -> usize {
+        server.inner.jwks.install(jwks).expect("a JWKS document")
+    }
+
+    /// What a request with `token` costs before it reaches the
+    /// application, without I/O: its digest, the cache lookup, and, on a
+    /// miss, the verification with a key in force (and the cache insert).
+    /// Returns whether the token was accepted.
+    pub fn check(server: &ResourceServer, token: &str) -> bool {
+        let now = super::unix_now();
+        let digest = super::cache::digest(token);
+        server.settle(token, &digest, now).is_ok()
+    }
+}
+
 /// The token of `Authorization: Bearer TOKEN` (the scheme is
 /// case-insensitive, RFC 9110 §11.1), if there is one.
 fn bearer(parts: &Parts) -> Option<&str> {
