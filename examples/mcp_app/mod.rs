@@ -8,6 +8,7 @@
 
 pub mod bounds;
 pub mod fleet;
+pub mod oauth;
 pub mod ops;
 
 use futures_util::StreamExt;
@@ -163,6 +164,11 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
                 "inputSchema": { "type": "object", "properties": {} },
             },
             {
+                "name": "whoami",
+                "description": "Answers who the request comes from (the principal: an OAuth token's ISSUER#SUBJECT, a static token's name, or `anonymous`) and the scopes its token grants.",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
                 "name": "announce",
                 "description": "Sends its text as a log message on the session's GET stream; answers whether a stream took it.",
                 "inputSchema": {
@@ -267,6 +273,13 @@ async fn call_tool(
         },
         Some("running") => {
             Reply::Result(text_content(&SLEEPING.load(Ordering::Relaxed).to_string()))
+        }
+        Some("whoami") => {
+            let who = ctx.principal().map_or("anonymous", |p| p.as_str());
+            Reply::Result(text_content(&match ctx.scopes() {
+                Some(scopes) if !scopes.is_empty() => format!("{who} {scopes}"),
+                _ => who.to_string(),
+            }))
         }
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {

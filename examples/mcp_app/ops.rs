@@ -2,6 +2,7 @@
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
 use super::bounds::Bounds;
+use super::oauth::{self, OAuthFlags, ResourceServer};
 use super::Server;
 use clap::Args;
 use http::{HeaderValue, Response};
@@ -68,6 +69,9 @@ pub struct Flags {
     /// The bounds against hostile clients.
     #[command(flatten)]
     pub bounds: Bounds,
+    /// The OAuth resource server.
+    #[command(flatten)]
+    pub oauth: OAuthFlags,
 }
 
 impl Flags {
@@ -83,6 +87,16 @@ pub struct Built<A: App = Server> {
     pub manager: SessionManager<A>,
     /// The token set, when the flags gave any (SIGHUP replaces it).
     pub tokens: Option<BearerTokens>,
+    /// The OAuth resource server, when the flags ask for one.
+    pub oauth: Option<ResourceServer>,
+}
+
+impl<A: App> Built<A> {
+    /// The paths the router sends to the manager besides `/mcp`: the
+    /// resource's metadata (none without a resource server).
+    pub fn metadata_paths(&self) -> Vec<String> {
+        oauth::metadata_paths(self.oauth.as_ref())
+    }
 }
 
 /// Builds the manager from the flags (and the files they name, which must
@@ -124,6 +138,8 @@ pub fn build_configured<A: App>(
         }
         None => None,
     };
+    let (builder, oauth) = flags.oauth.apply(builder)?;
+    oauth::prefetch(oauth.as_ref());
     let manager = builder.build()?;
     let (origins, hosts) = allow_lists(flags)?;
     manager.set_allowed_origins(origins);
@@ -131,7 +147,11 @@ pub fn build_configured<A: App>(
     if let Some(tokens) = &tokens {
         tracing::info!(principals = ?names(tokens), "bearer tokens required");
     }
-    Ok(Built { manager, tokens })
+    Ok(Built {
+        manager,
+        tokens,
+        oauth,
+    })
 }
 
 /// The tokens of the flags and the token file; `None` if neither gives any.

@@ -31,6 +31,8 @@ pub struct Builder<A: App> {
     allow: AllowLists,
     protection: RebindingProtection,
     authenticator: Option<Arc<dyn Authenticator>>,
+    #[cfg(feature = "oauth")]
+    resource_server: Option<super::access::oauth::ResourceServer>,
     keys: Option<RequestStateKeys>,
 }
 
@@ -45,6 +47,8 @@ impl<A: App> SessionManager<A> {
             allow: AllowLists::default(),
             protection: RebindingProtection::Auto,
             authenticator: None,
+            #[cfg(feature = "oauth")]
+            resource_server: None,
             keys: None,
         }
     }
@@ -189,6 +193,21 @@ impl<A: App> Builder<A> {
     /// opened it (another principal's request with its id gets 404).
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Makes the endpoint an OAuth 2.1 resource server (feature `oauth`;
+    /// see [`oauth`](super::oauth)): every request needs an access token
+    /// of its authorization server for this resource (401 with a
+    /// `resource_metadata` challenge, or 403 `insufficient_scope`), its
+    /// principal is the token's issuer and subject, its scopes are in
+    /// [`Context::scopes`](super::Context::scopes), and the manager answers
+    /// the resource's metadata at its well-known paths. With an
+    /// [`authenticator`](Builder::authenticator) too, that is asked first.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+    pub fn resource_server(mut self, server: super::access::oauth::ResourceServer) -> Self {
+        self.resource_server = Some(server);
         self
     }
 
@@ -401,6 +420,8 @@ impl<A: App> Builder<A> {
         let access = Access::new(self.allow, self.protection);
         let keys = self.keys.unwrap_or_else(RequestStateKeys::random);
         let state = State::new(app, registry, config, access, self.authenticator, keys);
+        #[cfg(feature = "oauth")]
+        let state = state.with_resource_server(self.resource_server);
         Ok(SessionManager::from_state(state))
     }
 }

@@ -36,6 +36,11 @@
 //!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
 //!   `::stateless_requests_are_authenticated`; tokens kept as digests:
 //!   `bearer::tests::tokens_are_kept_and_compared_as_digests`.
+//! * OAuth (feature `oauth`, module `oauth`): the metadata at the well-known
+//!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
+//!   checked against the issuer's keys, rotation and its bound, an issuer
+//!   that is down, the cache of accepted tokens, introspection:
+//!   `http_oauth` (each test named for what it shows).
 //! * An unsupported `MCP-Protocol-Version`: 400 with an
 //!   `UnsupportedProtocolVersionError` listing the versions served; any
 //!   served version passes; absent means 2025-03-26.
@@ -230,6 +235,13 @@ mod tasks;
 
 pub use access::auth::{AuthError, Authenticator, Principal};
 pub use access::bearer::{BearerTokens, TokenFileError};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use access::oauth;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use access::oauth::ResourceServer;
+pub use access::scopes::Scopes;
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
 pub use asks::{ClientAnswer, ClientRequest};

@@ -32,6 +32,10 @@ pub(crate) enum Reject {
     Unauthorized(HeaderValue),
     /// 403: the authenticator refused valid credentials.
     Forbidden,
+    /// 403 with this `WWW-Authenticate` challenge (`error="insufficient_scope"`):
+    /// a valid access token without a required scope.
+    #[cfg(feature = "oauth")]
+    InsufficientScope(HeaderValue),
     /// 400: a protocol version this endpoint does not serve (bounded
     /// copy), and whether it serves the modern one.
     UnsupportedVersion { requested: String, modern: bool },
@@ -136,6 +140,8 @@ impl Reject {
             | Reject::ForbiddenHost
             | Reject::CrossOriginPreflight
             | Reject::Forbidden => StatusCode::FORBIDDEN,
+            #[cfg(feature = "oauth")]
+            Reject::InsufficientScope(_) => StatusCode::FORBIDDEN,
             Reject::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Reject::DuplicateHeader(_)
             | Reject::UnsupportedVersion { .. }
@@ -191,6 +197,8 @@ impl Reject {
             ),
             Reject::Unauthorized(_) => server("authentication required"),
             Reject::Forbidden => server("forbidden"),
+            #[cfg(feature = "oauth")]
+            Reject::InsufficientScope(_) => server("the access token lacks a required scope"),
             Reject::UnsupportedVersion { requested, modern } => {
                 unsupported_version(requested, *modern)
             }
@@ -267,6 +275,10 @@ impl Reject {
         }
         match self {
             Reject::Unauthorized(challenge) => {
+                headers.insert(WWW_AUTHENTICATE, challenge);
+            }
+            #[cfg(feature = "oauth")]
+            Reject::InsufficientScope(challenge) => {
                 headers.insert(WWW_AUTHENTICATE, challenge);
             }
             Reject::MethodNotAllowed(allow) => {

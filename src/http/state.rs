@@ -30,6 +30,9 @@ pub(crate) struct State<A: App> {
     pub(crate) config: Config,
     pub(crate) access: Access,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server, asked after the authenticator.
+    #[cfg(feature = "oauth")]
+    pub(crate) resource_server: Option<super::access::oauth::ResourceServer>,
     pub(crate) phase: Phase,
     pub(crate) counters: Arc<HttpCounters>,
     /// The event logs' bounds, with the budget every session shares.
@@ -92,6 +95,8 @@ impl<A: App> State<A> {
             config,
             access,
             authenticator,
+            #[cfg(feature = "oauth")]
+            resource_server: None,
             phase: Phase::default(),
             counters,
             logs,
@@ -100,6 +105,16 @@ impl<A: App> State<A> {
             tasks,
             reaper: OnceLock::new(),
         }
+    }
+
+    /// Mounts `server` (at build, before the state is shared).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn with_resource_server(
+        mut self,
+        server: Option<super::access::oauth::ResourceServer>,
+    ) -> State<A> {
+        self.resource_server = server;
+        self
     }
 
     /// The application.

@@ -1,7 +1,8 @@
 //! Who may reach the endpoint: the `Origin`/`Host` allow-lists and the
 //! DNS-rebinding protection (`origins.rs`), CORS for the origins allowed by
 //! name (`cors.rs`), and authentication (`auth.rs`, with the ready-made
-//! bearer tokens of `bearer.rs`).
+//! bearer tokens of `bearer.rs`, and, with feature `oauth`, the OAuth
+//! resource server of `oauth/`; `scopes.rs` holds what a token grants).
 //!
 //! The allow-lists live behind an [`ArcSwap`], so an operator can swap new
 //! ones in (on SIGHUP, say) while every request reads the current ones
@@ -29,7 +30,10 @@
 pub(crate) mod auth;
 pub(crate) mod bearer;
 pub(crate) mod cors;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod origins;
+pub(crate) mod scopes;
 
 use crate::http::reject::Reject;
 use arc_swap::ArcSwap;
