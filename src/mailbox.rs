@@ -336,11 +336,14 @@ impl<T> Mailbox<T> {
     /// the first panic propagates (unless the thread is already unwinding:
     /// then it is swallowed, as a second panic would abort).
     pub fn close(&self) -> Closing {
-        // Acquire: pairs with every pop's Release commit (the consumer read
-        // its slots before), and through the release sequence of the word
-        // orders this after the stamps those pops read, so the stamps read
-        // below are never a lap behind. The item writes themselves are
-        // ordered by the stamps' own Release/Acquire.
+        // Acquire: pairs with every pop's Release commit (through the
+        // word's release sequence: every change of it is an RMW), so the
+        // stamps read below are at least as new as the ones those pops
+        // read: each is the current lap's, written or not yet, never an
+        // older lap's (one 256 laps old would read as written). The items
+        // themselves are ordered by their stamps' Release/Acquire. (The
+        // loom models cannot tell this from Relaxed: a stamp one lap behind
+        // reads as not written, and `Drop` drops that item instead.)
         let word = self.state.fetch_or(CLOSED.mask(), Ordering::Acquire);
         if CLOSED.get(word) != 0 {
             return Closing::AlreadyClosed;
