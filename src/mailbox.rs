@@ -875,7 +875,10 @@ mod tests {
                             let id = item.id;
                             match mailbox.push(item) {
                                 Pushed::Queued => queued.push(id),
-                                Pushed::Full(back) => drop(back),
+                                Pushed::Full(back) => {
+                                    drop(back);
+                                    std::thread::yield_now();
+                                }
                                 Pushed::Closed(back) => {
                                     assert_eq!(back.id, id);
                                     return queued;
@@ -897,7 +900,7 @@ mod tests {
                                 assert_eq!(drops.of(item.id), 0);
                                 popped.push(item.id);
                             }
-                            Popped::Empty => {}
+                            Popped::Empty => std::thread::yield_now(),
                             Popped::Closed => return (popped, consumer),
                         }
                     }
