@@ -142,12 +142,12 @@ impl RequestStateKeys {
         }
     }
 
-    /// A key drawn from the operating system's CSPRNG (the default: states
-    /// sealed by one process open only in it).
+    /// A key drawn from a CSPRNG seeded by the operating system (the
+    /// default: states sealed by one process open only in it), the
+    /// fork-aware one ids are drawn from.
     pub fn random() -> RequestStateKeys {
-        use rand::RngExt as _;
         let mut key = [0u8; 32];
-        rand::rng().fill(&mut key);
+        crate::secret::fill_random(&mut key);
         RequestStateKeys::new(0, key)
     }
 
@@ -334,11 +334,11 @@ impl Sealer {
         // place after it, then the tag.
         let mut token = Vec::with_capacity(HEAD + FIXED + ID + state.len() + TAG);
         token.push(kid);
+        // From the ids' fork-aware generator: a forked child reseeds before
+        // it draws, so it never seals with its parent's next nonce (the same
+        // nonce twice under one key gives AES-GCM's authentication key away).
         let mut nonce = [0u8; NONCE];
-        {
-            use rand::RngExt as _;
-            rand::rng().fill(&mut nonce);
-        }
+        crate::secret::fill_random(&mut nonce);
         token.extend_from_slice(&nonce);
         token.push(VERSION);
         token.extend_from_slice(&expires.to_be_bytes());
