@@ -58,6 +58,7 @@
 //! like every other; [`Builder::serve_modern`](crate::http::Builder::serve_modern)
 //! switches them on (off, they get the `UnsupportedProtocolVersionError`).
 
+mod binding;
 pub(crate) mod discover;
 pub(crate) mod envelope;
 mod headers;

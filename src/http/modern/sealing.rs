@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! base64url( kid (1) | nonce (12) | AES-256-GCM(key[kid], nonce, payload, aad = kid) )
-//! payload = version (1) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
+//! payload = version (1: now 2) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
 //!         | flags (1) | [single-use id (24)] | the application's state
 //! ```
 //!
@@ -18,12 +18,13 @@
 //!   fails: `tampered`).
 //! * **Bound**: `principal` is the first 16 bytes of SHA-256 of the
 //!   principal's name (zeros without one); `request` the first 16 of
-//!   SHA-256 of the method and the request's params without `_meta`,
-//!   `inputResponses` and `requestState` (a digest of its JSON, keys
-//!   sorted). A state presented by another principal, or with another
-//!   request, is refused (`principal`, `request`). Truncated digests are
-//!   enough inside an AEAD: forging a match needs a second request with
-//!   the same 128-bit digest.
+//!   SHA-256 of an unambiguous encoding of the principal, the method and
+//!   the request's params of any JSON type (an object without `_meta`,
+//!   `inputResponses` and `requestState`): length-prefixed fields and
+//!   canonical JSON (`binding.rs`). A state presented by another
+//!   principal, or with another request, is refused (`principal`,
+//!   `request`). Truncated digests are enough inside an AEAD: forging a
+//!   match needs a second request with the same 128-bit digest.
 //! * **Short-lived**: `expires` (wall clock, so that the nodes of a fleet
 //!   that share keys agree) is checked on opening (`expired`).
 //! * **Single use**, where the application asks: the payload names an entry
@@ -35,22 +36,24 @@
 //!   the previous ones still open until they are dropped
 //!   ([`RequestStateKeys`]), swapped without a lock on the request path.
 
+pub(crate) use super::binding::Binding;
+use super::binding::DIGEST;
 use crate::{Reason, Registry, SessionId};
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use arc_swap::ArcSwap;
 use base64::Engine as _;
-use sha2::{Digest as _, Sha256};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-const VERSION: u8 = 1;
+/// The payload's version: 2 since the request digest's encoding changed
+/// (`binding.rs`); a state of version 1 is refused as malformed.
+const VERSION: u8 = 2;
 const NONCE: usize = 12;
 const TAG: usize = 16;
 /// A token's clear head: the key id and the nonce.
 const HEAD: usize = 1 + NONCE;
-const DIGEST: usize = 16;
 /// version, expires, principal, request, flags.
 const FIXED: usize = 1 + 8 + DIGEST + DIGEST + 1;
 const SINGLE_USE: u8 = 1;
@@ -214,52 +217,6 @@ impl Keyring {
             .iter()
             .find(|(kid, _)| *kid == id)
             .map(|(_, cipher)| cipher)
-    }
-}
-
-/// What a state is bound to: its principal and its request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Binding {
-    principal: [u8; DIGEST],
-    request: [u8; DIGEST],
-}
-
-impl Binding {
-    /// The binding of a request: the principal's name (if any), the
-    /// method, and the params that are the request's own.
-    pub(crate) fn new(
-        principal: Option<&str>,
-        method: &str,
-        params: &serde_json::Value,
-    ) -> Binding {
-        let mut p = [0u8; DIGEST];
-        if let Some(name) = principal {
-            p.copy_from_slice(&Sha256::digest(name.as_bytes())[..DIGEST]);
-        }
-        let mut hash = Sha256::new();
-        hash.update(method.as_bytes());
-        hash.update([0]);
-        if let serde_json::Value::Object(map) = params {
-            // serde_json's map keeps its keys sorted: this text is the
-            // same for the same params however the client ordered them.
-            for (key, value) in map {
-                if matches!(key.as_str(), "_meta" | "inputResponses" | "requestState") {
-                    continue;
-                }
-                hash.update(key.as_bytes());
-                hash.update([0]);
-                // Serialized into the hash as it goes: the same bytes as
-                // `value.to_string()`, without a `String` per member.
-                serde_json::to_writer(&mut hash, value).expect("a JSON value serializes");
-                hash.update([0]);
-            }
-        }
-        let mut r = [0u8; DIGEST];
-        r.copy_from_slice(&hash.finalize()[..DIGEST]);
-        Binding {
-            principal: p,
-            request: r,
-        }
     }
 }
 
@@ -567,6 +524,36 @@ mod tests {
         }
         assert_eq!(s.seal(&b, b"", true), Err(Full));
         assert!(s.seal(&b, b"", false).is_ok());
+    }
+
+    /// A state sealed before the request digest's encoding changed (payload
+    /// version 1) no longer opens: its digest was of the old, ambiguous
+    /// encoding.
+    #[test]
+    fn a_state_of_the_old_version_no_longer_opens() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(None, "t");
+        let token = s.seal(&b, b"x", false).unwrap();
+        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&token)
+            .unwrap();
+        let cipher = Aes256Gcm::new((&[9u8; 32]).into());
+        let (head, sealed) = raw.split_at_mut(HEAD);
+        let (payload, tag) = sealed.split_at_mut(sealed.len() - TAG);
+        let nonce = *Nonce::from_slice(&head[1..]);
+        cipher
+            .decrypt_in_place_detached(&nonce, &[7], payload, (&*tag).into())
+            .unwrap();
+        assert_eq!(payload[0], VERSION);
+        payload[0] = 1;
+        let tag = cipher
+            .encrypt_in_place_detached(&nonce, &[7], payload)
+            .unwrap();
+        let len = raw.len();
+        raw[len - TAG..].copy_from_slice(&tag);
+        let old = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
+        assert_eq!(s.open(&old, &b), Err(StateRejection::Malformed));
+        assert_eq!(s.open(&token, &b).unwrap().state, b"x");
     }
 
     #[test]
