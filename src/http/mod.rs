@@ -28,9 +28,12 @@
 //! * Origins allowed by name get CORS headers and preflights:
 //!   `http_access::cors_for_origins_allowed_by_name`.
 //! * A second `MCP-Session-Id`, `Authorization`, `MCP-Protocol-Version`,
-//!   `Last-Event-ID`, `Mcp-Method` or `Mcp-Name`: 400.
+//!   `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`, `Origin` or `Host`: 400
+//!   (a second `Mcp-Param-*`, at 2026-07-28: 400 with `-32020`).
 //!   `http_auth::duplicated_authorization_and_version_headers_get_400`,
-//!   `http_legacy::malformed_oversized_non_ascii_and_duplicated_session_ids`.
+//!   `http_legacy::malformed_oversized_non_ascii_and_duplicated_session_ids`,
+//!   `http_security::a_second_origin_header_is_400`,
+//!   `::a_second_mcp_param_header_is_400`.
 //! * Authentication: 401 with `WWW-Authenticate`, or 403.
 //!   `http_auth::requests_without_valid_credentials_are_401_with_a_challenge`,
 //!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
@@ -101,7 +104,34 @@
 //!   `http_access::the_reaper_starts_with_the_first_request_and_stops_with_the_manager`.
 //!
 //! The modern era (2026-07-28; [`Builder::serve_modern`]): `http_modern`,
-//! whose test names cite the transport page's sections.
+//! whose test names cite the transport page's sections; and what no client
+//! can take from another (`http_security`, issue 24):
+//!
+//! * Every store the principals share has a global bound and a share per
+//!   principal below it, on by default (a tenth): past its share a
+//!   principal gets 429 naming the bound and nobody else notices; a full
+//!   store 503 saying so; each with a `Retry-After` of when a place frees
+//!   (tasks, running and retained together: `::a_principal_past_its_task_share_gets_429_and_no_other_principal_notices`,
+//!   `::retention_counts_against_its_owners_share_until_it_frees`,
+//!   `::a_full_task_store_says_so_with_a_retry_after_that_comes_true`;
+//!   single-use `requestState`s: `::a_principal_past_its_single_use_share_gets_429_and_no_other_principal_notices`).
+//!   Without principals, the global bounds only:
+//!   `::anonymous_servers_keep_their_global_bounds_only`.
+//! * A task waits for input a bounded time, then fails saying so:
+//!   `::a_task_waiting_for_input_fails_after_its_input_timeout`.
+//! * A sealed `requestState` opens only for the principal and the request it
+//!   was sealed for, over an encoding no two requests share:
+//!   `::a_state_sealed_for_a_crafted_request_opens_for_no_other`,
+//!   `::a_state_opens_for_its_own_retry`; sealed with nonces a forked child
+//!   does not repeat: `fork_sealing`.
+//! * Mirrored integers compare exactly: `::mirrored_integers_compare_exactly`.
+//! * A task created while the server shuts down is answered 503, cleanly:
+//!   `::tasks_created_while_the_server_shuts_down_get_clean_answers`; no
+//!   log line carries a whole task id: `::no_log_line_carries_a_whole_task_id`.
+//! * A setting out of range is a [`ConfigError`] naming it, never a panic:
+//!   `::a_request_state_ttl_too_long_is_a_typed_error_not_a_panic`,
+//!   `::the_example_says_why_a_setting_is_out_of_range_and_exits_2`,
+//!   `http_connections::the_longest_bounds_serve_and_longer_ones_are_refused`.
 //!
 //! Bounds: the table below, each at work in `http_hostile`,
 //! `http_connections`, `http_memory` and `http_emfile`; shutdown in
@@ -112,8 +142,11 @@
 //!
 //! ## Bounds
 //!
-//! Every bound has a production default and a [`Builder`] method (a
-//! timeout of 100 years or more is none):
+//! Every bound has a production default and a [`Builder`] method. A bound
+//! that may be off takes an `Option` (`None`: none); [`Builder::build`]
+//! refuses any value out of its range (zero where zero means nothing, a
+//! duration past [`MAX_DURATION`], a share past its store) with a
+//! [`ConfigError`] naming the setting and what it allows:
 //!
 //! | bound | default | what happens at it |
 //! |---|---|---|
@@ -131,6 +164,14 @@
 //! | [stalled writes](Builder::stall_timeout) | 60 s | the stream (and in `serve`, the connection) ends |
 //! | [event logs per session](Builder::event_log_session_bytes) | 256 KiB, all its streams (when a log is on) | the oldest events go first |
 //! | [event logs in all](Builder::event_log_total_bytes) | 128 MiB | a session lets its own oldest go, or logs nothing |
+//! | [live sessions](Builder::capacity) | 65 536 | `initialize` gets 503 with `Retry-After` |
+//! | [a sealed `requestState`'s life](Builder::request_state_ttl) | 10 min | a retry with it gets 400 (`-32602`) |
+//! | [unused single-use states, in all](Builder::single_use_states) | 100 000 | 503 saying the record is full, `Retry-After` when the soonest expires |
+//! | [unused single-use states, per principal](Builder::single_use_share) | a tenth of the above (10 000) | 429 naming the bound, `Retry-After` when the principal's soonest expires; nobody else notices |
+//! | [tasks, running or retained, in all](Builder::task_capacity) | 10 000 | 503 saying the task store is full, `Retry-After` when the soonest retained task is freed |
+//! | [tasks, running or retained, per principal](Builder::task_share) | a tenth of the above (1 000) | 429 naming the bound, `Retry-After` when the principal's soonest is freed; nobody else notices |
+//! | [an ended task's retention](Builder::task_retention) | 10 min | the reaper frees it (it counts against its principal's share until then) |
+//! | [a task's wait for input](Builder::task_input_timeout) | 5 min | the task fails, its status message saying so; its work is dropped |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2, and the socket half of stalled writes) are applied by [`serve`];
@@ -195,10 +236,12 @@ mod asks;
 mod body;
 mod builder;
 mod config;
+mod config_error;
 mod context;
 mod counters;
 mod dispatch;
 mod drain;
+mod frees;
 pub mod headers;
 pub mod jsonrpc;
 mod legacy;
@@ -230,10 +273,12 @@ pub use config::{
     DEFAULT_EVENT_LOG_TOTAL_BYTES, DEFAULT_HANDLER_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_BODY,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION,
-    DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SINGLE_USE_STATES,
-    DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT, DEFAULT_STREAM_QUEUE_BYTES,
-    DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY, DEFAULT_TASK_RETENTION,
+    DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SHARE_DIVISOR,
+    DEFAULT_SINGLE_USE_STATES, DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT,
+    DEFAULT_STREAM_QUEUE_BYTES, DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY,
+    DEFAULT_TASK_INPUT_TIMEOUT, DEFAULT_TASK_RETENTION, MAX_DURATION, MAX_REQUESTS_PER_SESSION,
 };
+pub use config_error::ConfigError;
 pub use context::{Context, Era};
 pub use counters::HttpStats;
 pub use drain::DrainReport;

@@ -10,6 +10,7 @@ use super::admission::HandlerTasks;
 use super::app::App;
 use super::body::Body;
 use super::config::Config;
+use super::config_error::ConfigError;
 use super::counters::HttpCounters;
 use super::modern::sealing::{RequestStateKeys, Sealer};
 use super::reject::Reject;
@@ -62,17 +63,18 @@ impl<A: App> State<A> {
         access: Access,
         authenticator: Option<Arc<dyn Authenticator>>,
         keys: RequestStateKeys,
-    ) -> State<A> {
-        let sealer = Sealer::new(keys, config.request_state_ttl, config.single_use_states);
+    ) -> Result<State<A>, ConfigError> {
+        let sealer = Sealer::new(keys, &config)?;
         let logs = LogBounds {
             events: config.event_log_events,
             session_bytes: config.event_log_session_bytes,
             total: Arc::new(LogBudget::new(config.event_log_total_bytes)),
         };
-        let tasks = config
-            .tasks
-            .then(|| Tasks::new(&config, registry.node_id()));
-        State {
+        let tasks = match config.tasks {
+            true => Some(Tasks::new(&config, registry.node_id())?),
+            false => None,
+        };
+        Ok(State {
             app,
             tasks,
             registry,
@@ -86,7 +88,7 @@ impl<A: App> State<A> {
             logs,
             sealer,
             reaper: OnceLock::new(),
-        }
+        })
     }
 
     pub(crate) fn app(&self) -> &A {

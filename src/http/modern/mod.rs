@@ -65,6 +65,7 @@ mod headers;
 pub(crate) mod mirror;
 pub(crate) mod request;
 pub(crate) mod sealing;
+mod single_use;
 
 pub use discover::{CacheScope, Discovery};
 pub use mirror::{MirrorError, MirroredParams};
@@ -243,8 +244,7 @@ where
             body::result(&envelope.id, &result)
         }
         Ok(Head::Reply(Reply::InputRequired(asked))) => {
-            let principal = owner.as_ref().map(Principal::as_str);
-            input_required(state, &envelope, binds, principal, asked)
+            input_required(state, &envelope, binds, owner.as_ref(), asked)
         }
         // Only a request that may become a task gets here with one (see
         // `dispatch::work`).
@@ -384,6 +384,40 @@ fn read<A: App>(
     Ok((modern, binding))
 }
 
+/// The refusal of an answer whose single-use state could not be recorded:
+/// the principal past its share (429), or the record full (503), each
+/// naming its bound, with a `Retry-After` of when a record expires.
+fn single_use_refused(refused: sealing::Refused) -> Reject {
+    const STORE: &str = "single-use requestState";
+    const HELD: &str = "unused single-use states";
+    match refused {
+        sealing::Refused::OverShare { limit, retry_after } => {
+            tracing::debug!(
+                limit,
+                retry_after,
+                "a principal is past its single-use share: 429"
+            );
+            Reject::OverShare {
+                bound: "single_use_share",
+                store: STORE,
+                held: HELD,
+                limit,
+                retry_after,
+            }
+        }
+        sealing::Refused::Full { limit, retry_after } => {
+            tracing::debug!(limit, retry_after, "the single-use record is full: 503");
+            Reject::StoreFull {
+                bound: "single_use_states",
+                store: STORE,
+                held: HELD,
+                limit,
+                retry_after,
+            }
+        }
+    }
+}
+
 /// The binding of a request (see `Binding::new`), from its raw params.
 fn binding_of(
     principal: Option<&str>,
@@ -413,9 +447,10 @@ fn input_required<A: App>(
     state: &State<A>,
     envelope: &Envelope,
     binds: Binds,
-    principal: Option<&str>,
+    owner: Option<&Principal>,
     asked: InputRequired,
 ) -> Response<Body> {
+    let principal = owner.map(Principal::as_str);
     let asked = *asked.0;
     let mut result = json!({ "resultType": "input_required" });
     if !asked.requests.is_empty() {
@@ -432,9 +467,12 @@ fn input_required<A: App>(
                 }
             },
         };
-        match state.sealer().seal(&binding, app_state, asked.single_use) {
+        match state
+            .sealer()
+            .seal(&binding, app_state, asked.single_use, owner)
+        {
             Ok(token) => result["requestState"] = token.into(),
-            Err(sealing::Full) => return state.refuse(Reject::Overloaded, Some(&envelope.id)),
+            Err(refused) => return state.refuse(single_use_refused(refused), Some(&envelope.id)),
         }
     }
     if let Some(info) = &envelope.server_info {

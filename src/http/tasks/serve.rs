@@ -3,10 +3,12 @@
 //! `tasks/cancel`: [`serve_method`]); the store they share ([`Tasks`]).
 
 use super::entry::{self, TaskEntry};
+use super::places::Places;
 use super::work::{TaskContext, TaskWork};
 use super::{Store, DEFAULT_POLL_INTERVAL, TASKS_EXTENSION};
 use crate::http::access::auth::Principal;
 use crate::http::config::Config;
+use crate::http::config_error::ConfigError;
 use crate::http::jsonrpc::{Request, RpcError};
 use crate::http::modern::request::{input_responses, missing_capability, Modern};
 use crate::http::modern::Envelope;
@@ -17,6 +19,7 @@ use futures_util::FutureExt;
 use http::StatusCode;
 use serde_json::{json, Value};
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -25,29 +28,38 @@ use tokio_util::sync::CancellationToken;
 /// methods).
 pub(crate) const METHODS: [&str; 3] = ["tasks/get", "tasks/update", "tasks/cancel"];
 
-/// The tasks of one endpoint: the store, and the token every task's work
-/// is cancelled through at shutdown.
+/// The tasks of one endpoint: the store, its places (the capacity and each
+/// principal's share), and the token every task's work is cancelled through
+/// at shutdown.
 pub(crate) struct Tasks {
     store: Store,
+    places: Arc<Places>,
     root: CancellationToken,
     retention: Duration,
     ttl_ends_work: bool,
+    input_timeout: Option<Duration>,
 }
 
 impl Tasks {
-    pub(crate) fn new(config: &Config, node: u8) -> Tasks {
+    /// The tasks `config` (validated) describes, their ids on `node`.
+    pub(crate) fn new(config: &Config, node: u8) -> Result<Tasks, ConfigError> {
         let store = TaskStore::builder()
             .capacity(config.task_capacity)
             .retention(config.task_retention)
             .node_id(node)
             .build()
-            .expect("a capacity the builder checked");
-        Tasks {
+            .map_err(|e| {
+                ConfigError::out_of_range("task_capacity", config.task_capacity, e.to_string())
+            })?;
+        let places = Places::new(config, reap_period(config.task_retention))?;
+        Ok(Tasks {
             store,
+            places: Arc::new(places),
             root: CancellationToken::new(),
             retention: config.task_retention,
             ttl_ends_work: config.task_ttl_ends_work,
-        }
+            input_timeout: config.task_input_timeout,
+        })
     }
 
     /// Frees the tasks ended and kept for their retention.
@@ -68,8 +80,13 @@ impl Tasks {
 
     /// The period the reaper should sweep the store at, at most.
     pub(crate) fn reap_period(&self) -> Duration {
-        (self.retention / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+        reap_period(self.retention)
     }
+}
+
+/// The reaper's period for a store with `retention`.
+fn reap_period(retention: Duration) -> Duration {
+    (retention / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
 
 /// The `-32021` error for a client that did not declare the extension.
@@ -79,33 +96,64 @@ pub(crate) fn extension_required() -> RpcError {
 
 /// Creates a task for `work`, owned by `owner`, and starts the work;
 /// returns the `CreateTaskResult` (the task is readable by `tasks/get`
-/// before it is). At capacity, 503.
+/// before it is). Past the owner's share 429, at capacity 503 (each naming
+/// its bound, with a `Retry-After` of when a place frees); while the
+/// server shuts down, 503 "shutting down".
 pub(crate) fn start(
     tasks: &Tasks,
     envelope: &Envelope,
     owner: Option<Principal>,
     work: TaskWork,
 ) -> Result<Value, Reject> {
+    if tasks.root.is_cancelled() {
+        return Err(Reject::ShuttingDown);
+    }
+    let share = tasks.places.take(owner.as_ref())?;
     let poll = work.poll_interval.unwrap_or(DEFAULT_POLL_INTERVAL);
     let entry = TaskEntry::new(
         owner,
+        share,
         poll.as_millis() as u64,
         tasks.retention.as_millis() as u64,
         work.status_message.clone(),
         tasks.root.child_token(),
     );
-    let running = tasks.store.create(entry).map_err(|_| Reject::Overloaded)?;
-    let id = running.id();
-    let text = id.to_string();
-    let task = tasks.store.get(&id).expect("held by its running guard");
+    // Full: the entry comes back, and with it its share.
+    let running = tasks.store.create(entry).map_err(|_| tasks.places.full())?;
+    // The entry from the guard itself, not by a lookup: a shutdown's sweep
+    // may have ended it since `create`.
+    let task = running.task();
+    if tasks.root.is_cancelled() {
+        // Shut down meanwhile: the work never starts, the task ends
+        // abandoned (its guard dropped unsettled), and the call is told.
+        drop(running);
+        task.value().ended(&tasks.places);
+        tracing::debug!("a task created while the server shuts down: 503");
+        return Err(Reject::ShuttingDown);
+    }
+    let text = running.id().to_string();
     let mut created = entry::detailed(&text, &running);
     created.insert("resultType".into(), "task".into());
     let deadline = tasks
         .ttl_ends_work
         .then(|| tokio::time::Instant::now().checked_add(tasks.retention))
         .flatten();
-    let ctx = TaskContext::task(task.clone(), text);
-    tokio::spawn(run(tasks.store.clone(), running, task, work, ctx, deadline));
+    let ctx = TaskContext::task(
+        task.clone(),
+        text,
+        tasks.store.clone(),
+        Arc::clone(&tasks.places),
+        tasks.input_timeout,
+    );
+    tokio::spawn(run(
+        tasks.store.clone(),
+        Arc::clone(&tasks.places),
+        running,
+        task,
+        work,
+        ctx,
+        deadline,
+    ));
     Ok(envelope.task_result(created))
 }
 
@@ -115,6 +163,7 @@ pub(crate) fn start(
 /// [`Running`] guard dropped unsettled).
 async fn run(
     store: Store,
+    places: Arc<Places>,
     running: Running<TaskEntry, Value>,
     task: TaskRef<TaskEntry, Value>,
     work: TaskWork,
@@ -147,8 +196,9 @@ async fn run(
         }
         None => drop(running),
     }
-    // Whatever ended it: nothing is outstanding any more.
-    task.value().ended();
+    // Whatever ended it: nothing is outstanding any more, and its place
+    // frees after its retention.
+    task.value().ended(&places);
 }
 
 /// Answers `tasks/get`, `tasks/update` or `tasks/cancel`, in this order of
@@ -205,7 +255,7 @@ pub(crate) fn serve_method(
             // spec: eventually consistent; the suite: idempotent).
             if tasks.store.settle(&task, Ended::Cancelled).is_won() {
                 task.value().cancel.cancel();
-                task.value().ended();
+                task.value().ended(&tasks.places);
             }
             Ok(envelope.result(json!({})))
         }
