@@ -262,8 +262,9 @@ impl<A: App> Builder<A> {
     /// Requests a session may have in flight at once: a handler running, its
     /// SSE reply streaming, or the session's open `GET` stream (each keeps
     /// the session busy in the registry, and the cap is the registry's own
-    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; at
-    /// least 1). The next one gets 429 with `Retry-After`; the session is
+    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; from
+    /// 1 to [`MAX_REQUESTS_PER_SESSION`](super::MAX_REQUESTS_PER_SESSION)).
+    /// The next one gets 429 with `Retry-After`; the session is
     /// not affected.
     pub fn max_requests_per_session(mut self, requests: usize) -> Self {
         self.config.max_requests_per_session = requests;
