@@ -69,7 +69,9 @@ struct Args {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ops::init_tracing();
     let Args { flags, fleet } = Args::parse();
-    let built = ops::build(&flags)?;
+    // A setting out of range, or a file that cannot be read, is said on
+    // stderr, and the server exits 2.
+    let built = ops::build(&flags).unwrap_or_else(|error| ops::startup_error(error));
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);
 

@@ -88,6 +88,7 @@ mod registry;
 mod secret;
 mod session;
 mod shards;
+pub mod shares;
 mod slot;
 mod stats;
 mod storage;

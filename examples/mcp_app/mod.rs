@@ -13,7 +13,7 @@ pub mod ops;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use sessionreg::handles::{Handles, Resolved};
+use sessionreg::handles::{Handles, MintError, Resolved};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
@@ -30,17 +30,25 @@ pub struct Server {
     baskets: Handles<Option<String>, Mutex<Vec<String>>>,
 }
 
+/// Baskets kept at most, all principals together.
+pub const MAX_BASKETS: usize = 100_000;
+/// Baskets one principal may keep at once, when requests have principals
+/// (`--bearer-token`): a tenth of the store, as the layer's own stores.
+pub const BASKETS_PER_PRINCIPAL: usize = MAX_BASKETS / 10;
+
 impl Server {
     /// The application, its baskets living `lifetime` unused (the
-    /// default, one hour, is what `basket_create`'s description says).
-    pub fn with_basket_lifetime(lifetime: Duration) -> Server {
-        Server {
-            baskets: Handles::builder()
-                .lifetime(lifetime)
-                .capacity(100_000)
-                .build()
-                .expect("a valid capacity"),
+    /// default, one hour, is what `basket_create`'s description says); with
+    /// `principals` (requests are authenticated), each principal may keep
+    /// [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
+    pub fn new(lifetime: Duration, principals: bool) -> Result<Server, sessionreg::BuildError> {
+        let mut baskets = Handles::builder().lifetime(lifetime).capacity(MAX_BASKETS);
+        if principals {
+            baskets = baskets.owner_share(BASKETS_PER_PRINCIPAL);
         }
+        Ok(Server {
+            baskets: baskets.build()?,
+        })
     }
 }
 
@@ -379,7 +387,10 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
                 "structuredContent": { "basket": id.to_string() },
                 "isError": false,
             })),
-            Err(_) => tool_error("too many baskets; try again later"),
+            Err(MintError::OverShare { limit, .. }) => tool_error(&format!(
+                "you keep {limit} baskets already, the most one may; let one expire first"
+            )),
+            Err(MintError::AtCapacity(_)) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
             Some(item) => with_basket(&|basket| {

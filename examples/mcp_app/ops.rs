@@ -17,7 +17,7 @@ pub struct Flags {
     /// Address to listen on; port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// Sessions idle this long are ended.
+    /// Sessions idle this long are ended (0: never).
     #[arg(long, default_value_t = 1_800_000)]
     pub idle_timeout_ms: u64,
     /// Maximum live sessions; more get 503.
@@ -103,7 +103,19 @@ impl<A: App> Built<A> {
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
-    build_with(Server::with_basket_lifetime(lifetime), flags)
+    let app = Server::new(
+        lifetime,
+        !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
+    )?;
+    build_with(app, flags)
+}
+
+/// What a server does with a configuration it cannot start with (a setting
+/// out of range, a file that cannot be read or parsed): says why on stderr
+/// and exits with status 2, as for a flag clap refuses.
+pub fn startup_error(error: Box<dyn std::error::Error>) -> ! {
+    eprintln!("error: {error}");
+    std::process::exit(2)
 }
 
 /// [`build`] for another application (the conformance server's).
@@ -120,7 +132,9 @@ pub fn build_configured<A: App>(
     let mut builder = SessionManager::builder(app)
         .node_id(flags.node_id)
         .capacity(flags.max_sessions)
-        .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
+        .idle_timeout(
+            (flags.idle_timeout_ms > 0).then(|| Duration::from_millis(flags.idle_timeout_ms)),
+        )
         .sse_keep_alive(
             (flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)),
         )

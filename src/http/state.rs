@@ -9,6 +9,7 @@ use super::access::Access;
 use super::admission::HandlerTasks;
 use super::app::App;
 use super::config::Config;
+use super::config_error::ConfigError;
 use super::counters::HttpCounters;
 use super::discovery::Discovered;
 use super::dispatch::Runner;
@@ -66,17 +67,18 @@ impl<A: App> State<A> {
         access: Access,
         authenticator: Option<Arc<dyn Authenticator>>,
         keys: RequestStateKeys,
-    ) -> State<A> {
+    ) -> Result<State<A>, ConfigError> {
         let counters = Arc::new(HttpCounters::new());
-        let sealer = Sealer::new(keys, config.request_state_ttl, config.single_use_states);
+        let sealer = Sealer::new(keys, &config)?;
         let logs = LogBounds {
             events: config.event_log_events,
             session_bytes: config.event_log_session_bytes,
             total: Arc::new(LogBudget::new(config.event_log_total_bytes)),
         };
-        let tasks = config
-            .tasks
-            .then(|| Tasks::new(&config, registry.node_id()));
+        let tasks = match config.tasks {
+            true => Some(Tasks::new(&config, registry.node_id())?),
+            false => None,
+        };
         let runner = Arc::new(Runner {
             app,
             counters: Arc::clone(&counters),
@@ -88,7 +90,7 @@ impl<A: App> State<A> {
             counters: Arc::clone(&counters),
         };
         let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
-        State {
+        Ok(State {
             discovery,
             runner,
             registry,
@@ -104,7 +106,7 @@ impl<A: App> State<A> {
             sealer,
             tasks,
             reaper: OnceLock::new(),
-        }
+        })
     }
 
     /// Mounts `server` (at build, before the state is shared).

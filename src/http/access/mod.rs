@@ -10,7 +10,8 @@
 //!
 //! A present `Origin` is checked on every request, whatever the bind: it
 //! must be on the allow-list, or be a loopback origin while the loopback
-//! rule below is on; any other gets 403.
+//! rule below is on; any other gets 403. A second `Origin` (or `Host`) is
+//! 400 before either is read.
 //!
 //! DNS-rebinding protection ([`RebindingProtection::Auto`], the default)
 //! also restricts `Host` to loopback names (plus the allow-list) unless the
@@ -159,6 +160,7 @@ impl Access {
             .map_err(|forbidden| match forbidden {
                 Forbidden::Origin => Reject::ForbiddenOrigin,
                 Forbidden::Host => Reject::ForbiddenHost,
+                Forbidden::Twice(name) => Reject::DuplicateHeader(name),
             })?;
         Ok(cors::allowed_origin(headers, policy))
     }
