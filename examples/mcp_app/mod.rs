@@ -8,14 +8,16 @@
 
 pub mod bounds;
 pub mod fleet;
+pub mod oauth;
 pub mod ops;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use sessionreg::handles::{Handles, Resolved};
+use sessionreg::handles::{Handles, MintError, Resolved};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,19 +29,73 @@ use tokio::sync::Notify;
 /// is `None`).
 pub struct Server {
     baskets: Handles<Option<String>, Mutex<Vec<String>>>,
+    /// The baskets each owner made, for `resources/list` (pruned of those
+    /// that have ended whenever it is read).
+    made: Mutex<HashMap<Option<String>, Vec<String>>>,
+    /// Tells the listeners of a basket (`basket://<id>`) that it changed.
+    publisher: mcp::Publisher,
 }
+
+/// Baskets kept at most, all principals together.
+pub const MAX_BASKETS: usize = 100_000;
+/// Baskets one principal may keep at once, when requests have principals
+/// (`--bearer-token`): a tenth of the store, as the layer's own stores.
+pub const BASKETS_PER_PRINCIPAL: usize = MAX_BASKETS / 10;
 
 impl Server {
     /// The application, its baskets living `lifetime` unused (the
-    /// default, one hour, is what `basket_create`'s description says).
-    pub fn with_basket_lifetime(lifetime: Duration) -> Server {
-        Server {
-            baskets: Handles::builder()
-                .lifetime(lifetime)
-                .capacity(100_000)
-                .build()
-                .expect("a valid capacity"),
+    /// default, one hour, is what `basket_create`'s description says); with
+    /// `principals` (requests are authenticated), each principal may keep
+    /// [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
+    pub fn new(lifetime: Duration, principals: bool) -> Result<Server, sessionreg::BuildError> {
+        let mut baskets = Handles::builder().lifetime(lifetime).capacity(MAX_BASKETS);
+        if principals {
+            baskets = baskets.owner_share(BASKETS_PER_PRINCIPAL);
         }
+        Ok(Server {
+            baskets: baskets.build()?,
+            made: Mutex::default(),
+            publisher: mcp::Publisher::new(),
+        })
+    }
+
+    /// The publisher the manager must be built with
+    /// ([`Builder::publisher`](sessionreg::http::Builder::publisher)), so
+    /// that the basket updates this application publishes reach its
+    /// listeners.
+    pub fn publisher(&self) -> mcp::Publisher {
+        self.publisher.clone()
+    }
+
+    /// The baskets of `owner` still live, as resources.
+    fn basket_resources(&self, owner: &Option<String>) -> Vec<Value> {
+        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(ids) = made.get_mut(owner) else {
+            return Vec::new();
+        };
+        ids.retain(|id| matches!(self.baskets.resolve_text(id, owner), Resolved::Found(_)));
+        ids.iter()
+            .map(|id| {
+                json!({
+                    "uri": format!("{BASKET_SCHEME}{id}"),
+                    "name": format!("basket {}", &id[..8.min(id.len())]),
+                    "mimeType": "text/plain",
+                })
+            })
+            .collect()
+    }
+}
+
+/// The URI scheme of a basket as a resource: `basket://<basket id>`.
+const BASKET_SCHEME: &str = "basket://";
+
+/// Who may hear of a change to `owner`'s basket: its owner (or, on a
+/// server without principals, everyone: they all share the anonymous
+/// owner).
+fn audience(owner: &Option<String>) -> mcp::Audience {
+    match owner {
+        Some(principal) => mcp::Audience::principal(mcp::Principal::new(principal.as_str())),
+        None => mcp::Audience::Everyone,
     }
 }
 
@@ -93,7 +149,7 @@ impl App for Server {
 
     fn discovery(&self) -> mcp::modern::Discovery {
         mcp::modern::Discovery {
-            capabilities: json!({ "tools": {} }),
+            capabilities: json!({ "tools": {}, "resources": { "subscribe": true } }),
             server_info: Some(server_info()),
             ..mcp::modern::Discovery::default()
         }
@@ -134,10 +190,28 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
     match request.method.as_str() {
         // The layer negotiates the version and puts it in the result.
         "initialize" => Reply::Result(json!({
-            "capabilities": { "tools": { "listChanged": false }, "logging": {} },
+            "capabilities": {
+                "tools": { "listChanged": false },
+                "resources": { "subscribe": true, "listChanged": false },
+                "logging": {},
+            },
             "serverInfo": server_info(),
         })),
-        "ping" | "logging/setLevel" => Reply::Result(json!({})),
+        // The layer records a session's resource subscriptions itself.
+        "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
+            Reply::Result(json!({}))
+        }
+        "resources/list" => {
+            let owner = ctx.principal().map(|p| p.as_str().to_string());
+            Reply::Result(json!({ "resources": server.basket_resources(&owner) }))
+        }
+        "resources/templates/list" => Reply::Result(json!({ "resourceTemplates": [{
+            "uriTemplate": "basket://{basket}",
+            "name": "basket",
+            "description": "A basket's items, one per line (its owner only).",
+            "mimeType": "text/plain",
+        }]})),
+        "resources/read" => read_basket(server, ctx, &request),
         "tools/list" => Reply::Result(json!({ "tools": [
             {
                 "name": "echo",
@@ -160,6 +234,11 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             {
                 "name": "running",
                 "description": "Answers how many `sleep` calls are running in this server right now (all sessions).",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
+                "name": "whoami",
+                "description": "Answers who the request comes from (the principal: an OAuth token's ISSUER#SUBJECT, a static token's name, or `anonymous`) and the scopes its token grants.",
                 "inputSchema": { "type": "object", "properties": {} },
             },
             {
@@ -268,6 +347,13 @@ async fn call_tool(
         Some("running") => {
             Reply::Result(text_content(&SLEEPING.load(Ordering::Relaxed).to_string()))
         }
+        Some("whoami") => {
+            let who = ctx.principal().map_or("anonymous", |p| p.as_str());
+            Reply::Result(text_content(&match ctx.scopes() {
+                Some(scopes) if !scopes.is_empty() => format!("{who} {scopes}"),
+                _ => who.to_string(),
+            }))
+        }
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {
                 let delivered = ctx.legacy().is_some_and(|l| l.notify(&log_message(text)));
@@ -361,12 +447,25 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
     };
     Some(match name {
         "basket_create" => match server.baskets.mint(owner.clone(), Mutex::new(Vec::new())) {
-            Ok(id) => Reply::Result(json!({
+            Ok(id) => {
+                let text = id.to_string();
+                server
+                    .made
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(owner.clone())
+                    .or_default()
+                    .push(text);
+                Reply::Result(json!({
                 "content": [{ "type": "text", "text": id.to_string() }],
                 "structuredContent": { "basket": id.to_string() },
                 "isError": false,
-            })),
-            Err(_) => tool_error("too many baskets; try again later"),
+                }))
+            }
+            Err(MintError::OverShare { limit, .. }) => tool_error(&format!(
+                "you keep {limit} baskets already, the most one may; let one expire first"
+            )),
+            Err(MintError::AtCapacity(_)) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
             Some(item) => with_basket(&|basket| {
@@ -375,7 +474,14 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
                     return tool_error(&format!("a basket holds at most {MAX_BASKET_ITEMS} items"));
                 }
                 items.push(item.to_string());
-                Reply::Result(text_content(&format!("{} items", items.len())))
+                let count = items.len();
+                drop(items);
+                // Its listeners (listen streams, subscribed sessions) refetch.
+                let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
+                server
+                    .publisher
+                    .resource_updated(format!("{BASKET_SCHEME}{handle}"), audience(&owner));
+                Reply::Result(text_content(&format!("{count} items")))
             }),
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
@@ -386,6 +492,42 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
         _ => return None,
     })
 }
+
+/// `resources/read` of `basket://<id>`: the basket's items, one per line,
+/// for its owner; any other URI (or another's basket) is not found.
+fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Reply {
+    #[derive(serde::Deserialize)]
+    struct Read {
+        uri: String,
+    }
+    let Ok(Read { uri }) = request.params_as::<Read>() else {
+        return Reply::Error(RpcError::invalid_params(
+            "resources/read needs a string `uri`",
+        ));
+    };
+    let owner = ctx.principal().map(|p| p.as_str().to_string());
+    let found = uri
+        .strip_prefix(BASKET_SCHEME)
+        .map(|id| server.baskets.resolve_text(id, &owner));
+    match found {
+        Some(Resolved::Found(basket)) => {
+            let items = basket.value().lock().unwrap_or_else(|e| e.into_inner());
+            Reply::Result(json!({ "contents": [{
+                "uri": uri,
+                "mimeType": "text/plain",
+                "text": items.join("\n"),
+            }]}))
+        }
+        _ => {
+            let mut error = RpcError::new(RESOURCE_NOT_FOUND, "Resource not found");
+            error.data = Some(json!({ "uri": uri }));
+            Reply::Error(error)
+        }
+    }
+}
+
+/// MCP's error code for a resource that does not exist.
+const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// The most items one basket holds.
 const MAX_BASKET_ITEMS: usize = 1_000;

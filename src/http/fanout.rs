@@ -20,6 +20,7 @@ impl<A: App> Sink for State<A> {
             };
             queued += usize::from(took);
         });
+        self.listeners.delivered_to(queued);
         queued
     }
 }

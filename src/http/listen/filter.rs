@@ -115,7 +115,10 @@ mod tests {
             json!({ "toolsListChanged": true, "resourceSubscriptions": ["a", "b"] })
         );
         let topics: Vec<Topic> = filter.topics().collect();
-        assert_eq!(topics, vec![Topic::Tools, Topic::Uri("a".into()), Topic::Uri("b".into())]);
+        assert_eq!(
+            topics,
+            vec![Topic::Tools, Topic::Uri("a".into()), Topic::Uri("b".into())]
+        );
     }
 
     #[test]

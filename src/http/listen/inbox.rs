@@ -88,11 +88,6 @@ impl Inbox {
         let _ = self.mailbox.close();
         self.waker.wake();
     }
-
-    /// Publications waiting.
-    pub(crate) fn len(&self) -> usize {
-        self.mailbox.len()
-    }
 }
 
 impl Outbox {

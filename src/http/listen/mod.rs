@@ -37,17 +37,17 @@ mod body;
 mod change;
 mod filter;
 mod inbox;
+pub(crate) mod metrics;
 mod publisher;
 mod topics;
 
 pub use change::{Audience, Change};
 pub use publisher::Publisher;
 
-pub(crate) use change::{Prepared, Publication, Shared};
+pub(crate) use change::Shared;
 pub(crate) use inbox::Offered;
 pub(crate) use publisher::Sink;
 pub(crate) use topics::{Member, Topic, Topics};
-pub(crate) use Bounds as ListenBounds;
 
 use crate::http::access::auth::Principal;
 use crate::http::counters::HttpCounters;
@@ -60,8 +60,14 @@ use bytes::Bytes;
 use filter::Filter;
 use inbox::Inbox;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The store listen streams are, as refusals name it.
+const STORE: &str = "listen stream";
+/// What it holds, as refusals count it.
+const HELD: &str = "open listen streams";
 
 /// One listen stream, as its registry keeps it.
 pub(crate) struct Listener {
@@ -84,6 +90,15 @@ pub(crate) struct Listeners {
     shares: Option<Shares<Principal>>,
     queue: usize,
     uris: usize,
+    /// How each stream's body is made: its keep-alive period, the gauge it
+    /// counts in.
+    keep_alive: Option<Duration>,
+    counters: Arc<HttpCounters>,
+    /// The `Retry-After` of a refusal (a listen stream frees its place when
+    /// its client goes, which nobody can foretell: the configured one).
+    retry_after: u64,
+    /// Publications queued for a stream or sent to a session, in all.
+    delivered: AtomicU64,
 }
 
 /// The bounds of an endpoint's listeners.
@@ -97,6 +112,10 @@ pub(crate) struct Bounds {
     pub(crate) queue: usize,
     /// Resource URIs one filter is honoured for.
     pub(crate) uris: usize,
+    /// Each stream's keep-alive period.
+    pub(crate) keep_alive: Option<Duration>,
+    /// The `Retry-After` of a refusal, in whole seconds.
+    pub(crate) retry_after: u64,
 }
 
 impl Listeners {
@@ -105,6 +124,7 @@ impl Listeners {
         bounds: Bounds,
         node: u8,
         topics: Arc<Topics>,
+        counters: Arc<HttpCounters>,
     ) -> Result<Listeners, crate::BuildError> {
         let index = Arc::clone(&topics);
         let registry = Registry::builder()
@@ -121,7 +141,7 @@ impl Listeners {
             })
             .build()?;
         let shares = match bounds.share {
-            Some(limit) => Some(Shares::new(limit).map_err(|_| crate::BuildError::ZeroCapacity)?),
+            Some(limit) => Some(Shares::new(limit).map_err(|_| crate::BuildError::ZeroShare)?),
             None => None,
         };
         Ok(Listeners {
@@ -130,6 +150,10 @@ impl Listeners {
             shares,
             queue: bounds.queue,
             uris: bounds.uris,
+            keep_alive: bounds.keep_alive,
+            counters,
+            retry_after: bounds.retry_after,
+            delivered: AtomicU64::new(0),
         })
     }
 
@@ -143,20 +167,20 @@ impl Listeners {
         id: &Value,
         params: &Value,
         owner: Option<Principal>,
-        keep_alive: Option<Duration>,
-        counters: &Arc<HttpCounters>,
         closing: impl Fn() -> Option<Reason>,
     ) -> Result<ListenBody, Reject> {
+        let retry_after = self.retry_after;
         let filter = Filter::honoured(params, self.uris).map_err(Reject::Malformed)?;
         let share = match (&self.shares, &owner) {
-            (Some(shares), Some(principal)) => Some(
-                shares
-                    .take(principal)
-                    .map_err(|full| Reject::ShareFull {
-                        store: "listen streams",
-                        share: full.share,
-                    })?,
-            ),
+            (Some(shares), Some(principal)) => {
+                Some(shares.take(principal).map_err(|_| Reject::OverShare {
+                    bound: "listen_share",
+                    store: STORE,
+                    held: HELD,
+                    limit: shares.limit(),
+                    retry_after,
+                })?)
+            }
             _ => None,
         };
         let (inbox, outbox) = Inbox::new(self.queue);
@@ -169,7 +193,11 @@ impl Listeners {
         };
         let Ok(held) = self.registry.insert_in_flight(listener) else {
             return Err(Reject::StoreFull {
-                store: "listen streams",
+                bound: "listen_capacity",
+                store: STORE,
+                held: HELD,
+                limit: self.registry.capacity(),
+                retry_after,
             });
         };
         let handle = crate::Session::clone(&held);
@@ -210,10 +238,10 @@ impl Listeners {
             ack,
             outbox,
             id_text,
-            keep_alive,
+            self.keep_alive,
             handle,
             Arc::clone(self),
-            Arc::clone(counters),
+            Arc::clone(&self.counters),
         ))
     }
 
@@ -224,7 +252,11 @@ impl Listeners {
         let Some(listener) = self.registry.get(id) else {
             return false;
         };
-        if !publication.publication.audience.admits(listener.owner.as_ref()) {
+        if !publication
+            .publication
+            .audience
+            .admits(listener.owner.as_ref())
+        {
             return false;
         }
         match listener.inbox.offer(publication) {
@@ -235,6 +267,20 @@ impl Listeners {
             }
             Offered::Closed => false,
         }
+    }
+
+    /// Counts `n` deliveries of one publication (one update per
+    /// publication, not per listener).
+    pub(crate) fn delivered_to(&self, n: usize) {
+        if n > 0 {
+            // Relaxed: a count for the metric, ordering nothing.
+            self.delivered.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Publications delivered, in all.
+    pub(crate) fn delivered(&self) -> u64 {
+        self.delivered.load(Ordering::Relaxed)
     }
 
     /// Ends every listen stream (gracefully: each gets its result) for

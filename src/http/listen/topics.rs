@@ -184,7 +184,11 @@ mod tests {
         assert_eq!(members(&topics, &uri), vec![c]);
         topics.leave(&uri, c);
         assert_eq!(members(&topics, &uri), vec![]);
-        assert_eq!(topics.uris(), 0, "a URI's last member takes the entry with it");
+        assert_eq!(
+            topics.uris(),
+            0,
+            "a URI's last member takes the entry with it"
+        );
         topics.leave(&Topic::Tools, a);
         assert_eq!(members(&topics, &Topic::Tools), vec![]);
     }

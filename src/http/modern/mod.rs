@@ -74,7 +74,6 @@ pub use crate::http::mrtr::{InputRequests, InputRequired};
 use crate::http::access::auth::Principal;
 use crate::http::app::{App, Context, ModernRequest};
 use crate::http::body::{self, Body};
-use crate::http::discovery;
 use crate::http::dispatch;
 use crate::http::jsonrpc::{Message, Request};
 use crate::http::message;
@@ -85,11 +84,11 @@ use crate::http::tasks::{self, TaskChoice};
 use envelope::Envelope;
 use http::request::Parts;
 use http::{Method, Response};
-use serde_json::Value;
 use hyper::body::Body as HttpBody;
 use input::Binds;
 use respond::{AbortOnDrop, Answering};
 use scope::Standalone;
+use serde_json::Value;
 use std::sync::Arc;
 
 /// The methods 2026-07-28 removed (and the tasks extension's), answered
@@ -160,12 +159,9 @@ where
     if REMOVED.contains(&request.method.as_str()) {
         return Reject::NoSuchMethod(request.method.clone()).respond(id.as_ref(), config);
     }
-    let mut discovery = state.app().discovery();
-    if state.tasks.is_some() {
-        tasks::advertise(&mut discovery.capabilities);
-    }
+    let discovery = &state.discovery;
     if request.method == "server/discover" {
-        return body::result(&request.id, &discovery::result(&discovery));
+        return body::result(&request.id, &discovery.answer);
     }
     if request.method == "subscriptions/listen" {
         return listen(state, request, &parts);
@@ -247,14 +243,7 @@ fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Respons
     }
     let params = request.params_value().unwrap_or(Value::Null);
     let owner = Principal::of(parts).cloned();
-    match state.listeners.open(
-        &request.id,
-        &params,
-        owner,
-        config.sse_keep_alive,
-        &state.counters,
-        closing,
-    ) {
+    match state.listeners.open(&request.id, &params, owner, closing) {
         Ok(body) => state.sse.listen(body),
         Err(reject) => reject.respond(id, config),
     }

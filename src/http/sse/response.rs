@@ -29,7 +29,10 @@ impl Responder {
     /// An SSE response carrying any stream body (a listen stream's).
     pub(crate) fn listen<B>(&self, body: B) -> Response<Body>
     where
-        B: hyper::body::Body<Data = bytes::Bytes, Error = std::convert::Infallible> + Send + Sync + 'static,
+        B: hyper::body::Body<Data = bytes::Bytes, Error = std::convert::Infallible>
+            + Send
+            + Sync
+            + 'static,
     {
         with_headers(Response::new(BodyExt::boxed(body)))
     }

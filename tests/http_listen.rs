@@ -1,0 +1,409 @@
+//! `subscriptions/listen` (2026-07-28, SEP-2575) over real sockets: the
+//! acknowledgement first, only the kinds asked for, every frame stamped with
+//! the subscription id, the graceful close at shutdown and drain; each
+//! stream a registry entry whose every end is counted once; fair shares; a
+//! listener that does not read is ended, never waited for; a resource's
+//! update reaches only the principals it is published to; and the same
+//! publication reaches legacy sessions as their revision has it.
+
+mod http_support;
+
+use http::StatusCode;
+use http_support::*;
+use mcp_test_client::SseStream;
+use serde_json::{json, Value};
+use sessionreg::http::{Audience, BearerTokens, Principal, Publisher};
+use std::time::Duration;
+
+const SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+fn listen_body(id: Value, notifications: Value) -> String {
+    with_meta(json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "subscriptions/listen",
+        "params": { "notifications": notifications },
+    }))
+    .to_string()
+}
+
+/// Opens a listen stream: its status, the stream when 200, the headers.
+async fn listen(
+    client: &Client,
+    id: Value,
+    notifications: Value,
+) -> (StatusCode, Option<SseStream>, http::HeaderMap) {
+    let request = client.modern_request(
+        listen_body(id, notifications),
+        &[("mcp-method", "subscriptions/listen")],
+    );
+    let response = client.send_raw(request).await;
+    let status = response.status();
+    let headers = response.headers().clone();
+    match status {
+        StatusCode::OK => (status, Some(SseStream::new(response.into_body())), headers),
+        _ => (status, None, headers),
+    }
+}
+
+/// The next message of a stream (a safety bound against one that never
+/// delivers, not a measure).
+async fn next(stream: &mut SseStream) -> Option<Value> {
+    stream
+        .next_within(Duration::from_secs(10))
+        .await
+        .expect("the stream reads")
+}
+
+/// The manager's metrics, by sample name (labels included).
+fn metrics(server: &Server) -> std::collections::HashMap<String, f64> {
+    server
+        .manager
+        .metrics()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter_map(|(name, value)| Some((name.to_string(), value.parse().ok()?)))
+        .collect()
+}
+
+async fn start(publisher: &Publisher, configure: impl FnOnce(Builder) -> Builder) -> Server {
+    let publisher = publisher.clone();
+    Server::start_with(move |b| configure(b.publisher(publisher))).await
+}
+
+fn two_principals(b: Builder) -> Builder {
+    b.authenticator(
+        BearerTokens::new(
+            [("ada", "token-ada"), ("eve", "token-eve")]
+                .map(|(n, t)| (n.to_string(), t.to_string())),
+        )
+        .unwrap(),
+    )
+}
+
+/// Subscriptions page, "Acknowledgment" and "Receiving Notifications": the
+/// acknowledgement comes first with the honoured filter, every frame carries
+/// the listen request's id, and only the kinds asked for arrive (a kind not
+/// asked for, published first, never shows up before the one asked for).
+#[tokio::test]
+async fn acknowledges_first_then_sends_only_what_was_asked_stamped_with_its_id() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b).await;
+    let client = Client::new(&server.url);
+    let (status, stream, headers) = listen(
+        &client,
+        json!("listen-1"),
+        json!({ "toolsListChanged": true, "resourceSubscriptions": ["basket://a"] }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "text/event-stream");
+    let mut stream = stream.unwrap();
+    let ack = next(&mut stream).await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"][SUBSCRIPTION], "listen-1");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "toolsListChanged": true, "resourceSubscriptions": ["basket://a"] })
+    );
+    // Not asked for: prompts, another resource.
+    publisher.prompts_changed();
+    publisher.resource_updated("basket://b", Audience::Everyone);
+    publisher.tools_changed();
+    publisher.resource_updated("basket://a", Audience::Everyone);
+    let first = next(&mut stream).await.unwrap();
+    assert_eq!(first["method"], "notifications/tools/list_changed");
+    assert_eq!(first["params"]["_meta"][SUBSCRIPTION], "listen-1");
+    let second = next(&mut stream).await.unwrap();
+    assert_eq!(second["method"], "notifications/resources/updated");
+    assert_eq!(second["params"]["uri"], "basket://a");
+    assert_eq!(second["params"]["_meta"][SUBSCRIPTION], "listen-1");
+    assert_eq!(metrics(&server)["sessionreg_listeners_live"], 1.0);
+}
+
+/// "Graceful Closure": a shutdown ends every stream with the listen
+/// request's result (`resultType: complete`, the subscription id), then the
+/// stream ends; each end counted once, as `shutdown`.
+#[tokio::test]
+async fn shutdown_ends_every_stream_gracefully_with_its_result() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b).await;
+    let client = Client::new(&server.url);
+    let mut streams = Vec::new();
+    for i in 0..3 {
+        let (_, stream, _) = listen(&client, json!(i), json!({ "toolsListChanged": true })).await;
+        let mut stream = stream.unwrap();
+        assert_eq!(
+            next(&mut stream).await.unwrap()["method"],
+            "notifications/subscriptions/acknowledged"
+        );
+        streams.push(stream);
+    }
+    server.manager.shutdown();
+    for (i, stream) in streams.iter_mut().enumerate() {
+        let result = next(stream).await.unwrap();
+        assert_eq!(result["id"], i);
+        assert_eq!(result["result"]["resultType"], "complete");
+        assert_eq!(result["result"]["_meta"][SUBSCRIPTION], i);
+        assert_eq!(next(stream).await, None, "the stream ends after its result");
+    }
+    let metrics = metrics(&server);
+    assert_eq!(
+        metrics["sessionreg_listeners_ended_total{reason=\"shutdown\"}"],
+        3.0
+    );
+    assert_eq!(metrics["sessionreg_listeners_live"], 0.0);
+}
+
+/// A draining node ends its listen streams gracefully (their clients
+/// re-listen elsewhere) and refuses new ones with 503 and `Retry-After`.
+#[tokio::test]
+async fn a_draining_node_ends_its_streams_and_refuses_new_ones() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b).await;
+    let client = Client::new(&server.url);
+    let (_, stream, _) = listen(&client, json!(1), json!({ "toolsListChanged": true })).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await.unwrap();
+    server.manager.start_drain();
+    let result = next(&mut stream).await.unwrap();
+    assert_eq!(result["result"]["resultType"], "complete");
+    let (status, _, headers) = listen(&client, json!(2), json!({ "toolsListChanged": true })).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(headers.contains_key("retry-after"));
+    let metrics = metrics(&server);
+    assert_eq!(
+        metrics["sessionreg_listeners_ended_total{reason=\"drained\"}"],
+        1.0
+    );
+}
+
+/// The client closing its stream ends the listener (`disconnected`), once;
+/// its topics forget it (a later publication reaches nobody).
+#[tokio::test]
+async fn a_client_that_closes_its_stream_ends_its_listener_once() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b).await;
+    let client = Client::new(&server.url);
+    let (_, stream, _) = listen(&client, json!(1), json!({ "toolsListChanged": true })).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await.unwrap();
+    drop(stream);
+    assert!(
+        eventually(|| {
+            metrics(&server)["sessionreg_listeners_ended_total{reason=\"disconnected\"}"] == 1.0
+        })
+        .await
+    );
+    let delivered = metrics(&server)["sessionreg_listeners_notifications_total"];
+    publisher.tools_changed();
+    let metrics = metrics(&server);
+    assert_eq!(metrics["sessionreg_listeners_live"], 0.0);
+    assert_eq!(
+        metrics["sessionreg_listeners_notifications_total"], delivered,
+        "nothing is delivered to a listener that has ended"
+    );
+}
+
+/// Fair shares: one principal past its share of listen streams gets 429
+/// naming the bound; another principal listens on as if nothing happened;
+/// the global bound is a 503 that says the store is full.
+#[tokio::test]
+async fn a_listen_flood_by_one_principal_is_429_and_nobody_else_notices() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| {
+        two_principals(b).listen_capacity(6).listen_share(Some(3))
+    })
+    .await;
+    let ada = Client::with_bearer(&server.url, "token-ada");
+    let eve = Client::with_bearer(&server.url, "token-eve");
+    let mut held = Vec::new();
+    for i in 0..3 {
+        let (status, stream, _) = listen(&ada, json!(i), json!({ "toolsListChanged": true })).await;
+        assert_eq!(status, StatusCode::OK, "ada's listen {i}");
+        held.push(stream.unwrap());
+    }
+    let (status, _, headers) = listen(&ada, json!(9), json!({ "toolsListChanged": true })).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(headers.contains_key("retry-after"));
+    for i in 0..3 {
+        let (status, stream, _) = listen(&eve, json!(i), json!({ "toolsListChanged": true })).await;
+        assert_eq!(status, StatusCode::OK, "eve's listen {i} is not affected");
+        held.push(stream.unwrap());
+    }
+    // Both at their shares, the store at its capacity: a third principal
+    // would find it full; here, ada again after one of hers ends... but the
+    // store is full first for anyone past it.
+    let request = eve.modern_request(
+        listen_body(json!(99), json!({ "toolsListChanged": true })),
+        &[("mcp-method", "subscriptions/listen")],
+    );
+    let answer = eve.send(request).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        answer.json()["error"]["data"]["bound"],
+        "listen_share",
+        "{:?}",
+        answer.json()
+    );
+}
+
+/// A listener whose client reads nothing is ended when its queue fills
+/// (`lagged`), gracefully if it ever reads again; the publisher never
+/// waits for it, and a reading listener beside it keeps receiving.
+#[tokio::test]
+async fn a_listener_that_never_reads_is_ended_and_slows_nobody() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b.listen_queue(4)).await;
+    let client = Client::new(&server.url);
+    let (_, stalled, _) = listen(
+        &client,
+        json!("stalled"),
+        json!({ "toolsListChanged": true }),
+    )
+    .await;
+    let stalled = stalled.unwrap();
+    let (_, reader, _) = listen(
+        &client,
+        json!("reader"),
+        json!({ "toolsListChanged": true }),
+    )
+    .await;
+    let mut reader = reader.unwrap();
+    next(&mut reader).await.unwrap();
+    // Publish until the stalled listener's socket buffers and queue are
+    // full and it is ended (a bounded number of publications); the reader
+    // takes each publication as it comes, and is never the one ended.
+    let mut published = 0u64;
+    let ended = loop {
+        publisher.tools_changed();
+        published += 1;
+        let message = next(&mut reader).await.unwrap();
+        assert_eq!(message["method"], "notifications/tools/list_changed");
+        if published % 256 == 0
+            && metrics(&server)["sessionreg_listeners_ended_total{reason=\"lagged\"}"] >= 1.0
+        {
+            break true;
+        }
+        if published >= 1_000_000 {
+            break false;
+        }
+    };
+    assert!(
+        ended,
+        "the stalled listener was ended after {published} publications"
+    );
+    let metrics = metrics(&server);
+    assert_eq!(
+        metrics["sessionreg_listeners_ended_total{reason=\"lagged\"}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["sessionreg_listeners_live"], 1.0,
+        "the reader lives on"
+    );
+    drop(stalled);
+}
+
+/// A filter of ten thousand resource URIs costs what the bound allows: the
+/// acknowledgement lists the honoured ones (the first, in order).
+#[tokio::test]
+async fn ten_thousand_uris_in_one_filter_are_bounded() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b.listen_uris(16)).await;
+    let client = Client::new(&server.url);
+    let uris: Vec<String> = (0..10_000).map(|i| format!("basket://{i}")).collect();
+    let (status, stream, _) =
+        listen(&client, json!(1), json!({ "resourceSubscriptions": uris })).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut stream = stream.unwrap();
+    let ack = next(&mut stream).await.unwrap();
+    let honoured = ack["params"]["notifications"]["resourceSubscriptions"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(honoured.len(), 16);
+    assert_eq!(honoured[0], "basket://0");
+    assert_eq!(metrics(&server)["sessionreg_listeners_resources"], 16.0);
+}
+
+/// A resource's update reaches only the principals it is published to: a
+/// listener of another principal, subscribed to the same URI, hears
+/// nothing of it.
+#[tokio::test]
+async fn an_update_reaches_only_its_audience() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, two_principals).await;
+    let ada = Client::with_bearer(&server.url, "token-ada");
+    let eve = Client::with_bearer(&server.url, "token-eve");
+    let filter = json!({ "resourceSubscriptions": ["basket://ada"], "toolsListChanged": true });
+    let (_, a, _) = listen(&ada, json!(1), filter.clone()).await;
+    let (_, e, _) = listen(&eve, json!(1), filter).await;
+    let (mut a, mut e) = (a.unwrap(), e.unwrap());
+    next(&mut a).await.unwrap();
+    next(&mut e).await.unwrap();
+    publisher.resource_updated("basket://ada", Audience::principal(Principal::new("ada")));
+    publisher.tools_changed();
+    assert_eq!(
+        next(&mut a).await.unwrap()["method"],
+        "notifications/resources/updated"
+    );
+    // Eve's next message is the tools change: ada's update never reached her.
+    assert_eq!(
+        next(&mut e).await.unwrap()["method"],
+        "notifications/tools/list_changed"
+    );
+}
+
+/// At a legacy version there is no `subscriptions/listen`: the session
+/// era's answer is the application's (here, method not found); the same
+/// publications reach the session on its standalone `GET` stream (list
+/// changes) and after `resources/subscribe` (a resource's updates).
+#[tokio::test]
+async fn legacy_sessions_hear_the_same_publications_as_their_revision_has_it() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b).await;
+    let client = Client::new(&server.url);
+    let session = client.initialize().await;
+    let listen = client
+        .post(
+            Some(&session),
+            &json!({ "jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {} }),
+        )
+        .await;
+    assert_eq!(listen.json()["error"]["code"], -32601);
+    let subscribe = client
+        .post(
+            Some(&session),
+            &json!({ "jsonrpc": "2.0", "id": 6, "method": "resources/subscribe",
+                     "params": { "uri": "basket://x" } }),
+        )
+        .await;
+    assert_eq!(subscribe.status, StatusCode::OK);
+    let response = client.send_raw(client.get_request(&session, None)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseStream::new(response.into_body());
+    // The stream joined its topics when it opened: wait until it did.
+    assert!(
+        eventually(|| {
+            publisher.prompts_changed();
+            metrics(&server)["sessionreg_listeners_notifications_total"] >= 1.0
+        })
+        .await
+    );
+    publisher.resource_updated("basket://x", Audience::Everyone);
+    let mut methods = Vec::new();
+    while let Ok(Some(message)) = stream.next_within(Duration::from_secs(5)).await {
+        let method = message["method"].as_str().unwrap_or("").to_string();
+        let done = method == "notifications/resources/updated";
+        methods.push(method);
+        if done {
+            break;
+        }
+    }
+    assert!(methods
+        .iter()
+        .any(|m| m == "notifications/prompts/list_changed"));
+    assert_eq!(methods.last().unwrap(), "notifications/resources/updated");
+}
