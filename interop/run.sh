@@ -6,6 +6,7 @@
 #   bash interop/run.sh examples     # mcp_server, axum_server, conformance_server (steps 2-6)
 #   bash interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 7)
 #   bash interop/run.sh oauth        # mcp_server as an OAuth resource server only (step 8)
+#   bash interop/run.sh listen       # subscriptions/listen with both official clients (step 9)
 #
 # 1. npm ci in interop/ (pinned: the official TypeScript SDK 1.x and v2
 #    client, the official conformance suite, and Node 22 from npm's `node`
@@ -48,6 +49,21 @@
 #    2026-07-28 and legacy mode each run the whole flow from a 401 (metadata,
 #    discovery, PKCE, resource indicator, token) and call whoami, which
 #    must answer ISSUER#johndoe with the scope granted.
+# 9. subscriptions/listen (2026-07-28, issue 26): a fresh mcp_server and
+#    axum_server (release, as in step 3), each with two clients listening
+#    at once: the Python SDK's `Client(url)` in its default mode
+#    (py_listen.py: `async with client.listen(...) as sub: async for event
+#    in sub`) and the TypeScript v2 client pinned to 2026-07-28
+#    (ts2_listen.mjs: `client.listen(filter)`, `subscription.closed`). Each
+#    listens for a basket it created (`basket://<id>`) and the resources
+#    list, checks the acknowledgement, then adds to another basket (an
+#    update the stream did not ask for) and to its own, through itself and
+#    through a second client: the first update to arrive must be its own
+#    basket's (order, not a wait, shows nothing else came). Once both say
+#    ready, /metrics must count their two listen streams, and the server
+#    gets SIGTERM: both streams must end gracefully with the listen
+#    request's result (the Python loop ends without SubscriptionLost, the
+#    TypeScript subscription closes 'graceful'), and the server exit 0.
 # Each server must then exit 0 on SIGTERM and log no ERROR line.
 #
 # One summary line per step, then "interop: N passed, M failed"; exits 1 if any
@@ -60,8 +76,8 @@ set -euo pipefail
 
 TARGET="${1:-all}"
 case "$TARGET" in
-  all | examples | rmcp_server | oauth) ;;
-  *) echo "usage: $0 [all|examples|rmcp_server|oauth]" >&2; exit 2 ;;
+  all | examples | rmcp_server | oauth | listen) ;;
+  *) echo "usage: $0 [all|examples|rmcp_server|oauth|listen]" >&2; exit 2 ;;
 esac
 want() { [[ $TARGET == all || $TARGET == "$1" ]]; }
 
@@ -103,6 +119,8 @@ SUITE_TIMEOUT_S=900
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sessionreg-interop.XXXXXX")"
 SERVER_PIDS=()
+# Clients running in the background (the listen step), ended on exit.
+CLIENT_PIDS=()
 PASSED=0
 FAILED=0
 T0=$SECONDS
@@ -127,6 +145,9 @@ stop_server() {
 cleanup() {
   local rc=$?
   local pid
+  for pid in "${CLIENT_PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
   for pid in "${SERVER_PIDS[@]}"; do
     stop_server "$pid" || true
   done
@@ -140,6 +161,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# forget_server PID -> a server stopped (and reaped) already is not stopped
+# again on exit: its id may be another process's by then.
+forget_server() {
+  local kept=() pid
+  for pid in "${SERVER_PIDS[@]}"; do [[ $pid == "$1" ]] || kept+=("$pid"); done
+  SERVER_PIDS=("${kept[@]}")
+}
 
 # Abort before the steps that need what just failed; counts what did run.
 abort() { echo "interop: aborted after $((SECONDS - T0))s"; echo "interop: $PASSED passed, $FAILED failed"; exit 1; }
@@ -372,6 +401,90 @@ run_suite() {
   return 0
 }
 
+# report_client LABEL LOG RC SECONDS -> one step for a client script run in
+# the background: as run_client reports it.
+report_client() {
+  local label=$1 log=$2 rc=$3 took=$4
+  if [[ $rc -eq 0 ]]; then
+    step_ok "$label" "$(tail -n 1 "$log" | sed 's/^[a-z0-9-]*: //') (${took}s)"
+    sed -n 's/^[a-z0-9-]*: /    /p' "$log" | sed '$d'
+  else
+    local why
+    why="$(grep -m1 'FAIL at step' "$log" || true)"
+    [[ $rc -eq 124 ]] && why="timed out after ${STEP_TIMEOUT_S}s"
+    step_fail "$label" "${why:-exit code $rc}"
+    show_log "$log" 40
+  fi
+}
+
+# metric TEXT NAME -> the value of the sample NAME in Prometheus TEXT, or "none".
+metric() { awk -v n="$2" '$1 == n { print $2; found = 1 } END { if (!found) print "none" }' <<<"$1"; }
+
+# listen_checks SERVER -> the listen steps against a fresh SERVER (named
+# SERVER_listen for the log check): the Python SDK and the TypeScript v2
+# client listening at once, the server's count of their streams, then
+# SIGTERM, which must end both streams gracefully and the server with 0.
+listen_checks() {
+  local server=$1 name="$1_listen" t=$SECONDS
+  SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/release/examples/$server")
+  START_ERROR=""
+  if ! start_server "$name" --addr 127.0.0.1:0; then
+    step_fail "server-start ($name)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
+    show_log "$WORK/$name.stdout" 20
+    show_log "$WORK/$name.stderr" 40
+    return 0
+  fi
+  local pid=$SERVER_PID url=$SERVER_URL
+  step_ok "server-start ($name)" "$url ($((SECONDS - t))s)"
+  local py_log="$WORK/$name-py.log" ts_log="$WORK/$name-ts.log"
+  local py_ready="$WORK/$name-py.ready" ts_ready="$WORK/$name-ts.ready"
+  t=$SECONDS
+  timeout "$STEP_TIMEOUT_S" "$PYTHON" "$HERE/py_listen.py" "$url" "$py_ready" </dev/null >"$py_log" 2>&1 &
+  local py=$!
+  timeout "$STEP_TIMEOUT_S" "$NODE" "$HERE/ts2_listen.mjs" "$url" "$ts_ready" </dev/null >"$ts_log" 2>&1 &
+  local ts=$!
+  CLIENT_PIDS=("$py" "$ts")
+  # Both listening and checked, or one of them gone (it failed).
+  local deadline=$((SECONDS + STEP_TIMEOUT_S))
+  while ((SECONDS < deadline)); do
+    [[ -f $py_ready && -f $ts_ready ]] && break
+    { kill -0 "$py" 2>/dev/null && kill -0 "$ts" 2>/dev/null; } || break
+    sleep 0.1
+  done
+  local ready=$((SECONDS - t))
+  # What the server counts while both streams are open.
+  local text live
+  text="$("$PYTHON" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+    "${url%/mcp}/metrics" 2>&1 || true)"
+  live="$(metric "$text" sessionreg_listeners_live)"
+  if [[ -f $py_ready && -f $ts_ready && $live == 2 ]]; then
+    step_ok "listen metrics ($server)" "sessionreg_listeners_live $live, sessionreg_publications_total $(metric "$text" sessionreg_publications_total), sessionreg_listeners_notifications_total $(metric "$text" sessionreg_listeners_notifications_total)"
+  elif [[ -f $py_ready && -f $ts_ready ]]; then
+    step_fail "listen metrics ($server)" "sessionreg_listeners_live is $live with both clients listening, expected 2"
+    grep -E '^sessionreg_(listeners|publications)' <<<"$text" | sed 's/^/    | /' || true
+  fi
+  # The graceful end: SIGTERM, as an operator stops it.
+  t=$SECONDS
+  local stopped=0
+  stop_server "$pid" && stopped=1
+  forget_server "$pid"
+  local py_rc=0 ts_rc=0
+  wait "$py" || py_rc=$?
+  wait "$ts" || ts_rc=$?
+  CLIENT_PIDS=()
+  local took=$((SECONDS - t))
+  report_client "listen python-sdk ($server)" "$py_log" "$py_rc" "$((ready + took))"
+  report_client "listen ts-v2 2026-07-28 ($server)" "$ts_log" "$ts_rc" "$((ready + took))"
+  if [[ $stopped == 1 ]]; then
+    step_ok "server-shutdown ($name)" "exited 0 on SIGTERM with two listen streams open (${took}s)"
+  elif [[ $STOP_STATUS == 137 ]]; then
+    step_fail "server-shutdown ($name)" "still running 10 s after SIGTERM; killed"
+  else
+    step_fail "server-shutdown ($name)" "exit status $STOP_STATUS after SIGTERM, expected 0"
+    show_log "$WORK/$name.stderr" 40
+  fi
+}
+
 # PIDS[name]: each started server, for the shutdown and log checks.
 declare -A PIDS=()
 
@@ -542,10 +655,25 @@ if want oauth; then
   fi
 fi
 
+if want listen; then
+  # ---------------------------------------------------------------- 9. listen
+  t=$SECONDS
+  if ! (cd "$ROOT" && cargo build --release --example mcp_server --example axum_server) \
+    </dev/null >"$WORK/build-listen.log" 2>&1; then
+    step_fail build-listen "cargo build --release --example mcp_server --example axum_server failed"
+    show_log "$WORK/build-listen.log" 40
+    abort
+  fi
+  step_ok build-listen "examples/mcp_server, axum_server ($((SECONDS - t))s)"
+  for server in mcp_server axum_server; do
+    listen_checks "$server"
+  done
+fi
+
 # SIGTERM must shut each server down gracefully, and a run of well-behaved
 # clients must not make a server log an error (shutdown included).
 for name in mcp_server axum_server conformance_server rmcp_server rmcp_tasks_server \
-  rmcp_tasks_server_rmcp mcp_server_oauth; do
+  rmcp_tasks_server_rmcp mcp_server_oauth mcp_server_listen axum_server_listen; do
   [[ -f "$WORK/$name.stderr" ]] || continue
   pid=${PIDS[$name]:-}
   t=$SECONDS
