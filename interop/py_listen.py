@@ -5,6 +5,8 @@ event in sub`.
 
     python interop/py_listen.py URL READY_FILE
 
+0. Listens for the tools list and leaves the block at once: the SDK
+   closes that stream (the server counts it `disconnected`).
 1. Creates two baskets, A and B (each is a resource, `basket://<id>`).
 2. Listens for `basket://A` and the resources list (one list kind); the
    acknowledgement must honour both.
@@ -90,6 +92,13 @@ async def run(url: str, ready: Path) -> None:
             for c in (client, second):
                 if c.protocol_version != MODERN:
                     raise AssertionError(f"negotiated {c.protocol_version}, expected {MODERN}")
+            step = "listen, then leave"
+            async with client.listen(tools_list_changed=True) as first:
+                if first.honored.tools_list_changed is not True:
+                    raise AssertionError(f"acknowledged {first.honored}, asked for toolsListChanged")
+            say(f"subscription {first.subscription_id!r} acknowledged, then left (the SDK closes its stream)")
+            wire.clear()
+
             step = "basket_create"
             a = await create_basket(client)
             b = await create_basket(client)

@@ -59,8 +59,10 @@
 #    list, checks the acknowledgement, then adds to another basket (an
 #    update the stream did not ask for) and to its own, through itself and
 #    through a second client: the first update to arrive must be its own
-#    basket's (order, not a wait, shows nothing else came). Once both say
-#    ready, /metrics must count their two listen streams, and the server
+#    basket's (order, not a wait, shows nothing else came). Each first
+#    opens a listen and leaves it (the Python block exited, the TypeScript
+#    subscription.close()). Once both say ready, /metrics must count two
+#    streams live, four opened, two ended `disconnected`; then the server
 #    gets SIGTERM: both streams must end gracefully with the listen
 #    request's result (the Python loop ends without SubscriptionLost, the
 #    TypeScript subscription closes 'graceful'), and the server exit 0.
@@ -452,16 +454,26 @@ listen_checks() {
     sleep 0.1
   done
   local ready=$((SECONDS - t))
-  # What the server counts while both streams are open.
-  local text live
-  text="$("$PYTHON" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
-    "${url%/mcp}/metrics" 2>&1 || true)"
-  live="$(metric "$text" sessionreg_listeners_live)"
-  if [[ -f $py_ready && -f $ts_ready && $live == 2 ]]; then
-    step_ok "listen metrics ($server)" "sessionreg_listeners_live $live, sessionreg_publications_total $(metric "$text" sessionreg_publications_total), sessionreg_listeners_notifications_total $(metric "$text" sessionreg_listeners_notifications_total)"
-  elif [[ -f $py_ready && -f $ts_ready ]]; then
-    step_fail "listen metrics ($server)" "sessionreg_listeners_live is $live with both clients listening, expected 2"
-    grep -E '^sessionreg_(listeners|publications)' <<<"$text" | sed 's/^/    | /' || true
+  # What the server counts while both streams are open: each client opened
+  # two and closed the first itself (a stream's end is seen when the server
+  # notices its connection gone: looked at again for a few seconds).
+  local text="" live="" left="" opened="" gone='sessionreg_listeners_ended_total{reason="disconnected"}'
+  if [[ -f $py_ready && -f $ts_ready ]]; then
+    for _ in $(seq 50); do
+      text="$("$PYTHON" -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+        "${url%/mcp}/metrics" 2>&1 || true)"
+      live="$(metric "$text" sessionreg_listeners_live)"
+      left="$(metric "$text" "$gone")"
+      opened="$(metric "$text" sessionreg_listeners_opened_total)"
+      [[ $live == 2 && $left == 2 && $opened == 4 ]] && break
+      sleep 0.2
+    done
+    if [[ $live == 2 && $left == 2 && $opened == 4 ]]; then
+      step_ok "listen metrics ($server)" "sessionreg_listeners_live $live, _opened_total $opened, _ended_total{reason=\"disconnected\"} $left, sessionreg_publications_total $(metric "$text" sessionreg_publications_total), sessionreg_listeners_notifications_total $(metric "$text" sessionreg_listeners_notifications_total)"
+    else
+      step_fail "listen metrics ($server)" "live $live, opened $opened, ended disconnected $left; expected 2, 4, 2"
+      grep -E '^sessionreg_(listeners|publications)' <<<"$text" | sed 's/^/    | /' || true
+    fi
   fi
   # The graceful end: SIGTERM, as an operator stops it.
   t=$SECONDS

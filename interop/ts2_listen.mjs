@@ -6,6 +6,9 @@
 //
 //   node interop/ts2_listen.mjs URL READY_FILE
 //
+// 0. Listens for the tools list and closes it at once (subscription.close:
+//    the stream aborted and notifications/cancelled sent): it must close
+//    'local', with no error (the server counts it `disconnected`).
 // 1. Creates two baskets, A and B (each is a resource, `basket://<id>`).
 // 2. Listens for `basket://A` and the resources list (one list kind); the
 //    acknowledgement (honoredFilter) must honour both.
@@ -119,6 +122,18 @@ try {
     return event;
   };
 
+  step = "listen, then close";
+  const errors = [];
+  client.onerror = (error) => errors.push(String(error));
+  const first = await client.listen({ toolsListChanged: true });
+  if (first.honoredFilter.toolsListChanged !== true) fail(`acknowledged ${JSON.stringify(first.honoredFilter)}`);
+  await first.close();
+  const how = await within(first.closed, EVENT_TIMEOUT_MS, "close");
+  if (how !== "local") fail(`closed '${how}', expected 'local'`);
+  if (errors.length > 0) fail(`the close (stream aborted, notifications/cancelled sent) gave errors: ${JSON.stringify(errors)}`);
+  say(`a first subscription acknowledged, then closed by the client: '${how}'`);
+  wire.length = 0;
+
   step = "basket_create";
   const a = await createBasket(client);
   const b = await createBasket(client);
@@ -149,6 +164,8 @@ try {
   if (event.method !== "notifications/resources/updated" || event.uri !== uriA) {
     fail(`next notification ${JSON.stringify(event)}, expected resources/updated ${uriA}`);
   }
+
+  if (errors.length > 0) fail(`the client reported errors: ${JSON.stringify(errors)}`);
 
   step = "graceful end";
   writeFileSync(readyFile, "ready\n");

@@ -407,3 +407,80 @@ async fn legacy_sessions_hear_the_same_publications_as_their_revision_has_it() {
         .any(|m| m == "notifications/prompts/list_changed"));
     assert_eq!(methods.last().unwrap(), "notifications/resources/updated");
 }
+
+/// The global bound: past `listen_capacity` streams (all principals
+/// together) a listen gets 503 with `Retry-After`, its JSON-RPC error naming
+/// the bound; a stream that ends makes room for the next.
+#[tokio::test]
+async fn a_full_listen_store_is_503_naming_its_bound_and_an_ended_stream_makes_room() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b.listen_capacity(2).listen_share(None)).await;
+    let client = Client::new(&server.url);
+    let mut held = Vec::new();
+    for i in 0..2 {
+        let (status, stream, _) =
+            listen(&client, json!(i), json!({ "toolsListChanged": true })).await;
+        assert_eq!(status, StatusCode::OK, "listen {i}");
+        held.push(stream.unwrap());
+    }
+    let request = client.modern_request(
+        listen_body(json!(2), json!({ "toolsListChanged": true })),
+        &[("mcp-method", "subscriptions/listen")],
+    );
+    let answer = client.send(request).await;
+    assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(answer.headers.contains_key("retry-after"));
+    assert_eq!(
+        answer.json()["error"]["data"]["bound"],
+        "listen_capacity",
+        "{:?}",
+        answer.json()
+    );
+    drop(held.pop());
+    assert!(eventually(|| metrics(&server)["sessionreg_listeners_live"] == 1.0).await);
+    let (status, _, _) = listen(&client, json!(3), json!({ "toolsListChanged": true })).await;
+    assert_eq!(status, StatusCode::OK, "the ended stream's place is free again");
+}
+
+/// A listen stream is not a handler: the handler timeout, long past, does
+/// not end it (the issue: "the handler timeout must NOT end it").
+#[tokio::test]
+async fn the_handler_timeout_does_not_end_a_listen_stream() {
+    let publisher = Publisher::new();
+    let timeout = Duration::from_millis(200);
+    let server = start(&publisher, |b| b.handler_timeout(Some(timeout))).await;
+    let client = Client::new(&server.url);
+    let (_, stream, _) = listen(&client, json!(1), json!({ "toolsListChanged": true })).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await.unwrap();
+    // Five times the timeout: had it applied, the stream would have ended.
+    tokio::time::sleep(timeout * 5).await;
+    publisher.tools_changed();
+    let message = next(&mut stream).await.unwrap();
+    assert_eq!(message["method"], "notifications/tools/list_changed");
+    assert_eq!(metrics(&server)["sessionreg_listeners_live"], 1.0);
+}
+
+/// `serve`'s own shutdown (what the example servers run on SIGTERM): the
+/// connections are told to finish, and a listen stream, which never
+/// finishes by itself, gets its result, so the shutdown completes within its
+/// deadline (drained), not by dropping the connection at it.
+#[tokio::test]
+async fn serves_shutdown_ends_listen_streams_with_their_result_and_drains() {
+    let publisher = Publisher::new();
+    let mut server = start(&publisher, |b| b).await;
+    let client = Client::new(&server.url);
+    let (_, stream, _) = listen(&client, json!("s"), json!({ "toolsListChanged": true })).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await.unwrap();
+    let report = server.shutdown().await;
+    let result = next(&mut stream).await.unwrap();
+    assert_eq!(result["id"], "s");
+    assert_eq!(result["result"]["resultType"], "complete");
+    assert_eq!(next(&mut stream).await, None);
+    assert!(report.drained, "{report:?}");
+    assert_eq!(
+        metrics(&server)["sessionreg_listeners_ended_total{reason=\"shutdown\"}"],
+        1.0
+    );
+}

@@ -138,6 +138,46 @@
 //!   `::the_example_says_why_a_setting_is_out_of_range_and_exits_2`,
 //!   `http_connections::the_longest_bounds_serve_and_longer_ones_are_refused`.
 //!
+//! Listen streams (`subscriptions/listen`, 2026-07-28, SEP-2575): `http_listen`,
+//! whose tests cite the subscriptions page's sections; against the official
+//! clients, `interop/run.sh listen`:
+//!
+//! * The acknowledgement first, with the honoured filter; then only the
+//!   kinds asked for (a kind or a URI not asked for, published first, never
+//!   arrives before the one asked for), each stamped with the listen
+//!   request's id:
+//!   `http_listen::acknowledges_first_then_sends_only_what_was_asked_stamped_with_its_id`.
+//! * A resource's update reaches only the principals of its audience:
+//!   `::an_update_reaches_only_its_audience`.
+//! * Shutdown and drain end every stream gracefully, with the listen
+//!   request's result, each end counted once; a draining node refuses new
+//!   streams (503): `::shutdown_ends_every_stream_gracefully_with_its_result`,
+//!   `::serves_shutdown_ends_listen_streams_with_their_result_and_drains`,
+//!   `::a_draining_node_ends_its_streams_and_refuses_new_ones`.
+//! * A client that closes its stream ends its listener (`disconnected`),
+//!   once; nothing is delivered to it after:
+//!   `::a_client_that_closes_its_stream_ends_its_listener_once`. The
+//!   handler timeout does not end a stream:
+//!   `::the_handler_timeout_does_not_end_a_listen_stream`.
+//! * Bounded: one principal past its share gets 429 and nobody else
+//!   notices (`::a_listen_flood_by_one_principal_is_429_and_nobody_else_notices`);
+//!   past the capacity 503 naming it
+//!   (`::a_full_listen_store_is_503_naming_its_bound_and_an_ended_stream_makes_room`);
+//!   a listener that does not read is ended when its queue fills
+//!   (`lagged`), never waited for, and slows nobody
+//!   (`::a_listener_that_never_reads_is_ended_and_slows_nobody`); a filter
+//!   is honoured for its first `listen_uris` URIs
+//!   (`::ten_thousand_uris_in_one_filter_are_bounded`).
+//! * The same publication reaches legacy sessions as their revision has
+//!   it (the `GET` stream, `resources/subscribe`):
+//!   `::legacy_sessions_hear_the_same_publications_as_their_revision_has_it`.
+//! * The filter and the topic index:
+//!   `filter::tests::honours_every_kind_and_a_bounded_list_of_uris`,
+//!   `filter::tests::an_empty_filter_hears_nothing_and_a_bad_one_is_refused`,
+//!   `topics::tests::members_join_and_leave_kinds_and_uris`; a publication
+//!   racing a listener's end (nothing delivered after its cleanup ran,
+//!   cleanup once): the loom model `loom-tests/tests/listen.rs`.
+//!
 //! Bounds: the table below, each at work in `http_hostile`,
 //! `http_connections`, `http_memory` and `http_emfile`; shutdown in
 //! `http_failures::graceful_shutdown_ends_sessions_and_waits_for_requests`
@@ -178,6 +218,10 @@
 //! | a sealed `requestState` (2026-07-28 multi-round-trip requests) | opens for 600 s | `request_state_ttl` | `--request-state-ttl-ms` (`conformance_server`) |
 //! | single-use `requestState`s not used yet, all principals together | 100 000; then 503 saying the record is full, `Retry-After` when the soonest expires | `single_use_states` | — |
 //! | the same, per principal | a tenth (10 000); then 429 naming the bound; nobody else notices | `single_use_share` (`None`: off) | — |
+//! | listen streams (`subscriptions/listen`, 2026-07-28), all principals together | 10 000; then 503 + `Retry-After` | `listen_capacity` | — |
+//! | the same, per principal | a tenth (1 000); then 429 naming the bound; nobody else notices | `listen_share` (`None`: off) | — |
+//! | publications waiting for one listen stream | 64; then the stream is ended with its result (the client re-listens and refetches), counted `lagged`; the publisher never waits | `listen_queue` | — |
+//! | resource URIs in one listen filter | 256; the first ones are honoured, and the acknowledgement lists them | `listen_uris` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2, and the socket half of stalled writes) are applied by [`serve`];
