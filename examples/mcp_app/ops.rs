@@ -89,6 +89,8 @@ pub struct Built<A: App = Server> {
     pub tokens: Option<BearerTokens>,
     /// The OAuth resource server, when the flags ask for one.
     pub oauth: Option<ResourceServer>,
+    /// The connection bounds to serve with (`mcp::serve_with`).
+    pub connections: mcp::Connections,
 }
 
 impl<A: App> Built<A> {
@@ -157,6 +159,7 @@ pub fn build_configured<A: App>(
     };
     let (builder, oauth) = flags.oauth.apply(builder)?;
     oauth::prefetch(oauth.as_ref());
+    let connections = flags.bounds.connections()?;
     let manager = builder.build()?;
     let (origins, hosts) = allow_lists(flags)?;
     manager.set_allowed_origins(origins);
@@ -168,6 +171,7 @@ pub fn build_configured<A: App>(
         manager,
         tokens,
         oauth,
+        connections,
     })
 }
 
