@@ -26,7 +26,7 @@
 
 // The same nodes, balancer and client as the demo (examples/fleet): the
 // `fleet` and `mcp-test-client` crates.
-use fleet::{Fleet, Kind, Metrics};
+use fleet::{calls, Fleet, Kind, Metrics};
 use http::Method;
 use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Reply, Session, Task};
 use serde_json::{json, Value};
@@ -283,47 +283,11 @@ async fn not_found(client: &Client, task: &Task) {
     }
 }
 
-/// A 2026-07-28 `tools/call` of `tool`, sent with `client` (through the
-/// balancer, or to one node), as the Python SDK's client sends it once it
-/// has listed the tools: `Mcp-Method`, `Mcp-Name`, and the `basket`
-/// argument, if any, mirrored into `Mcp-Param-Basket` (the tool's
-/// `x-mcp-header`; a hex id goes as it is). The client declares form
-/// elicitation; `extra` params (`inputResponses`, `requestState`) go
-/// beside `name` and `arguments`.
-async fn modern_tool(
-    client: &Client,
-    id: u64,
-    tool: &str,
-    arguments: Value,
-    extra: Value,
-) -> Reply {
-    let basket = arguments["basket"].as_str().map(str::to_string);
-    let mut params = json!({ "name": tool, "arguments": arguments });
-    if let Value::Object(extra) = extra {
-        params.as_object_mut().unwrap().extend(extra);
-    }
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": { "name": "fleet-test", "version": "1" },
-        "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} },
-    });
-    let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params });
-    let mut headers = vec![("mcp-method", "tools/call"), ("mcp-name", tool)];
-    if let Some(basket) = &basket {
-        headers.push(("mcp-param-basket", basket));
-    }
-    client
-        .try_send(client.modern_request(body.to_string(), &headers))
+/// [`calls::tool_result`], which must answer.
+async fn tool_result(client: &Client, id: u64, tool: &str, arguments: Value) -> Value {
+    calls::tool_result(client, id, tool, arguments)
         .await
         .unwrap_or_else(|e| panic!("{tool}: {e}"))
-}
-
-/// [`modern_tool`]'s result, which must be a 200 with a `result`.
-async fn tool_result(client: &Client, id: u64, tool: &str, arguments: Value) -> Value {
-    let reply = modern_tool(client, id, tool, arguments, json!({})).await;
-    let answer = reply.json();
-    assert_eq!(reply.status, 200, "{tool}: {answer}");
-    answer["result"].clone()
 }
 
 /// Makes baskets through the balancer (round-robin) until each of `nodes`
@@ -347,11 +311,9 @@ async fn baskets_on(client: &Client, nodes: u8) -> BTreeMap<u8, String> {
 
 /// A `confirm` retry of `state` (accepting), sent with `client`.
 async fn confirm_retry(client: &Client, id: u64, state: &str) -> Reply {
-    let answer = json!({
-        "inputResponses": { "confirm": { "action": "accept", "content": { "confirm": true } } },
-        "requestState": state,
-    });
-    modern_tool(client, id, "confirm", json!({ "action": "ship" }), answer).await
+    calls::confirm_retry(client, id, "ship", state)
+        .await
+        .expect("an answer")
 }
 
 /// Rewrites the fleet's key file, sends SIGHUP to `node`, and waits until
@@ -578,21 +540,9 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
 
     // --- An input-required answer's state, sealed by whichever node got
     // the first round, opens on every node: they share the key file.
-    let first = modern_tool(
-        &client,
-        95,
-        "confirm",
-        json!({ "action": "ship" }),
-        json!({}),
-    )
-    .await;
-    let asked = first.json()["result"].clone();
-    assert_eq!(asked["resultType"], "input_required", "{asked}");
-    assert!(asked["inputRequests"]["confirm"].is_object(), "{asked}");
-    let state = asked["requestState"]
-        .as_str()
-        .expect("a requestState")
-        .to_string();
+    let state = calls::confirm_asked(&client, 95, "ship")
+        .await
+        .expect("confirm asks for input");
     let direct: Vec<Client> = fleet
         .nodes()
         .iter()

@@ -10,6 +10,8 @@
 //! * [`Node`]: one `mcp_server` process, its addresses, its `/metrics`
 //!   ([`Metrics`]), and the ways it ends (killed, drained by its admin
 //!   endpoint or by SIGUSR1).
+//! * [`calls`]: 2026-07-28 tool calls with their `Mcp-Param-*` headers,
+//!   as the Python SDK sends them (baskets, `confirm`).
 //! * [`process`]: child processes that cannot outlive their owner, however
 //!   it ends, and the `mcp_server` binary, built by cargo on demand.
 //!
@@ -20,6 +22,7 @@
 //! A dev-dependency of the workspace only (never published).
 
 mod balancer;
+pub mod calls;
 mod node;
 pub mod process;
 
