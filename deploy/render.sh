@@ -2,21 +2,29 @@
 # Prints a complete load-balancer configuration for a fleet of sessionreg
 # MCP nodes, routing every request to the node that holds its state by the
 # first two hex digits of the id it carries (a session's, a task's, or a
-# handle's), with no state in the balancer.
+# handle's), with no state in the balancer; or, from the same node list,
+# the Prometheus scrape configuration of the nodes.
 #
 #   deploy/render.sh KIND LISTEN_PORT ADDR0 [ADDR1 ...] > FILE
+#   deploy/render.sh prometheus ADDR0 [ADDR1 ...] > prometheus.yml
 #
 #   KIND         nginx | haproxy
 #   LISTEN_PORT  the balancer listens on 127.0.0.1:LISTEN_PORT
 #   ADDRi        host:port of node i, the node started with --node-id i
-#                (its ids, of sessions and of tasks, begin with i as two hex
-#                digits: 00, 01, ... ff)
+#                (its ids, of sessions, tasks and handles, begin with i as
+#                two hex digits: 00, 01, ... ff)
 #
 # Run the result as it is:
 #
 #   nginx   -p DIR -c FILE -g 'daemon off;'   (DIR: a writable directory for
 #                                              temp files, pid and access.log)
 #   haproxy -f FILE                           (stays in the foreground)
+#   prometheus --config.file=prometheus.yml   (or copy its scrape_configs
+#                                              entry into your own; each node
+#                                              is scraped at ADDRi, labelled
+#                                              node="i", as the Grafana
+#                                              dashboard deploy/grafana/
+#                                              sessionreg-fleet.json reads)
 #
 # The id a request is routed by (both kinds):
 #
@@ -71,6 +79,7 @@
 # The nodes' paths, if not those of examples/mcp_server (env, optional):
 #   MCP_PATH=/mcp  HEALTH_READY=/health/ready  HEALTH_LIVE=/health/live
 # MAX_BODY=4m: the largest request body passed on (the nodes' own limit).
+# Prometheus only: METRICS_PATH=/metrics, SCRAPE_INTERVAL=15s, JOB=sessionreg.
 # MCP_ROUTE_PARAMS="Basket": the x-mcp-header names whose Mcp-Param-<Name>
 #   headers carry handle ids to route by, in order of precedence (separated
 #   by commas or spaces; letters, digits and "-"; default none).
@@ -81,10 +90,16 @@ usage() {
   exit 2
 }
 
-[[ $# -ge 3 ]] || usage
+[[ $# -ge 2 ]] || usage
 KIND=$1
-PORT=$2
-shift 2
+if [[ $KIND == prometheus ]]; then
+  PORT=1
+  shift 1
+else
+  [[ $# -ge 3 ]] || usage
+  PORT=$2
+  shift 2
+fi
 ADDRS=("$@")
 N=${#ADDRS[@]}
 MCP_PATH=${MCP_PATH:-/mcp}
@@ -96,7 +111,8 @@ fail() {
   echo "render.sh: $*" >&2
   exit 2
 }
-[[ $KIND == nginx || $KIND == haproxy ]] || fail "KIND must be nginx or haproxy, not '$KIND'"
+[[ $KIND == nginx || $KIND == haproxy || $KIND == prometheus ]] ||
+  fail "KIND must be nginx, haproxy or prometheus, not '$KIND'"
 [[ $PORT =~ ^[0-9]{1,5}$ ]] && ((PORT >= 1 && PORT <= 65535)) || fail "bad LISTEN_PORT '$PORT'"
 ((N <= 256)) || fail "at most 256 nodes (node ids are one byte), got $N"
 for addr in "${ADDRS[@]}"; do
@@ -106,6 +122,12 @@ for path in "$MCP_PATH" "$HEALTH_READY" "$HEALTH_LIVE"; do
   [[ $path =~ ^/[A-Za-z0-9._~/-]*$ ]] || fail "bad path '$path'"
 done
 [[ $MAX_BODY =~ ^[0-9]+[km]?$ ]] || fail "bad MAX_BODY '$MAX_BODY'"
+METRICS_PATH=${METRICS_PATH:-/metrics}
+SCRAPE_INTERVAL=${SCRAPE_INTERVAL:-15s}
+JOB=${JOB:-sessionreg}
+[[ $METRICS_PATH =~ ^/[A-Za-z0-9._~/-]*$ ]] || fail "bad METRICS_PATH '$METRICS_PATH'"
+[[ $SCRAPE_INTERVAL =~ ^[0-9]+(ms|s|m|h)$ ]] || fail "bad SCRAPE_INTERVAL '$SCRAPE_INTERVAL'"
+[[ $JOB =~ ^[A-Za-z_][A-Za-z0-9_-]*$ ]] || fail "bad JOB '$JOB'"
 # The handle parameters, as given (Basket) and as each balancer names their
 # header: nginx's variable (http_mcp_param_basket: lowercase, "-" as "_"),
 # HAProxy's header name (mcp-param-basket).
@@ -611,7 +633,41 @@ EOF
   done
 }
 
+prometheus_conf() {
+  cat <<EOF
+# Prometheus scrape configuration for a fleet of $N sessionreg MCP node(s),
+# printed by deploy/render.sh prometheus ADDR0 ADDR1 ...
+EOF
+  node_list
+  cat <<EOF
+# Run: prometheus --config.file=FILE, or copy the job below into the
+# scrape_configs of your own. Each node is scraped directly at its own
+# address (the balancers pass only the MCP path), with a label node="i" for
+# node i: the per-node panels of deploy/grafana/sessionreg-fleet.json group
+# by it, and it stays the same when a node is restarted on another port.
+# A node started with --metrics-on-admin serves /metrics on its admin
+# address instead, which is loopback only: run a Prometheus (or an agent)
+# on each node's host then, or keep /metrics on the public listener.
+
+global:
+  scrape_interval: $SCRAPE_INTERVAL
+  evaluation_interval: $SCRAPE_INTERVAL
+
+scrape_configs:
+  - job_name: $JOB
+    metrics_path: $METRICS_PATH
+    scheme: http
+    static_configs:
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '      - targets: ["%s"]\n' "${ADDRS[$i]}"
+    printf '        labels:\n'
+    printf '          node: "%d"\n' "$i"
+  done
+}
+
 case $KIND in
   nginx) nginx_conf ;;
   haproxy) haproxy_conf ;;
+  prometheus) prometheus_conf ;;
 esac
