@@ -597,6 +597,13 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         );
     }
 
+    // (Where the bus work comes in: `confirm` with `once: true` seals a
+    // single-use state, which today opens only on the node that sealed it
+    // (elsewhere: refused, `replayed`) until the record of used states is
+    // shared; its test goes here, against `direct`. Listen streams across
+    // nodes go beside the baskets above: a listener on one node, a
+    // `basket_add` through the balancer to another.)
+
     // Tasks running across the kill below.
     let spanning = tasks_by_node(&create_tasks(&client, 6, 1_000).await);
     assert!(
