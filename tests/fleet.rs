@@ -311,7 +311,7 @@ async fn baskets_on(client: &Client, nodes: u8) -> BTreeMap<u8, String> {
 
 /// A `confirm` retry of `state` (accepting), sent with `client`.
 async fn confirm_retry(client: &Client, id: u64, state: &str) -> Reply {
-    calls::confirm_retry(client, id, "ship", state)
+    calls::confirm_retry(client, id, calls::confirm_arguments("ship", false), state)
         .await
         .expect("an answer")
 }
@@ -540,7 +540,7 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
 
     // --- An input-required answer's state, sealed by whichever node got
     // the first round, opens on every node: they share the key file.
-    let state = calls::confirm_asked(&client, 95, "ship")
+    let state = calls::confirm_asked(&client, 95, calls::confirm_arguments("ship", false))
         .await
         .expect("confirm asks for input");
     let direct: Vec<Client> = fleet
@@ -597,10 +597,11 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         );
     }
 
-    // (Where the bus work comes in: `confirm` with `once: true` seals a
-    // single-use state, which today opens only on the node that sealed it
-    // (elsewhere: refused, `replayed`) until the record of used states is
-    // shared; its test goes here, against `direct`. Listen streams across
+    // (Where the bus work comes in: `confirm` with `once: true`
+    // (`calls::confirm_arguments("ship", true)`) seals a single-use state,
+    // which today opens only on the node that sealed it (elsewhere:
+    // refused, `replayed`) until the record of used states is shared; its
+    // test goes here, against `direct`. Listen streams across
     // nodes go beside the baskets above: a listener on one node, a
     // `basket_add` through the balancer to another.)
 

@@ -282,11 +282,12 @@ async fn basket_round(client: &Client, items: usize, what: &str, tally: &Tally) 
         }
     }
     Tally::add(&tally.confirms, 1);
-    let state = match calls::confirm_asked(client, 900, "ship").await {
-        Ok(state) => state,
-        Err(error) => return tally.unexpected(format!("{what}, confirm: {error}")),
-    };
-    match calls::confirm_retry(client, 901, "ship", &state).await {
+    let state =
+        match calls::confirm_asked(client, 900, calls::confirm_arguments("ship", false)).await {
+            Ok(state) => state,
+            Err(error) => return tally.unexpected(format!("{what}, confirm: {error}")),
+        };
+    match calls::confirm_retry(client, 901, calls::confirm_arguments("ship", false), &state).await {
         Ok(retry) if result_text(&retry.json()["result"]) == Some("confirmed ship") => {
             Tally::add(&tally.confirmed, 1)
         }

@@ -64,10 +64,20 @@ pub async fn tool_result(
     }
 }
 
-/// `confirm`'s first round for `action`: the sealed `requestState` of its
-/// input-required answer.
-pub async fn confirm_asked(client: &Client, id: u64, action: &str) -> Result<String, Error> {
-    let asked = tool_result(client, id, "confirm", json!({ "action": action })).await?;
+/// `confirm`'s arguments: `action`, and `once` (a single-use state) when
+/// set. A retry must send the same arguments (the state is bound to them).
+pub fn confirm_arguments(action: &str, once: bool) -> Value {
+    if once {
+        json!({ "action": action, "once": true })
+    } else {
+        json!({ "action": action })
+    }
+}
+
+/// `confirm`'s first round with `arguments` ([`confirm_arguments`]): the
+/// sealed `requestState` of its input-required answer.
+pub async fn confirm_asked(client: &Client, id: u64, arguments: Value) -> Result<String, Error> {
+    let asked = tool_result(client, id, "confirm", arguments).await?;
     match (asked["resultType"].as_str(), asked["requestState"].as_str()) {
         (Some("input_required"), Some(state)) if asked["inputRequests"]["confirm"].is_object() => {
             Ok(state.to_string())
@@ -76,17 +86,18 @@ pub async fn confirm_asked(client: &Client, id: u64, action: &str) -> Result<Str
     }
 }
 
-/// `confirm`'s retry for `action` with `state`, the user accepting: the
-/// answer whatever it is (`confirmed ACTION` when the state opened).
+/// `confirm`'s retry with the first round's `arguments` and `state`, the
+/// user accepting: the answer whatever it is (`confirmed ACTION` when the
+/// state opened; a JSON-RPC error, counted by cause, when it did not).
 pub async fn confirm_retry(
     client: &Client,
     id: u64,
-    action: &str,
+    arguments: Value,
     state: &str,
 ) -> Result<Reply, Error> {
     let answer = json!({
         "inputResponses": { "confirm": { "action": "accept", "content": { "confirm": true } } },
         "requestState": state,
     });
-    modern_tool(client, id, "confirm", json!({ "action": action }), answer).await
+    modern_tool(client, id, "confirm", arguments, answer).await
 }
