@@ -6,8 +6,14 @@
 //! `cargo bench --bench profile -- <life|get|stale> <peer> <n>`; peers are
 //! the function ids of `registry.rs`. `run.sh callgrind` runs each at two
 //! sizes and reports the difference ÷ the extra operations: instructions per
-//! operation, free of setup.
+//! operation, free of setup. Its last stdout line, `allocations: N`, counts
+//! every heap allocation the program made (the counting allocator,
+//! `support/counting.rs`), so the same difference gives allocations per
+//! operation.
 
+#[path = "support/counting.rs"]
+#[allow(dead_code)] // only the allocation count is read here
+mod counting;
 #[path = "support/payload.rs"]
 mod payload;
 #[path = "support/peers.rs"]
@@ -18,8 +24,8 @@ mod workload;
 
 use payload::Payload;
 use peers::{
-    Dash, Moka, MutexSlab, Papaya, Peer, RwLockHashMap, Scc, SessionReg, SessionRegIdle,
-    ShardedSlab, TokioStringMap,
+    Counter, Dash, Moka, MutexSlab, Papaya, Peer, Random, RwLockHashMap, Scc, SessionReg,
+    SessionRegIdle, ShardedSlab, TokioStringMap,
 };
 use std::hint::black_box;
 use std::sync::Arc;
@@ -52,9 +58,9 @@ fn run<P: Peer>(what: &str, n: u64) {
     }
 }
 
-fn run_tokio(what: &str, n: u64) {
+fn run_tokio<const RNG: bool>(what: &str, n: u64) {
     let rt = workload::runtime();
-    let peer = TokioStringMap::new();
+    let peer = TokioStringMap::<RNG>::new();
     let value = Payload::new();
     rt.block_on(async {
         let mut live = Vec::new();
@@ -81,6 +87,9 @@ fn run_tokio(what: &str, n: u64) {
     });
 }
 
+#[global_allocator]
+static ALLOCATOR: counting::Counting = counting::Counting;
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -95,12 +104,20 @@ fn main() {
         "sessionreg_idle" => run::<SessionRegIdle>(what, n),
         "moka" => run::<Moka>(what, n),
         "sharded_slab" => run::<ShardedSlab>(what, n),
-        "dashmap" => run::<Dash>(what, n),
-        "scc" => run::<Scc>(what, n),
-        "papaya" => run::<Papaya>(what, n),
+        "sharded_slab_id128" => run::<ShardedSlab<Random>>(what, n),
+        "dashmap" => run::<Dash<Counter>>(what, n),
+        "dashmap_id128" => run::<Dash<Random>>(what, n),
+        "scc" => run::<Scc<Counter>>(what, n),
+        "scc_id128" => run::<Scc<Random>>(what, n),
+        "papaya" => run::<Papaya<Counter>>(what, n),
+        "papaya_id128" => run::<Papaya<Random>>(what, n),
         "mutex_slab" => run::<MutexSlab>(what, n),
-        "rwlock_hashmap" => run::<RwLockHashMap>(what, n),
-        "tokio_rwlock_string" => run_tokio(what, n),
+        "mutex_slab_id128" => run::<MutexSlab<Random>>(what, n),
+        "rwlock_hashmap" => run::<RwLockHashMap<Counter>>(what, n),
+        "rwlock_hashmap_id128" => run::<RwLockHashMap<Random>>(what, n),
+        "tokio_rwlock_string" => run_tokio::<false>(what, n),
+        "tokio_rwlock_string_rng" => run_tokio::<true>(what, n),
         other => panic!("unknown peer {other}"),
     }
+    println!("allocations: {}", counting::allocations());
 }

@@ -1,32 +1,37 @@
 #!/usr/bin/env python3
-"""Turns one criterion run of benches/registry.rs into the ratio tables of
-BENCHMARKS.md: each figure ÷ the fastest peer's (sessionreg excluded) in the
-same group of the same run, and each goal of issue 14 checked, read from
-sessionreg_idle (the registry with an idle timeout, as the HTTP layer runs
-it), with sessionreg (no timeout) beside it for reference.
+"""Turns criterion runs of benches/registry.rs into the tables of
+BENCHMARKS.md's registry section: median ns per operation, each figure ÷ the
+fastest peer's in the same row, and issue 28's goals checked, read from
+these tables only.
 
-With several criterion output directories (one per run of the bench, as
-benches/run.sh makes them), each figure is the median of the runs' medians:
-on a shared machine a burst of load from elsewhere can slow whichever
-function is measuring at the time, in one run but not in the others.
+Groups are found in the runs: life_<T>t, mix_<T>t and stale_<T>t for every
+thread count T the bench ran (REGISTRY_THREADS), and floor. With several
+criterion output directories (one per run of the bench, as benches/run.sh
+makes them), each figure is the median of the runs' medians: on a shared
+machine a burst of load from elsewhere can slow whichever function is
+measuring at the time, in one run but not in the others.
 
-usage: ratios.py <criterion output dir, e.g. target/criterion> [more dirs...]
+`--json PATH` also writes the goal figures as JSON (for benches/headline.py).
+
+usage: ratios.py [--json PATH] <criterion output dir, e.g. target/criterion> [more dirs...]
 """
 import json
 import os
+import re
 import sys
 
-GROUPS = ["life_1t", "life_2t", "mix_2t", "stale"]
-PEERS = ["moka", "sharded_slab", "mutex_slab", "dashmap", "scc", "papaya",
-         "rwlock_hashmap", "tokio_rwlock_string"]
 OURS = ["sessionreg", "sessionreg_idle"]
+# Table order: each bare map, then the same map keyed by a 128-bit random id.
+PEERS = ["moka", "sharded_slab", "sharded_slab_id128", "dashmap", "dashmap_id128",
+         "scc", "scc_id128", "papaya", "papaya_id128", "mutex_slab", "mutex_slab_id128",
+         "rwlock_hashmap", "rwlock_hashmap_id128", "tokio_rwlock_string",
+         "tokio_rwlock_string_rng"]
+# The peers that mint an unguessable id, as sessionreg does.
+UNGUESSABLE = ["moka", "tokio_rwlock_string", "tokio_rwlock_string_rng"] + \
+    [p for p in PEERS if p.endswith("_id128")]
 ALL = OURS + PEERS
-LABEL = {
-    "life_1t": "one session's life, 1 thread",
-    "life_2t": "one session's life, 2 threads",
-    "mix_2t": "95% get / 5% churn, 2 threads, 10k live",
-    "stale": "lookup of a removed id",
-}
+WORK = {"life": "one session's life", "mix": "95% get / 5% churn, 10k live",
+        "stale": "lookup of a removed id"}
 
 
 def run_median(root, group, fid):
@@ -35,88 +40,106 @@ def run_median(root, group, fid):
         return json.load(f)["median"]["point_estimate"]
 
 
-def median(roots, group, fid):
-    """The median over the runs of each run's median (the middle one of an
-    odd number of runs, the mean of the middle two of an even number)."""
-    values = sorted(run_median(root, group, fid) for root in roots)
+def median(values):
+    values = sorted(values)
     mid = len(values) // 2
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+def groups(root):
+    """(workload, threads) of every group in a run, sorted."""
+    found = []
+    for name in os.listdir(root):
+        m = re.fullmatch(r"(life|mix|stale)_(\d+)t", name)
+        if m:
+            found.append((m.group(1), int(m.group(2))))
+    order = list(WORK)
+    return sorted(found, key=lambda g: (order.index(g[0]), g[1]))
+
+
+def fmt(x):
+    if x >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.1f}"
+
+
 def main():
-    roots = sys.argv[1:]
+    args = sys.argv[1:]
+    json_path = None
+    if args[:1] == ["--json"]:
+        json_path, args = args[1], args[2:]
+    roots = args
     if not roots:
         sys.exit(__doc__)
-    t = {g: {p: median(roots, g, p) for p in ALL} for g in GROUPS}
-    floor = {f: median(roots, "floor", f) for f in ["cas", "secret", "arc_clone_drop"]}
+    gs = groups(roots[0])
+    names = {g: f"{g[0]}_{g[1]}t" for g in gs}
+    t = {}
+    for g in gs:
+        t[g] = {}
+        for p in ALL:
+            try:
+                t[g][p] = median([run_median(r, names[g], p) for r in roots])
+            except FileNotFoundError:
+                pass
+    peers = [p for p in PEERS if all(p in t[g] for g in gs)]
+    cols = OURS + peers
+    floor = {}
+    for f in ["cas", "secret", "rand_u128", "arc_clone_drop"]:
+        try:
+            floor[f] = median([run_median(r, "floor", f) for r in roots])
+        except FileNotFoundError:
+            pass
+    label = {g: f"{WORK[g[0]]}, {g[1]} thread{'s' if g[1] > 1 else ''}" for g in gs}
+    note = f"median of {len(roots)} runs' medians" if len(roots) > 1 else "one run"
 
-    if len(roots) > 1:
-        print(f"{len(roots)} runs; each figure is the median of the runs' medians. "
-              "Per run, for the two sessionreg ids and the fastest peer of each row:\n")
-        print("| workload | id | " + " | ".join(f"run {i + 1}" for i in range(len(roots))) + " |")
-        print("|---|---|" + "---:|" * len(roots))
-        for g in GROUPS:
-            best = min(PEERS, key=lambda p: t[g][p])
-            for p in OURS + [best]:
-                print(f"| {LABEL[g]} | {p} | "
-                      + " | ".join(f"{run_median(r, g, p):.1f}" for r in roots) + " |")
-        print()
+    print(f"Median ns per operation ({note}; on T threads: wall time ÷ total operations, "
+          "so perfect scaling halves the figure from 1 to 2 threads). "
+          "`_id128`: the same map keyed by a random 128-bit id:\n")
+    print("| workload | " + " | ".join(cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for g in gs:
+        print(f"| {label[g]} | " + " | ".join(fmt(t[g][p]) for p in cols) + " |")
+    if floor:
+        print("\nFloors, ns: " + "; ".join(f"{k} {v:.1f}" for k, v in floor.items())
+              + " (one uncontended CAS; one secret as insert draws it; one "
+              "`rand::rng().random::<u128>()`; one Arc clone+drop).")
 
-    print("Medians in ns per operation (2-thread rows: wall time ÷ total ops):\n")
-    print("| workload | " + " | ".join(ALL) + " |")
-    print("|---|" + "---:|" * len(ALL))
-    for g in GROUPS:
-        print(f"| {LABEL[g]} | " + " | ".join(f"{t[g][p]:.1f}" for p in ALL) + " |")
-    print(f"\nFloors: one uncontended CAS {floor['cas']:.1f} ns; "
-          f"one secret drawn as insert draws it {floor['secret']:.1f} ns; "
-          f"one Arc clone+drop {floor['arc_clone_drop']:.1f} ns.\n")
+    print("\nEach figure ÷ the fastest peer's in its row (lower is better); "
+          "the fastest peer that mints an unguessable id beside it:\n")
+    print("| workload | fastest peer | fastest unguessable-id peer | sessionreg ÷ fastest | "
+          "sessionreg ÷ fastest unguessable | sessionreg_idle ÷ sessionreg |")
+    print("|---|---|---|---:|---:|---:|")
+    for g in gs:
+        best = min(peers, key=lambda p: t[g][p])
+        safe = min((p for p in peers if p in UNGUESSABLE), key=lambda p: t[g][p])
+        s = t[g]["sessionreg"]
+        print(f"| {label[g]} | {best} ({fmt(t[g][best])}) | {safe} ({fmt(t[g][safe])}) | "
+              f"{s / t[g][best]:.2f}× | {s / t[g][safe]:.2f}× | "
+              f"{t[g]['sessionreg_idle'] / s:.2f}× |")
 
-    print("Ratios: each figure ÷ the fastest peer's in its row "
-          "(lower is better; 1.00 = the fastest peer):\n")
-    print("| workload | fastest peer | " + " | ".join(ALL) + " |")
-    print("|---|---|" + "---:|" * len(ALL))
-    for g in GROUPS:
-        best = min(PEERS, key=lambda p: t[g][p])
-        print(f"| {LABEL[g]} | {best} | "
-              + " | ".join(f"{t[g][p] / t[g][best]:.2f}" for p in ALL) + " |")
-
-    def fastest(g):
-        return min(t[g][p] for p in PEERS)
-
-    def goals(ours):
-        s = {g: t[g][ours] for g in GROUPS}
-        bare = {g: t[g]["sessionreg"] for g in GROUPS}
-        physical = 5 * floor["cas"] + floor["secret"]
-        return [
-            ("1. idle tracking: life, 1 thread ≤ 1.10× sessionreg",
-             s["life_1t"] / bare["life_1t"], 1.10),
-            ("1. idle tracking: life, 2 threads ≤ 1.10× sessionreg",
-             s["life_2t"] / bare["life_2t"], 1.10),
-            ("1. idle tracking: 95/5 mix, 2 threads ≤ 1.10× sessionreg",
-             s["mix_2t"] / bare["mix_2t"], 1.10),
-            ("2. life, 1 thread ≤ 1.5× (5 × floor/cas + floor/secret)",
-             s["life_1t"] / physical, 1.5),
-            ("3. life, 1 thread ≤ 1.0× the fastest peer",
-             s["life_1t"] / fastest("life_1t"), 1.0),
-            ("3. life, 2 threads ≤ 0.9× sharded_slab",
-             s["life_2t"] / t["life_2t"]["sharded_slab"], 0.9),
-            ("3. 95/5 mix, 2 threads ≤ 0.6× the fastest peer",
-             s["mix_2t"] / fastest("mix_2t"), 0.6),
-            ("3. removed-id lookup ≤ 1.0× sharded_slab",
-             s["stale"] / t["stale"]["sharded_slab"], 1.0),
-        ]
-
-    print("\nGoals (issue 14), read from sessionreg_idle, in this run:\n")
-    print("| goal | sessionreg_idle | (sessionreg, for reference) |")
-    print("|---|---:|---:|")
-    for (name, value, bound), (_, ref, _) in zip(goals("sessionreg_idle"), goals("sessionreg")):
-        verdict = "met" if value <= bound else "missed"
-        print(f"| {name} | {value:.2f}× ({verdict}) | {ref:.2f}× |")
-    print(f"\n(5 × floor/cas + floor/secret = "
-          f"{5 * floor['cas'] + floor['secret']:.1f} ns; "
-          f"self-scaling, life 1 → 2 threads: sessionreg_idle "
-          f"{t['life_1t']['sessionreg_idle'] / t['life_2t']['sessionreg_idle']:.2f}×, "
-          f"sharded_slab {t['life_1t']['sharded_slab'] / t['life_2t']['sharded_slab']:.2f}×)")
+    goals = []
+    for g in gs:
+        s = t[g]["sessionreg"]
+        if g[0] == "life" and g[1] in (1, 2):
+            safe = min((p for p in peers if p in UNGUESSABLE), key=lambda p: t[g][p])
+            goals.append((f"{label[g]}: sessionreg ≤ 1.0× the fastest unguessable-id peer ({safe})",
+                          s / t[g][safe], 1.0))
+        if g[0] in ("mix", "stale"):
+            best = min(peers, key=lambda p: t[g][p])
+            goals.append((f"{label[g]}: sessionreg ahead of every peer (÷ {best} ≤ 1.0×)",
+                          s / t[g][best], 1.0))
+    for g in gs:
+        goals.append((f"{label[g]}: sessionreg_idle ≤ 1.05× sessionreg",
+                      t[g]["sessionreg_idle"] / t[g]["sessionreg"], 1.05))
+    print("\nGoals (issue 28), read from the tables above:\n")
+    print("| goal | figure | status |")
+    print("|---|---:|---|")
+    for name, x, bound in goals:
+        print(f"| {name} | {x:.2f}× | {'met' if x <= bound else 'missed'} |")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"goals": [{"goal": n, "figure": x, "bound": b} for n, x, b in goals],
+                       "ns": {names[g]: t[g] for g in gs}, "floor": floor}, f, indent=1)
 
 
 if __name__ == "__main__":

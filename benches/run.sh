@@ -1,42 +1,53 @@
 #!/usr/bin/env bash
-# Regenerates every figure of BENCHMARKS.md. One step or all:
+# Regenerates the figures of BENCHMARKS.md. The whole report, in one command:
 #
-#   benches/run.sh registry    # criterion, all groups, three runs (~15 min), then the ratio tables
+#   benches/run.sh --snapshot report   # every table of BENCHMARKS.md, from a clean
+#                                      # `git archive HEAD`, spliced into BENCHMARKS.md
+#                                      # (benches/report.py) with benches/headline.svg;
+#                                      # ~40 min on 2 cores, each step's time printed
+#
+# One step at a time (each writes into <target>/bench-results/):
+#
+#   benches/run.sh registry    # criterion, every peer at REGISTRY_THREADS (default 1,2),
+#                              # REGISTRY_RUNS runs (default 3, ~5 min each), the ratio tables
 #   benches/run.sh memory      # heap bytes per live session at 100k
-#   benches/run.sh e2e         # end to end: examples/mcp_server and rmcp (workspace member
-#                              # e2e-rmcp), both up, churned in alternating rounds
+#   benches/run.sh e2e-modern  # 2026-07-28 tools/call: mcp_server, rmcp 3.11, the Python SDK,
+#                              # the TypeScript SDK v2 and hyper alone (the floor), alternating
+#                              # rounds, latency, strace -c per request
+#   benches/run.sh e2e-legacy  # legacy session churn: mcp_server, rmcp 3.11 and hyper alone
+#   benches/run.sh e2e         # the legacy churn against rmcp only, idle sessions (issue 14's)
 #   benches/run.sh e2e-alone   # end to end against examples/mcp_server only
-#   benches/run.sh e2e-modern  # 2026-07-28 requests (no session): examples/mcp_server and
-#                              # rmcp (e2e-rmcp's rmcp_server, its stateless path), alternating
 #   benches/run.sh e2e-rmcp    # rmcp 3.11 with sessionreg-rmcp's manager against rmcp's own
 #                              # LocalSessionManager (e2e-rmcp's two servers), alternating rounds
+#   benches/run.sh e2e-tasks   # tasks/* over HTTP on 1k and 10k live tasks: sessionreg-rmcp's
+#                              # TaskManager against rmcp's (e2e-rmcp's rmcp_tasks_server)
 #   benches/run.sh e2e-before  # examples/mcp_server against another build of it (BEFORE: its
-#                              # binary, e.g. a worktree of b337515's
-#                              # target/release/examples/mcp_server), alternating rounds
-#   benches/run.sh callgrind   # instructions per operation (deterministic)
+#                              # binary), alternating rounds
+#   benches/run.sh callgrind   # instructions and allocations per operation and per request
+#                              # (deterministic)
 #   benches/run.sh sealing     # a 2026-07-28 requestState sealed and opened, beside the
-#                              # Python SDK's (PYTHON: a venv of interop/requirements.txt,
-#                              # default .venv/bin/python), alternating rounds
-#   benches/run.sh tasks       # issue 20: the task store against rmcp 3.11's TaskManager and
-#                              # moka (benches/tasks/), three criterion runs (~30 min), the
-#                              # tables, then heap bytes per idle task (~2 min)
-#   benches/run.sh             # registry, memory, e2e, callgrind and tasks, in that order,
-#                              # into target/bench-results/
-#   benches/run.sh --snapshot [step]   # the same, built from a clean `git archive HEAD`
-#                                      # (other people's uncommitted edits in this tree
-#                                      # stay out of the figures)
+#                              # Python SDK's, alternating rounds
+#   benches/run.sh tasks       # the task store against rmcp 3.11's TaskManager and moka, the
+#                              # slot-read floor (benches/tasks/), TASKS_RUNS criterion runs
+#                              # (default 1), the tables, then heap bytes per idle task
+#   benches/run.sh peers       # installs the Python and TypeScript SDK servers (benches/peers/)
+#   benches/run.sh --snapshot STEP   # any step, built from a clean `git archive HEAD`
+#                                    # (other people's uncommitted edits stay out)
 #
-# Extra arguments after the step go to the harness, e.g.
+# Extra arguments after a step go to its harness, e.g.
 #   benches/run.sh registry --warm-up-time 0.2 --measurement-time 0.5   (a quick look)
-#   benches/run.sh e2e --sessions 50000 --clients 4
+#   benches/run.sh e2e-modern --rounds 3 --seconds 1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 out="${BENCH_RESULTS:-$target/bench-results}"
 mkdir -p "$out"
-# The Python with the official SDK (sealing); set before --snapshot, whose
-# export has no venv.
-export PYTHON="${PYTHON:-$PWD/.venv/bin/python}"
+# The Python and Node with the official SDKs (benches/peers/, installed by
+# the `peers` step when missing); set before --snapshot, whose export has
+# neither: the snapshot uses this tree's.
+export PEERS_DIR="${PEERS_DIR:-$PWD/benches/peers}"
+export PYTHON="${PYTHON:-$PEERS_DIR/.venv/bin/python}"
+export NODE="${NODE:-$PEERS_DIR/node_modules/.bin/node}"
 
 if [ "${1:-}" = "--snapshot" ]; then
     shift
@@ -44,6 +55,10 @@ if [ "${1:-}" = "--snapshot" ]; then
     rm -rf "$src" && mkdir -p "$src"
     git archive HEAD | tar -x -C "$src"
     git rev-parse --short HEAD > "$src/.commit"
+    # The TypeScript peer's packages: this tree's (the export has none).
+    [ -d "$PEERS_DIR/node_modules" ] && ln -s "$PEERS_DIR/node_modules" "$src/benches/peers/node_modules"
+    # The report is spliced into this tree's BENCHMARKS.md.
+    export REPORT_INTO="${REPORT_INTO:-$PWD}"
     echo "building a clean export of commit $(cat "$src/.commit") in $src" >&2
     # A target directory of its own: cargo gives the export and this tree
     # the same artifact names (same package, path-independent hashes), so
@@ -63,46 +78,114 @@ machine() {
     echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# Three whole runs (REGISTRY_RUNS), each criterion run's estimates kept;
-# ratios.py takes the median of the three medians of every function.
+after() { echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+
+# The release build of a bench target: its executable's path.
+bench_bin() {
+    cargo bench "$@" --no-run --message-format json 2>/dev/null | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("executable") and "bench" in m["target"]["kind"]: print(m["executable"])' | tail -1
+}
+
+# The Python SDK 2.3 (a venv of interop/requirements.txt) and the TypeScript
+# SDK v2 server (npm ci in benches/peers/: @modelcontextprotocol/server 2.4.0,
+# as interop/ pins its v2 client, and Node 22 from npm's node package), each
+# installed when missing, nothing globally.
+peers() {
+    if ! [ -x "$PYTHON" ]; then
+        python3 -m venv "$PEERS_DIR/.venv"
+        "$PEERS_DIR/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r interop/requirements.txt
+    fi
+    if ! [ -x "$NODE" ]; then
+        (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+    echo "python: $("$PYTHON" --version 2>&1), mcp $("$PYTHON" -c 'from importlib.metadata import version; print(version("mcp"))')"
+    echo "node: $("$NODE" --version), @modelcontextprotocol/server $(python3 -c "import json; print(json.load(open('$PEERS_DIR/node_modules/@modelcontextprotocol/server/package.json'))['version'])")"
+}
+
+# REGISTRY_RUNS whole runs (default 3), each criterion run's estimates kept;
+# ratios.py takes the median of the runs' medians of every function.
 registry() {
     local runs=${REGISTRY_RUNS:-3} dirs=()
-    machine | tee "$out/registry.txt"
+    { machine; echo "threads: ${REGISTRY_THREADS:-1,2 (default)}"; } | tee "$out/registry.txt"
     for r in $(seq "$runs"); do
         echo "--- run $r of $runs" | tee -a "$out/registry.txt"
-        cargo bench --bench registry -- "$@" 2>&1 | tee -a "$out/registry.txt" | grep -E '^[a-z_0-9]+/[a-z_]+ +time:|time:' || true
-        rm -rf "$out/criterion-run$r" && cp -r "$target/criterion" "$out/criterion-run$r"
+        rm -rf "$target/criterion/life_"* "$target/criterion/mix_"* "$target/criterion/stale_"* "$target/criterion/floor"
+        cargo bench --bench registry -- "$@" >> "$out/registry.txt" 2>&1
+        rm -rf "$out/criterion-run$r" && mkdir -p "$out/criterion-run$r"
+        # The groups this run measured (a filter may leave some out).
+        for g in "$target/criterion/"{life_,mix_,stale_}*t "$target/criterion/floor"; do
+            [ -d "$g" ] && cp -r "$g" "$out/criterion-run$r/"
+        done
         dirs+=("$out/criterion-run$r")
     done
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/registry.txt"
-    python3 benches/ratios.py "${dirs[@]}" | tee "$out/registry-ratios.md"
+    after | tee -a "$out/registry.txt"
+    { machine | sed -n '1,4p'; after; echo; python3 benches/ratios.py --json "$out/registry-goals.json" "${dirs[@]}"; } > "$out/registry.md"
+    cat "$out/registry.md"
 }
 
 memory() {
-    machine | tee "$out/memory.md"
-    cargo bench --bench memory -- "$@" 2>/dev/null | tee -a "$out/memory.md"
+    { machine; cargo bench --bench memory -- "$@" 2>/dev/null; after; } | tee "$out/memory.md"
+}
+
+build_servers() {
+    cargo build --release --example mcp_server
+    cargo build --release -p e2e-rmcp
+}
+
+# What e2e-modern and e2e-legacy measure by default: 5 rounds, each
+# server's turn 3 s, 16 connections (closed loop).
+E2E_DEFAULTS=(--rounds 5 --seconds 3 --clients 16)
+
+# 2026-07-28 requests, one POST of tools/call each and no session, by the
+# same client: mcp_server against rmcp 3.11 (its stateless path, with
+# TCP_NODELAY; `rmcp` with json_response, the same answer shape, which the
+# goal is read against; `rmcp_sse` in its default config, answering SSE),
+# the Python SDK 2.3
+# server (uvicorn), the TypeScript SDK v2 server (Node) and hyper alone;
+# then the system calls per request of each (strace -c -f).
+e2e_modern() {
+    build_servers
+    peers > "$out/peers.txt"
+    local e2e
+    e2e=$(bench_bin --bench e2e)
+    { machine; cat "$out/peers.txt"; } | tee "$out/e2e-modern.md"
+    "$e2e" --modern "${E2E_DEFAULTS[@]}" --strace 2000 --json "$out/e2e-modern.json" \
+        --server "mcp_server=$target/release/examples/mcp_server" \
+        --against "rmcp=$target/release/rmcp_server --json-response" \
+        --against "rmcp_sse=$target/release/rmcp_server" \
+        --against "python_sdk=$PYTHON benches/peers/python_mcp_server.py" \
+        --against "typescript_sdk=$NODE benches/peers/ts_mcp_server.mjs" \
+        --against "hyper_floor=$target/release/hyper_floor" \
+        "$@" 2>&1 | tee -a "$out/e2e-modern.md"
+    after | tee -a "$out/e2e-modern.md"
+}
+
+# The legacy session churn (initialize, notifications/initialized,
+# DELETE): mcp_server against rmcp 3.11 and hyper alone answering the same
+# three requests; system calls per session; no idle step.
+e2e_legacy() {
+    build_servers
+    local e2e
+    e2e=$(bench_bin --bench e2e)
+    machine | tee "$out/e2e-legacy.md"
+    "$e2e" "${E2E_DEFAULTS[@]}" --idle 0 --strace 1000 --json "$out/e2e-legacy.json" \
+        --server "mcp_server=$target/release/examples/mcp_server" \
+        --against "rmcp=$target/release/rmcp_server" \
+        --against "hyper_floor=$target/release/hyper_floor" \
+        "$@" 2>&1 | tee -a "$out/e2e-legacy.md"
+    after | tee -a "$out/e2e-legacy.md"
 }
 
 # sessionreg's mcp_server against rmcp 3.11 behind the same flags
-# (e2e-rmcp/), by the same client, in alternating rounds.
+# (e2e-rmcp/), by the same client, in alternating rounds; then idle
+# sessions.
 e2e() {
-    cargo build --release --example mcp_server
-    cargo build --release -p e2e-rmcp
+    build_servers
     machine | tee "$out/e2e.md"
-    cargo bench --bench e2e -- --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e.md"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e.md"
-}
-
-# 2026-07-28 requests, one POST of tools/call each and no session, by the
-# same client: mcp_server against rmcp 3.11 serving them on its stateless
-# path (e2e-rmcp's rmcp_server: rmcp's default config; pass
-# --against-flag --json-response for its JSON answers), alternating rounds.
-e2e_modern() {
-    cargo build --release --example mcp_server
-    cargo build --release -p e2e-rmcp
-    machine | tee "$out/e2e-modern.md"
-    cargo bench --bench e2e -- --modern --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-modern.md"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-modern.md"
+    cargo bench --bench e2e -- --against "rmcp=$target/release/rmcp_server" "$@" 2>&1 | tee -a "$out/e2e.md"
+    after | tee -a "$out/e2e.md"
 }
 
 # The same rmcp server with two session managers: sessionreg-rmcp's
@@ -111,9 +194,26 @@ e2e_modern() {
 e2e_rmcp() {
     cargo build --release -p e2e-rmcp
     machine | tee "$out/e2e-rmcp.md"
-    cargo bench --bench e2e -- --server "$target/release/rmcp_server_registry" \
-        --against "$target/release/rmcp_server" "$@" 2>/dev/null | tee -a "$out/e2e-rmcp.md"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-rmcp.md"
+    cargo bench --bench e2e -- --server "registry=$target/release/rmcp_server_registry" \
+        --against "local=$target/release/rmcp_server" "$@" 2>&1 | tee -a "$out/e2e-rmcp.md"
+    after | tee -a "$out/e2e-rmcp.md"
+}
+
+# tasks/* over HTTP: e2e-rmcp's rmcp_tasks_server on sessionreg-rmcp's
+# TaskManager against the same server on rmcp's own, at 1k and 10k live
+# tasks, alternating rounds (benches/e2e --tasks).
+e2e_tasks() {
+    cargo build --release -p e2e-rmcp
+    local e2e
+    e2e=$(bench_bin --bench e2e)
+    machine | tee "$out/e2e-tasks.md"
+    for live in 1000 10000; do
+        "$e2e" --tasks "$live" --rounds 5 --seconds 2 --clients 4 --idle 0 \
+            --server "sessionreg_rmcp=$target/release/rmcp_tasks_server --tasks sessionreg" \
+            --against "rmcp=$target/release/rmcp_tasks_server --tasks rmcp" \
+            --json "$out/e2e-tasks-$live.json" "$@" 2>&1 | tee -a "$out/e2e-tasks.md"
+    done
+    after | tee -a "$out/e2e-tasks.md"
 }
 
 # A 2026-07-28 requestState sealed and opened by the layer's own sealer
@@ -122,6 +222,7 @@ e2e_rmcp() {
 # default 3; the first goes first in odd rounds); then the ratio tables.
 sealing() {
     local rounds=${SEALING_ROUNDS:-3} pairs=() order
+    peers > /dev/null
     cargo bench --bench sealing --features bench-hooks --no-run
     {
         machine
@@ -142,7 +243,7 @@ sealing() {
         done
         pairs+=("$out/sealing-run$r" "$out/sealing-py-run$r.json")
     done
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/sealing.md"
+    after | tee -a "$out/sealing.md"
     python3 benches/sealing.py --report "${pairs[@]}" | tee -a "$out/sealing.md"
 }
 
@@ -153,72 +254,93 @@ e2e_before() {
     local before=${BEFORE:?BEFORE=the path of the earlier release build of mcp_server}
     cargo build --release --example mcp_server
     { machine; echo "before: $before"; } | tee "$out/e2e-before.md"
-    cargo bench --bench e2e -- --against "$before" "$@" 2>/dev/null | tee -a "$out/e2e-before.md"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/e2e-before.md"
+    cargo bench --bench e2e -- --against "$before" "$@" 2>&1 | tee -a "$out/e2e-before.md"
+    after | tee -a "$out/e2e-before.md"
 }
 
 e2e_alone() {
     cargo build --release --example mcp_server
     machine | tee "$out/e2e-alone.md"
-    cargo bench --bench e2e -- "$@" 2>/dev/null | tee -a "$out/e2e-alone.md"
+    cargo bench --bench e2e -- "$@" 2>&1 | tee -a "$out/e2e-alone.md"
 }
 
-# Instructions per operation: each workload at n and 3n operations, the
-# difference ÷ 2n, so setup (prefill, runtime, thread-locals) cancels out.
-# (papaya's epoch reclamation makes its counts move a little from run to run.)
+# Instructions (callgrind, Ir) and heap allocations per operation, each
+# measured at n and 3n operations, the difference ÷ 2n, so setup (prefill,
+# runtime, thread-locals, a server's start) cancels out. In-process
+# (registry and task operations): allocations from the counting allocator
+# (benches/support/counting.rs), which the profile binaries install. Servers
+# (a request of each era): allocations are the calls to malloc, calloc,
+# realloc and posix_memalign that callgrind counted in the same run.
 callgrind() {
-    cargo bench --bench profile --no-run
-    local bin
-    bin=$(cargo bench --bench profile --no-run --message-format json 2>/dev/null \
-        | python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("executable") and m["target"]["name"] == "profile": print(m["executable"])')
-    local peers="sessionreg sessionreg_idle moka sharded_slab mutex_slab dashmap scc papaya rwlock_hashmap tokio_rwlock_string"
-    ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$@" 2>&1 | sed -n 's/.*Collected : //p'; }
-    {
-        machine
-        echo "Instructions per operation (callgrind, Ir; (Ir(3n) - Ir(n)) / 2n):"
-        echo
-        echo "| workload | $(echo $peers | sed 's/ / | /g') |"
-        echo "|---|$(for _ in $peers; do printf -- '---:|'; done)"
-        for w in life get stale; do
-            local n=100000
-            [ "$w" = life ] && n=50000
-            printf '| %s |' "$w"
-            for p in $peers; do
-                local a b
-                a=$(ir "$w" "$p" "$n"); b=$(ir "$w" "$p" $((3 * n)))
-                printf ' %s |' "$(( (b - a) / (2 * n) ))"
-            done
-            echo
-        done
-    } | tee "$out/callgrind.md"
+    build_servers
+    local profile tprofile e2e
+    profile=$(bench_bin --bench profile)
+    tprofile=$(bench_bin -p tasks-bench --bench tasks_profile)
+    e2e=$(bench_bin --bench e2e)
+    machine | tee "$out/callgrind.md"
+    python3 benches/callgrind.py --profile "$profile" --tasks-profile "$tprofile" --e2e "$e2e" \
+        --mcp-server "$target/release/examples/mcp_server" --rmcp-server "$target/release/rmcp_server" \
+        "$@" | tee -a "$out/callgrind.md"
 }
 
-# The task stores (benches/tasks/, the dev-only member tasks-bench): three
-# whole criterion runs (TASKS_RUNS), each one's estimates kept; ratios.py
-# takes the median of the three medians of every function. Then heap bytes
-# per idle task.
+# The task stores (benches/tasks/, the dev-only member tasks-bench):
+# TASKS_RUNS whole criterion runs (default 1; rmcp's rows up to
+# TASKS_RMCP_MAX running tasks, default 10,000: its prefill is quadratic),
+# each one's estimates kept; ratios.py takes the median of the runs'
+# medians of every function. Then heap bytes per idle task.
 tasks() {
-    local runs=${TASKS_RUNS:-3} dirs=()
+    local runs=${TASKS_RUNS:-1} dirs=()
+    export TASKS_RMCP_MAX=${TASKS_RMCP_MAX:-10000}
     machine | tee "$out/tasks.txt"
     for r in $(seq "$runs"); do
         echo "--- run $r of $runs" | tee -a "$out/tasks.txt"
         rm -rf "$target/criterion/tasks_"*
-        cargo bench -p tasks-bench --bench tasks -- "$@" 2>&1 | tee -a "$out/tasks.txt" | grep -E 'time:|^rmcp' || true
+        cargo bench -p tasks-bench --bench tasks -- --warm-up-time 1 --measurement-time 2 "$@" >> "$out/tasks.txt" 2>&1
         rm -rf "$out/tasks-criterion-run$r" && mkdir -p "$out/tasks-criterion-run$r"
         cp -r "$target/criterion/tasks_"* "$out/tasks-criterion-run$r/"
         dirs+=("$out/tasks-criterion-run$r")
     done
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/tasks.txt"
-    python3 benches/tasks/ratios.py "${dirs[@]}" | tee "$out/tasks-ratios.md"
-    machine | tee "$out/tasks-memory.md"
-    cargo bench -p tasks-bench --bench tasks_memory 2>/dev/null | tee -a "$out/tasks-memory.md"
-    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/tasks-memory.md"
+    after | tee -a "$out/tasks.txt"
+    { machine | sed -n '1,4p'; after; echo; python3 benches/tasks/ratios.py --json "$out/tasks-goals.json" "${dirs[@]}"; } > "$out/tasks.md"
+    cat "$out/tasks.md"
+    { machine; cargo bench -p tasks-bench --bench tasks_memory 2>/dev/null; after; } | tee "$out/tasks-memory.md"
 }
 
-step=${1:-all}
+# Every table of BENCHMARKS.md, each step timed; then the headline picture
+# and the tables spliced into BENCHMARKS.md (between its <!-- table:NAME -->
+# markers) by benches/report.py.
+report() {
+    local t0=$SECONDS t times=()
+    for step in peers registry memory e2e_modern e2e_legacy e2e_rmcp e2e_tasks callgrind tasks; do
+        t=$SECONDS
+        echo "=== $step" >&2
+        if [ "$step" = peers ]; then
+            peers | tee "$out/peers.txt"
+        else
+            # In a background subshell, so that set -e stops the step at its
+            # first failure (a failed harness, a wrong answer): in a `||` list
+            # bash would ignore errexit inside the step.
+            ( "$step" ) > "$out/$step.log" 2>&1 &
+            if ! wait $!; then
+                echo "step $step FAILED; its output: $out/$step.log" >&2
+                tail -20 "$out/$step.log" >&2
+                exit 1
+            fi
+        fi
+        times+=("$step $((SECONDS - t)) s")
+        echo "=== $step: $((SECONDS - t)) s" >&2
+    done
+    {
+        echo "report: $((SECONDS - t0)) s in all"
+        printf '%s\n' "${times[@]}"
+    } | tee "$out/times.txt"
+    python3 benches/headline.py "$out" "${REPORT_INTO:-.}/benches/headline.svg" \
+        "$(machine | sed -n '1p;3,5p' | paste -sd ';' | sed 's/;/; /g')"
+    python3 benches/report.py "$out" "${REPORT_INTO:-.}/BENCHMARKS.md"
+    echo "BENCHMARKS.md and benches/headline.svg regenerated from $out" >&2
+}
+
+step=${1:-report}
 [ $# -gt 0 ] && shift
 case "$step" in
     registry) registry "$@" ;;
@@ -226,11 +348,14 @@ case "$step" in
     e2e) e2e "$@" ;;
     e2e-alone) e2e_alone "$@" ;;
     e2e-modern) e2e_modern "$@" ;;
+    e2e-legacy) e2e_legacy "$@" ;;
     e2e-rmcp) e2e_rmcp "$@" ;;
+    e2e-tasks) e2e_tasks "$@" ;;
     e2e-before) e2e_before "$@" ;;
-    callgrind) callgrind ;;
+    callgrind) callgrind "$@" ;;
     sealing) sealing "$@" ;;
     tasks) tasks "$@" ;;
-    all) registry; memory; e2e; callgrind; tasks ;;
-    *) echo "usage: $0 [--snapshot] [registry|memory|e2e|e2e-alone|e2e-modern|e2e-rmcp|e2e-before|callgrind|sealing|tasks|all] [harness args]" >&2; exit 2 ;;
+    peers) peers ;;
+    report | all) report ;;
+    *) echo "usage: $0 [--snapshot] [report|registry|memory|e2e-modern|e2e-legacy|e2e|e2e-alone|e2e-rmcp|e2e-tasks|e2e-before|callgrind|sealing|tasks|peers] [harness args]" >&2; exit 2 ;;
 esac

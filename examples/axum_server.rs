@@ -61,7 +61,13 @@ pub async fn run(
     ops::reload_on_sighup(&built, flags);
 
     let metrics = manager.clone();
-    let router = axum::Router::new()
+    let mut router = axum::Router::new();
+    // With --oauth-issuer: the resource's metadata, which the manager
+    // answers at its well-known paths.
+    for path in built.metadata_paths() {
+        router = router.route_service(&path, manager.clone());
+    }
+    let router = router
         .route_service("/mcp", manager.clone())
         .route(
             "/metrics",

@@ -4,6 +4,8 @@
 //! ```text
 //! cargo run --release --example mcp_server -- --addr 127.0.0.1:8080
 //! cargo run --release --example mcp_server -- --bearer-token ada=s3cret --bearer-token-file tokens.txt
+//! cargo run --release --features oauth --example mcp_server -- \
+//!     --oauth-issuer https://auth.example.com/realms/mcp --resource https://mcp.example.com/mcp --required-scope mcp:tools
 //! ```
 //!
 //! It answers `initialize`, `ping`, `tools/list` and `tools/call` (tools
@@ -14,7 +16,14 @@
 //! `--bearer-token`/`--bearer-token-file`, every `/mcp` request needs
 //! `Authorization: Bearer TOKEN` and sessions are bound to the token's
 //! name; SIGHUP re-reads the token, allow-list and request-state key
-//! files. Its first line on
+//! files. With
+//! `--oauth-issuer URL --resource URL [--required-scope S]...` (feature
+//! `oauth`), it is an OAuth 2.1 resource server: `/mcp` needs an access
+//! token of that issuer for that resource (401 names the metadata, at
+//! `/.well-known/oauth-protected-resource/mcp`; a missing scope is 403),
+//! sessions are bound to the token's issuer and subject, and the `whoami`
+//! tool answers with them and the token's scopes; static tokens, if given
+//! too, are tried first. Its first line on
 //! stdout is `listening on http://ADDR/mcp`. The same application mounted
 //! in axum: `examples/axum_server.rs`.
 //!
@@ -68,7 +77,9 @@ struct Args {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ops::init_tracing();
     let Args { flags, fleet } = Args::parse();
-    let built = ops::build(&flags)?;
+    // A setting out of range, or a file that cannot be read, is said on
+    // stderr, and the server exits 2.
+    let built = ops::build(&flags).unwrap_or_else(|error| ops::startup_error(error));
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);
 
@@ -100,11 +111,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ));
     }
 
+    // The resource's metadata (with --oauth-issuer) is the manager's to
+    // answer, as /mcp is.
+    let metadata_paths = Arc::new(built.metadata_paths());
     let router = manager.clone();
     let service =
         hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
             let manager = router.clone();
             let routing = Arc::clone(&routing);
+            let metadata_paths = Arc::clone(&metadata_paths);
             async move {
                 let get = request.method() == http::Method::GET;
                 Ok::<_, std::convert::Infallible>(match request.uri().path() {
@@ -115,6 +130,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "/metrics" if get && public_metrics => routing.metrics(&manager),
                     "/health/ready" if get => manager.readiness(),
                     "/health/live" if get => manager.liveness(),
+                    path if metadata_paths.iter().any(|p| p == path) => {
+                        manager.handle(request).await
+                    }
                     _ => ops::not_found(),
                 })
             }

@@ -5,6 +5,7 @@
 #   bash interop/run.sh              # both targets
 #   bash interop/run.sh examples     # mcp_server, axum_server, conformance_server (steps 2-6)
 #   bash interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 7)
+#   bash interop/run.sh oauth        # mcp_server as an OAuth resource server only (step 8)
 #
 # 1. npm ci in interop/ (pinned: the official TypeScript SDK 1.x and v2
 #    client, the official conformance suite, and Node 22 from npm's `node`
@@ -36,6 +37,17 @@
 #    are off the spec timeline) against rmcp_tasks_server on sessionreg's
 #    TaskManager (INTEROP_TASKS_MANAGERS="sessionreg rmcp" also runs them on
 #    rmcp's own TaskManager, for comparison).
+# 8. OAuth (issue 29): a real authorization server on a loopback port of its
+#    own (interop/oauth_server.mjs: the npm package oauth2-mock-server, with
+#    the audience and scope an operator configures), and cargo build
+#    --features oauth --example mcp_server (debug: a functional check) run
+#    as its resource server (--oauth-issuer, --resource on a port picked
+#    first, --required-scope mcp:tools). The Python SDK's
+#    OAuthClientProvider (py_oauth_client.py) in legacy and 2026-07-28 mode,
+#    and the TypeScript v2 client's (ts2_oauth_client.mjs) in auto,
+#    2026-07-28 and legacy mode each run the whole flow from a 401 (metadata,
+#    discovery, PKCE, resource indicator, token) and call whoami, which
+#    must answer ISSUER#johndoe with the scope granted.
 # Each server must then exit 0 on SIGTERM and log no ERROR line.
 #
 # One summary line per step, then "interop: N passed, M failed"; exits 1 if any
@@ -48,8 +60,8 @@ set -euo pipefail
 
 TARGET="${1:-all}"
 case "$TARGET" in
-  all | examples | rmcp_server) ;;
-  *) echo "usage: $0 [all|examples|rmcp_server]" >&2; exit 2 ;;
+  all | examples | rmcp_server | oauth) ;;
+  *) echo "usage: $0 [all|examples|rmcp_server|oauth]" >&2; exit 2 ;;
 esac
 want() { [[ $TARGET == all || $TARGET == "$1" ]]; }
 
@@ -473,10 +485,68 @@ if want rmcp_server; then
   done
 fi
 
+if want oauth; then
+  # ---------------------------------------------------------------- 8. OAuth
+  t=$SECONDS
+  if ! (cd "$ROOT" && cargo build --features oauth --example mcp_server) </dev/null >"$WORK/build-oauth.log" 2>&1; then
+    step_fail build-oauth "cargo build --features oauth --example mcp_server failed"
+    show_log "$WORK/build-oauth.log" 40
+    abort
+  fi
+  step_ok build-oauth "examples/mcp_server with the oauth feature, debug ($((SECONDS - t))s)"
+  # The authorization server, on a port of its own.
+  t=$SECONDS
+  "$NODE" "$HERE/oauth_server.mjs" 0 </dev/null >"$WORK/oauth_server.stdout" 2>"$WORK/oauth_server.stderr" &
+  AS_PID=$!
+  SERVER_PIDS+=("$AS_PID")
+  ISSUER=""
+  for _ in $(seq $((STARTUP_TIMEOUT_S * 10))); do
+    line="$(head -n 1 "$WORK/oauth_server.stdout" 2>/dev/null || true)"
+    if [[ $line =~ ^issuer\ (http://127\.0\.0\.1:[0-9]+)$ ]]; then ISSUER=${BASH_REMATCH[1]}; break; fi
+    kill -0 "$AS_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ -z $ISSUER ]]; then
+    step_fail "server-start (oauth_server)" "no 'issuer URL' line from interop/oauth_server.mjs"
+    show_log "$WORK/oauth_server.stdout" 10
+    show_log "$WORK/oauth_server.stderr" 40
+    abort
+  fi
+  step_ok "server-start (oauth_server)" "oauth2-mock-server $(pkg_version oauth2-mock-server), issuer $ISSUER ($((SECONDS - t))s)"
+  # The resource is the server's own URL, so its port is picked first.
+  t=$SECONDS
+  PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  RESOURCE="http://127.0.0.1:$PORT/mcp"
+  SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/mcp_server" --oauth-issuer "$ISSUER"
+    --resource "$RESOURCE" --required-scope mcp:tools)
+  START_ERROR=""
+  if ! start_server mcp_server_oauth --addr "127.0.0.1:$PORT"; then
+    step_fail "server-start (mcp_server_oauth)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:$PORT)"
+    show_log "$WORK/mcp_server_oauth.stdout" 20
+    show_log "$WORK/mcp_server_oauth.stderr" 40
+    abort
+  fi
+  PIDS[mcp_server_oauth]=$SERVER_PID
+  step_ok "server-start (mcp_server_oauth)" "$SERVER_URL, resource $RESOURCE ($((SECONDS - t))s)"
+  WHO="$ISSUER#johndoe mcp:tools"
+  for mode in legacy 2026-07-28; do
+    run_client "python-sdk oauth $mode" "$SERVER_PID" mcp_server_oauth \
+      "$PYTHON" "$HERE/py_oauth_client.py" "$SERVER_URL" "$mode" whoami "$WHO"
+  done
+  for mode in auto 2026-07-28 legacy; do
+    run_client "ts-v2 oauth $mode" "$SERVER_PID" mcp_server_oauth \
+      "$NODE" "$HERE/ts2_oauth_client.mjs" "$SERVER_URL" "$mode" whoami "$WHO"
+  done
+  if ! kill -0 "${PIDS[mcp_server_oauth]}" 2>/dev/null; then
+    step_fail "server-alive (mcp_server_oauth)" "the server exited during the run; stderr:"
+    show_log "$WORK/mcp_server_oauth.stderr" 40
+  fi
+fi
+
 # SIGTERM must shut each server down gracefully, and a run of well-behaved
 # clients must not make a server log an error (shutdown included).
 for name in mcp_server axum_server conformance_server rmcp_server rmcp_tasks_server \
-  rmcp_tasks_server_rmcp; do
+  rmcp_tasks_server_rmcp mcp_server_oauth; do
   [[ -f "$WORK/$name.stderr" ]] || continue
   pid=${PIDS[$name]:-}
   t=$SECONDS

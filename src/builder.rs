@@ -220,6 +220,9 @@ pub enum BuildError {
     Shards(usize),
     /// The idle timeout is longer than the activity clock can measure.
     IdleTimeoutTooLong(Duration),
+    /// A per-owner share of zero (`HandlesBuilder::owner_share`) would
+    /// refuse every owner.
+    ZeroShare,
     /// [`Builder::test_widths`] asked for a generation or tag width of zero
     /// or wider than its field (generation, tag).
     #[doc(hidden)]
@@ -241,6 +244,7 @@ impl fmt::Display for BuildError {
                 f,
                 "idle timeout {t:?} is over the maximum of {MAX_TIMEOUT:?}"
             ),
+            BuildError::ZeroShare => f.write_str("a share must be at least 1"),
             BuildError::Widths(g, t) => write!(
                 f,
                 "test widths of {g} generation bits and {t} tag bits: they must be 1..={} and 1..={}",

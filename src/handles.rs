@@ -12,6 +12,10 @@
 //! idle timeout, which a call in progress holds off: [`Resolved::Found`]
 //! counts as in flight); and the owner it was minted for, checked on every
 //! resolve, so another principal's handle is answered like an unknown one.
+//! An owner may hold at most its share of the handles
+//! ([`HandlesBuilder::owner_share`]), so that one principal cannot mint the
+//! store full and lock everyone else out; past it, [`MintError::OverShare`],
+//! told apart from the store's capacity ([`MintError::AtCapacity`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -38,14 +42,19 @@ use crate::insert::InsertError;
 use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::InFlight;
+use crate::shares::{Share, ShareFull, Shares};
 use crate::stats::Stats;
 use std::fmt;
+use std::hash::Hash;
 use std::time::Duration;
 
 /// One handle's entry: who it was minted for, and the value.
 pub struct Handle<O, T> {
     owner: O,
     value: T,
+    /// The owner's place under its share, given back when the entry is
+    /// freed (the registry drops a value once, by the last one out).
+    _share: Option<Share<O>>,
 }
 
 impl<O, T> Handle<O, T> {
@@ -104,13 +113,62 @@ impl<O: fmt::Debug, T: fmt::Debug> fmt::Debug for Resolved<O, T> {
 /// servers without authentication are). See the [module docs](self).
 pub struct Handles<O, T> {
     registry: Registry<Handle<O, T>>,
+    shares: Option<Shares<O>>,
 }
 
 /// Builds [`Handles`]; see [`Handles::builder`].
 pub struct HandlesBuilder<O, T> {
     registry: Builder<Handle<O, T>>,
     lifetime: Duration,
+    share: Option<Result<Shares<O>, crate::shares::ZeroShare>>,
 }
+
+/// Why [`Handles::mint`] minted nothing; holds the value it was given.
+pub enum MintError<T> {
+    /// The store holds as many handles as its capacity.
+    AtCapacity(T),
+    /// The owner holds its whole share already (`limit` handles).
+    OverShare {
+        /// The value that was not minted.
+        value: T,
+        /// The owner's share.
+        limit: usize,
+    },
+}
+
+impl<T> MintError<T> {
+    /// The value that was not minted.
+    pub fn into_inner(self) -> T {
+        match self {
+            MintError::AtCapacity(value) | MintError::OverShare { value, .. } => value,
+        }
+    }
+}
+
+impl<T> fmt::Debug for MintError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MintError::AtCapacity(_) => f.write_str("AtCapacity(..)"),
+            MintError::OverShare { limit, .. } => f
+                .debug_struct("OverShare")
+                .field("limit", limit)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+impl<T> fmt::Display for MintError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MintError::AtCapacity(_) => f.write_str("the store of handles is full"),
+            MintError::OverShare { limit, .. } => {
+                write!(f, "the owner holds its whole share of {limit} handles")
+            }
+        }
+    }
+}
+
+impl<T> std::error::Error for MintError<T> {}
 
 /// How long a handle lives unused by default: one hour.
 pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
@@ -142,11 +200,30 @@ impl<O: Send + Sync + 'static, T: Send + Sync + 'static> HandlesBuilder<O, T> {
         self
     }
 
-    /// Builds the store.
+    /// Builds the store. A share of zero ([`owner_share`](HandlesBuilder::owner_share))
+    /// is [`BuildError::ZeroShare`]: nobody could mint.
     pub fn build(self) -> Result<Handles<O, T>, BuildError> {
+        let shares = self.share.transpose().map_err(|_| BuildError::ZeroShare)?;
         Ok(Handles {
             registry: self.registry.idle_timeout(self.lifetime).build()?,
+            shares,
         })
+    }
+}
+
+impl<O: Hash + Eq + Clone + Send + Sync + 'static, T: Send + Sync + 'static> HandlesBuilder<O, T> {
+    /// Each owner may hold at most `limit` handles at once (at least 1);
+    /// [`mint`](Handles::mint) past it is [`MintError::OverShare`], and no
+    /// other owner notices. Default: no share (only the capacity bounds the
+    /// store). A handle holds its owner's place until it is freed (expired
+    /// or destroyed, and let go by every call holding it).
+    ///
+    /// Every owner value counts as one owner: where requests may be
+    /// anonymous (`Option<_>`, `None`), every anonymous mint counts against
+    /// one share, so give anonymous servers the capacity alone.
+    pub fn owner_share(mut self, limit: usize) -> Self {
+        self.share = Some(Shares::new(limit));
+        self
     }
 }
 
@@ -158,17 +235,36 @@ impl<O: Send + Sync + 'static, T: Send + Sync + 'static> Handles<O, T> {
         HandlesBuilder {
             registry: Registry::builder(),
             lifetime: DEFAULT_LIFETIME,
+            share: None,
         }
     }
 }
 
 impl<O: PartialEq, T> Handles<O, T> {
-    /// Mints a handle to `value` for `owner`; at capacity, gives `value`
-    /// back.
-    pub fn mint(&self, owner: O, value: T) -> Result<SessionId, InsertError<T>> {
+    /// Mints a handle to `value` for `owner`; past the owner's share or at
+    /// capacity, gives `value` back (saying which).
+    pub fn mint(&self, owner: O, value: T) -> Result<SessionId, MintError<T>> {
+        let share = match &self.shares {
+            Some(shares) => match shares.take(&owner) {
+                Ok(share) => Some(share),
+                Err(ShareFull { limit }) => return Err(MintError::OverShare { value, limit }),
+            },
+            None => None,
+        };
         self.registry
-            .insert(Handle { owner, value })
-            .map_err(|full| full.map(|handle| handle.value))
+            .insert(Handle {
+                owner,
+                value,
+                _share: share,
+            })
+            // The entry was not made: its share is given back with it.
+            .map_err(|full: InsertError<_>| MintError::AtCapacity(full.into_inner().value))
+    }
+
+    /// How many handles `owner` may hold at once, if owners have a share
+    /// ([`HandlesBuilder::owner_share`]).
+    pub fn owner_share(&self) -> Option<usize> {
+        self.shares.as_ref().map(Shares::limit)
     }
 
     /// The handle `id` names, if it is `owner`'s and live, held in use.
@@ -285,5 +381,56 @@ mod tests {
             Resolved::Found(_)
         ));
         assert_eq!(handles.len(), 1);
+    }
+
+    #[test]
+    fn an_owner_past_its_share_is_refused_and_no_other_owner_notices() {
+        let clock = ManualClock::new();
+        let handles: Handles<u8, &str> = Handles::builder()
+            .capacity(4)
+            .owner_share(2)
+            .lifetime(Duration::from_millis(100))
+            .manual_clock(&clock)
+            .build()
+            .unwrap();
+        assert_eq!(handles.owner_share(), Some(2));
+        let first = handles.mint(1, "a").unwrap();
+        handles.mint(1, "b").unwrap();
+        match handles.mint(1, "c") {
+            Err(MintError::OverShare { value, limit }) => assert_eq!((value, limit), ("c", 2)),
+            other => panic!("{other:?}"),
+        }
+        handles.mint(2, "d").unwrap();
+        handles.mint(2, "e").unwrap();
+        // The store is full: the capacity, told apart from a share.
+        assert!(matches!(
+            handles.mint(3, "f"),
+            Err(MintError::AtCapacity("f"))
+        ));
+        // A destroyed handle gives its place back once it is freed; one held
+        // in use keeps it until the call lets go.
+        let Resolved::Found(in_use) = handles.resolve(&first, &1) else {
+            panic!("live");
+        };
+        assert!(handles.destroy(&first, &1));
+        assert!(matches!(
+            handles.mint(1, "g"),
+            Err(MintError::OverShare { .. })
+        ));
+        drop(in_use);
+        handles.mint(1, "g").unwrap();
+        // Expired handles give theirs back when the sweep frees them.
+        assert_eq!(handles.reap(), 0);
+        clock.advance(Duration::from_millis(101));
+        assert_eq!(handles.reap(), 4);
+        handles.mint(1, "h").unwrap();
+        handles.mint(1, "i").unwrap();
+        assert_eq!(
+            Handles::<u8, ()>::builder()
+                .owner_share(0)
+                .build()
+                .unwrap_err(),
+            BuildError::ZeroShare
+        );
     }
 }

@@ -37,13 +37,15 @@
 //! The same registry holds what a server keeps without protocol sessions:
 //! [`TaskStore`] (long-running work with exactly one outcome, kept for a
 //! retention after it ends) and [`handles`] (values behind unguessable ids,
-//! bound to their owner, expiring when unused).
+//! bound to their owner, expiring when unused). A [`mailbox`] is what a
+//! listener of published events reads from: a bounded queue that many
+//! threads push into and one consumer pops, closed once.
 //!
 //! ## Features
 //!
 //! | feature | default | what it adds | what it brings in |
 //! |---|---|---|---|
-//! | *(none)* | | the core: [`Registry`], [`TaskStore`], [`handles`], [`Outcome`], [`metrics`] | `rand`, `coarsetime`, `crossbeam-utils` (and `libc` on Unix): no async runtime, no HTTP, no serde |
+//! | *(none)* | | the core: [`Registry`], [`TaskStore`], [`handles`], [`Outcome`], [`mailbox`], [`metrics`] | `rand`, `coarsetime`, `crossbeam-utils` (and `libc` on Unix): no async runtime, no HTTP, no serde |
 //! | `http` | yes | `http`: an MCP streamable-HTTP endpoint (both protocol eras, tasks, sealed request state) on hyper 1 | tokio, hyper, hyper-util, serde, serde_json, tracing, RustCrypto's `aes-gcm` and `sha2`, ... |
 //! | `loom` | | with `--cfg sessionreg_loom`: every atomic of the core is loom's (for `loom-tests/`) | loom |
 //!
@@ -76,6 +78,7 @@ mod id;
 mod insert;
 mod lifecycle;
 mod lookup;
+pub mod mailbox;
 pub mod metrics;
 mod outcome;
 mod pack;
@@ -85,6 +88,7 @@ mod registry;
 mod secret;
 mod session;
 mod shards;
+pub mod shares;
 mod slot;
 mod stats;
 mod storage;

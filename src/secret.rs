@@ -1,6 +1,7 @@
 //! The secret part of session ids: 128 bits, drawn from a thread-local
 //! CSPRNG in batches, never repeated by a forked child, and compared in
-//! constant time.
+//! constant time; and the same fork-aware generator for any other random
+//! bytes the crate needs ([`fill_random`]: the HTTP layer's nonces and keys).
 //!
 //! Why a batch, and what happens after `fork`, is in the design notes
 //! (`src/docs/design.md`, "Ids"). `benches/registry.rs` (`floor/secret`)
@@ -83,22 +84,41 @@ impl Secrets {
     #[inline(never)]
     fn refill(&mut self) {
         use rand::RngExt as _;
-        fork::watch();
-        let forks = fork::count();
-        let mut rng = rand::rng();
-        if forks != self.forks {
-            // The first batch since a fork: the generator's state is the
-            // parent's.
-            if let Err(error) = rng.reseed() {
-                panic!("could not reseed the secret generator after fork: {error}");
-            }
-            self.forks = forks;
-        }
+        let mut rng = self.generator();
         // One `fill_bytes` over the whole batch (rand's `fill` of a `u64`
         // slice; words are little-endian on every machine).
         rng.fill(self.words.as_flattened_mut());
         self.next = 0;
     }
+
+    /// This thread's generator, reseeded from the OS first if the process
+    /// has forked since this thread last drew: its state (and the batch)
+    /// are then the parent's, and the batch is thrown away.
+    fn generator(&mut self) -> rand::rngs::ThreadRng {
+        fork::watch();
+        let forks = fork::count();
+        let mut rng = rand::rng();
+        if forks != self.forks {
+            if let Err(error) = rng.reseed() {
+                panic!("could not reseed the secret generator after fork: {error}");
+            }
+            self.forks = forks;
+            self.words = [[0; 2]; SECRETS_AHEAD];
+            self.next = SECRETS_AHEAD;
+        }
+        rng
+    }
+}
+
+/// Fills `bytes` from the same fork-aware thread-local CSPRNG as the
+/// secrets (for the HTTP layer's `requestState` nonces and random keys): a
+/// forked child reseeds before it draws, so it never repeats what its
+/// parent draws next. A nonce repeated under one AES-GCM key gives its
+/// authentication key away.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn fill_random(bytes: &mut [u8]) {
+    use rand::Rng as _;
+    SECRETS.with(|secrets| secrets.borrow_mut().generator().fill_bytes(bytes));
 }
 
 /// Telling a forked child from its parent, without a syscall per id.
@@ -156,6 +176,18 @@ mod tests {
         assert_eq!(highs.len(), drawn.len(), "a high word repeated");
         assert_eq!(lows.len(), drawn.len(), "a low word repeated");
         assert!(drawn.iter().all(|s| s.high != s.low));
+    }
+
+    #[test]
+    fn random_bytes_differ_and_leave_the_secrets_alone() {
+        let mut a = [0u8; 32];
+        let mut b = [0u8; 32];
+        fill_random(&mut a);
+        let secret = fresh_secret();
+        fill_random(&mut b);
+        assert_ne!(a, b);
+        assert_ne!(a, [0; 32]);
+        assert!(!secret.matches(fresh_secret()));
     }
 
     #[test]

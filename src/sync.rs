@@ -1,4 +1,5 @@
-//! The one place where the core gets its atomics, cells and thread-locals.
+//! The one place where the core gets its atomics, cells, locks and
+//! thread-locals.
 //!
 //! Under `--cfg sessionreg_loom` together with the `loom` feature, every item
 //! here is loom's model of it, so the loom suite sees every shared access the
@@ -14,7 +15,14 @@ compile_error!("`--cfg sessionreg_loom` needs the `loom` feature of sessionreg")
 #[cfg(all(sessionreg_loom, feature = "loom"))]
 mod imp {
     pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
+    pub(crate) use loom::sync::{Mutex, MutexGuard};
     pub(crate) use loom::thread_local;
+
+    /// The hashing of the maps a lock guards (`shares.rs`): fixed keys under
+    /// loom, so that every execution of a model picks the same stripes (loom
+    /// replays a model and expects the same objects in the same order).
+    pub(crate) type MapHasher =
+        std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
     /// A process-wide lock: a `static` under `std`; under loom, one per
     /// model execution (`lazy_static`), so loom sees the handover it orders.
@@ -51,7 +59,13 @@ mod imp {
 #[cfg(not(all(sessionreg_loom, feature = "loom")))]
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, Ordering};
+    pub(crate) use std::sync::{Mutex, MutexGuard};
     pub(crate) use std::thread_local;
+
+    /// The hashing of the maps a lock guards (`shares.rs`): SipHash with
+    /// random keys, so that no client can choose keys that all fall on one
+    /// stripe or one bucket.
+    pub(crate) type MapHasher = std::collections::hash_map::RandomState;
 
     /// A process-wide lock: a `static` under `std`; under loom, one per
     /// model execution (`lazy_static`), so loom sees the handover it orders.

@@ -408,6 +408,13 @@ impl<T, R> Running<T, R> {
         self.flight().id()
     }
 
+    /// A handle on the task's entry, without a lookup: valid (and readable)
+    /// while held, even if the task ends or is freed meanwhile (a shutdown's
+    /// sweep, say, between `create` and this call).
+    pub fn task(&self) -> TaskRef<T, R> {
+        Session::clone(self.flight())
+    }
+
     /// Ends the task with `ended` (unless a cancel or a deadline won
     /// first: then `ended` is handed back) and lets it go: its retention
     /// starts.
@@ -497,8 +504,14 @@ mod tests {
         assert!(!running.finish(Ended::Failed("late")).is_won());
         let dropped = store.create(2).unwrap();
         let id = dropped.id();
+        // Its handle holds the entry through a shutdown's sweep.
+        let handle = dropped.task();
+        assert_eq!(store.shutdown(), 2, "the first task, kept, and this one");
+        assert!(handle.is_terminated());
+        assert_eq!(*handle.value(), 2);
+        assert_eq!(store.get(&id).unwrap_err(), Miss::Stale);
         drop(dropped);
-        assert_eq!(store.get(&id).unwrap().outcome(), Some(&Ended::Abandoned));
+        assert_eq!(handle.outcome(), Some(&Ended::Abandoned));
         let stats = store.stats();
         assert_eq!(stats.ended(EndKind::Cancelled), 1);
         assert_eq!(stats.ended(EndKind::Abandoned), 1);

@@ -98,7 +98,7 @@ async fn origin_allow_list_swaps_at_run_time() {
 async fn the_reaper_starts_with_the_first_request_and_stops_with_the_manager() {
     let metrics = tokio::runtime::Handle::current().metrics();
     let (manager, closes, _) = test_manager(|b| {
-        b.idle_timeout(Duration::from_millis(50))
+        b.idle_timeout(Some(Duration::from_millis(50)))
             .reap_interval(Duration::from_millis(10))
     });
     assert_eq!(metrics.num_alive_tasks(), 0);

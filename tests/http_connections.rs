@@ -218,19 +218,22 @@ fn awaiting_handle_inline_costs_a_connection_little() {
 }
 
 /// Issue 17, finding 10: `Duration::MAX` for the idle, stall or keep-alive
-/// period panicked on `Instant + Duration`; every deadline is a checked
-/// add now (a bound too far to reach is no bound), so such a server serves
-/// and shuts down as any other.
+/// period panicked on `Instant + Duration`. Every deadline is a checked add;
+/// and since issue 24 a bound past [`MAX_DURATION`] is refused by `build()`
+/// with an error naming it (no bound is `None`, one rule), while the
+/// longest allowed serves and shuts down as any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unreachable_bounds_are_no_bounds() {
+async fn the_longest_bounds_serve_and_longer_ones_are_refused() {
+    let longest = sessionreg::http::MAX_DURATION;
     let mut server = Server::start_with(|b| {
-        b.connection_idle_timeout(Some(Duration::MAX))
-            .stall_timeout(Some(Duration::MAX))
-            .sse_keep_alive(Some(Duration::MAX))
-            .header_read_timeout(Some(Duration::MAX))
-            .body_read_timeout(Some(Duration::MAX))
-            .http2_keep_alive(Some(Duration::MAX))
-            .handler_timeout(Some(Duration::MAX))
+        b.connection_idle_timeout(Some(longest))
+            .stall_timeout(Some(longest))
+            .sse_keep_alive(Some(longest))
+            .header_read_timeout(Some(longest))
+            .body_read_timeout(Some(longest))
+            .http2_keep_alive(Some(longest))
+            .handler_timeout(Some(longest))
+            .idle_timeout(Some(longest))
     })
     .await;
     let client = Client::new(&server.url);
@@ -249,4 +252,39 @@ async fn unreachable_bounds_are_no_bounds() {
     drop(stream);
     assert_eq!(client.delete(&id).await.status, StatusCode::OK);
     assert!(server.shutdown().await.drained);
+
+    type Set = fn(http_support::Builder) -> http_support::Builder;
+    let too_long: [(&str, Set); 8] = [
+        ("connection_idle_timeout", |b| {
+            b.connection_idle_timeout(Some(Duration::MAX))
+        }),
+        ("stall_timeout", |b| b.stall_timeout(Some(Duration::MAX))),
+        ("sse_keep_alive", |b| b.sse_keep_alive(Some(Duration::MAX))),
+        ("header_read_timeout", |b| {
+            b.header_read_timeout(Some(Duration::MAX))
+        }),
+        ("body_read_timeout", |b| {
+            b.body_read_timeout(Some(Duration::MAX))
+        }),
+        ("http2_keep_alive", |b| {
+            b.http2_keep_alive(Some(Duration::MAX))
+        }),
+        ("handler_timeout", |b| {
+            b.handler_timeout(Some(Duration::MAX))
+        }),
+        ("idle_timeout", |b| b.idle_timeout(Some(Duration::MAX))),
+    ];
+    for (setting, set) in too_long {
+        let app = http_support::TestApp {
+            closes: Default::default(),
+            probes: Default::default(),
+            gate: Default::default(),
+        };
+        let error = set(sessionreg::http::SessionManager::builder(app))
+            .build()
+            .err()
+            .unwrap_or_else(|| panic!("{setting} = Duration::MAX was taken"));
+        assert_eq!(error.setting(), Some(setting), "{error}");
+        assert!(error.to_string().contains("at most 31536000s"), "{error}");
+    }
 }

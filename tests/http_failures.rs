@@ -75,7 +75,7 @@ async fn panic_in_initialize_leaves_nothing_and_shows_no_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reaper_never_cancels_a_running_handler() {
     let server = Server::start_with(|b| {
-        b.idle_timeout(Duration::from_millis(100))
+        b.idle_timeout(Some(Duration::from_millis(100)))
             .reap_interval(Duration::from_millis(5))
     })
     .await;

@@ -311,7 +311,7 @@ impl Harness {
             b.event_log_events(4)
                 .stream_queue(4, 4096)
                 .serve_modern(true)
-                .idle_timeout(Duration::from_secs(2))
+                .idle_timeout(Some(Duration::from_secs(2)))
         });
         let harness = Harness {
             runtime,

@@ -186,7 +186,7 @@ async fn a_client_that_disconnects_mid_body_leaks_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_sessions_each_holding_a_stream() {
     const SESSIONS: usize = 200;
-    let server = Server::start_with(|b| short_bounds(b).idle_timeout(REAP)).await;
+    let server = Server::start_with(|b| short_bounds(b).idle_timeout(Some(REAP))).await;
     let client = Client::new(&server.url);
     let mut streams = Vec::new();
     for _ in 0..SESSIONS {
@@ -216,7 +216,7 @@ async fn many_sessions_each_holding_a_stream() {
 async fn a_get_client_that_stops_reading_is_cut_off() {
     let server = Server::start_with(|b| {
         short_bounds(b)
-            .idle_timeout(REAP)
+            .idle_timeout(Some(REAP))
             .stream_queue(16, 64 * 1024)
     })
     .await;
@@ -392,7 +392,7 @@ async fn an_initialize_flood_meets_capacity_then_the_reaper_frees_it() {
     let server = Server::start_with(|b| {
         short_bounds(b)
             .capacity(CAPACITY)
-            .idle_timeout(Duration::from_secs(3))
+            .idle_timeout(Some(Duration::from_secs(3)))
     })
     .await;
     let client = Arc::new(Client::new(&server.url));
@@ -632,7 +632,7 @@ async fn soak_hostile_clients_at_scale() {
     const CAPACITY: usize = 8_000;
     let server = Server::start_with(|b| {
         b.capacity(CAPACITY)
-            .idle_timeout(Duration::from_secs(3))
+            .idle_timeout(Some(Duration::from_secs(3)))
             .header_read_timeout(Some(Duration::from_secs(1)))
             .body_read_timeout(Some(Duration::from_secs(20)))
             .connection_idle_timeout(Some(Duration::from_secs(2)))

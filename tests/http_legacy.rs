@@ -294,7 +294,7 @@ async fn requests_without_a_session_id_are_400() {
 #[tokio::test]
 async fn bad_ids_are_404_with_a_json_rpc_error() {
     let server = Server::start_with(|b| {
-        b.idle_timeout(Duration::from_millis(100))
+        b.idle_timeout(Some(Duration::from_millis(100)))
             // No reaper sweep but the test's own: the lookup finds it expired.
             .reap_interval(Duration::from_secs(3600))
     })
@@ -524,7 +524,7 @@ async fn eventually_async<F: std::future::Future<Output = bool>>(mut f: impl FnM
 /// under it. When it drops, the session stays, and its idle clock runs.
 #[tokio::test]
 async fn dropped_stream_keeps_the_session_but_starts_its_idle_clock() {
-    let server = Server::start_with(|b| b.idle_timeout(Duration::from_millis(200))).await;
+    let server = Server::start_with(|b| b.idle_timeout(Some(Duration::from_millis(200)))).await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
     let stream = client.open_stream(&id, None).await;

@@ -49,7 +49,7 @@ async fn no_log_line_carries_a_whole_session_id() {
         .init();
 
     let mut server = Server::start_with(|b| {
-        b.idle_timeout(Duration::from_secs(1))
+        b.idle_timeout(Some(Duration::from_secs(1)))
             .event_log_events(8)
             .stream_queue(2, 1024)
     })

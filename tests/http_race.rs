@@ -160,7 +160,7 @@ async fn delete_racing_idle_expiry_closes_once() {
     count_warnings();
     let timeout = Duration::from_millis(50);
     let server = Server::start_with(|b| {
-        b.idle_timeout(timeout)
+        b.idle_timeout(Some(timeout))
             .reap_interval(Duration::from_millis(1))
             .node_id(2)
     })
@@ -217,7 +217,7 @@ async fn delete_racing_idle_expiry_closes_once() {
 async fn idle_expiry_racing_requests_never_5xx() {
     count_warnings();
     let server = Server::start_with(|b| {
-        b.idle_timeout(Duration::from_millis(10))
+        b.idle_timeout(Some(Duration::from_millis(10)))
             .reap_interval(Duration::from_millis(1))
             .node_id(3)
     })

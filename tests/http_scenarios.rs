@@ -64,14 +64,14 @@ async fn a_sessions_ended_by_delete_leave_nothing() {
 
 #[tokio::test]
 async fn b_delete_with_an_idle_timeout_configured() {
-    let server = Server::start_with(|b| b.idle_timeout(Duration::from_secs(30))).await;
+    let server = Server::start_with(|b| b.idle_timeout(Some(Duration::from_secs(30)))).await;
     delete_all(&server).await;
     assert_eq!(server.closes.count_reason(Reason::IdleTimeout), 0);
 }
 
 #[tokio::test]
 async fn c_abandoned_sessions_end_by_idle_timeout() {
-    let server = Server::start_with(|b| b.idle_timeout(Duration::from_millis(300))).await;
+    let server = Server::start_with(|b| b.idle_timeout(Some(Duration::from_millis(300)))).await;
     let client = Client::new(&server.url);
     let mut ids = Vec::new();
     for _ in 0..N {

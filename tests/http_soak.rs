@@ -31,8 +31,11 @@ async fn soak_every_end_path() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let mut server =
-        Server::start_with(|b| b.idle_timeout(Duration::from_millis(200)).capacity(50_000)).await;
+    let mut server = Server::start_with(|b| {
+        b.idle_timeout(Some(Duration::from_millis(200)))
+            .capacity(50_000)
+    })
+    .await;
     let next = Arc::new(AtomicU64::new(0));
     let unexpected = Arc::new(AtomicU64::new(0));
     let mut clients = Vec::new();

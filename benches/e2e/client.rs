@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::time::Instant;
 
 const PROTOCOL: &str = "2025-11-25";
 
@@ -30,6 +31,9 @@ pub struct Client {
     path: String,
     conn: Option<BufReader<TcpStream>>,
     request: Vec<u8>,
+    /// Each request's latency in ns (from before its first byte is written
+    /// to after its answer's last byte is read), in the order sent.
+    pub latencies: Vec<u64>,
 }
 
 impl Client {
@@ -40,6 +44,7 @@ impl Client {
             path: path.to_string(),
             conn: None,
             request: Vec::with_capacity(1024),
+            latencies: Vec::new(),
         }
     }
 
@@ -80,6 +85,7 @@ impl Client {
         r.extend_from_slice(b"\r\n");
         r.extend_from_slice(body.as_bytes());
         // One retry on a fresh connection if the server closed an idle one.
+        let start = Instant::now();
         for attempt in 0..2 {
             if self.conn.is_none() {
                 let stream = TcpStream::connect(self.addr).expect("connect");
@@ -90,6 +96,7 @@ impl Client {
             if conn.get_mut().write_all(&self.request).is_ok() {
                 match read_response(conn) {
                     Ok((response, keep)) => {
+                        self.latencies.push(start.elapsed().as_nanos() as u64);
                         if !keep {
                             self.conn = None;
                         }
@@ -106,25 +113,25 @@ impl Client {
         panic!("{method} {path}: the server closed the connection twice")
     }
 
-    /// `initialize`: the new session's id.
-    pub fn initialize(&mut self) -> String {
+    /// `initialize`: the new session's id; `Err` (what came back) unless
+    /// the answer is 200 with an `MCP-Session-Id` and a result for id 1.
+    pub fn initialize(&mut self) -> Result<String, String> {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL}","capabilities":{{}},"clientInfo":{{"name":"e2e","version":"0"}}}}}}"#
         );
         let path = self.path.clone();
         let r = self.send("POST", &path, None, &body);
-        assert_eq!(
-            r.status,
-            200,
-            "initialize: {}",
-            String::from_utf8_lossy(&r.body)
-        );
+        let text = || String::from_utf8_lossy(&r.body).trim().to_string();
+        if r.status != 200 || !has_id(&r.body, 1) || !contains(&r.body, b"\"protocolVersion\"") {
+            return Err(format!("initialize: {} {}", r.status, text()));
+        }
         r.session_id
-            .expect("initialize answers with MCP-Session-Id")
+            .clone()
+            .ok_or_else(|| format!("initialize: no MCP-Session-Id in {} {}", r.status, text()))
     }
 
-    /// `notifications/initialized` in session `id`.
-    pub fn initialized(&mut self, id: &str) {
+    /// `notifications/initialized` in session `id`: 202 (or 200).
+    pub fn initialized(&mut self, id: &str) -> Result<(), String> {
         let path = self.path.clone();
         let r = self.send(
             "POST",
@@ -132,26 +139,37 @@ impl Client {
             Some(id),
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         );
-        assert!(
-            r.status == 202 || r.status == 200,
-            "initialized: {}",
-            r.status
-        );
+        match r.status {
+            202 | 200 => Ok(()),
+            s => Err(format!(
+                "notifications/initialized: {s} {}",
+                String::from_utf8_lossy(&r.body).trim()
+            )),
+        }
     }
 
-    /// `DELETE` of session `id`.
-    pub fn delete(&mut self, id: &str) {
+    /// `DELETE` of session `id`: any 2xx (200 or 204 here; rmcp answers
+    /// 202).
+    pub fn delete(&mut self, id: &str) -> Result<(), String> {
         let path = self.path.clone();
         let r = self.send("DELETE", &path, Some(id), "");
-        // 200 or 204 here; rmcp answers 202.
-        assert!((200..300).contains(&r.status), "DELETE: {}", r.status);
+        if (200..300).contains(&r.status) {
+            Ok(())
+        } else {
+            Err(format!(
+                "DELETE: {} {}",
+                r.status,
+                String::from_utf8_lossy(&r.body).trim()
+            ))
+        }
     }
 
-    /// One session's life: initialize, initialized, DELETE.
-    pub fn session(&mut self) {
-        let id = self.initialize();
-        self.initialized(&id);
-        self.delete(&id);
+    /// One session's life: initialize, initialized, DELETE, each answer
+    /// checked.
+    pub fn session(&mut self) -> Result<(), String> {
+        let id = self.initialize()?;
+        self.initialized(&id)?;
+        self.delete(&id)
     }
 
     /// One 2026-07-28 request (`--modern`): `tools/call` of `echo` with
@@ -165,16 +183,74 @@ impl Client {
     }
 
     /// [`Client::modern_request`], checked: `Ok` if the answer is 200 with
-    /// `resultType` `"complete"` (in the JSON answer, or in the result event
-    /// of an SSE one); otherwise what came back instead.
+    /// `resultType` `"complete"`, the request's own id and the echoed text
+    /// (in the JSON answer, or in the result event of an SSE one);
+    /// otherwise what came back instead.
     pub fn modern_call(&mut self, id: u64) -> Result<(), String> {
         let r = self.modern_request(id);
-        match (r.status, result_type(&r.body)) {
-            (200, Some(b"complete")) => Ok(()),
-            (status, _) => Err(format!(
-                "{status} {}",
+        let complete = result_type(&r.body) == Some(b"complete");
+        if r.status == 200
+            && complete
+            && has_id(&r.body, id)
+            && contains(&r.body, br#""text":"hi""#)
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "request id {id}: {} {}",
+                r.status,
+                String::from_utf8_lossy(&r.body).trim()
+            ))
+        }
+    }
+
+    /// A 2026-07-28 request of `method` with `params` (JSON text) and the
+    /// tasks extension in its client capabilities; `name` goes in
+    /// `Mcp-Name`.
+    fn tasks_request(&mut self, id: u64, method: &str, name: &str, params: &str) -> Response {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"extensions":{{"io.modelcontextprotocol/tasks":{{}}}}}}}}}}}}"#
+        );
+        let headers = format!(
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\nMcp-Name: {name}\r\n"
+        );
+        let path = self.path.clone();
+        self.send_with("POST", &path, None, &headers, &body)
+    }
+
+    /// `tools/call` of `work` lasting `seconds`, as a task (`--tasks`): the
+    /// new task's id; `Err` unless the answer is 200 with `resultType`
+    /// `"task"`, a `taskId` and the request's id.
+    pub fn task_create(&mut self, id: u64, seconds: u64) -> Result<String, String> {
+        let params = format!(r#""name":"work","arguments":{{"seconds":{seconds}}}"#);
+        let r = self.tasks_request(id, "tools/call", "work", &params);
+        let task = string_member(&r.body, "taskId");
+        match (r.status, result_type(&r.body), task) {
+            (200, Some(b"task"), Some(task)) if has_id(&r.body, id) => Ok(task),
+            (status, ..) => Err(format!(
+                "tools/call as a task: {status} {}",
                 String::from_utf8_lossy(&r.body).trim()
             )),
+        }
+    }
+
+    /// `tasks/get` of `task` (`--tasks`): `Ok` if the answer is 200 with
+    /// the task's id, status `"working"` and the request's id.
+    pub fn task_get(&mut self, id: u64, task: &str) -> Result<(), String> {
+        let params = format!(r#""taskId":"{task}""#);
+        let r = self.tasks_request(id, "tasks/get", task, &params);
+        if r.status == 200
+            && has_id(&r.body, id)
+            && string_member(&r.body, "taskId").as_deref() == Some(task)
+            && string_member(&r.body, "status").as_deref() == Some("working")
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "tasks/get {task}: {} {}",
+                r.status,
+                String::from_utf8_lossy(&r.body).trim()
+            ))
         }
     }
 
@@ -287,6 +363,42 @@ fn result_type(body: &[u8]) -> Option<&[u8]> {
     let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
     let rest = rest.strip_prefix(b"\"")?;
     Some(&rest[..rest.iter().position(|&b| b == b'"')?])
+}
+
+/// The first string member `name` in `body` (`"name":"value"`, optional
+/// whitespace after the colon), without parsing the rest.
+fn string_member(body: &[u8], name: &str) -> Option<String> {
+    let key = format!("\"{name}\":");
+    let at = body.windows(key.len()).position(|w| w == key.as_bytes())? + key.len();
+    let rest = &body[at..];
+    let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+    let rest = rest.strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&b| b == b'"')?;
+    Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+}
+
+/// Whether `needle` occurs in `body`.
+fn contains(body: &[u8], needle: &[u8]) -> bool {
+    body.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether `body` carries the JSON-RPC id `id`: `"id":<id>` (optional
+/// whitespace after the colon) not followed by another digit.
+fn has_id(body: &[u8], id: u64) -> bool {
+    const KEY: &[u8] = b"\"id\":";
+    let digits = id.to_string();
+    let mut at = 0;
+    while let Some(found) = body[at..].windows(KEY.len()).position(|w| w == KEY) {
+        let rest = &body[at + found + KEY.len()..];
+        let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+        if rest.starts_with(digits.as_bytes())
+            && !rest.get(digits.len()).is_some_and(|b| b.is_ascii_digit())
+        {
+            return true;
+        }
+        at += found + KEY.len();
+    }
+    false
 }
 
 /// The value of the unlabelled sample `name` in Prometheus text.

@@ -1,7 +1,7 @@
 //! The servers under measurement: spawned (or found already running) and
 //! stopped, and what `/proc/<pid>` says about them.
 
-use crate::options::Options;
+use crate::options::{Options, Spec};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,15 +23,13 @@ pub struct Server {
 }
 
 impl Server {
-    /// Spawns the server at `path` with room for the idle sessions, and
-    /// `extra` flags after the common ones.
-    pub fn spawn(path: &PathBuf, o: &Options, extra: &[String]) -> Server {
-        let (child, url) = spawn_server(path, o.idle + 1_000, &o.log, extra);
+    /// Spawns the server `spec` with room for the idle sessions (or the
+    /// live tasks of `--tasks`), and `extra` flags after the common ones.
+    pub fn spawn(spec: &Spec, o: &Options, extra: &[String]) -> Server {
+        let room = o.idle.max(o.tasks.unwrap_or(0)) + 1_000;
+        let (child, url) = spawn_server(spec, room, &o.log, extra);
         let pid = child.id();
-        let mut name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let mut name = spec.name.clone();
         for flag in extra {
             name = format!("{name} {flag}");
         }
@@ -51,9 +49,11 @@ impl Server {
         }
     }
 
-    /// Stops a server spawned here (SIGTERM, then SIGKILL after 10 s).
+    /// Stops a server spawned here (SIGTERM, then SIGKILL after 10 s);
+    /// once: the child is reaped and forgotten.
     pub fn stop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
+        if let Some(mut child) = self.child.take() {
+            let child = &mut child;
             // SIGTERM: a graceful shutdown, as the example supports.
             let _ = Command::new("kill").arg(child.id().to_string()).status();
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -66,6 +66,14 @@ impl Server {
     }
 }
 
+impl Drop for Server {
+    /// A run that stops early (a wrong answer is a panic) leaves no server
+    /// behind: unwinding drops the servers, and each is stopped.
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// The built example next to this bench binary (target/<profile>/deps/..).
 pub fn default_server() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
@@ -73,15 +81,12 @@ pub fn default_server() -> PathBuf {
     dir.join("examples").join("mcp_server")
 }
 
-/// Starts the server at `path` on a free loopback port; returns it and the
+/// Starts the server `spec` on a free loopback port; returns it and the
 /// URL its first stdout line names.
-fn spawn_server(
-    path: &PathBuf,
-    max_sessions: usize,
-    log: &str,
-    extra: &[String],
-) -> (Child, String) {
+fn spawn_server(spec: &Spec, max_sessions: usize, log: &str, extra: &[String]) -> (Child, String) {
+    let path = &spec.program;
     let mut child = Command::new(path)
+        .args(&spec.args)
         .env("RUST_LOG", log)
         .args(["--addr", "127.0.0.1:0"])
         .args(["--max-sessions", &max_sessions.to_string()])

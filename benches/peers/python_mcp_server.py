@@ -1,8 +1,10 @@
 """The Python MCP SDK's streamable-HTTP server, with the flags and first
-line of examples/mcp_server, for benches/hostile.py to measure beside it.
+line of examples/mcp_server, for benches/hostile.py and benches/e2e to
+measure beside it (the 2026-07-28 `tools/call` of `echo`, and the legacy
+sessions).
 
-    python3 -m venv .venv && .venv/bin/pip install mcp==2.3.0
-    .venv/bin/python benches/peers/python_mcp_server.py --addr 127.0.0.1:0
+    benches/run.sh peers      # a venv of interop/requirements.txt in benches/peers/.venv
+    benches/peers/.venv/bin/python benches/peers/python_mcp_server.py --addr 127.0.0.1:0
 
 `--max-sessions` and `--idle-timeout-ms` map to the SDK's own knobs; the
 other bound flags of examples/mcp_server are accepted and ignored (the SDK

@@ -1,8 +1,11 @@
 //! A global allocator that counts: every live byte requested
-//! (`Layout::size`), the peak since the last [`mark`], and live allocations.
-//! Shared by the memory benches (`benches/memory.rs`,
-//! `benches/tasks/benches/tasks_memory.rs`); each installs it with
-//! `#[global_allocator] static ALLOCATOR: Counting = Counting;`.
+//! (`Layout::size`), the peak since the last [`mark`], live allocations, and
+//! every allocation ever made (a `realloc` counts as one). Shared by the
+//! memory benches (`benches/memory.rs`,
+//! `benches/tasks/benches/tasks_memory.rs`) and the profile binaries
+//! (`benches/profile.rs`, `benches/tasks/benches/tasks_profile.rs`); each
+//! installs it with `#[global_allocator] static ALLOCATOR: Counting =
+//! Counting;`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +16,7 @@ pub struct Counting;
 static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
 static PEAK_BYTES: AtomicUsize = AtomicUsize::new(0);
 static LIVE_ALLOCS: AtomicUsize = AtomicUsize::new(0);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: forwards every call to the system allocator unchanged; the counters
 // are only bookkeeping.
@@ -53,6 +57,7 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 fn added(size: usize) {
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
     let now = LIVE_BYTES.fetch_add(size, Ordering::Relaxed) + size;
     PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
 }
@@ -72,6 +77,13 @@ pub fn live_bytes() -> usize {
 /// The most bytes live at once since the last [`mark`].
 pub fn peak_bytes() -> usize {
     PEAK_BYTES.load(Ordering::Relaxed)
+}
+
+/// Allocations made since the program started (`alloc`, `alloc_zeroed`
+/// and `realloc` calls that succeeded).
+#[allow(dead_code)] // not every includer reads it
+pub fn allocations() -> usize {
+    ALLOCATIONS.load(Ordering::Relaxed)
 }
 
 /// Allocations not freed.

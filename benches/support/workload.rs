@@ -17,8 +17,11 @@ use std::time::{Duration, Instant};
 
 /// Live sessions in the mixed workload.
 pub const MIX_LIVE: usize = 10_000;
-/// Of those, the ones each thread churns (terminate its oldest, insert one).
-pub const MIX_RING: usize = 500;
+/// Of those, the ones each thread churns (terminate its oldest, insert one):
+/// 500, or fewer on many threads, so that at least half stay long-lived.
+pub fn mix_ring(threads: usize) -> usize {
+    500.min(MIX_LIVE / (2 * threads))
+}
 /// Percent of operations in the mix that churn; the rest are lookups.
 pub const MIX_CHURN_PERCENT: u64 = 5;
 
@@ -89,7 +92,7 @@ pub fn life<P: Peer>(peer: &P, value: &Value, n: u64) {
     }
 }
 
-pub async fn life_async(peer: &TokioStringMap, value: &Value, n: u64) {
+pub async fn life_async<const RNG: bool>(peer: &TokioStringMap<RNG>, value: &Value, n: u64) {
     for _ in 0..n {
         let key = peer.insert(Arc::clone(value)).await;
         let handle = peer.get(&key).await.expect("just inserted");
@@ -107,10 +110,10 @@ pub fn runtime() -> tokio::runtime::Runtime {
 
 // ---- 95% lookups of random live ids / 5% churn, 10k live ----
 //
-// The live set is `MIX_LIVE - threads * MIX_RING` long-lived sessions that
+// The live set is `MIX_LIVE - threads * mix_ring(threads)` long-lived sessions that
 // every thread looks up at random (created by the main thread before the
 // run, so in a slab they sit wherever the creating thread put them, not in
-// the looking-up thread's shard), plus a ring of `MIX_RING` sessions per
+// the looking-up thread's shard), plus a ring of `mix_ring(threads)` sessions per
 // thread that only that thread churns: a churn terminates the ring's oldest
 // session and inserts a new one. Lookups all hit. The rings persist across
 // samples, so the live count stays at `MIX_LIVE`.
@@ -125,11 +128,12 @@ pub struct Mix<K> {
 /// every session (which would make the `Arc`-valued peers fight over one
 /// cache line that `sessionreg`'s handles never touch).
 pub fn mix_fill<P: Peer>(peer: &P, threads: usize) -> Mix<P::Key> {
-    let hot = (0..MIX_LIVE - threads * MIX_RING)
+    let ring = mix_ring(threads);
+    let hot = (0..MIX_LIVE - threads * ring)
         .map(|_| peer.insert(Payload::new()))
         .collect();
     let rings = (0..threads)
-        .map(|_| Mutex::new((0..MIX_RING).map(|_| peer.insert(Payload::new())).collect()))
+        .map(|_| Mutex::new((0..ring).map(|_| peer.insert(Payload::new())).collect()))
         .collect();
     peer.settle();
     Mix { hot, rings }
@@ -157,15 +161,19 @@ pub fn mix<P: Peer>(
     }
 }
 
-pub async fn mix_fill_async(peer: &TokioStringMap, threads: usize) -> Mix<String> {
+pub async fn mix_fill_async<const RNG: bool>(
+    peer: &TokioStringMap<RNG>,
+    threads: usize,
+) -> Mix<String> {
+    let ring_len = mix_ring(threads);
     let mut hot = Vec::new();
-    for _ in 0..MIX_LIVE - threads * MIX_RING {
+    for _ in 0..MIX_LIVE - threads * ring_len {
         hot.push(peer.insert(Payload::new()).await);
     }
     let mut rings = Vec::new();
     for _ in 0..threads {
         let mut ring = VecDeque::new();
-        for _ in 0..MIX_RING {
+        for _ in 0..ring_len {
             ring.push_back(peer.insert(Payload::new()).await);
         }
         rings.push(Mutex::new(ring));
@@ -173,8 +181,8 @@ pub async fn mix_fill_async(peer: &TokioStringMap, threads: usize) -> Mix<String
     Mix { hot, rings }
 }
 
-pub async fn mix_async(
-    peer: &TokioStringMap,
+pub async fn mix_async<const RNG: bool>(
+    peer: &TokioStringMap<RNG>,
     hot: &[String],
     ring: &mut VecDeque<String>,
     rng: &mut Rng,

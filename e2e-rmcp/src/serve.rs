@@ -1,6 +1,8 @@
 //! What both servers share: flags, logger, the accept loop, and `GET
 //! /metrics` (the manager's text, if any, plus `tokio_tasks_alive`, the
 //! runtime's live task count, so the bench can count tasks per session).
+// Each binary uses a part (rmcp_tasks_server has a handler of its own).
+#![allow(dead_code)]
 
 use bytes::Bytes;
 use http::{Request, Response};
@@ -108,13 +110,18 @@ const BOUND_FLAG_ENDINGS: [&str; 7] = [
 ];
 
 pub fn flags() -> Flags {
+    flags_from(std::env::args().skip(1))
+}
+
+/// [`flags`] from `args` (the program's name not among them).
+pub fn flags_from(args: impl IntoIterator<Item = String>) -> Flags {
     let mut flags = Flags {
         addr: "127.0.0.1:8080".into(),
         max_sessions: None,
         idle_timeout_ms: None,
         json_response: false,
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
         match arg.as_str() {
@@ -146,6 +153,17 @@ pub async fn serve<M: SessionManager>(
     manager: Arc<M>,
     metrics: impl Fn() -> String + Send + Sync + 'static,
 ) -> std::io::Result<()> {
+    serve_with(flags, manager, || Ok(Empty), metrics).await
+}
+
+/// [`serve`] with the handler `handler` makes (one per rmcp session or
+/// stateless request).
+pub async fn serve_with<M: SessionManager, H: ServerHandler>(
+    flags: &Flags,
+    manager: Arc<M>,
+    handler: impl Fn() -> Result<H, std::io::Error> + Send + Sync + 'static,
+    metrics: impl Fn() -> String + Send + Sync + 'static,
+) -> std::io::Result<()> {
     // As examples/mcp_server sets up its logs (the bench passes RUST_LOG).
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -156,7 +174,7 @@ pub async fn serve<M: SessionManager>(
         .init();
     let mut config = StreamableHttpServerConfig::default();
     config.json_response = flags.json_response;
-    let service = StreamableHttpService::new(|| Ok(Empty), manager, config);
+    let service = StreamableHttpService::new(handler, manager, config);
     let metrics = Arc::new(metrics);
     let listener = tokio::net::TcpListener::bind(&flags.addr).await?;
     let mut stdout = std::io::stdout();

@@ -234,13 +234,19 @@ pub fn run(args: &Args) -> ExitCode {
 
 async fn drive(args: &Args) -> ExitCode {
     let closes = Arc::new(Closes::default());
-    let manager = SessionManager::builder(Churn {
+    let built = SessionManager::builder(Churn {
         closes: Arc::clone(&closes),
     })
     .capacity(args.capacity)
-    .idle_timeout(Duration::from_millis(args.idle_timeout_ms()))
-    .build()
-    .expect("valid configuration");
+    .idle_timeout(Some(Duration::from_millis(args.idle_timeout_ms())))
+    .build();
+    let manager = match built {
+        Ok(manager) => manager,
+        Err(error) => {
+            eprintln!("churn: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind 127.0.0.1:0");

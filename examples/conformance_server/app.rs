@@ -8,7 +8,7 @@ use crate::{legacy, modern};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
-use sessionreg::http::modern::{CacheScope, Discovery, MirroredParams};
+use sessionreg::http::modern::{CacheScope, Discovery, MirrorError, MirroredParams};
 use sessionreg::http::{App, Context, Era, HandlerError, Reply};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -19,14 +19,15 @@ pub struct Conformance {
     header_echo: Arc<MirroredParams>,
 }
 
-impl Default for Conformance {
-    fn default() -> Conformance {
-        Conformance {
-            header_echo: Arc::new(
-                MirroredParams::from_input_schema(&fixtures::header_echo_schema())
-                    .expect("a valid x-mcp-header annotation"),
-            ),
-        }
+impl Conformance {
+    /// The server, its `x-mcp-header` tool's mirrored parameters read from
+    /// the tool's schema (refused, not assumed, if the fixture were wrong).
+    pub fn new() -> Result<Conformance, MirrorError> {
+        Ok(Conformance {
+            header_echo: Arc::new(MirroredParams::from_input_schema(
+                &fixtures::header_echo_schema(),
+            )?),
+        })
     }
 }
 

@@ -49,9 +49,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         request_state_ttl_ms,
     } = Args::parse();
     let ttl = std::time::Duration::from_millis(request_state_ttl_ms);
-    let built = ops::build_configured(app::Conformance::default(), &flags, |b| {
-        b.request_state_ttl(ttl).tasks(true)
-    })?;
+    // A setting out of range (a TTL of 0 or past a year, say) is said on
+    // stderr, and the server exits 2.
+    let built = app::Conformance::new()
+        .map_err(Into::into)
+        .and_then(|app| {
+            ops::build_configured(app, &flags, |b| b.request_state_ttl(ttl).tasks(true))
+        })
+        .unwrap_or_else(|error| ops::startup_error(error));
     let manager = built.manager.clone();
     ops::reload_on_sighup(&built, &flags);
     let listener = tokio::net::TcpListener::bind(flags.addr).await?;

@@ -8,11 +8,12 @@
 
 pub mod bounds;
 pub mod fleet;
+pub mod oauth;
 pub mod ops;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use sessionreg::handles::{Handles, Resolved};
+use sessionreg::handles::{Handles, MintError, Resolved};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::modern::{InputRequests, MirroredParams};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
@@ -35,23 +36,37 @@ pub struct Server {
     show_params: Arc<MirroredParams>,
 }
 
+/// Baskets kept at most, all principals together.
+pub const MAX_BASKETS: usize = 100_000;
+/// Baskets one principal may keep at once, when requests have principals
+/// (`--bearer-token`): a tenth of the store, as the layer's own stores.
+pub const BASKETS_PER_PRINCIPAL: usize = MAX_BASKETS / 10;
+
 impl Server {
     /// The application, its baskets living `lifetime` unused (the
     /// default, one hour, is what `basket_create`'s description says),
     /// their ids beginning with `node` as two hex digits, as the session
     /// and task ids of that node do: a balancer routes a call naming a
-    /// basket (its `Mcp-Param-Basket` header) to the node that holds it.
-    pub fn new(lifetime: Duration, node: u8) -> Server {
-        Server {
-            baskets: Handles::builder()
-                .lifetime(lifetime)
-                .capacity(100_000)
-                .node_id(node)
-                .build()
-                .expect("a valid capacity"),
+    /// basket (its `Mcp-Param-Basket` header) to the node that holds it;
+    /// with `principals` (requests are authenticated), each principal may
+    /// keep [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
+    pub fn new(
+        lifetime: Duration,
+        principals: bool,
+        node: u8,
+    ) -> Result<Server, sessionreg::BuildError> {
+        let mut baskets = Handles::builder()
+            .lifetime(lifetime)
+            .capacity(MAX_BASKETS)
+            .node_id(node);
+        if principals {
+            baskets = baskets.owner_share(BASKETS_PER_PRINCIPAL);
+        }
+        Ok(Server {
+            baskets: baskets.build()?,
             add_params: mirrored(&basket_add_schema()),
             show_params: mirrored(&basket_show_schema()),
-        }
+        })
     }
 }
 
@@ -183,6 +198,11 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
                 "inputSchema": { "type": "object", "properties": {} },
             },
             {
+                "name": "whoami",
+                "description": "Answers who the request comes from (the principal: an OAuth token's ISSUER#SUBJECT, a static token's name, or `anonymous`) and the scopes its token grants.",
+                "inputSchema": { "type": "object", "properties": {} },
+            },
+            {
                 "name": "announce",
                 "description": "Sends its text as a log message on the session's GET stream; answers whether a stream took it.",
                 "inputSchema": {
@@ -293,6 +313,13 @@ async fn call_tool(
         Some("running") => {
             Reply::Result(text_content(&SLEEPING.load(Ordering::Relaxed).to_string()))
         }
+        Some("whoami") => {
+            let who = ctx.principal().map_or("anonymous", |p| p.as_str());
+            Reply::Result(text_content(&match ctx.scopes() {
+                Some(scopes) if !scopes.is_empty() => format!("{who} {scopes}"),
+                _ => who.to_string(),
+            }))
+        }
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {
                 let delivered = ctx.legacy().is_some_and(|l| l.notify(&log_message(text)));
@@ -391,7 +418,10 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
                 "structuredContent": { "basket": id.to_string() },
                 "isError": false,
             })),
-            Err(_) => tool_error("too many baskets; try again later"),
+            Err(MintError::OverShare { limit, .. }) => tool_error(&format!(
+                "you keep {limit} baskets already, the most one may; let one expire first"
+            )),
+            Err(MintError::AtCapacity(_)) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
             Some(item) => with_basket(&|basket| {

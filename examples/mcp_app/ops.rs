@@ -2,6 +2,7 @@
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
 use super::bounds::Bounds;
+use super::oauth::{self, OAuthFlags, ResourceServer};
 use super::Server;
 use clap::Args;
 use http::{HeaderValue, Response};
@@ -17,7 +18,7 @@ pub struct Flags {
     /// Address to listen on; port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
-    /// Sessions idle this long are ended.
+    /// Sessions idle this long are ended (0: never).
     #[arg(long, default_value_t = 1_800_000)]
     pub idle_timeout_ms: u64,
     /// Maximum live sessions; more get 503.
@@ -78,6 +79,9 @@ pub struct Flags {
     /// The bounds against hostile clients.
     #[command(flatten)]
     pub bounds: Bounds,
+    /// The OAuth resource server.
+    #[command(flatten)]
+    pub oauth: OAuthFlags,
 }
 
 impl Flags {
@@ -93,13 +97,36 @@ pub struct Built<A: App = Server> {
     pub manager: SessionManager<A>,
     /// The token set, when the flags gave any (SIGHUP replaces it).
     pub tokens: Option<BearerTokens>,
+    /// The OAuth resource server, when the flags ask for one.
+    pub oauth: Option<ResourceServer>,
+}
+
+impl<A: App> Built<A> {
+    /// The paths the router sends to the manager besides `/mcp`: the
+    /// resource's metadata (none without a resource server).
+    pub fn metadata_paths(&self) -> Vec<String> {
+        oauth::metadata_paths(self.oauth.as_ref())
+    }
 }
 
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
-    build_with(Server::new(lifetime, flags.node_id), flags)
+    let app = Server::new(
+        lifetime,
+        !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
+        flags.node_id,
+    )?;
+    build_with(app, flags)
+}
+
+/// What a server does with a configuration it cannot start with (a setting
+/// out of range, a file that cannot be read or parsed): says why on stderr
+/// and exits with status 2, as for a flag clap refuses.
+pub fn startup_error(error: Box<dyn std::error::Error>) -> ! {
+    eprintln!("error: {error}");
+    std::process::exit(2)
 }
 
 /// [`build`] for another application (the conformance server's).
@@ -116,7 +143,9 @@ pub fn build_configured<A: App>(
     let mut builder = SessionManager::builder(app)
         .node_id(flags.node_id)
         .capacity(flags.max_sessions)
-        .idle_timeout(Duration::from_millis(flags.idle_timeout_ms))
+        .idle_timeout(
+            (flags.idle_timeout_ms > 0).then(|| Duration::from_millis(flags.idle_timeout_ms)),
+        )
         .sse_keep_alive(
             (flags.keep_alive_ms > 0).then(|| Duration::from_millis(flags.keep_alive_ms)),
         )
@@ -139,6 +168,8 @@ pub fn build_configured<A: App>(
         }
         None => None,
     };
+    let (builder, oauth) = flags.oauth.apply(builder)?;
+    oauth::prefetch(oauth.as_ref());
     let manager = builder.build()?;
     let (origins, hosts) = allow_lists(flags)?;
     manager.set_allowed_origins(origins);
@@ -146,7 +177,11 @@ pub fn build_configured<A: App>(
     if let Some(tokens) = &tokens {
         tracing::info!(principals = ?names(tokens), "bearer tokens required");
     }
-    Ok(Built { manager, tokens })
+    Ok(Built {
+        manager,
+        tokens,
+        oauth,
+    })
 }
 
 /// The tokens of the flags and the token file; `None` if neither gives any.

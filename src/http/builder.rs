@@ -8,6 +8,7 @@ use super::access::auth::Authenticator;
 use super::access::{Access, AllowLists, RebindingProtection};
 use super::app::App;
 use super::config::*;
+use super::config_error::ConfigError;
 use super::manager::SessionManager;
 use super::mrtr::sealing::RequestStateKeys;
 use super::session::{self, SessionEntry};
@@ -20,7 +21,11 @@ use std::time::Duration;
 ///
 /// Every bound has a production default (the `DEFAULT_*` constants) and a
 /// setter here; the table of them all is in the layer's docs
-/// ([`crate::http`]). A timeout of 100 years or more is no timeout.
+/// ([`crate::http`]). One rule for "no bound": a bound that may be off
+/// takes an `Option` (`None`: none). [`build`](Builder::build) checks every
+/// value once: zero where zero means nothing, or a duration past
+/// [`MAX_DURATION`](super::MAX_DURATION), is a [`ConfigError`] naming the
+/// setting and what it allows, never a panic and never quietly changed.
 pub struct Builder<A: App> {
     app: A,
     /// The registry's settings are passed straight to its own builder.
@@ -31,6 +36,8 @@ pub struct Builder<A: App> {
     allow: AllowLists,
     protection: RebindingProtection,
     authenticator: Option<Arc<dyn Authenticator>>,
+    #[cfg(feature = "oauth")]
+    resource_server: Option<super::access::oauth::ResourceServer>,
     keys: Option<RequestStateKeys>,
 }
 
@@ -45,6 +52,8 @@ impl<A: App> SessionManager<A> {
             allow: AllowLists::default(),
             protection: RebindingProtection::Auto,
             authenticator: None,
+            #[cfg(feature = "oauth")]
+            resource_server: None,
             keys: None,
         }
     }
@@ -61,16 +70,16 @@ impl<A: App> Builder<A> {
     }
 
     /// Sessions with nothing in flight for this long end with
-    /// [`Reason::IdleTimeout`].
-    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.registry = self.registry.idle_timeout(timeout);
-        self.idle_timeout = Some(timeout);
+    /// [`Reason::IdleTimeout`]; `None` (the default): sessions never idle
+    /// out (they end by `DELETE`, failure or shutdown).
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
         self
     }
 
     /// How often the reaper task sweeps for idle sessions (default: a
-    /// quarter of the idle timeout, between 10 ms and 1 s). Without an idle
-    /// timeout there is no reaper.
+    /// quarter of the idle timeout, between 10 ms and 1 s; more than zero).
+    /// Without an idle timeout sessions are not swept.
     pub fn reap_interval(mut self, interval: Duration) -> Self {
         self.config.reap_interval = Some(interval);
         self
@@ -109,19 +118,36 @@ impl<A: App> Builder<A> {
     }
 
     /// How long a sealed `requestState` opens (default
-    /// [`DEFAULT_REQUEST_STATE_TTL`](super::DEFAULT_REQUEST_STATE_TTL)): past it, a retry that carries it is
-    /// refused (`-32602`, counted as `expired`).
+    /// [`DEFAULT_REQUEST_STATE_TTL`](super::DEFAULT_REQUEST_STATE_TTL); more
+    /// than zero, at most [`MAX_DURATION`](super::MAX_DURATION)): past it, a
+    /// retry that carries it is refused (`-32602`, counted as `expired`).
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.config.request_state_ttl = ttl;
         self
     }
 
-    /// Single-use `requestState`s not used yet that are recorded at most
-    /// (default [`DEFAULT_SINGLE_USE_STATES`](super::DEFAULT_SINGLE_USE_STATES)): past it, an answer that asks
-    /// for one gets 503 with `Retry-After` (a record that is used, or
-    /// expires with its state, makes room).
+    /// Single-use `requestState`s not used yet that are recorded at most,
+    /// all principals together (default
+    /// [`DEFAULT_SINGLE_USE_STATES`](super::DEFAULT_SINGLE_USE_STATES); from 1
+    /// to [`MAX_CAPACITY`](crate::MAX_CAPACITY)): past it, an answer that
+    /// asks for one gets 503 saying so, with a `Retry-After` of when the
+    /// soonest record expires (a record that is used makes room sooner).
     pub fn single_use_states(mut self, states: usize) -> Self {
         self.config.single_use_states = states;
+        self
+    }
+
+    /// Single-use `requestState`s one principal may have recorded and not
+    /// used yet (default: a tenth of
+    /// [`single_use_states`](Builder::single_use_states), rounded up, see
+    /// [`DEFAULT_SHARE_DIVISOR`](super::DEFAULT_SHARE_DIVISOR); from 1 to
+    /// `single_use_states`; `None`: no per-principal bound). Past it, that
+    /// principal's answer that asks for one gets 429 naming the bound, with
+    /// a `Retry-After` of when its own soonest record expires; nobody else
+    /// notices. A server without an authenticator (no principal) has the
+    /// global bound only.
+    pub fn single_use_share(mut self, states: Option<usize>) -> Self {
+        self.config.single_use_share = ShareSetting::of(states);
         self
     }
 
@@ -134,19 +160,47 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Tasks held at most, running or ended and retained (default
-    /// [`DEFAULT_TASK_CAPACITY`](super::DEFAULT_TASK_CAPACITY)): past it, a
-    /// call that would create one gets 503 with `Retry-After`.
+    /// Tasks held at most, running or ended and retained, all principals
+    /// together (default [`DEFAULT_TASK_CAPACITY`](super::DEFAULT_TASK_CAPACITY);
+    /// from 1 to [`MAX_CAPACITY`](crate::MAX_CAPACITY)): past it, a call that
+    /// would create one gets 503 saying the task store is full, with a
+    /// `Retry-After` of when the soonest retained task is freed.
     pub fn task_capacity(mut self, tasks: usize) -> Self {
         self.config.task_capacity = tasks;
         self
     }
 
+    /// Tasks one principal may hold, running or ended and retained (default:
+    /// a tenth of [`task_capacity`](Builder::task_capacity), rounded up:
+    /// 1,000 of the default 10,000, see
+    /// [`DEFAULT_SHARE_DIVISOR`](super::DEFAULT_SHARE_DIVISOR) for why; from
+    /// 1 to `task_capacity`; `None`: no per-principal bound). Past it, that
+    /// principal's call that would create one gets 429 naming the bound,
+    /// and no other principal notices. A server without an authenticator
+    /// (no principal) has the global bound only.
+    pub fn task_share(mut self, tasks: Option<usize>) -> Self {
+        self.config.task_share = ShareSetting::of(tasks);
+        self
+    }
+
     /// How long an ended task stays readable after its work ends (default
-    /// [`DEFAULT_TASK_RETENTION`](super::DEFAULT_TASK_RETENTION)); the
-    /// task's `ttlMs`. A client that never polls costs its task this long.
+    /// [`DEFAULT_TASK_RETENTION`](super::DEFAULT_TASK_RETENTION); more than
+    /// zero, at most [`MAX_DURATION`](super::MAX_DURATION)); the task's
+    /// `ttlMs`. A client that never polls costs its task this long, and the
+    /// task counts against its principal's share meanwhile.
     pub fn task_retention(mut self, retention: Duration) -> Self {
         self.config.task_retention = retention;
+        self
+    }
+
+    /// How long a task's work waits for the client's input
+    /// ([`TaskContext::input`](super::tasks::TaskContext::input)) before the
+    /// task fails, with a status message saying so (default
+    /// [`DEFAULT_TASK_INPUT_TIMEOUT`](super::DEFAULT_TASK_INPUT_TIMEOUT);
+    /// `None`: it waits as long as the work runs). A task that asks and is
+    /// never answered would otherwise hold its place forever.
+    pub fn task_input_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.task_input_timeout = timeout;
         self
     }
 
@@ -192,6 +246,21 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// Makes the endpoint an OAuth 2.1 resource server (feature `oauth`;
+    /// see [`oauth`](super::oauth)): every request needs an access token
+    /// of its authorization server for this resource (401 with a
+    /// `resource_metadata` challenge, or 403 `insufficient_scope`), its
+    /// principal is the token's issuer and subject, its scopes are in
+    /// [`Context::scopes`](super::Context::scopes), and the manager answers
+    /// the resource's metadata at its well-known paths. With an
+    /// [`authenticator`](Builder::authenticator) too, that is asked first.
+    #[cfg(feature = "oauth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+    pub fn resource_server(mut self, server: super::access::oauth::ResourceServer) -> Self {
+        self.resource_server = Some(server);
+        self
+    }
+
     // --- requests ---------------------------------------------------------
 
     /// Request bodies over `bytes` get 413 (default [`DEFAULT_MAX_BODY`]).
@@ -212,8 +281,9 @@ impl<A: App> Builder<A> {
     /// Requests a session may have in flight at once: a handler running, its
     /// SSE reply streaming, or the session's open `GET` stream (each keeps
     /// the session busy in the registry, and the cap is the registry's own
-    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; at
-    /// least 1). The next one gets 429 with `Retry-After`; the session is
+    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; from
+    /// 1 to [`MAX_REQUESTS_PER_SESSION`](super::MAX_REQUESTS_PER_SESSION)).
+    /// The next one gets 429 with `Retry-After`; the session is
     /// not affected.
     pub fn max_requests_per_session(mut self, requests: usize) -> Self {
         self.config.max_requests_per_session = requests;
@@ -244,8 +314,10 @@ impl<A: App> Builder<A> {
     }
 
     /// The `Retry-After` of a 503 at capacity or at the handler cap, and of
-    /// a 429 at a session's request cap (whole seconds, at least 1; default
-    /// [`DEFAULT_RETRY_AFTER`]).
+    /// a 429 at a session's request cap (more than zero, rounded up to whole
+    /// seconds; default [`DEFAULT_RETRY_AFTER`]). The refusals of a full
+    /// task store or single-use record, and of a principal past its share,
+    /// say instead when a place frees.
     pub fn retry_after(mut self, after: Duration) -> Self {
         self.config.retry_after = after;
         self
@@ -385,22 +457,58 @@ impl<A: App> Builder<A> {
 
     // --- build ------------------------------------------------------------
 
-    /// Builds the manager and its registry, validating the configuration.
-    pub fn build(self) -> Result<SessionManager<A>, BuildError> {
+    /// Builds the manager and its registry, validating every setting once:
+    /// a value out of its range is a [`ConfigError`] naming the setting and
+    /// what it allows.
+    pub fn build(self) -> Result<SessionManager<A>, ConfigError> {
+        let config = self.config.validated(self.idle_timeout)?;
         let app = Arc::new(self.app);
         let closer = Arc::clone(&app);
-        let registry = self
-            .registry
+        let mut registry = self.registry;
+        if let Some(timeout) = self.idle_timeout {
+            registry = registry.idle_timeout(timeout);
+        }
+        let registry = registry
             .on_close(
                 move |id: &SessionId, entry: &SessionEntry<A::Session>, reason: Reason| {
                     session::close(id, entry, reason, |state| closer.closed(id, state, reason))
                 },
             )
-            .build()?;
-        let config = self.config.validated(self.idle_timeout);
+            .build()
+            .map_err(registry_error)?;
         let access = Access::new(self.allow, self.protection);
         let keys = self.keys.unwrap_or_else(RequestStateKeys::random);
-        let state = State::new(app, registry, config, access, self.authenticator, keys);
+        let state = State::new(app, registry, config, access, self.authenticator, keys)?;
+        #[cfg(feature = "oauth")]
+        let state = state.with_resource_server(self.resource_server);
         Ok(SessionManager::from_state(state))
+    }
+}
+
+/// The session registry's refusal, named by the layer's setting.
+fn registry_error(error: BuildError) -> ConfigError {
+    match error {
+        BuildError::ZeroCapacity | BuildError::CapacityTooLarge(_) => {
+            let given = match error {
+                BuildError::CapacityTooLarge(n) => n,
+                _ => 0,
+            };
+            ConfigError::out_of_range(
+                "capacity",
+                given,
+                format!("it must be from 1 to {}", crate::MAX_CAPACITY),
+            )
+        }
+        BuildError::Shards(n) => ConfigError::out_of_range(
+            "shards",
+            n,
+            format!("it must be a power of two from 1 to {}", crate::MAX_SHARDS),
+        ),
+        BuildError::IdleTimeoutTooLong(t) => ConfigError::out_of_range(
+            "idle_timeout",
+            t,
+            format!("it must be at most {:?}", super::MAX_DURATION),
+        ),
+        other => ConfigError::Registry(other),
     }
 }

@@ -1,7 +1,8 @@
 //! Every bound and default of a [`SessionManager`](super::SessionManager):
-//! what [`Builder`](super::Builder) sets, validated once when it builds.
-//! Data only: each bound is enforced where its refusal is answered (the
-//! module named beside it).
+//! what [`Builder`](super::Builder) sets, validated once when it builds
+//! (a value out of range is a [`ConfigError`] naming the setting; nothing is
+//! quietly changed). Data only: each bound is enforced where its refusal is
+//! answered (the module named beside it).
 //!
 //! Their defaults and what happens at each are in the one bounds table of
 //! the layer's docs ([`crate::http`], "Bounds"); where each is enforced:
@@ -12,12 +13,14 @@
 //! | requests in flight per session | `legacy/` through the registry's `begin_at_most` (429) |
 //! | handlers in flight | `admission.rs` (503) |
 //! | a request's work | `dispatch.rs` (-32603) |
-//! | a `requestState`'s life; single-use ones recorded | `mrtr/sealing.rs` (-32602; 503 when full) |
-//! | tasks held; an ended task's retention | `tasks/` (503 when full; freed by the reaper) |
+//! | a `requestState`'s life; single-use ones recorded, in all and per principal | `mrtr/sealing.rs`, `mrtr/single_use.rs` (-32602; 429 past a share, 503 when full) |
+//! | tasks held, in all and per principal; an ended task's retention; a wait for input | `tasks/` (429 past a share, 503 when full; freed by the reaper; the task fails) |
 //! | stream queue, stalled writes | `sse/outlet.rs`, `server/stall_io.rs` |
 //! | event logs | `sse/resume.rs` |
 //! | header read, idle connection, connections, HTTP/2 | `server/` (only where [`serve`](super::serve) runs) |
 
+use super::config_error::{bound, count, duration, ConfigError};
+use crate::MAX_CAPACITY;
 use std::time::Duration;
 
 /// Request bodies larger than this are refused with 413 unless configured.
@@ -78,15 +81,32 @@ pub const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
 pub const DEFAULT_TASK_CAPACITY: usize = 10_000;
 /// How long an ended task stays readable unless configured (its `ttlMs`).
 pub const DEFAULT_TASK_RETENTION: Duration = crate::tasks::DEFAULT_RETENTION;
+/// How long a task's work waits for the client's input
+/// ([`TaskContext::input`](super::tasks::TaskContext::input)) unless
+/// configured; then the task fails.
+pub const DEFAULT_TASK_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// A bound at least this long is no bound: nothing waits that long, and a
-/// deadline that far would overflow when added to the time now (hyper's
-/// timers do that add).
-const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+/// Unless configured, a principal's share of a shared store (tasks,
+/// single-use `requestState`s) is the store's capacity divided by this,
+/// rounded up: 1,000 of the default 10,000 tasks, 10,000 of the default
+/// 100,000 single-use states. A tenth: ten principals at their share fill a
+/// store, so the rest need at least ten abusers to notice anything, while
+/// one heavy principal keeps 1,000 tasks at once (about 1.6 new ones a
+/// second, sustained, with the default 10-minute retention). A server with
+/// fewer, heavier principals raises it ([`Builder::task_share`](super::Builder::task_share)).
+pub const DEFAULT_SHARE_DIVISOR: usize = 10;
 
-/// `timeout`, or `None` for one too long to ever be reached.
-fn reachable(timeout: Option<Duration>) -> Option<Duration> {
-    timeout.filter(|t| *t < FOREVER)
+/// The longest duration any setting takes. A bound that may be off takes an
+/// `Option` (`None`: none); a longer one is refused, not read as none.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// The most requests in flight a session may be allowed (far below the
+/// eight million at which the registry's in-flight count would abort).
+pub const MAX_REQUESTS_PER_SESSION: usize = 1_000_000;
+
+/// A principal's share of a store of `capacity` unless configured.
+pub(crate) fn default_share(capacity: usize) -> usize {
+    capacity.div_ceil(DEFAULT_SHARE_DIVISOR)
 }
 
 /// Every bound and setting of a manager.
@@ -117,10 +137,16 @@ pub(crate) struct Config {
     pub(crate) modern: bool,
     pub(crate) request_state_ttl: Duration,
     pub(crate) single_use_states: usize,
+    /// A principal's share of the single-use record.
+    pub(crate) single_use_share: ShareSetting,
     /// Whether the tasks extension is served.
     pub(crate) tasks: bool,
     pub(crate) task_capacity: usize,
+    /// A principal's share of the task store.
+    pub(crate) task_share: ShareSetting,
     pub(crate) task_retention: Duration,
+    /// How long a task's work waits for input; `None`: no bound.
+    pub(crate) task_input_timeout: Option<Duration>,
     /// Whether a task's TTL ends its work (settles it `expired`).
     pub(crate) task_ttl_ends_work: bool,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
@@ -154,9 +180,12 @@ impl Default for Config {
             modern: true,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
             single_use_states: DEFAULT_SINGLE_USE_STATES,
+            single_use_share: ShareSetting::Default,
             tasks: false,
             task_capacity: DEFAULT_TASK_CAPACITY,
+            task_share: ShareSetting::Default,
             task_retention: DEFAULT_TASK_RETENTION,
+            task_input_timeout: Some(DEFAULT_TASK_INPUT_TIMEOUT),
             task_ttl_ends_work: false,
             reap_interval: None,
         }
@@ -164,43 +193,121 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The configuration as the manager runs it, validated once: counts of
-    /// at least 1, a timeout too long to reach as none (before hyper adds
-    /// it to the time now), and the reaper's period for `idle_timeout`
-    /// (none without one).
-    pub(crate) fn validated(mut self, idle_timeout: Option<Duration>) -> Config {
-        for timeout in [
-            &mut self.body_read_timeout,
-            &mut self.handler_timeout,
-            &mut self.header_read_timeout,
-            &mut self.connection_idle_timeout,
-            &mut self.http2_keep_alive,
-            &mut self.stall_timeout,
-            &mut self.sse_keep_alive,
-        ] {
-            *timeout = reachable(*timeout);
-        }
-        for count in [
-            &mut self.max_requests_per_session,
-            &mut self.max_handlers,
-            &mut self.max_connections,
-            &mut self.stream_queue_messages,
-            &mut self.stream_queue_bytes,
-        ] {
-            *count = (*count).max(1);
-        }
-        self.http2_max_concurrent_streams = self.http2_max_concurrent_streams.max(1);
+    /// The configuration as the manager runs it, validated once: every
+    /// count, duration and share in its range (or a [`ConfigError`] naming
+    /// the first that is not), the shares resolved (a tenth of their store
+    /// unless set), and the reaper's period for `idle_timeout` (none
+    /// without one).
+    pub(crate) fn validated(
+        mut self,
+        idle_timeout: Option<Duration>,
+    ) -> Result<Config, ConfigError> {
+        let max = MAX_DURATION;
+        let any = usize::MAX;
+        count("max_body_bytes", self.max_body_bytes, 1, any)?;
+        bound("body_read_timeout", self.body_read_timeout, false, max)?;
+        count(
+            "max_requests_per_session",
+            self.max_requests_per_session,
+            1,
+            MAX_REQUESTS_PER_SESSION,
+        )?;
+        count("max_handlers", self.max_handlers, 1, any)?;
+        bound("handler_timeout", self.handler_timeout, false, max)?;
+        duration("retry_after", self.retry_after, false, max)?;
+        bound("header_read_timeout", self.header_read_timeout, false, max)?;
+        bound(
+            "connection_idle_timeout",
+            self.connection_idle_timeout,
+            false,
+            max,
+        )?;
+        count("max_connections", self.max_connections, 1, any)?;
+        bound("http2_keep_alive", self.http2_keep_alive, false, max)?;
+        count(
+            "http2_max_concurrent_streams",
+            self.http2_max_concurrent_streams as usize,
+            1,
+            u32::MAX as usize,
+        )?;
+        bound("stall_timeout", self.stall_timeout, false, max)?;
+        bound("sse_keep_alive", self.sse_keep_alive, false, max)?;
+        // A retry of 0 is a reconnection at once: meaningful.
+        bound("sse_retry", self.sse_retry, true, max)?;
+        count("stream_queue", self.stream_queue_messages, 1, any)?;
+        count("stream_queue", self.stream_queue_bytes, 1, any)?;
+        count(
+            "event_log_session_bytes",
+            self.event_log_session_bytes,
+            1,
+            any,
+        )?;
+        count("event_log_total_bytes", self.event_log_total_bytes, 1, any)?;
+        duration("request_state_ttl", self.request_state_ttl, false, max)?;
+        count("single_use_states", self.single_use_states, 1, MAX_CAPACITY)?;
+        self.single_use_share
+            .check("single_use_share", self.single_use_states)?;
+        count("task_capacity", self.task_capacity, 1, MAX_CAPACITY)?;
+        self.task_share.check("task_share", self.task_capacity)?;
+        duration("task_retention", self.task_retention, false, max)?;
+        bound("task_input_timeout", self.task_input_timeout, false, max)?;
+        bound("reap_interval", self.reap_interval, false, max)?;
+        bound("idle_timeout", idle_timeout, false, max)?;
         self.reap_interval = idle_timeout.map(|t| {
             self.reap_interval
                 .unwrap_or_else(|| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)))
         });
-        self
+        Ok(self)
     }
 
-    /// The `Retry-After` of refusals that ask for a retry: whole seconds,
-    /// at least 1.
+    /// The `Retry-After` of refusals that ask for a retry at the configured
+    /// pace: whole seconds, rounded up.
     pub(crate) fn retry_after_secs(&self) -> u64 {
-        self.retry_after.as_secs().max(1)
+        self.retry_after.as_millis().div_ceil(1000).max(1) as u64
+    }
+
+    /// A principal's share of the task store; `None`: no share.
+    pub(crate) fn task_share(&self) -> Option<usize> {
+        self.task_share.limit(self.task_capacity)
+    }
+
+    /// A principal's share of the single-use record; `None`: no share.
+    pub(crate) fn single_use_share(&self) -> Option<usize> {
+        self.single_use_share.limit(self.single_use_states)
+    }
+}
+
+/// A principal's share of a store, as its setter sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShareSetting {
+    /// [`default_share`] of the store's capacity.
+    Default,
+    /// No share: the store's capacity alone bounds it.
+    Off,
+    /// At most this many places per principal (from 1 to the capacity).
+    Limit(usize),
+}
+
+impl ShareSetting {
+    /// The setter's value: `None` is off.
+    pub(crate) fn of(limit: Option<usize>) -> ShareSetting {
+        limit.map_or(ShareSetting::Off, ShareSetting::Limit)
+    }
+
+    /// The share of a store of `capacity`; `None`: none.
+    pub(crate) fn limit(self, capacity: usize) -> Option<usize> {
+        match self {
+            ShareSetting::Default => Some(default_share(capacity)),
+            ShareSetting::Off => None,
+            ShareSetting::Limit(limit) => Some(limit),
+        }
+    }
+
+    fn check(self, setting: &'static str, capacity: usize) -> Result<(), ConfigError> {
+        match self {
+            ShareSetting::Limit(limit) => count(setting, limit, 1, capacity).map(drop),
+            ShareSetting::Default | ShareSetting::Off => Ok(()),
+        }
     }
 }
 
@@ -209,22 +316,100 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validated_once() {
+    fn validated_once_and_nothing_quietly_changed() {
         let config = Config {
-            max_handlers: 0,
-            stall_timeout: Some(Duration::MAX),
+            stall_timeout: None,
             handler_timeout: Some(Duration::from_secs(5)),
             retry_after: Duration::from_millis(10),
             ..Config::default()
         }
-        .validated(Some(Duration::from_secs(60)));
-        assert_eq!(config.max_handlers, 1);
+        .validated(Some(Duration::from_secs(60)))
+        .unwrap();
         assert_eq!(config.stall_timeout, None);
         assert_eq!(config.handler_timeout, Some(Duration::from_secs(5)));
         assert_eq!(config.reap_interval, Some(Duration::from_secs(1)));
         assert_eq!(config.retry_after_secs(), 1);
-        assert_eq!(Config::default().validated(None).reap_interval, None);
-        let short = Config::default().validated(Some(Duration::from_millis(8)));
+        assert_eq!(config.task_share(), Some(1_000));
+        assert_eq!(config.single_use_share(), Some(10_000));
+        let none = Config::default().validated(None).unwrap();
+        assert_eq!(none.reap_interval, None);
+        let short = Config::default()
+            .validated(Some(Duration::from_millis(8)))
+            .unwrap();
         assert_eq!(short.reap_interval, Some(Duration::from_millis(10)));
+        let small = Config {
+            task_capacity: 3,
+            ..Config::default()
+        };
+        assert_eq!(small.task_share(), Some(1), "a tenth, rounded up");
+    }
+
+    #[test]
+    fn a_value_out_of_range_names_its_setting() {
+        let refused = |config: Config| config.validated(None).unwrap_err().setting();
+        let zero = |f: fn(&mut Config)| {
+            let mut config = Config::default();
+            f(&mut config);
+            refused(config)
+        };
+        assert_eq!(zero(|c| c.max_handlers = 0), Some("max_handlers"));
+        assert_eq!(zero(|c| c.stream_queue_bytes = 0), Some("stream_queue"));
+        assert_eq!(
+            zero(|c| c.http2_max_concurrent_streams = 0),
+            Some("http2_max_concurrent_streams")
+        );
+        assert_eq!(
+            zero(|c| c.stall_timeout = Some(Duration::ZERO)),
+            Some("stall_timeout")
+        );
+        assert_eq!(
+            zero(|c| c.stall_timeout = Some(Duration::MAX)),
+            Some("stall_timeout")
+        );
+        assert_eq!(zero(|c| c.task_capacity = 0), Some("task_capacity"));
+        assert_eq!(
+            zero(|c| c.task_capacity = MAX_CAPACITY + 1),
+            Some("task_capacity")
+        );
+        assert_eq!(
+            zero(|c| c.task_share = ShareSetting::Limit(0)),
+            Some("task_share")
+        );
+        assert_eq!(
+            zero(|c| c.task_share = ShareSetting::Limit(DEFAULT_TASK_CAPACITY + 1)),
+            Some("task_share")
+        );
+        assert_eq!(
+            zero(|c| c.task_retention = MAX_DURATION * 2),
+            Some("task_retention")
+        );
+        assert_eq!(
+            zero(|c| c.request_state_ttl = Duration::ZERO),
+            Some("request_state_ttl")
+        );
+        assert_eq!(zero(|c| c.single_use_states = 0), Some("single_use_states"));
+        assert_eq!(
+            zero(|c| c.retry_after = Duration::ZERO),
+            Some("retry_after")
+        );
+        assert_eq!(
+            zero(|c| c.reap_interval = Some(Duration::ZERO)),
+            Some("reap_interval")
+        );
+        let long_idle = Config::default()
+            .validated(Some(Duration::MAX))
+            .unwrap_err();
+        assert_eq!(long_idle.setting(), Some("idle_timeout"));
+        // Zero where it means something is taken as it is.
+        let kept = Config {
+            sse_retry: Some(Duration::ZERO),
+            event_log_events: 0,
+            task_share: ShareSetting::Off,
+            ..Config::default()
+        }
+        .validated(None)
+        .unwrap();
+        assert_eq!(kept.sse_retry, Some(Duration::ZERO));
+        assert_eq!(kept.task_share(), None);
     }
 }

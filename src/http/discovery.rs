@@ -10,6 +10,7 @@
 use super::meta::META_SERVER_INFO;
 use crate::http::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 /// Who may cache a result (`cacheScope`, SEP-2549).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,6 +51,28 @@ pub struct Discovery {
     pub ttl_ms: u64,
     /// Who may cache it.
     pub cache_scope: CacheScope,
+}
+
+/// What the layer keeps of an application's [`Discovery`]: its
+/// `server/discover` answer, written once, and the server's identity, which
+/// every modern result names.
+pub(crate) struct Discovered {
+    pub(crate) answer: Value,
+    pub(crate) server_info: Option<Arc<Value>>,
+}
+
+impl Discovered {
+    /// From what the application says of itself; `tasks`: the manager
+    /// serves the tasks extension, which the capabilities then list.
+    pub(crate) fn new(mut discovery: Discovery, tasks: bool) -> Discovered {
+        if tasks {
+            crate::http::tasks::advertise(&mut discovery.capabilities);
+        }
+        Discovered {
+            answer: result(&discovery),
+            server_info: discovery.server_info.map(Arc::new),
+        }
+    }
 }
 
 /// The versions a modern client is told are served, newest first: the

@@ -167,14 +167,20 @@ impl<A: App> SessionManager<A> {
     }
 
     /// The registry's counters in Prometheus text format, followed by the
-    /// HTTP layer's (`sessionreg_http_*`; see [`HttpStats`]) and, when it
-    /// serves tasks, the task store's (`sessionreg_tasks_*`).
+    /// HTTP layer's (`sessionreg_http_*`; see [`HttpStats`]), when it
+    /// serves tasks the task store's (`sessionreg_tasks_*`), and with an
+    /// OAuth resource server (feature `oauth`) its own
+    /// (`sessionreg_oauth_*`).
     pub fn metrics(&self) -> String {
         let mut out = String::with_capacity(3072);
         crate::metrics::write(&mut out, &self.stats());
         counters::write(&mut out, &self.http_stats());
         if let Some(tasks) = self.task_stats() {
             crate::metrics::write_tasks(&mut out, &tasks);
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(server) = &self.state.resource_server {
+            server.stats().write_metrics(&mut out);
         }
         self.state.app().metrics(&mut out);
         out

@@ -102,8 +102,9 @@ impl MirroredParams {
     /// Checks the `Mcp-Param-*` headers of a `tools/call` against its
     /// `arguments`: a parameter given a value (not `null`) must have its
     /// header, equal to it once decoded (`=?base64?...?=`, strictly) and
-    /// compared as its type (integers numerically); a header with
-    /// characters a header value may not carry, or bad Base64, is refused.
+    /// compared as its type (integers exactly, in the page's decimal form and
+    /// safe range: see `header_integer`); a header with characters a header
+    /// value may not carry, or bad Base64, is refused.
     pub(crate) fn check(
         &self,
         headers: &HeaderMap,
@@ -138,11 +139,9 @@ impl MirroredParams {
             })?;
             let equal = match (param.kind, value) {
                 (Kind::String, Value::String(body)) => text == *body,
-                (Kind::Integer, Value::Number(body)) => text
-                    .parse::<f64>()
-                    .ok()
-                    .zip(body.as_f64())
-                    .is_some_and(|(h, b)| h == b),
+                (Kind::Integer, Value::Number(body)) => {
+                    header_integer(&text).is_some_and(|h| body_integer(body) == Some(h))
+                }
                 (Kind::Boolean, Value::Bool(body)) => text == if *body { "true" } else { "false" },
                 // A body value of another type than declared: as text.
                 (_, other) => serde_json::from_str::<Value>(&text).is_ok_and(|h| h == *other),
@@ -156,6 +155,56 @@ impl MirroredParams {
         }
         Ok(())
     }
+}
+
+/// The largest integer a mirrored parameter may carry (the transport page:
+/// "within the safe range for JavaScript", 2^53 - 1): past it a gateway
+/// that reads numbers as doubles sees another value than this server does.
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// An integer header's value, as the transport page writes one ("Convert to
+/// decimal string representation (e.g., `42`, `-7`)"), with the fraction of
+/// zeros its note on numeric comparison allows (`42.0` is 42): an optional
+/// `-`, digits without a leading zero, optionally `.` and zeros; within the
+/// safe range. Anything else (`+42`, `042`, `4.2e1`, `0x2a`, `42.5`, past
+/// the safe range) is no integer the page writes, so it matches nothing.
+fn header_integer(text: &str) -> Option<i64> {
+    let (whole, fraction) = match text.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (text, None),
+    };
+    if fraction.is_some_and(|f| f.is_empty() || f.bytes().any(|b| b != b'0')) {
+        return None;
+    }
+    let digits = whole.strip_prefix('-').unwrap_or(whole);
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    if !canonical {
+        return None;
+    }
+    // At most 16 digits here, so no overflow: exact, never through `f64`.
+    whole
+        .parse::<i64>()
+        .ok()
+        .filter(|n| n.abs() <= MAX_SAFE_INTEGER)
+}
+
+/// A body number as an exact integer within the safe range: an integer, or
+/// a float with no fraction (JSON Schema's `integer` admits `42.0`) small
+/// enough that `f64` holds it exactly.
+fn body_integer(body: &serde_json::Number) -> Option<i64> {
+    let n = match body.as_i64() {
+        Some(n) => n,
+        None => {
+            let f = body.as_f64()?;
+            if f.fract() != 0.0 || f.abs() > MAX_SAFE_INTEGER as f64 {
+                return None;
+            }
+            f as i64
+        }
+    };
+    (n.abs() <= MAX_SAFE_INTEGER).then_some(n)
 }
 
 /// The value of a header that may carry the Base64 sentinel: decoded when
@@ -336,5 +385,52 @@ mod tests {
         );
         assert_eq!(decode("=?base64?SGVsbG8=?="), Some("Hello".into()));
         assert_eq!(decode("=?base64?SGVsbG8?="), None);
+    }
+
+    /// Integers compare exactly, as the transport page writes them: never
+    /// through `f64` (2^53 + 1 would match 2^53) nor any other form.
+    #[test]
+    fn integers_compare_exactly_in_the_pages_form() {
+        for (text, n) in [
+            ("42", 42),
+            ("-7", -7),
+            ("0", 0),
+            ("-0", 0),
+            ("42.0", 42),
+            ("42.000", 42),
+            ("9007199254740991", MAX_SAFE_INTEGER),
+            ("-9007199254740991", -MAX_SAFE_INTEGER),
+        ] {
+            assert_eq!(header_integer(text), Some(n), "{text}");
+        }
+        for text in [
+            "",
+            "-",
+            "+42",
+            "042",
+            "00",
+            "4.2e1",
+            "42e0",
+            "0x2a",
+            "42.5",
+            "42.",
+            ".5",
+            " 42",
+            "42a",
+            "9007199254740992",
+            "9007199254740993",
+            "-9007199254740992",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(header_integer(text), None, "{text}");
+        }
+        let number = |v: serde_json::Value| body_integer(v.as_number().unwrap());
+        assert_eq!(number(json!(42)), Some(42));
+        assert_eq!(number(json!(42.0)), Some(42));
+        assert_eq!(number(json!(-7)), Some(-7));
+        assert_eq!(number(json!(42.5)), None);
+        assert_eq!(number(json!(9_007_199_254_740_992_u64)), None);
+        assert_eq!(number(json!(u64::MAX)), None);
+        assert_eq!(number(json!(1e300)), None);
     }
 }

@@ -28,14 +28,22 @@
 //! * Origins allowed by name get CORS headers and preflights:
 //!   `http_access::cors_for_origins_allowed_by_name`.
 //! * A second `MCP-Session-Id`, `Authorization`, `MCP-Protocol-Version`,
-//!   `Last-Event-ID`, `Mcp-Method` or `Mcp-Name`: 400.
+//!   `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`, `Origin` or `Host`: 400
+//!   (a second `Mcp-Param-*`, at 2026-07-28: 400 with `-32020`).
 //!   `http_auth::duplicated_authorization_and_version_headers_get_400`,
-//!   `http_legacy::malformed_oversized_non_ascii_and_duplicated_session_ids`.
+//!   `http_legacy::malformed_oversized_non_ascii_and_duplicated_session_ids`,
+//!   `http_security::a_second_origin_header_is_400`,
+//!   `::a_second_mcp_param_header_is_400`.
 //! * Authentication: 401 with `WWW-Authenticate`, or 403.
 //!   `http_auth::requests_without_valid_credentials_are_401_with_a_challenge`,
 //!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
 //!   `::stateless_requests_are_authenticated`; tokens kept as digests:
 //!   `bearer::tests::tokens_are_kept_and_compared_as_digests`.
+//! * OAuth (feature `oauth`, module `oauth`): the metadata at the well-known
+//!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
+//!   checked against the issuer's keys, rotation and its bound, an issuer
+//!   that is down, the cache of accepted tokens, introspection:
+//!   `http_oauth` (each test named for what it shows).
 //! * An unsupported `MCP-Protocol-Version`: 400 with an
 //!   `UnsupportedProtocolVersionError` listing the versions served; any
 //!   served version passes; absent means 2025-03-26.
@@ -101,7 +109,34 @@
 //!   `http_access::the_reaper_starts_with_the_first_request_and_stops_with_the_manager`.
 //!
 //! The modern era (2026-07-28; [`Builder::serve_modern`]): `http_modern`,
-//! whose test names cite the transport page's sections.
+//! whose test names cite the transport page's sections; and what no client
+//! can take from another (`http_security`, issue 24):
+//!
+//! * Every store the principals share has a global bound and a share per
+//!   principal below it, on by default (a tenth): past its share a
+//!   principal gets 429 naming the bound and nobody else notices; a full
+//!   store 503 saying so; each with a `Retry-After` of when a place frees
+//!   (tasks, running and retained together: `::a_principal_past_its_task_share_gets_429_and_no_other_principal_notices`,
+//!   `::retention_counts_against_its_owners_share_until_it_frees`,
+//!   `::a_full_task_store_says_so_with_a_retry_after_that_comes_true`;
+//!   single-use `requestState`s: `::a_principal_past_its_single_use_share_gets_429_and_no_other_principal_notices`).
+//!   Without principals, the global bounds only:
+//!   `::anonymous_servers_keep_their_global_bounds_only`.
+//! * A task waits for input a bounded time, then fails saying so:
+//!   `::a_task_waiting_for_input_fails_after_its_input_timeout`.
+//! * A sealed `requestState` opens only for the principal and the request it
+//!   was sealed for, over an encoding no two requests share:
+//!   `::a_state_sealed_for_a_crafted_request_opens_for_no_other`,
+//!   `::a_state_opens_for_its_own_retry`; sealed with nonces a forked child
+//!   does not repeat: `fork_sealing`.
+//! * Mirrored integers compare exactly: `http_security::mirrored_integers_compare_exactly`.
+//! * A task created while the server shuts down is answered 503, cleanly:
+//!   `::tasks_created_while_the_server_shuts_down_get_clean_answers`; no
+//!   log line carries a whole task id: `::no_log_line_carries_a_whole_task_id`.
+//! * A setting out of range is a [`ConfigError`] naming it, never a panic:
+//!   `::a_request_state_ttl_too_long_is_a_typed_error_not_a_panic`,
+//!   `::the_example_says_why_a_setting_is_out_of_range_and_exits_2`,
+//!   `http_connections::the_longest_bounds_serve_and_longer_ones_are_refused`.
 //!
 //! Bounds: the table below, each at work in `http_hostile`,
 //! `http_connections`, `http_memory` and `http_emfile`; shutdown in
@@ -114,7 +149,11 @@
 //!
 //! Every bound has a production default, a [`Builder`] method and a flag of
 //! the example servers (`examples/mcp_server.rs`); this table is the one
-//! source, which the README copies (CI checks the copy: `.ci/rule-tests`):
+//! source, which the README copies (CI checks the copy: `.ci/rule-tests`).
+//! A bound that may be off takes an `Option` (`None`: none);
+//! [`Builder::build`] refuses any value out of its range (zero where zero
+//! means nothing, a duration past [`MAX_DURATION`], a share past its
+//! store) with a [`ConfigError`] naming the setting and what it allows.
 //!
 //! | bound | default | `Builder` method | flag |
 //! |---|---|---|---|
@@ -132,10 +171,13 @@
 //! | a write that makes no progress | 60 s; then the stream (and in `serve`, the connection) ends | `stall_timeout` | `--stall-timeout-ms` |
 //! | event logs (for resumable SSE streams) | per stream, its event count (`event_log_events`: none by default, 256 in the examples); per session, all its streams together, 256 KiB; all sessions together, 128 MiB; a stream nobody opened keeps none | `event_log_events`, `event_log_session_bytes`, `event_log_total_bytes` | `--event-log`, `--event-log-bytes`, `--event-log-total-bytes` |
 //! | live sessions | 65 536 (the example: 10 000); then 503 + `Retry-After` | `capacity` | `--max-sessions` |
-//! | tasks (the tasks extension, 2026-07-28), running or ended and retained | 10 000; then 503 + `Retry-After` | `task_capacity` | — |
-//! | an ended task's result, unread | 600 s after its work ends (its `ttlMs`); running work is never cut short unless `task_ttl_ends_work` | `task_retention` | — |
-//! | a sealed `requestState` (2026-07-28 multi-round-trip requests) | opens for 600 s | `request_state_ttl` | — |
-//! | single-use `requestState`s not used yet | 100 000; then 503 + `Retry-After` | `single_use_states` | — |
+//! | tasks (the tasks extension, 2026-07-28), running or ended and retained, all principals together | 10 000; then 503 saying the store is full, `Retry-After` when the soonest retained task is freed | `task_capacity` | — |
+//! | the same, per principal | a tenth of the store (1 000); then 429 naming the bound, `Retry-After` when one of that principal's frees; nobody else notices | `task_share` (`None`: off) | — |
+//! | an ended task's result, unread | 600 s after its work ends (its `ttlMs`; it counts against its principal's share meanwhile); running work is never cut short unless `task_ttl_ends_work` | `task_retention` | — |
+//! | a task's wait for input | 300 s; then the task fails, its status message saying so | `task_input_timeout` (`None`: no bound) | — |
+//! | a sealed `requestState` (2026-07-28 multi-round-trip requests) | opens for 600 s | `request_state_ttl` | `--request-state-ttl-ms` (`conformance_server`) |
+//! | single-use `requestState`s not used yet, all principals together | 100 000; then 503 saying the record is full, `Retry-After` when the soonest expires | `single_use_states` | — |
+//! | the same, per principal | a tenth (10 000); then 429 naming the bound; nobody else notices | `single_use_share` (`None`: off) | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2, and the socket half of stalled writes) are applied by [`serve`];
@@ -201,10 +243,12 @@ mod body;
 mod builder;
 mod caught;
 mod config;
+mod config_error;
 mod counters;
 mod discovery;
 mod dispatch;
 mod drain;
+mod frees;
 mod header_rules;
 pub mod headers;
 pub mod jsonrpc;
@@ -230,6 +274,13 @@ mod tasks;
 
 pub use access::auth::{AuthError, Authenticator, Principal};
 pub use access::bearer::{BearerTokens, TokenFileError};
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use access::oauth;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub use access::oauth::ResourceServer;
+pub use access::scopes::Scopes;
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
 pub use asks::{ClientAnswer, ClientRequest};
@@ -240,10 +291,12 @@ pub use config::{
     DEFAULT_EVENT_LOG_TOTAL_BYTES, DEFAULT_HANDLER_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_BODY,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION,
-    DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SINGLE_USE_STATES,
-    DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT, DEFAULT_STREAM_QUEUE_BYTES,
-    DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY, DEFAULT_TASK_RETENTION,
+    DEFAULT_REQUEST_STATE_TTL, DEFAULT_RETRY_AFTER, DEFAULT_SHARE_DIVISOR,
+    DEFAULT_SINGLE_USE_STATES, DEFAULT_SSE_KEEP_ALIVE, DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT,
+    DEFAULT_STREAM_QUEUE_BYTES, DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY,
+    DEFAULT_TASK_INPUT_TIMEOUT, DEFAULT_TASK_RETENTION, MAX_DURATION, MAX_REQUESTS_PER_SESSION,
 };
+pub use config_error::ConfigError;
 pub use counters::HttpStats;
 pub use drain::DrainReport;
 pub use manager::SessionManager;

@@ -32,6 +32,10 @@ pub(crate) enum Reject {
     Unauthorized(HeaderValue),
     /// 403: the authenticator refused valid credentials.
     Forbidden,
+    /// 403 with this `WWW-Authenticate` challenge (`error="insufficient_scope"`):
+    /// a valid access token without a required scope.
+    #[cfg(feature = "oauth")]
+    InsufficientScope(HeaderValue),
     /// 400: a protocol version this endpoint does not serve (bounded
     /// copy), and whether it serves the modern one.
     UnsupportedVersion { requested: String, modern: bool },
@@ -69,6 +73,26 @@ pub(crate) enum Reject {
     Draining,
     /// 503: the server is shutting down.
     ShuttingDown,
+    /// 429: the principal holds its whole share of a store every principal
+    /// shares (`bound`: the setting; `limit` places of `held`); `retry_after`
+    /// (whole seconds): when one of its places frees. Nobody else notices.
+    OverShare {
+        bound: &'static str,
+        store: &'static str,
+        held: &'static str,
+        limit: usize,
+        retry_after: u64,
+    },
+    /// 503: a store every principal shares is full (`bound`: the setting;
+    /// `limit` places of `held` in all); `retry_after` (whole seconds): when
+    /// the soonest place frees.
+    StoreFull {
+        bound: &'static str,
+        store: &'static str,
+        held: &'static str,
+        limit: usize,
+        retry_after: u64,
+    },
     /// 500: a handler failed (or panicked); with a session, the session
     /// has ended.
     HandlerFailed { in_session: bool },
@@ -136,6 +160,8 @@ impl Reject {
             | Reject::ForbiddenHost
             | Reject::CrossOriginPreflight
             | Reject::Forbidden => StatusCode::FORBIDDEN,
+            #[cfg(feature = "oauth")]
+            Reject::InsufficientScope(_) => StatusCode::FORBIDDEN,
             Reject::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Reject::DuplicateHeader(_)
             | Reject::UnsupportedVersion { .. }
@@ -157,23 +183,32 @@ impl Reject {
                 StatusCode::NOT_FOUND
             }
             Reject::TaskNotFound | Reject::TaskExpired | Reject::TaskParams(_) => StatusCode::OK,
-            Reject::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
-            Reject::Overloaded | Reject::AtCapacity | Reject::Draining | Reject::ShuttingDown => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Reject::TooManyRequests | Reject::OverShare { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Reject::Overloaded
+            | Reject::AtCapacity
+            | Reject::Draining
+            | Reject::ShuttingDown
+            | Reject::StoreFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Reject::HandlerFailed { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             Reject::StreamConnected => StatusCode::CONFLICT,
             Reject::Answered(error) => modern_status(error),
         }
     }
 
-    /// Whether the client should retry later: the answer carries
-    /// `Retry-After`.
-    fn retries(&self) -> bool {
-        matches!(
-            self,
-            Reject::TooManyRequests | Reject::Overloaded | Reject::AtCapacity | Reject::Draining
-        )
+    /// The `Retry-After` (whole seconds) of a refusal that asks for a retry:
+    /// its own where it knows when a place frees, else `configured`; `None`
+    /// for the others.
+    fn retry_after(&self, configured: u64) -> Option<u64> {
+        match self {
+            Reject::OverShare { retry_after, .. } | Reject::StoreFull { retry_after, .. } => {
+                Some(*retry_after)
+            }
+            Reject::TooManyRequests
+            | Reject::Overloaded
+            | Reject::AtCapacity
+            | Reject::Draining => Some(configured),
+            _ => None,
+        }
     }
 
     /// The JSON-RPC error of the body.
@@ -191,6 +226,8 @@ impl Reject {
             ),
             Reject::Unauthorized(_) => server("authentication required"),
             Reject::Forbidden => server("forbidden"),
+            #[cfg(feature = "oauth")]
+            Reject::InsufficientScope(_) => server("the access token lacks a required scope"),
             Reject::UnsupportedVersion { requested, modern } => {
                 unsupported_version(requested, *modern)
             }
@@ -225,6 +262,35 @@ impl Reject {
             Reject::AtCapacity => server("too many sessions; retry later"),
             Reject::Draining => server(DRAINING),
             Reject::ShuttingDown => server("server is shutting down"),
+            Reject::OverShare {
+                bound,
+                store,
+                held,
+                limit,
+                retry_after,
+            } => at_bound(
+                format!(
+                    "this principal holds its whole {store} share: {limit} {held}; \
+                     retry after {retry_after} s"
+                ),
+                bound,
+                *limit,
+                *retry_after,
+            ),
+            Reject::StoreFull {
+                bound,
+                store,
+                held,
+                limit,
+                retry_after,
+            } => at_bound(
+                format!(
+                    "the {store} store is full: {limit} {held} in all; retry after {retry_after} s"
+                ),
+                bound,
+                *limit,
+                *retry_after,
+            ),
             Reject::HandlerFailed { in_session: true } => RpcError::new(
                 jsonrpc::RpcError::INTERNAL_ERROR,
                 "the handler failed; the session has ended",
@@ -262,11 +328,15 @@ impl Reject {
     pub(crate) fn into_response(self, id: Option<&Value>, retry_after: u64) -> Response<Body> {
         let mut response = body::rpc_error(self.status(), id, &self.error());
         let headers = response.headers_mut();
-        if self.retries() {
-            headers.insert(RETRY_AFTER, HeaderValue::from(retry_after));
+        if let Some(after) = self.retry_after(retry_after) {
+            headers.insert(RETRY_AFTER, HeaderValue::from(after));
         }
         match self {
             Reject::Unauthorized(challenge) => {
+                headers.insert(WWW_AUTHENTICATE, challenge);
+            }
+            #[cfg(feature = "oauth")]
+            Reject::InsufficientScope(challenge) => {
                 headers.insert(WWW_AUTHENTICATE, challenge);
             }
             Reject::MethodNotAllowed(allow) => {
@@ -279,6 +349,19 @@ impl Reject {
         }
         response
     }
+}
+
+/// The error of a refusal at a store's bound: the message, and `data` that
+/// says which bound (`bound`: the `Builder` setting), its `limit`, and the
+/// `Retry-After` again (`retryAfterSeconds`).
+fn at_bound(message: String, bound: &str, limit: usize, retry_after: u64) -> RpcError {
+    let mut error = RpcError::new(RpcError::SERVER_ERROR, message);
+    error.data = Some(serde_json::json!({
+        "bound": bound,
+        "limit": limit,
+        "retryAfterSeconds": retry_after,
+    }));
+    error
 }
 
 /// The `UnsupportedProtocolVersionError` of the 2026-07-28 schema (code
@@ -328,6 +411,29 @@ mod tests {
         }
         let response = Reject::ShuttingDown.into_response(None, 3);
         assert!(response.headers().get(RETRY_AFTER).is_none());
+        // A store's bound says its own Retry-After, and which bound it is.
+        let share = Reject::OverShare {
+            bound: "task_share",
+            store: "task",
+            held: "tasks, running or kept",
+            limit: 2,
+            retry_after: 42,
+        };
+        assert_eq!(share.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(share.error().data.unwrap()["bound"], "task_share");
+        let response = share.into_response(None, 3);
+        assert_eq!(response.headers()[RETRY_AFTER], "42");
+        let full = Reject::StoreFull {
+            bound: "task_capacity",
+            store: "task",
+            held: "tasks, running or kept",
+            limit: 9,
+            retry_after: 7,
+        };
+        assert!(full.error().message.contains("task store is full"));
+        let response = full.into_response(None, 3);
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[RETRY_AFTER], "7");
         let response = Reject::MethodNotAllowed("POST").into_response(None, 1);
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(response.headers()[ALLOW], "POST");

@@ -1,12 +1,15 @@
-//! The pipeline every request goes through, in order:
+//! The pipeline every request goes through, in order (with feature `oauth`,
+//! a request for the resource server's metadata is answered before it):
 //!
 //! 1. **access** (`access/`): a foreign `Origin` or `Host` gets 403;
 //! 2. **CORS** (`access/cors.rs`): a preflight is answered here; an origin
 //!    allowed by name gets CORS headers on whatever the rest answers;
 //! 3. **single headers** (`header_rules.rs`): a header that may come once, given
 //!    twice, gets 400 (before the authenticator reads `Authorization`);
-//! 4. **auth** (`access/auth.rs`): the authenticator's 401/403, or the
-//!    principal put into the request's extensions;
+//! 4. **auth** (`access/auth.rs`, and `access/oauth/` with feature
+//!    `oauth`): the authenticator's or the resource server's 401/403, or
+//!    the principal (and a token's scopes) put into the request's
+//!    extensions;
 //! 5. **version** (`header_rules.rs`): an unsupported `MCP-Protocol-Version` gets
 //!    400 with the versions served;
 //! 6. **era**: a modern request (2026-07-28) goes to `modern/`, a legacy
@@ -23,6 +26,7 @@ use super::modern;
 use super::protocol::Version;
 use super::reject::{self, Reject};
 use super::state::State;
+use http::request::Parts;
 use http::{Method, Response};
 use hyper::body::Body as HttpBody;
 use std::sync::Arc;
@@ -35,6 +39,15 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    #[cfg(feature = "oauth")]
+    if let Some(metadata) = state
+        .resource_server
+        .as_ref()
+        .and_then(|server| server.metadata_answer(request.method(), request.uri().path()))
+    {
+        // Public, for any origin: before the access checks.
+        return metadata;
+    }
     let config = &state.config;
     let origin = match state.access.check(request.headers(), request.uri()) {
         Ok(origin) => origin,
@@ -54,6 +67,19 @@ where
         cors::decorate(&mut response, origin);
     }
     response
+}
+
+/// Step 4: the principal (and, from an access token, its scopes) put into
+/// the request's extensions, or the refusal.
+async fn authenticate<A: App>(state: &State<A>, parts: &mut Parts) -> Result<(), Reject> {
+    #[cfg(feature = "oauth")]
+    if let Some(server) = &state.resource_server {
+        return server.admit(state.authenticator.as_deref(), parts).await;
+    }
+    if let Some(authenticator) = &state.authenticator {
+        parts.extensions.insert(authenticator.authenticate(parts)?);
+    }
+    Ok(())
 }
 
 /// The methods the endpoint answers, for `Allow` and CORS.
@@ -79,13 +105,8 @@ where
         // name two principals.
         return Err(Reject::DuplicateHeader(name).respond(None, config));
     }
-    if let Some(authenticator) = &state.authenticator {
-        match authenticator.authenticate(&parts) {
-            Ok(principal) => {
-                parts.extensions.insert(principal);
-            }
-            Err(refusal) => return Err(Reject::from(refusal).respond(None, config)),
-        }
+    if let Err(refusal) = authenticate(state, &mut parts).await {
+        return Err(refusal.respond(None, config));
     }
     let modern = config.modern;
     let version = match header_rules::protocol_version(&parts.headers) {

@@ -9,7 +9,9 @@ use super::access::Access;
 use super::admission::HandlerTasks;
 use super::app::App;
 use super::config::Config;
+use super::config_error::ConfigError;
 use super::counters::HttpCounters;
+use super::discovery::Discovered;
 use super::dispatch::Runner;
 use super::mrtr::sealing::{RequestStateKeys, Sealer};
 use super::session::SessionEntry;
@@ -29,6 +31,9 @@ pub(crate) struct State<A: App> {
     pub(crate) config: Config,
     pub(crate) access: Access,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server, asked after the authenticator.
+    #[cfg(feature = "oauth")]
+    pub(crate) resource_server: Option<super::access::oauth::ResourceServer>,
     pub(crate) phase: Phase,
     pub(crate) counters: Arc<HttpCounters>,
     /// The event logs' bounds, with the budget every session shares.
@@ -39,6 +44,9 @@ pub(crate) struct State<A: App> {
     pub(crate) sealer: Sealer,
     /// The tasks extension's store, when it is served.
     pub(crate) tasks: Option<Tasks>,
+    /// What the application says of itself to 2026-07-28 clients, read
+    /// once, when the manager is built.
+    pub(crate) discovery: Discovered,
     /// The idle reaper, once started; aborted when the state is dropped.
     pub(crate) reaper: OnceLock<tokio::task::AbortHandle>,
 }
@@ -59,17 +67,18 @@ impl<A: App> State<A> {
         access: Access,
         authenticator: Option<Arc<dyn Authenticator>>,
         keys: RequestStateKeys,
-    ) -> State<A> {
+    ) -> Result<State<A>, ConfigError> {
         let counters = Arc::new(HttpCounters::new());
-        let sealer = Sealer::new(keys, config.request_state_ttl, config.single_use_states);
+        let sealer = Sealer::new(keys, &config)?;
         let logs = LogBounds {
             events: config.event_log_events,
             session_bytes: config.event_log_session_bytes,
             total: Arc::new(LogBudget::new(config.event_log_total_bytes)),
         };
-        let tasks = config
-            .tasks
-            .then(|| Tasks::new(&config, registry.node_id()));
+        let tasks = match config.tasks {
+            true => Some(Tasks::new(&config, registry.node_id())?),
+            false => None,
+        };
         let runner = Arc::new(Runner {
             app,
             counters: Arc::clone(&counters),
@@ -80,12 +89,16 @@ impl<A: App> State<A> {
             keep_alive: config.sse_keep_alive,
             counters: Arc::clone(&counters),
         };
-        State {
+        let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
+        Ok(State {
+            discovery,
             runner,
             registry,
             config,
             access,
             authenticator,
+            #[cfg(feature = "oauth")]
+            resource_server: None,
             phase: Phase::default(),
             counters,
             logs,
@@ -93,7 +106,17 @@ impl<A: App> State<A> {
             sealer,
             tasks,
             reaper: OnceLock::new(),
-        }
+        })
+    }
+
+    /// Mounts `server` (at build, before the state is shared).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn with_resource_server(
+        mut self,
+        server: Option<super::access::oauth::ResourceServer>,
+    ) -> State<A> {
+        self.resource_server = server;
+        self
     }
 
     /// The application.

@@ -187,6 +187,7 @@ impl App for TestApp {
                     Some("whoami") => Ok(Reply::Result(json!({
                         "state": ctx.state(),
                         "principal": ctx.principal().map(|p| p.as_str()),
+                        "scopes": ctx.scopes().map(|s| s.as_str()),
                         "tag": ctx.request().headers.get("x-tag").and_then(|v| v.to_str().ok()),
                     }))),
                     Some("hang") => {

@@ -13,7 +13,7 @@
 //! three gets while it runs, complete, one get of the result) and a get of
 //! a random one of the `n` running tasks. Each get takes the task's id as
 //! text, as `tasks/get` brings it. What each iteration includes, peer by
-//! peer, is in each peer's docs; BENCHMARKS.md ("Tasks (issue 20)") has the
+//! peer, is in each peer's docs; BENCHMARKS.md ("Tasks") has the
 //! figures and the fairness notes.
 //!
 //! The tasks the lives end stay retained, as they would in a server, until
@@ -456,6 +456,55 @@ impl Store {
             let i = self.picks.below(n);
             let id = self.store.parse_id(self.ids.get(i).as_bytes());
             std::hint::black_box(id.expect("an id it minted"));
+        }
+    }
+}
+
+/// The words of one of [`Store`]'s slots: the registry's slot header (five
+/// words for a pointer-sized value: lifecycle, two words of secret,
+/// activity; `src/slot.rs`) less the value's word, plus the task stored
+/// inline (`Task<Entry, Value>`: the entry and the outcome), rounded up to
+/// words.
+pub const SLOT_WORDS: usize =
+    (4 * 8 + std::mem::size_of::<sessionreg::Task<Entry, Value>>()).div_ceil(8);
+
+/// The floor under a get at `n` running tasks (`tasks_floor/slot_read`):
+/// the same working set as [`Store`]'s lookup by a parsed id, in plain
+/// `Vec`s with nothing else: `n + n/10` slots of [`SLOT_WORDS`] words (the
+/// store holds between `n` and `1.1 n` tasks), and `n` 16-byte ids; one get
+/// picks an index with the same generator, reads that id (as
+/// `sessionreg_parsed` reads its `SessionId`) and then two words of the
+/// slot it names (its first, where the lifecycle is, and its last, where
+/// the outcome is). What no store can go below: the memory hierarchy's
+/// price of one random slot over this many.
+pub struct SlotFloor {
+    ids: Vec<[u64; 2]>,
+    slots: Vec<[u64; SLOT_WORDS]>,
+    picks: Picks,
+}
+
+impl SlotFloor {
+    /// The working set of `n` running tasks, every word written once (as
+    /// the store's creates write them).
+    pub fn new(n: usize) -> SlotFloor {
+        let slots = (0..n + batch(n) as usize)
+            .map(|i| [i as u64; SLOT_WORDS])
+            .collect();
+        let ids = (0..n).map(|i| [i as u64, !(i as u64)]).collect();
+        SlotFloor {
+            ids,
+            slots,
+            picks: Picks::new(),
+        }
+    }
+
+    /// `k` reads of a random running task's id and then of its slot.
+    pub fn reads(&mut self, k: u64) {
+        let n = self.ids.len();
+        for _ in 0..k {
+            let id = std::hint::black_box(self.ids[self.picks.below(n)]);
+            let slot = &self.slots[id[0] as usize];
+            std::hint::black_box((slot[0], slot[SLOT_WORDS - 1]));
         }
     }
 }

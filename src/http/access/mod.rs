@@ -1,7 +1,8 @@
 //! Who may reach the endpoint: the `Origin`/`Host` allow-lists and the
 //! DNS-rebinding protection (`origins.rs`), CORS for the origins allowed by
 //! name (`cors.rs`), and authentication (`auth.rs`, with the ready-made
-//! bearer tokens of `bearer.rs`).
+//! bearer tokens of `bearer.rs`, and, with feature `oauth`, the OAuth
+//! resource server of `oauth/`; `scopes.rs` holds what a token grants).
 //!
 //! The allow-lists live behind an [`ArcSwap`], so an operator can swap new
 //! ones in (on SIGHUP, say) while every request reads the current ones
@@ -9,7 +10,8 @@
 //!
 //! A present `Origin` is checked on every request, whatever the bind: it
 //! must be on the allow-list, or be a loopback origin while the loopback
-//! rule below is on; any other gets 403.
+//! rule below is on; any other gets 403. A second `Origin` (or `Host`) is
+//! 400 before either is read.
 //!
 //! DNS-rebinding protection ([`RebindingProtection::Auto`], the default)
 //! also restricts `Host` to loopback names (plus the allow-list) unless the
@@ -29,7 +31,10 @@
 pub(crate) mod auth;
 pub(crate) mod bearer;
 pub(crate) mod cors;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod origins;
+pub(crate) mod scopes;
 
 use crate::http::reject::Reject;
 use arc_swap::ArcSwap;
@@ -155,6 +160,7 @@ impl Access {
             .map_err(|forbidden| match forbidden {
                 Forbidden::Origin => Reject::ForbiddenOrigin,
                 Forbidden::Host => Reject::ForbiddenHost,
+                Forbidden::Twice(name) => Reject::DuplicateHeader(name),
             })?;
         Ok(cors::allowed_origin(headers, policy))
     }

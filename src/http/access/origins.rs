@@ -2,7 +2,7 @@
 //! the loopback rule of DNS-rebinding protection, and what counts as a
 //! loopback name or a public address.
 
-use http::header::{HOST, ORIGIN};
+use http::header::{HeaderName, HeaderValue, HOST, ORIGIN};
 use http::{HeaderMap, Uri};
 
 /// Which `Origin` and `Host` values a server answers (DNS-rebinding
@@ -26,6 +26,10 @@ pub(crate) enum Forbidden {
     Origin,
     /// The `Host` header (or `:authority`) is not allowed.
     Host,
+    /// The header was given more than once (its name as refusals show
+    /// it): which one counts would be a guess, and a proxy in front may
+    /// guess the other way.
+    Twice(&'static str),
 }
 
 impl OriginPolicy {
@@ -54,14 +58,17 @@ impl OriginPolicy {
     /// restricted to loopback names (plus the allow-list) when the policy
     /// is loopback-only, to the allow-list when there is one, and not at
     /// all otherwise.
+    /// A second `Origin` or `Host` is refused before either is read: a
+    /// check of the first would let a component that reads the other act
+    /// on a value nobody checked.
     pub(crate) fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Forbidden> {
-        if let Some(origin) = headers.get(ORIGIN) {
+        if let Some(origin) = once(headers, &ORIGIN, "Origin")? {
             let origin = origin.to_str().map_err(|_| Forbidden::Origin)?.trim();
             if !self.names_origin(origin) {
                 return Err(Forbidden::Origin);
             }
         }
-        let host = match headers.get(HOST) {
+        let host = match once(headers, &HOST, "Host")? {
             Some(h) => Some(h.to_str().map_err(|_| Forbidden::Host)?.trim()),
             None => uri.authority().map(|a| a.as_str()),
         };
@@ -77,6 +84,21 @@ impl OriginPolicy {
             }
         }
         Ok(())
+    }
+}
+
+/// The one value of header `name` (shown as `shown`), if any; two or more
+/// are [`Forbidden::Twice`].
+fn once<'a>(
+    headers: &'a HeaderMap,
+    name: &HeaderName,
+    shown: &'static str,
+) -> Result<Option<&'a HeaderValue>, Forbidden> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    match values.next() {
+        Some(_) => Err(Forbidden::Twice(shown)),
+        None => Ok(first),
     }
 }
 
@@ -194,6 +216,47 @@ mod tests {
             OriginPolicy::default().check(&h, &uri),
             Err(Forbidden::Origin)
         );
+    }
+
+    #[test]
+    fn a_second_origin_or_host_is_refused_whatever_either_says() {
+        let policy = OriginPolicy {
+            loopback_only: true,
+            ..OriginPolicy::default()
+        };
+        let uri = Uri::from_static("/mcp");
+        for (pairs, twice) in [
+            (
+                [
+                    ("host", "localhost:1"),
+                    ("origin", "http://localhost:1"),
+                    ("origin", "https://evil.example"),
+                ],
+                "Origin",
+            ),
+            (
+                [
+                    ("host", "localhost:1"),
+                    ("origin", "http://localhost:1"),
+                    ("origin", "http://localhost:1"),
+                ],
+                "Origin",
+            ),
+            (
+                [
+                    ("host", "localhost:1"),
+                    ("host", "evil.example"),
+                    ("origin", "http://localhost:1"),
+                ],
+                "Host",
+            ),
+        ] {
+            assert_eq!(
+                policy.check(&headers(&pairs), &uri),
+                Err(Forbidden::Twice(twice)),
+                "{pairs:?}"
+            );
+        }
     }
 
     #[test]

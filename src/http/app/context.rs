@@ -4,6 +4,7 @@
 use super::legacy_request::LegacyRequest;
 use super::modern_request::ModernRequest;
 use crate::http::access::auth::Principal;
+use crate::http::access::scopes::Scopes;
 use crate::http::protocol::Version;
 use crate::SessionId;
 use http::request::Parts;
@@ -112,6 +113,14 @@ impl<S: Send + Sync + 'static> Context<S> {
     /// without one.
     pub fn principal(&self) -> Option<&Principal> {
         Principal::of(&self.request)
+    }
+
+    /// The scopes the request's access token grants, as the OAuth
+    /// resource server (feature `oauth`), a middleware in front or an
+    /// authenticator put them into its extensions; `None` when nothing did
+    /// (static bearer tokens grant no scopes).
+    pub fn scopes(&self) -> Option<&Scopes> {
+        Scopes::of(&self.request)
     }
 
     /// The protocol version the request was sent at (for the `initialize`

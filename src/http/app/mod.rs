@@ -72,6 +72,7 @@ pub trait App: Send + Sync + 'static {
     /// What the application says of itself to 2026-07-28 clients: the
     /// layer answers `server/discover` from it, and names the server in
     /// every modern result's `_meta` (default: no capabilities, no name).
+    /// Asked once, when the manager is built.
     fn discovery(&self) -> Discovery {
         Discovery::default()
     }

@@ -20,6 +20,7 @@
 
 use crate::http::meta::{LogLevel, META_SERVER_INFO};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// The methods whose complete results must carry caching hints
 /// (`server/discover` is answered by the layer itself).
@@ -37,7 +38,7 @@ pub(crate) struct Envelope {
     pub(crate) id: Value,
     pub(crate) method: Box<str>,
     pub(crate) log_level: Option<LogLevel>,
-    pub(crate) server_info: Option<Value>,
+    pub(crate) server_info: Option<Arc<Value>>,
 }
 
 impl Envelope {
@@ -78,7 +79,8 @@ impl Envelope {
                 .entry("_meta")
                 .or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(meta) = meta {
-                meta.entry(META_SERVER_INFO).or_insert_with(|| info.clone());
+                meta.entry(META_SERVER_INFO)
+                    .or_insert_with(|| Value::clone(info));
             }
         }
     }
@@ -123,7 +125,7 @@ mod tests {
             id: json!(7),
             method: method.into(),
             log_level,
-            server_info: Some(json!({ "name": "s", "version": "1" })),
+            server_info: Some(Arc::new(json!({ "name": "s", "version": "1" }))),
         }
     }
 

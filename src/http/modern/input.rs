@@ -3,11 +3,12 @@
 //! retry, bound to this principal and this request ([`binding_of`]).
 
 use super::envelope::Envelope;
+use crate::http::access::auth::Principal;
 use crate::http::body::{self, Body};
 use crate::http::config::Config;
 use crate::http::jsonrpc::RpcError;
 use crate::http::meta::META_SERVER_INFO;
-use crate::http::mrtr::sealing::{Binding, Full, Sealer};
+use crate::http::mrtr::sealing::{self, Binding, Sealer};
 use crate::http::mrtr::InputRequired;
 use crate::http::reject::Reject;
 use http::Response;
@@ -44,9 +45,10 @@ pub(super) fn input_required(
     config: &Config,
     envelope: &Envelope,
     binds: Binds,
-    principal: Option<&str>,
+    owner: Option<&Principal>,
     asked: InputRequired,
 ) -> Response<Body> {
+    let principal = owner.map(Principal::as_str);
     let asked = *asked.0;
     let mut result = json!({ "resultType": "input_required" });
     if !asked.requests.is_empty() {
@@ -60,13 +62,47 @@ pub(super) fn input_required(
                 Err(error) => return Reject::Malformed(error).respond(Some(&envelope.id), config),
             },
         };
-        match sealer.seal(&binding, app_state, asked.single_use) {
+        match sealer.seal(&binding, app_state, asked.single_use, owner) {
             Ok(token) => result["requestState"] = token.into(),
-            Err(Full) => return Reject::Overloaded.respond(Some(&envelope.id), config),
+            Err(refused) => return single_use_refused(refused).respond(Some(&envelope.id), config),
         }
     }
     if let Some(info) = &envelope.server_info {
-        result["_meta"] = json!({ META_SERVER_INFO: info });
+        result["_meta"] = json!({ META_SERVER_INFO: **info });
     }
     body::result(&envelope.id, &result)
+}
+
+/// The refusal of an answer whose single-use state could not be recorded:
+/// the principal past its share (429), or the record full (503), each
+/// naming its bound, with a `Retry-After` of when a record expires.
+fn single_use_refused(refused: sealing::Refused) -> Reject {
+    const STORE: &str = "single-use requestState";
+    const HELD: &str = "unused single-use states";
+    match refused {
+        sealing::Refused::OverShare { limit, retry_after } => {
+            tracing::debug!(
+                limit,
+                retry_after,
+                "a principal is past its single-use share: 429"
+            );
+            Reject::OverShare {
+                bound: "single_use_share",
+                store: STORE,
+                held: HELD,
+                limit,
+                retry_after,
+            }
+        }
+        sealing::Refused::Full { limit, retry_after } => {
+            tracing::debug!(limit, retry_after, "the single-use record is full: 503");
+            Reject::StoreFull {
+                bound: "single_use_states",
+                store: STORE,
+                held: HELD,
+                limit,
+                retry_after,
+            }
+        }
+    }
 }

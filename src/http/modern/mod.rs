@@ -74,7 +74,6 @@ pub use crate::http::mrtr::{InputRequests, InputRequired};
 use crate::http::access::auth::Principal;
 use crate::http::app::{App, Context, ModernRequest};
 use crate::http::body::{self, Body};
-use crate::http::discovery;
 use crate::http::dispatch;
 use crate::http::jsonrpc::Message;
 use crate::http::message;
@@ -158,12 +157,9 @@ where
     if REMOVED.contains(&request.method.as_str()) {
         return Reject::NoSuchMethod(request.method.clone()).respond(id.as_ref(), config);
     }
-    let mut discovery = state.app().discovery();
-    if state.tasks.is_some() {
-        tasks::advertise(&mut discovery.capabilities);
-    }
+    let discovery = &state.discovery;
     if request.method == "server/discover" {
-        return body::result(&request.id, &discovery::result(&discovery));
+        return body::result(&request.id, &discovery.answer);
     }
     let (modern, opened) = match request::read(state, request, &fields, &parts) {
         Ok(read) => read,

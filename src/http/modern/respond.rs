@@ -73,10 +73,14 @@ pub(super) fn respond<A: App>(
         Outcome::Reply(Reply::Result(result)) => {
             body::result(&envelope.id, &envelope.result(result))
         }
-        Outcome::Reply(Reply::InputRequired(asked)) => {
-            let principal = owner.as_ref().map(Principal::as_str);
-            input::input_required(&state.sealer, config, &envelope, binds, principal, asked)
-        }
+        Outcome::Reply(Reply::InputRequired(asked)) => input::input_required(
+            &state.sealer,
+            config,
+            &envelope,
+            binds,
+            owner.as_ref(),
+            asked,
+        ),
         Outcome::Reply(Reply::Task(work)) => match &state.tasks {
             // Only a request that may become a task gets here with one
             // (see `TaskChoice`).

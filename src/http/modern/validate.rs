@@ -107,6 +107,11 @@ pub(super) fn check_headers(
         }
     };
     let is_request = matches!(message, Message::Request(_));
+    if let Some(name) = repeated_param_header(headers) {
+        return Err(header_mismatch(format!(
+            "{name} header given more than once"
+        )));
+    }
     match header_text(headers, MCP_METHOD)? {
         Some(value) if value != method.as_str() => {
             return Err(mismatch("Mcp-Method", &value, method));
@@ -165,6 +170,20 @@ pub(super) fn check_meta(message: &Message, fields: &Fields<'_>) -> Result<(), R
     }
     Ok(())
 }
+
+/// The first `Mcp-Param-*` header given more than once, mirrored by the
+/// called tool or not: one copy checked here while a gateway in front acts
+/// on the other is the mismatch "Server Validation" exists to stop.
+fn repeated_param_header(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .keys()
+        .map(|name| name.as_str())
+        .filter(|name| name.starts_with(MCP_PARAM_PREFIX))
+        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+}
+
+/// The lowercase prefix of a mirrored parameter's header.
+const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
 fn named_target(method: &str, checked: &Params<'_>) -> Option<String> {
@@ -368,6 +387,28 @@ mod tests {
             let error = fields(&message).err().expect("refused");
             assert_eq!(error.code, jsonrpc::RpcError::INVALID_PARAMS, "{params}");
         }
+    }
+
+    /// Any `Mcp-Param-*` header given twice is a mismatch, whether a tool
+    /// mirrors it or not.
+    #[test]
+    fn a_repeated_mcp_param_header_is_refused() {
+        let ok = headers(&[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+            ("mcp-param-a", "1"),
+            ("mcp-param-b", "1"),
+        ]);
+        assert_eq!(check_headers(&ok, &call("echo")), Ok(()));
+        let twice = headers(&[
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+            ("Mcp-Param-A", "1"),
+            ("mcp-param-a", "1"),
+        ]);
+        let error = check_headers(&twice, &call("echo")).unwrap_err();
+        assert_eq!(error.code, jsonrpc::RpcError::HEADER_MISMATCH);
+        assert!(error.message.contains("mcp-param-a"), "{}", error.message);
     }
 
     /// "Sending Messages": notifications need no headers; responses are refused.

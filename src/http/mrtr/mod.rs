@@ -5,7 +5,9 @@
 //! and the checks of what a retry brings back. The state sealed into such
 //! an answer is `sealing.rs`'s.
 
+mod binding;
 pub(crate) mod sealing;
+mod single_use;
 
 use super::jsonrpc::{self, RpcError};
 use serde_json::{json, Map, Value};

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! base64url( kid (1) | nonce (12) | AES-256-GCM(key[kid], nonce, payload, aad = kid) )
-//! payload = version (1) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
+//! payload = version (1: now 2) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
 //!         | flags (1) | [single-use id (24)] | the application's state
 //! ```
 //!
@@ -18,39 +18,47 @@
 //!   fails: `tampered`).
 //! * **Bound**: `principal` is the first 16 bytes of SHA-256 of the
 //!   principal's name (zeros without one); `request` the first 16 of
-//!   SHA-256 of the method and the request's params without `_meta`,
-//!   `inputResponses` and `requestState` (a digest of its JSON, keys
-//!   sorted). A state presented by another principal, or with another
-//!   request, is refused (`principal`, `request`). Truncated digests are
-//!   enough inside an AEAD: forging a match needs a second request with
-//!   the same 128-bit digest.
+//!   SHA-256 of an unambiguous encoding of the principal, the method and
+//!   the request's params of any JSON type (an object without `_meta`,
+//!   `inputResponses` and `requestState`): length-prefixed fields and
+//!   canonical JSON (`binding.rs`). A state presented by another
+//!   principal, or with another request, is refused (`principal`,
+//!   `request`). Truncated digests are enough inside an AEAD: forging a
+//!   match needs a second request with the same 128-bit digest.
 //! * **Short-lived**: `expires` (wall clock, so that the nodes of a fleet
 //!   that share keys agree) is checked on opening (`expired`).
 //! * **Single use**, where the application asks: the payload names an entry
 //!   of a registry of used states, inserted when sealing and expiring with
 //!   the state; opening ends that entry through its terminate CAS, so of
 //!   two retries with one state exactly one wins (`replayed`). The record
-//!   is bounded by that registry's capacity.
+//!   is bounded in all and per principal (`single_use.rs`).
 //! * **Rotatable keys**: each key has a one-byte id; the current one seals,
 //!   the previous ones still open until they are dropped
 //!   ([`RequestStateKeys`]), swapped without a lock on the request path.
 
-use crate::{Reason, Registry, SessionId};
+pub(crate) use super::binding::Binding;
+use super::binding::DIGEST;
+pub(crate) use super::single_use::Refused;
+use super::single_use::{SingleUse, Unused};
+use crate::http::access::auth::Principal;
+use crate::http::config::Config;
+use crate::http::config_error::ConfigError;
+use crate::{Registry, SessionId};
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use arc_swap::ArcSwap;
 use base64::Engine as _;
-use sha2::{Digest as _, Sha256};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-const VERSION: u8 = 1;
+/// The payload's version: 2 since the request digest's encoding changed
+/// (`binding.rs`); a state of version 1 is refused as malformed.
+const VERSION: u8 = 2;
 const NONCE: usize = 12;
 const TAG: usize = 16;
 /// A token's clear head: the key id and the nonce.
 const HEAD: usize = 1 + NONCE;
-const DIGEST: usize = 16;
 /// version, expires, principal, request, flags.
 const FIXED: usize = 1 + 8 + DIGEST + DIGEST + 1;
 const SINGLE_USE: u8 = 1;
@@ -142,12 +150,12 @@ impl RequestStateKeys {
         }
     }
 
-    /// A key drawn from the operating system's CSPRNG (the default: states
-    /// sealed by one process open only in it).
+    /// A key drawn from a CSPRNG seeded by the operating system (the
+    /// default: states sealed by one process open only in it), the
+    /// fork-aware one ids are drawn from.
     pub fn random() -> RequestStateKeys {
-        use rand::RngExt as _;
         let mut key = [0u8; 32];
-        rand::rng().fill(&mut key);
+        crate::secret::fill_random(&mut key);
         RequestStateKeys::new(0, key)
     }
 
@@ -217,52 +225,6 @@ impl Keyring {
     }
 }
 
-/// What a state is bound to: its principal and its request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Binding {
-    principal: [u8; DIGEST],
-    request: [u8; DIGEST],
-}
-
-impl Binding {
-    /// The binding of a request: the principal's name (if any), the
-    /// method, and the params that are the request's own.
-    pub(crate) fn new(
-        principal: Option<&str>,
-        method: &str,
-        params: &serde_json::Value,
-    ) -> Binding {
-        let mut p = [0u8; DIGEST];
-        if let Some(name) = principal {
-            p.copy_from_slice(&Sha256::digest(name.as_bytes())[..DIGEST]);
-        }
-        let mut hash = Sha256::new();
-        hash.update(method.as_bytes());
-        hash.update([0]);
-        if let serde_json::Value::Object(map) = params {
-            // serde_json's map keeps its keys sorted: this text is the
-            // same for the same params however the client ordered them.
-            for (key, value) in map {
-                if matches!(key.as_str(), "_meta" | "inputResponses" | "requestState") {
-                    continue;
-                }
-                hash.update(key.as_bytes());
-                hash.update([0]);
-                // Serialized into the hash as it goes: the same bytes as
-                // `value.to_string()`, without a `String` per member.
-                serde_json::to_writer(&mut hash, value).expect("a JSON value serializes");
-                hash.update([0]);
-            }
-        }
-        let mut r = [0u8; DIGEST];
-        r.copy_from_slice(&hash.finalize()[..DIGEST]);
-        Binding {
-            principal: p,
-            request: r,
-        }
-    }
-}
-
 /// A state opened and verified: the application's bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Opened {
@@ -273,9 +235,8 @@ pub(crate) struct Opened {
 pub(crate) struct Sealer {
     keys: ArcSwap<Keyring>,
     ttl: Duration,
-    /// Single-use states not used yet: an entry each, ending when used or
-    /// when it has been idle (unused) for the state's lifetime.
-    unused: Registry<()>,
+    /// Single-use states not used yet (`single_use.rs`).
+    single_use: SingleUse,
 }
 
 impl fmt::Debug for Sealer {
@@ -287,25 +248,15 @@ impl fmt::Debug for Sealer {
     }
 }
 
-/// A single-use state could not be sealed: the record of unused ones is
-/// full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Full;
-
 impl Sealer {
-    /// A sealer with `keys`, states living `ttl`, and room to record
-    /// `single_use` unused single-use states.
-    pub(crate) fn new(keys: RequestStateKeys, ttl: Duration, single_use: usize) -> Sealer {
-        let unused = Registry::builder()
-            .capacity(single_use.max(1))
-            .idle_timeout(ttl.max(Duration::from_millis(1)))
-            .build()
-            .expect("a valid registry of used states");
-        Sealer {
+    /// A sealer with `keys`, states living `config.request_state_ttl`, and
+    /// the record of single-use states `config` bounds.
+    pub(crate) fn new(keys: RequestStateKeys, config: &Config) -> Result<Sealer, ConfigError> {
+        Ok(Sealer {
             keys: ArcSwap::from_pointee(Keyring::new(keys)),
-            ttl,
-            unused,
-        }
+            ttl: config.request_state_ttl,
+            single_use: SingleUse::new(config)?,
+        })
     }
 
     /// Swaps in new keys (the ones in force are replaced whole).
@@ -314,18 +265,20 @@ impl Sealer {
     }
 
     /// The record of unused single-use states (swept by the reaper).
-    pub(crate) fn unused(&self) -> &Registry<()> {
-        &self.unused
+    pub(crate) fn unused(&self) -> &Registry<Unused> {
+        self.single_use.unused()
     }
 
     /// Seals the application's `state` for `binding`; `single_use` records
-    /// it so that it opens once only.
+    /// it (as `owner`'s) so that it opens once only; that record may be
+    /// refused (the principal's share, or the whole record, full).
     pub(crate) fn seal(
         &self,
         binding: &Binding,
         state: &[u8],
         single_use: bool,
-    ) -> Result<String, Full> {
+        owner: Option<&Principal>,
+    ) -> Result<String, Refused> {
         let keys = self.keys.load();
         let kid = keys.keys.current;
         let cipher = keys.cipher(kid).expect("the current key is held");
@@ -334,18 +287,18 @@ impl Sealer {
         // place after it, then the tag.
         let mut token = Vec::with_capacity(HEAD + FIXED + ID + state.len() + TAG);
         token.push(kid);
+        // From the ids' fork-aware generator: a forked child reseeds before
+        // it draws, so it never seals with its parent's next nonce (the same
+        // nonce twice under one key gives AES-GCM's authentication key away).
         let mut nonce = [0u8; NONCE];
-        {
-            use rand::RngExt as _;
-            rand::rng().fill(&mut nonce);
-        }
+        crate::secret::fill_random(&mut nonce);
         token.extend_from_slice(&nonce);
         token.push(VERSION);
         token.extend_from_slice(&expires.to_be_bytes());
         token.extend_from_slice(&binding.principal);
         token.extend_from_slice(&binding.request);
         if single_use {
-            let id = self.unused.insert(()).map_err(|_| Full)?;
+            let id = self.single_use.record(owner)?;
             token.push(SINGLE_USE);
             token.extend_from_slice(&id.to_bytes());
         } else {
@@ -403,7 +356,7 @@ impl Sealer {
             };
             let id = SessionId::from_bytes(*id);
             // The one terminate CAS decides which retry uses the state.
-            if !self.unused.terminate(&id, Reason::Deleted).is_won() {
+            if !self.single_use.redeem(&id) {
                 return Err(StateRejection::Replayed);
             }
             rest = state;
@@ -436,7 +389,12 @@ pub mod bench {
     impl BenchSealer {
         /// `Sealer::new`.
         pub fn new(keys: RequestStateKeys, ttl: Duration, single_use: usize) -> BenchSealer {
-            BenchSealer(Sealer::new(keys, ttl, single_use))
+            let config = crate::http::config::Config {
+                request_state_ttl: ttl,
+                single_use_states: single_use,
+                ..Default::default()
+            };
+            BenchSealer(Sealer::new(keys, &config).expect("a bench's own settings"))
         }
 
         /// `Binding::new`.
@@ -456,7 +414,7 @@ pub mod bench {
             state: &[u8],
             single_use: bool,
         ) -> Option<String> {
-            self.0.seal(&binding.0, state, single_use).ok()
+            self.0.seal(&binding.0, state, single_use, None).ok()
         }
 
         /// `Sealer::open`: the application's bytes.
@@ -478,7 +436,16 @@ mod tests {
     use serde_json::json;
 
     fn sealer(ttl: Duration) -> Sealer {
-        Sealer::new(RequestStateKeys::new(7, [9; 32]), ttl, 4)
+        sealer_of(RequestStateKeys::new(7, [9; 32]), ttl, 4)
+    }
+
+    fn sealer_of(keys: RequestStateKeys, ttl: Duration, single_use_states: usize) -> Sealer {
+        let config = Config {
+            request_state_ttl: ttl,
+            single_use_states,
+            ..Config::default()
+        };
+        Sealer::new(keys, &config).unwrap()
     }
 
     fn binding(who: Option<&str>, name: &str) -> Binding {
@@ -493,7 +460,7 @@ mod tests {
     fn a_state_opens_for_its_own_request_and_principal_only() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(Some("ada"), "t");
-        let token = s.seal(&b, b"round 1", false).unwrap();
+        let token = s.seal(&b, b"round 1", false, None).unwrap();
         assert_eq!(s.open(&token, &b).unwrap().state, b"round 1");
         // Again: not single-use.
         assert_eq!(s.open(&token, &b).unwrap().state, b"round 1");
@@ -523,7 +490,7 @@ mod tests {
     fn tampered_foreign_malformed_and_expired_states_are_refused() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let token = s.seal(&b, b"x", false).unwrap();
+        let token = s.seal(&b, b"x", false, None).unwrap();
         assert_eq!(
             s.open(&format!("{token}-TAMPERED"), &b),
             Err(StateRejection::Malformed)
@@ -540,14 +507,14 @@ mod tests {
         let other_key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
         assert_eq!(s.open(&other_key, &b), Err(StateRejection::UnknownKey));
         assert_eq!(s.open("", &b), Err(StateRejection::Malformed));
-        let foreign = Sealer::new(
+        let foreign = sealer_of(
             RequestStateKeys::new(7, [1; 32]),
             Duration::from_secs(60),
             1,
         );
         assert_eq!(foreign.open(&token, &b), Err(StateRejection::Tampered));
         let short = sealer(Duration::ZERO);
-        let token = short.seal(&b, b"x", false).unwrap();
+        let token = short.seal(&b, b"x", false, None).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(short.open(&token, &b), Err(StateRejection::Expired));
     }
@@ -556,26 +523,59 @@ mod tests {
     fn a_single_use_state_opens_once_and_its_record_is_bounded() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let token = s.seal(&b, b"once", true).unwrap();
+        let token = s.seal(&b, b"once", true, None).unwrap();
         assert_eq!(s.unused().len(), 1);
         assert_eq!(s.open(&token, &b).unwrap().state, b"once");
         assert_eq!(s.open(&token, &b), Err(StateRejection::Replayed));
         assert!(s.unused().is_empty());
         // Four unused at most (this sealer's room); used ones free theirs.
         for _ in 0..4 {
-            s.seal(&b, b"", true).unwrap();
+            s.seal(&b, b"", true, None).unwrap();
         }
-        assert_eq!(s.seal(&b, b"", true), Err(Full));
-        assert!(s.seal(&b, b"", false).is_ok());
+        assert!(matches!(
+            s.seal(&b, b"", true, None),
+            Err(Refused::Full { limit: 4, .. })
+        ));
+        assert!(s.seal(&b, b"", false, None).is_ok());
+    }
+
+    /// A state sealed before the request digest's encoding changed (payload
+    /// version 1) no longer opens: its digest was of the old, ambiguous
+    /// encoding.
+    #[test]
+    fn a_state_of_the_old_version_no_longer_opens() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(None, "t");
+        let token = s.seal(&b, b"x", false, None).unwrap();
+        let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&token)
+            .unwrap();
+        let cipher = Aes256Gcm::new((&[9u8; 32]).into());
+        let (head, sealed) = raw.split_at_mut(HEAD);
+        let (payload, tag) = sealed.split_at_mut(sealed.len() - TAG);
+        let nonce = *Nonce::from_slice(&head[1..]);
+        cipher
+            .decrypt_in_place_detached(&nonce, &[7], payload, (&*tag).into())
+            .unwrap();
+        assert_eq!(payload[0], VERSION);
+        payload[0] = 1;
+        let tag = cipher
+            .encrypt_in_place_detached(&nonce, &[7], payload)
+            .unwrap();
+        let len = raw.len();
+        raw[len - TAG..].copy_from_slice(&tag);
+        let old = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
+        assert_eq!(s.open(&old, &b), Err(StateRejection::Malformed));
+        assert_eq!(s.open(&token, &b).unwrap().state, b"x");
     }
 
     #[test]
     fn rotated_keys_seal_with_the_new_and_open_the_old() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let old = s.seal(&b, b"old", false).unwrap();
+        let old = s.seal(&b, b"old", false, None).unwrap();
         s.set_keys(RequestStateKeys::new(7, [9; 32]).rotated(8, [3; 32], 2));
-        let new = s.seal(&b, b"new", false).unwrap();
+        let new = s.seal(&b, b"new", false, None).unwrap();
         assert_eq!(s.open(&old, &b).unwrap().state, b"old");
         assert_eq!(s.open(&new, &b).unwrap().state, b"new");
         s.set_keys(RequestStateKeys::new(8, [3; 32]));

@@ -8,14 +8,17 @@
 //! end clears the requests, and an update that arrives after it is
 //! ignored, so a task never goes back from terminal.
 
+use super::places::Places;
 use super::time::iso8601;
 use crate::http::access::auth::Principal;
+use crate::http::frees::Freeing;
 use crate::http::jsonrpc::{self, RpcError};
+use crate::shares::Share;
 use crate::{Ended, Task};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -29,9 +32,16 @@ pub(crate) struct TaskEntry {
     poll_interval_ms: u64,
     ttl_ms: u64,
     live: Mutex<Live>,
-    /// Cancelled when the task ends by `tasks/cancel`, its deadline, or the
-    /// server's shutdown: the work's future is dropped.
+    /// Cancelled when the task ends by `tasks/cancel`, its deadline, its
+    /// wait for input, or the server's shutdown: the work's future is
+    /// dropped.
     pub(crate) cancel: CancellationToken,
+    /// The owner's place under its share of the store, held while the task
+    /// runs and while it is retained, given back when the entry is freed.
+    _share: Option<Share<Principal>>,
+    /// When the task's place frees (its end plus the retention), recorded
+    /// once, at its end.
+    freeing: OnceLock<Freeing>,
 }
 
 #[derive(Default)]
@@ -55,6 +65,7 @@ pub(crate) fn now_ms() -> u64 {
 impl TaskEntry {
     pub(crate) fn new(
         owner: Option<Principal>,
+        share: Option<Share<Principal>>,
         poll_interval_ms: u64,
         ttl_ms: u64,
         status_message: Option<String>,
@@ -72,6 +83,8 @@ impl TaskEntry {
                 ..Live::default()
             }),
             cancel,
+            _share: share,
+            freeing: OnceLock::new(),
         }
     }
 
@@ -129,13 +142,16 @@ impl TaskEntry {
     }
 
     /// The task has ended: nothing is outstanding any more (a waiting
-    /// `input` call sees its sender dropped).
-    pub(crate) fn ended(&self) {
+    /// `input` call sees its sender dropped), and its place frees once its
+    /// retention has passed (recorded at the first call).
+    pub(crate) fn ended(&self, places: &Places) {
         let mut live = self.live();
         live.pending.clear();
         live.waiting.clear();
         drop(live);
         self.touch();
+        self.freeing
+            .get_or_init(|| places.ended(self.owner.as_ref()));
     }
 
     pub(crate) fn set_status_message(&self, message: String) {

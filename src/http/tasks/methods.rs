@@ -66,7 +66,7 @@ pub(crate) fn serve_method(
             // spec: eventually consistent; the suite: idempotent).
             if tasks.store.settle(&task, Ended::Cancelled).is_won() {
                 task.value().cancel.cancel();
-                task.value().ended();
+                task.value().ended(&tasks.places);
             }
             Ok(json!({}))
         }

@@ -32,8 +32,17 @@
 //!   (rmcp 3.11 aborts it at `created + ttl`); `ttlMs` is the retention:
 //!   the task stays readable at least that long after its work ends, then
 //!   the reaper frees it;
+//! * bounds the store in all ([`Builder::task_capacity`](crate::http::Builder::task_capacity):
+//!   503 naming the bound) and per principal, running and retained tasks
+//!   together ([`Builder::task_share`](crate::http::Builder::task_share):
+//!   429 naming the bound, and no other principal notices), each with a
+//!   `Retry-After` of when a place frees (`places.rs`);
+//! * fails a task whose work waits for input longer than
+//!   [`Builder::task_input_timeout`](crate::http::Builder::task_input_timeout)
+//!   (5 minutes by default), with a status message that says so;
 //! * stops every task's work at shutdown (each ends `failed`: its work
-//!   stopped without an answer).
+//!   stopped without an answer); a task created while the server shuts
+//!   down is answered 503 "shutting down", its work never started.
 //!
 //! Status notifications (`notifications/tasks` on `subscriptions/listen`)
 //! are optional in the extension and not sent: clients poll.
@@ -41,6 +50,7 @@
 mod choice;
 mod entry;
 mod methods;
+mod places;
 mod start;
 mod store;
 mod time;

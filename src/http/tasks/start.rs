@@ -2,6 +2,7 @@
 //! its end.
 
 use super::entry::{self, TaskEntry};
+use super::places::Places;
 use super::work::{TaskContext, TaskWork};
 use super::{Tasks, DEFAULT_POLL_INTERVAL};
 use crate::http::access::auth::Principal;
@@ -11,34 +12,66 @@ use futures_util::future::OptionFuture;
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 /// Creates a task for `work`, owned by `owner`, and starts the work;
 /// returns the `CreateTaskResult`'s task (the task is readable by
-/// `tasks/get` before it is answered). At capacity, 503.
+/// `tasks/get` before it is answered). Past the owner's share 429, at
+/// capacity 503 (each naming its bound, with a `Retry-After` of when a
+/// place frees); while the server shuts down, 503 "shutting down".
 pub(crate) fn start(
     tasks: &Tasks,
     owner: Option<Principal>,
     work: TaskWork,
 ) -> Result<Map<String, Value>, Reject> {
+    if tasks.root.is_cancelled() {
+        return Err(Reject::ShuttingDown);
+    }
+    let share = tasks.places.take(owner.as_ref())?;
     let poll = work.poll_interval.unwrap_or(DEFAULT_POLL_INTERVAL);
     let entry = TaskEntry::new(
         owner,
+        share,
         poll.as_millis() as u64,
         tasks.retention.as_millis() as u64,
         work.status_message.clone(),
         tasks.root.child_token(),
     );
-    let running = tasks.store.create(entry).map_err(|_| Reject::Overloaded)?;
-    let id = running.id();
-    let text = id.to_string();
-    let task = tasks.store.get(&id).expect("held by its running guard");
+    // Full: the entry comes back, and with it its share.
+    let running = tasks.store.create(entry).map_err(|_| tasks.places.full())?;
+    // The entry from the guard itself, not by a lookup: a shutdown's sweep
+    // may have ended it since `create`.
+    let task = running.task();
+    if tasks.root.is_cancelled() {
+        // Shut down meanwhile: the work never starts, the task ends
+        // abandoned (its guard dropped unsettled), and the call is told.
+        drop(running);
+        task.value().ended(&tasks.places);
+        tracing::debug!("a task created while the server shuts down: 503");
+        return Err(Reject::ShuttingDown);
+    }
+    let text = running.id().to_string();
     let created = entry::detailed(&text, &running);
     let deadline = tasks
         .ttl_ends_work
         .then(|| tokio::time::Instant::now().checked_add(tasks.retention))
         .flatten();
-    let ctx = TaskContext::task(task.clone(), text);
-    tokio::spawn(run(tasks.store.clone(), running, task, work, ctx, deadline));
+    let ctx = TaskContext::task(
+        task.clone(),
+        text,
+        tasks.store.clone(),
+        Arc::clone(&tasks.places),
+        tasks.input_timeout,
+    );
+    tokio::spawn(run(
+        tasks.store.clone(),
+        Arc::clone(&tasks.places),
+        running,
+        task,
+        work,
+        ctx,
+        deadline,
+    ));
     Ok(created)
 }
 
@@ -48,6 +81,7 @@ pub(crate) fn start(
 /// [`Running`] guard dropped unsettled).
 async fn run(
     store: super::Store,
+    places: Arc<Places>,
     running: Running<TaskEntry, Value>,
     task: TaskRef<TaskEntry, Value>,
     work: TaskWork,
@@ -80,6 +114,7 @@ async fn run(
         }
         None => drop(running),
     }
-    // Whatever ended it: nothing is outstanding any more.
-    task.value().ended();
+    // Whatever ended it: nothing is outstanding any more, and its place
+    // frees after its retention.
+    task.value().ended(&places);
 }

@@ -2,13 +2,16 @@
 //! and what that work sees while it runs ([`TaskContext`]).
 
 use super::entry::TaskEntry;
+use super::places::Places;
+use super::Store;
 use crate::http::jsonrpc::{self, RpcError};
 use crate::http::mrtr::InputRequests;
-use crate::TaskRef;
+use crate::{Ended, TaskRef};
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -114,6 +117,12 @@ enum Inner {
     Task {
         task: TaskRef<TaskEntry, Value>,
         id: String,
+        /// The store (to fail the task when its input is late) and its
+        /// places (to record when its place frees).
+        store: Store,
+        places: Arc<Places>,
+        /// How long an `input` call waits; `None`: as long as the work.
+        input_timeout: Option<Duration>,
     },
     Inline {
         cancel: CancellationToken,
@@ -121,9 +130,21 @@ enum Inner {
 }
 
 impl TaskContext {
-    pub(crate) fn task(task: TaskRef<TaskEntry, Value>, id: String) -> TaskContext {
+    pub(crate) fn task(
+        task: TaskRef<TaskEntry, Value>,
+        id: String,
+        store: Store,
+        places: Arc<Places>,
+        input_timeout: Option<Duration>,
+    ) -> TaskContext {
         TaskContext {
-            inner: Inner::Task { task, id },
+            inner: Inner::Task {
+                task,
+                id,
+                store,
+                places,
+                input_timeout,
+            },
         }
     }
 
@@ -153,9 +174,21 @@ impl TaskContext {
     /// [`ModernRequest::input_required`](crate::http::ModernRequest::input_required)
     /// before creating the task instead, as the spec recommends). The
     /// state and single-use settings of `requests` mean nothing here.
+    ///
+    /// The wait is bounded
+    /// ([`Builder::task_input_timeout`](crate::http::Builder::task_input_timeout),
+    /// 5 minutes by default): past it the task fails, its status message
+    /// and error saying no input arrived in time, its work is dropped, and
+    /// this resolves to that error (for work that holds on to something
+    /// elsewhere). A task that asks and is never answered does not hold
+    /// its place forever.
     pub async fn input(&self, requests: InputRequests) -> Result<Map<String, Value>, RpcError> {
-        let task = match &self.inner {
-            Inner::Task { task, .. } => task,
+        let (task, input_timeout) = match &self.inner {
+            Inner::Task {
+                task,
+                input_timeout,
+                ..
+            } => (task, *input_timeout),
             Inner::Inline { .. } => {
                 return Err(RpcError::new(
                     jsonrpc::RpcError::INTERNAL_ERROR,
@@ -164,21 +197,58 @@ impl TaskContext {
             }
         };
         let waiting = task.value().ask(requests.into_requests())?;
-        let mut answers = Map::new();
-        for (key, answer) in waiting {
-            match answer.await {
-                Ok(value) => {
-                    answers.insert(key, value);
-                }
-                Err(_) => {
-                    return Err(RpcError::new(
-                        jsonrpc::RpcError::INTERNAL_ERROR,
-                        "the task ended before its input arrived",
-                    ))
+        let answers = async move {
+            let mut answers = Map::new();
+            for (key, answer) in waiting {
+                match answer.await {
+                    Ok(value) => {
+                        answers.insert(key, value);
+                    }
+                    Err(_) => {
+                        return Err(RpcError::new(
+                            jsonrpc::RpcError::INTERNAL_ERROR,
+                            "the task ended before its input arrived",
+                        ))
+                    }
                 }
             }
+            Ok(answers)
+        };
+        match input_timeout {
+            None => answers.await,
+            Some(limit) => match tokio::time::timeout(limit, answers).await {
+                Ok(answers) => answers,
+                Err(_) => Err(self.input_timed_out(limit)),
+            },
         }
-        Ok(answers)
+    }
+
+    /// Fails the task whose input did not arrive within `limit`; the error.
+    fn input_timed_out(&self, limit: Duration) -> RpcError {
+        let mut error = RpcError::new(
+            jsonrpc::RpcError::INTERNAL_ERROR,
+            format!(
+                "no input arrived within {} s: the task failed",
+                limit.as_secs_f64()
+            ),
+        );
+        error.data = Some(json!({ "inputTimeoutMs": limit.as_millis() as u64 }));
+        if let Inner::Task {
+            task,
+            store,
+            places,
+            ..
+        } = &self.inner
+        {
+            if store.settle(task, Ended::Failed(error.to_value())).is_won() {
+                tracing::debug!(task = ?task.id(), ?limit, "no input arrived in time: the task failed");
+                task.value().set_status_message(error.message.clone());
+                // Nothing is outstanding any more; the work is dropped.
+                task.value().ended(places);
+                task.value().cancel.cancel();
+            }
+        }
+        error
     }
 
     /// Sets the task's status message (`statusMessage`); inline, nothing.
@@ -202,8 +272,14 @@ impl TaskContext {
 
 impl fmt::Debug for TaskContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The task id grants access to the task: its `Debug` form (slot,
+        // generation, node), never the secret.
+        let task = match &self.inner {
+            Inner::Task { task, .. } => Some(task.id()),
+            Inner::Inline { .. } => None,
+        };
         f.debug_struct("TaskContext")
-            .field("task_id", &self.task_id())
-            .finish()
+            .field("task", &task)
+            .finish_non_exhaustive()
     }
 }

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Splices the tables `benches/run.sh` wrote into BENCHMARKS.md.
+
+BENCHMARKS.md marks each generated block with a pair of comments:
+
+    <!-- table:NAME -->
+    ...replaced...
+    <!-- /table:NAME -->
+
+NAME is a file of the results directory without its extension (registry,
+memory, e2e-modern, e2e-legacy, e2e-rmcp, e2e-tasks, callgrind, tasks,
+tasks-memory, times) or `goals`, the goals table built here from the JSON
+the steps wrote, so that every status is read from the tables beside it.
+A block whose file is missing is left as it was (and said so on stderr).
+
+usage: report.py RESULTS_DIR BENCHMARKS.md
+"""
+import json
+import os
+import re
+import sys
+
+HEADER = ("commit:", "date:", "cpu:", "kernel:", "load average:", "python:", "node:", "threads:",
+          "settings:")
+
+
+def spaced(lines):
+    """Markdown: a blank line before each table and after it."""
+    out = []
+    for l in lines:
+        table = l.startswith("|")
+        if out and out[-1] != "" and table != out[-1].startswith("|"):
+            out.append("")
+        if l == "" and out and out[-1] == "":
+            continue
+        out.append(l)
+    return out
+
+
+def header_line(lines):
+    """The machine lines of a step's output as one line."""
+    fields = {}
+    for l in lines:
+        for key in HEADER + ("load average after:",):
+            if l.startswith(key):
+                fields.setdefault(key.rstrip(":"), l[len(key):].strip())
+    parts = [f"commit {fields['commit']}"] if "commit" in fields else []
+    parts += [fields[k] for k in ("date", "cpu") if k in fields]
+    if "load average" in fields:
+        load = fields["load average"].split()[0]
+        after = fields.get("load average after", "").split()[:1]
+        parts.append(f"load average {load}" + (f" → {after[0]}" if after else ""))
+    if "kernel" in fields:  # "KERNEL; rustc X.Y.Z (hash date)": the toolchain
+        parts.append(fields["kernel"].split("; ")[-1].split(" (")[0])
+    for k in ("python", "node", "threads", "settings"):
+        if k in fields:
+            parts.append(fields[k])
+    return "<sub>" + " · ".join(parts) + "</sub>\n\n"
+
+
+def without_goals(lines):
+    """A step's own goals table is left out (the Goals section has them
+    all), and so are the tasks step's harness shares (in its raw output)."""
+    out, skip = [], False
+    for l in lines:
+        if l.startswith(("Goals (", "The harness's and the parse's shares", "A v4 UUID",
+                         "payload, outside every figure")):
+            skip = True
+            continue
+        if skip and (l.startswith("|") or not l.strip()):
+            continue
+        skip = False
+        out.append(l)
+    return out
+
+
+def e2e_block(text):
+    """The machine lines, then the medians, ratios, strace and RSS lines of
+    a benches/e2e output (the per-round rows stay in the results file)."""
+    lines = text.splitlines()
+    head = [l for l in lines if l.startswith(HEADER)]
+    out, keep = [], False
+    for l in lines:
+        if l.startswith(("medians over the rounds", "system calls per")):
+            keep = True
+        if " live tasks created" in l:
+            line = f"**{l.split(': ', 1)[1].replace(' created', '')} on each server.**"
+            if not out or out[-1] != line:
+                out += ["", line]
+            keep = False
+            continue
+        if l.startswith("churn:"):
+            out.append(l)
+            keep = False
+            continue
+        if l.startswith(("RSS of", "server ", "RUST_LOG", "checked ", "load average",
+                         "| server threads", "| sessionreg_sessions_live", "| RSS before /",
+                         "medians over the rounds")) \
+                or "'s answer:" in l:
+            continue
+        if keep or l.startswith("| ÷ server"):
+            out.append(l)
+    return header_line(lines) + "\n".join(spaced(out)).strip() + "\n"
+
+
+def tasks_e2e_block(d, text):
+    """e2e-tasks: one table from the runs' JSON (e2e-tasks-N.json), a row
+    per number of live tasks and server."""
+    import glob
+    runs = []
+    for path in glob.glob(os.path.join(d, "e2e-tasks-*.json")):
+        n = int(re.search(r"e2e-tasks-(\d+)\.json", path).group(1))
+        with open(path) as f:
+            runs.append((n, json.load(f)))
+    if not runs:
+        return None
+    out = [header_line(text.splitlines()).rstrip("\n"), "",
+           "| live tasks | server | tasks/get per s | server CPU per request (µs) | "
+           "latency p50 / p99 (µs) | ÷ rmcp: CPU per request (median of per-round ratios) | ÷ rmcp: p99 |",
+           "|---:|---|---:|---:|---:|---:|---:|"]
+    for n, e in sorted(runs, key=lambda r: r[0]):
+        ratio = {r["to"]: r for r in e["ratios"]}
+        for i, srv in enumerate(e["servers"]):
+            r = ratio.get("rmcp") if i == 0 else None
+            out.append(f"| {n:,} | {srv['name']} | {srv['rate']:,.0f} | {srv['cpu_us']:.1f} | "
+                       f"{srv['p50_us']:,.0f} / {srv['p99_us']:,.0f} | "
+                       + (f"**{r['cpu']:.2f}×** | {r['p99']:.2f}× |" if r else " | |"))
+    return "\n".join(out) + "\n"
+
+
+def plain_block(text):
+    lines = text.splitlines()
+    head = [l for l in lines if l.startswith(HEADER)]
+    body = [l for l in without_goals(lines)
+            if not l.startswith(HEADER + ("load average after",)) and not l.startswith("---")]
+    return (header_line(lines) if head else "") + "\n".join(spaced(body)).strip() + "\n"
+
+
+def load(d, name):
+    path = os.path.join(d, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def goals_block(d):
+    rows = []
+    reg = load(d, "registry-goals.json")
+    if reg:
+        idle = [g for g in reg["goals"] if "sessionreg_idle" in g["goal"]]
+        for g in reg["goals"]:
+            if g not in idle:
+                rows.append(("registry", g["goal"], f"{g['figure']:.2f}×",
+                             "met" if g["figure"] <= g["bound"] else "missed"))
+        if idle:
+            worst = max(idle, key=lambda g: g["figure"])
+            rows.append(("registry", "sessionreg_idle ≤ 1.05× sessionreg in every row (the worst: "
+                         + worst["goal"].split(":")[0] + ")", f"{worst['figure']:.2f}×",
+                         "met" if worst["figure"] <= worst["bound"] else "missed"))
+    for name, era, cpu in [("e2e-modern.json", "2026-07-28 tools/call", 0.25),
+                           ("e2e-legacy.json", "legacy session churn", 0.4)]:
+        e = load(d, name)
+        if not e:
+            continue
+        cpu_of = {srv["name"]: srv["cpu_us"] for srv in e["servers"]}
+        floor = None
+        if "hyper_floor" in cpu_of and "rmcp" in cpu_of:
+            floor = cpu_of["hyper_floor"] / cpu_of["rmcp"]
+            rows.append(("end to end", f"{era}: the floor, hyper alone doing the same I/O, ÷ rmcp "
+                         f"(a CPU goal below it cannot be met on this stack)", f"{floor:.2f}×",
+                         "floor"))
+        for r in e["ratios"]:
+            if r["to"] == "rmcp":
+                if r["cpu"] <= cpu:
+                    status = "met"
+                elif floor is not None and floor > cpu:
+                    status = f"retired: below the floor ({floor:.2f}×)"
+                else:
+                    status = "missed"
+                rows.append(("end to end", f"{era}: server CPU per {e['unit']} ≤ {cpu}× rmcp's",
+                             f"{r['cpu']:.2f}×", status))
+                rows.append(("end to end", f"{era}: p99 latency ≤ 0.5× rmcp's", f"{r['p99']:.2f}×",
+                             "met" if r["p99"] <= 0.5 else "missed"))
+            else:
+                what = {"hyper_floor": "hyper alone (the floor)",
+                        "rmcp_sse": "rmcp in its default config (SSE answers)"}.get(r["to"], r["to"])
+                cpu_x = "—" if r["cpu"] is None else f"{r['cpu']:.3f}×"
+                p99_x = "—" if r["p99"] is None else f"{r['p99']:.3f}×"
+                rows.append(("end to end", f"{era}: server CPU per {e['unit']} ÷ {what} (stated)",
+                             f"{cpu_x} (p99 {p99_x})", "—"))
+    tasks = load(d, "tasks-goals.json")
+    if tasks:
+        for g in tasks["goals"]:
+            x = g["figure"]
+            if x is None:
+                rows.append(("tasks", g["goal"], "—", "not measured"))
+                continue
+            ok = x >= g["bound"] if g.get("inverse") else x <= g["bound"]
+            rows.append(("tasks", g["goal"], f"{x:.2f}×", "met" if ok else "missed"))
+    if not rows:
+        return None
+    out = ["| area | goal | figure | status |", "|---|---|---:|---|"]
+    out += [f"| {a} | {g} | {x} | **{s}** |" if s == "missed" else f"| {a} | {g} | {x} | {s} |"
+            for a, g, x, s in rows]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    d, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        doc = f.read()
+
+    def block(name):
+        if name == "goals":
+            return goals_block(d)
+        for ext in (".md", ".txt"):
+            p = os.path.join(d, name + ext)
+            if os.path.exists(p):
+                with open(p) as f:
+                    text = f.read()
+                if name == "times":
+                    return "\n".join(f"- {l}" for l in text.splitlines() if l.strip()) + "\n"
+                if name == "e2e-tasks":
+                    return tasks_e2e_block(d, text) or e2e_block(text)
+                return e2e_block(text) if name.startswith("e2e") else plain_block(text)
+        return None
+
+    def replace(m):
+        name = m.group(1)
+        new = block(name)
+        if new is None:
+            print(f"report.py: no results for table {name}; left as it was", file=sys.stderr)
+            return m.group(0)
+        return f"<!-- table:{name} -->\n{new}<!-- /table:{name} -->"
+
+    doc = re.sub(r"<!-- table:([\w-]+) -->\n.*?<!-- /table:\1 -->", replace, doc, flags=re.S)
+    with open(path, "w") as f:
+        f.write(doc)
+
+
+if __name__ == "__main__":
+    main()

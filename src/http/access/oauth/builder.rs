@@ -1,0 +1,358 @@
+//! Configuring a [`ResourceServer`]: the [`ResourceServerBuilder`], its
+//! defaults, and the checks `build` makes once.
+
+use super::cache::TokenCache;
+use super::challenge::Challenges;
+use super::fetch::Fetcher;
+use super::introspect::{Credentials, Introspector};
+use super::jwks::{Jwks, Refresh, ASYMMETRIC};
+use super::metadata::{Document, Published};
+use super::stats::Counters;
+use super::urls::{check_endpoint, BaseUrl};
+use super::{Inner, ResourceServer};
+use jsonwebtoken::{Algorithm, Validation};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How far `exp` and `nbf` may be off (clock skew between this server and
+/// the authorization server) unless configured.
+pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
+/// How old the key set may grow before it is refreshed in the background
+/// unless configured.
+pub const DEFAULT_KEYS_MAX_AGE: Duration = Duration::from_secs(300);
+/// The least time between two fetches of the key set unless configured.
+pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
+/// How long one exchange with the authorization server may take unless
+/// configured.
+pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Tokens kept in the cache of accepted tokens unless configured.
+pub const DEFAULT_TOKEN_CACHE: usize = 10_000;
+/// How long an introspected token is trusted before it is asked about
+/// again unless configured.
+pub const DEFAULT_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
+/// The largest document (metadata, JWKS, introspection answer) read from
+/// the authorization server.
+const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+
+/// A configuration that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthConfigError {
+    /// A URL that is not usable where it is given.
+    BadUrl {
+        /// Which setting.
+        what: &'static str,
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A scope that is not an RFC 6749 §3.3 scope token (empty, or with a
+    /// space, a quote or a backslash).
+    BadScope(String),
+    /// The TLS client could not be set up (no root certificates for an
+    /// https issuer, say).
+    Tls(String),
+}
+
+impl fmt::Display for OAuthConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OAuthConfigError::BadUrl { what, url, reason } => {
+                write!(f, "the {what} {url:?} cannot be used: {reason}")
+            }
+            OAuthConfigError::BadScope(scope) => {
+                write!(f, "{scope:?} is not a scope token (RFC 6749 §3.3)")
+            }
+            OAuthConfigError::Tls(why) => write!(f, "the TLS client cannot be set up: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for OAuthConfigError {}
+
+/// Configures a [`ResourceServer`]; from [`ResourceServer::builder`].
+#[derive(Debug, Clone)]
+pub struct ResourceServerBuilder {
+    issuer: String,
+    resource: String,
+    audiences: Vec<String>,
+    required: Vec<String>,
+    supported: Vec<String>,
+    jwks_uri: Option<String>,
+    introspection: Option<(String, String)>,
+    introspection_endpoint: Option<String>,
+    introspection_ttl: Duration,
+    leeway: Duration,
+    max_age: Duration,
+    min_interval: Duration,
+    fetch_timeout: Duration,
+    cache: usize,
+    allow_http: bool,
+    resource_name: Option<String>,
+    resource_documentation: Option<String>,
+}
+
+impl ResourceServer {
+    /// Starts configuring the resource server `resource` (the MCP
+    /// endpoint's canonical URL, e.g. `https://mcp.example.com/mcp`: the
+    /// `aud` its tokens must carry) whose tokens `issuer` issues (exactly
+    /// as its tokens' `iss` and its metadata's `issuer` spell it, e.g.
+    /// `https://auth.example.com/realms/mcp`).
+    pub fn builder(
+        issuer: impl Into<String>,
+        resource: impl Into<String>,
+    ) -> ResourceServerBuilder {
+        ResourceServerBuilder {
+            issuer: issuer.into(),
+            resource: resource.into(),
+            audiences: Vec::new(),
+            required: Vec::new(),
+            supported: Vec::new(),
+            jwks_uri: None,
+            introspection: None,
+            introspection_endpoint: None,
+            introspection_ttl: DEFAULT_INTROSPECTION_TTL,
+            leeway: DEFAULT_LEEWAY,
+            max_age: DEFAULT_KEYS_MAX_AGE,
+            min_interval: DEFAULT_MIN_REFRESH_INTERVAL,
+            fetch_timeout: DEFAULT_FETCH_TIMEOUT,
+            cache: DEFAULT_TOKEN_CACHE,
+            allow_http: false,
+            resource_name: None,
+            resource_documentation: None,
+        }
+    }
+}
+
+impl ResourceServerBuilder {
+    /// A scope every request's token must grant: without it, 403
+    /// `insufficient_scope` naming every required scope. Also listed in
+    /// the metadata's `scopes_supported` and in the 401 challenge's `scope`.
+    pub fn required_scope(mut self, scope: impl Into<String>) -> Self {
+        self.required.push(scope.into());
+        self
+    }
+
+    /// A scope listed in the metadata's `scopes_supported` without being
+    /// required (one the application checks itself, through
+    /// [`Context::scopes`](crate::http::Context::scopes)).
+    pub fn supported_scope(mut self, scope: impl Into<String>) -> Self {
+        self.supported.push(scope.into());
+        self
+    }
+
+    /// Also accepts tokens whose `aud` names `audience` (an authorization
+    /// server that cannot put the resource's URL there, an Auth0 API
+    /// identifier or Keycloak client id chosen before). The resource's own
+    /// URL is always accepted.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audiences.push(audience.into());
+        self
+    }
+
+    /// Takes the keys from this JWKS URL instead of the one the issuer's
+    /// metadata names (no discovery, unless introspection needs its
+    /// endpoint).
+    pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
+        self.jwks_uri = Some(url.into());
+        self
+    }
+
+    /// Accepts opaque (non-JWT) tokens by asking the authorization
+    /// server's introspection endpoint (RFC 7662) about them, as the
+    /// client `client_id` with `client_secret` (HTTP Basic). Answers are
+    /// trusted for [`introspection_ttl`](Self::introspection_ttl) at most.
+    pub fn introspection(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        self.introspection = Some((client_id.into(), client_secret.into()));
+        self
+    }
+
+    /// The introspection endpoint, instead of the metadata's
+    /// `introspection_endpoint`.
+    pub fn introspection_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.introspection_endpoint = Some(url.into());
+        self
+    }
+
+    /// How long an introspected token is trusted before the endpoint is
+    /// asked again (default [`DEFAULT_INTROSPECTION_TTL`]): a revoked
+    /// token keeps working for at most this long.
+    pub fn introspection_ttl(mut self, ttl: Duration) -> Self {
+        self.introspection_ttl = ttl;
+        self
+    }
+
+    /// How far `exp` and `nbf` may be off (default [`DEFAULT_LEEWAY`]).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// How old the key set may grow before it is fetched again in the
+    /// background (default [`DEFAULT_KEYS_MAX_AGE`]): a key the
+    /// authorization server withdrew is trusted for at most this long.
+    pub fn keys_max_age(mut self, age: Duration) -> Self {
+        self.max_age = age;
+        self
+    }
+
+    /// The least time between two fetches of the key set (default
+    /// [`DEFAULT_MIN_REFRESH_INTERVAL`]): tokens naming keys nobody knows
+    /// cost the authorization server at most one fetch per interval.
+    pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
+        self.min_interval = interval;
+        self
+    }
+
+    /// How long one exchange with the authorization server may take
+    /// (default [`DEFAULT_FETCH_TIMEOUT`]).
+    pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
+        self.fetch_timeout = timeout;
+        self
+    }
+
+    /// Tokens kept in the cache of accepted tokens (default
+    /// [`DEFAULT_TOKEN_CACHE`]; 0: none, every request verifies its
+    /// token).
+    pub fn token_cache(mut self, tokens: usize) -> Self {
+        self.cache = tokens;
+        self
+    }
+
+    /// Allows plain-http URLs for the authorization server on hosts that
+    /// are not loopback (off by default: keys fetched in the clear can be
+    /// swapped by anyone on the path; loopback hosts are allowed always).
+    pub fn allow_http(mut self, allow: bool) -> Self {
+        self.allow_http = allow;
+        self
+    }
+
+    /// The metadata's `resource_name`.
+    pub fn resource_name(mut self, name: impl Into<String>) -> Self {
+        self.resource_name = Some(name.into());
+        self
+    }
+
+    /// The metadata's `resource_documentation` URL.
+    pub fn resource_documentation(mut self, url: impl Into<String>) -> Self {
+        self.resource_documentation = Some(url.into());
+        self
+    }
+
+    /// Checks the configuration and builds the resource server. Nothing is
+    /// fetched yet: the keys are fetched with the first token (or by
+    /// [`ResourceServer::refresh`]).
+    pub fn build(self) -> Result<ResourceServer, OAuthConfigError> {
+        let resource_url = BaseUrl::parse("resource", &self.resource)?;
+        let issuer_url = BaseUrl::parse("issuer", &self.issuer)?;
+        let insecure = |url: &BaseUrl| !url.is_https() && !url.is_loopback() && !self.allow_http;
+        if insecure(&issuer_url) {
+            return Err(OAuthConfigError::BadUrl {
+                what: "issuer",
+                url: self.issuer.clone(),
+                reason: "plain http to a host that is not loopback (allow it with allow_http)",
+            });
+        }
+        for (what, url) in [
+            ("jwks_uri", &self.jwks_uri),
+            ("introspection endpoint", &self.introspection_endpoint),
+            ("resource documentation", &self.resource_documentation),
+        ] {
+            if let Some(url) = url {
+                check_endpoint(
+                    what,
+                    url,
+                    self.allow_http || what == "resource documentation",
+                )?;
+            }
+        }
+        let mut scopes = self.required.clone();
+        for scope in &self.supported {
+            if !scopes.contains(scope) {
+                scopes.push(scope.clone());
+            }
+        }
+        for scope in &scopes {
+            let token_char = |c: char| matches!(c, '\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e');
+            if scope.is_empty() || !scope.chars().all(token_char) {
+                return Err(OAuthConfigError::BadScope(scope.clone()));
+            }
+        }
+        let resource = resource_url.canonical();
+        let mut audiences = vec![resource.clone()];
+        audiences.extend(self.audiences.iter().cloned());
+
+        let fetcher = Fetcher::new(
+            self.fetch_timeout,
+            MAX_DOCUMENT_BYTES,
+            issuer_url.is_https(),
+        )?;
+        let mut template = Validation::new(Algorithm::RS256);
+        template.set_issuer(&[&self.issuer]);
+        template.set_audience(&audiences);
+        template.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        template.leeway = self.leeway.as_secs();
+        template.validate_exp = true;
+        template.validate_nbf = true;
+        template.validate_aud = true;
+        let stats = Arc::new(Counters::default());
+        let jwks = Jwks::new(
+            fetcher.clone(),
+            self.issuer.clone(),
+            issuer_url,
+            self.allow_http,
+            self.jwks_uri.clone(),
+            template,
+            ASYMMETRIC.to_vec(),
+            Refresh {
+                max_age: self.max_age,
+                min_interval: self.min_interval,
+            },
+            Arc::clone(&stats),
+        );
+
+        let metadata_url = resource_url.resource_metadata_url();
+        let document = Document {
+            resource: &resource,
+            authorization_servers: [&self.issuer],
+            scopes_supported: &scopes,
+            bearer_methods_supported: ["header"],
+            resource_name: self.resource_name.as_deref(),
+            resource_documentation: self.resource_documentation.as_deref(),
+        };
+        let published = Published::new(
+            &document,
+            resource_url.resource_metadata_path(),
+            !resource_url.path().is_empty(),
+        );
+        let required = self.required.join(" ");
+        let introspector = self.introspection.as_ref().map(|(id, secret)| {
+            Introspector::new(Credentials::new(id, secret), self.fetch_timeout)
+        });
+        Ok(ResourceServer {
+            inner: Arc::new(Inner {
+                challenges: Challenges::new(&metadata_url, &required),
+                issuer: self.issuer,
+                resource,
+                metadata_url,
+                audiences,
+                required: self.required,
+                published,
+                jwks: Arc::new(jwks),
+                cache: TokenCache::new(self.cache),
+                introspector,
+                introspection_endpoint: self.introspection_endpoint,
+                introspection_ttl: self.introspection_ttl.as_secs(),
+                leeway: self.leeway.as_secs(),
+                fetcher,
+                stats,
+            }),
+        })
+    }
+}

@@ -1,0 +1,422 @@
+//! An OAuth 2.1 resource server, as the MCP authorization page asks of a
+//! server on the open network (every revision since 2025-06-18, 2026-07-28
+//! included), beside the static tokens of
+//! [`BearerTokens`](crate::http::BearerTokens) (feature `oauth`).
+//!
+//! * It publishes its **Protected Resource Metadata** (RFC 9728) at the
+//!   well-known URL of the endpoint (the endpoint's path after
+//!   `/.well-known/oauth-protected-resource`; also at the root well-known
+//!   path), naming its authorization server and its scopes.
+//! * A request **without a valid token** gets 401 with
+//!   `WWW-Authenticate: Bearer resource_metadata="<metadata URL>"` (and
+//!   `scope="…"` when scopes are required; `error="invalid_token"` when a
+//!   token was given), so an OAuth-capable client (the official SDKs'
+//!   `OAuthClientProvider`s) finds out where and how to get one; a valid
+//!   token **without a required scope** gets 403 with
+//!   `error="insufficient_scope"`.
+//! * **JWT access tokens** are verified locally, against the authorization
+//!   server's keys (JWKS), found through its RFC 8414 or OpenID Connect
+//!   metadata and cached (`jwks.rs`: refreshed when a token names an
+//!   unknown key, at most once per interval, and in the background when
+//!   old; a known key's token is verified without I/O, lock or wait):
+//!   asymmetric algorithms only, `iss` the issuer, `aud` the resource (RFC
+//!   8707), `exp`/`nbf` with a small leeway (`verify.rs`). **Opaque
+//!   tokens** are introspected (RFC 7662) when the server has credentials
+//!   for it (`introspect.rs`). Accepted tokens are cached until their
+//!   `exp` at most (`cache.rs`).
+//! * The request's **principal** is the token's issuer and subject,
+//!   `ISSUER#SUBJECT` (see [`Principal`]): sessions, tasks, handles,
+//!   single-use states, listen streams and per-principal shares are bound
+//!   to it as to any principal. Its **scopes** are in the request's
+//!   extensions, read with [`Context::scopes`](crate::http::Context::scopes).
+//! * An **authorization server that is down** costs the tokens of known
+//!   keys nothing; a token of an unknown key gets 401, never a 500.
+//!
+//! ```no_run
+//! use sessionreg::http::oauth::ResourceServer;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let oauth = ResourceServer::builder(
+//!     "https://auth.example.com/realms/mcp", // the tokens' `iss`
+//!     "https://mcp.example.com/mcp",         // this endpoint: their `aud`
+//! )
+//! .required_scope("mcp:tools")
+//! .build()?;
+//! // SessionManager::builder(app).resource_server(oauth.clone()).build()
+//! # Ok(()) }
+//! ```
+//!
+//! Mounted with [`Builder::resource_server`](crate::http::Builder::resource_server),
+//! the manager answers the metadata's well-known paths itself wherever a
+//! request for them reaches it: through [`serve`](crate::http::serve) given
+//! the manager as its service, or a router that sends those paths to it
+//! (`examples/mcp_server.rs`; in axum, `route_service` of
+//! [`ResourceServer::metadata_paths`] to the manager, as
+//! `examples/axum_server.rs` does). [`ResourceServer::metadata_response`]
+//! answers them for a router of any other kind.
+//!
+//! With an [`Authenticator`] configured too, it is asked first: a principal
+//! it finds is taken (static tokens, say), its 403 stands, and its 401
+//! hands the request on to the resource server.
+
+mod builder;
+mod cache;
+mod challenge;
+mod fetch;
+mod introspect;
+mod jwks;
+mod metadata;
+mod stats;
+mod urls;
+mod verify;
+
+pub use builder::{
+    OAuthConfigError, ResourceServerBuilder, DEFAULT_FETCH_TIMEOUT, DEFAULT_INTROSPECTION_TTL,
+    DEFAULT_KEYS_MAX_AGE, DEFAULT_LEEWAY, DEFAULT_MIN_REFRESH_INTERVAL, DEFAULT_TOKEN_CACHE,
+};
+pub use jwks::RefreshError;
+pub use stats::OAuthStats;
+
+use super::auth::{AuthError, Authenticator, Principal};
+use super::scopes::Scopes;
+use crate::http::body::Body;
+use crate::http::reject::Reject;
+use cache::TokenCache;
+use challenge::Challenges;
+use fetch::Fetcher;
+use http::header::AUTHORIZATION;
+use http::request::Parts;
+use http::{Method, Response};
+use introspect::Introspector;
+use jwks::Jwks;
+use metadata::Published;
+use std::fmt;
+use std::sync::Arc;
+use verify::Invalid;
+
+/// An OAuth 2.1 resource server: the MCP endpoint's metadata, challenges
+/// and token checks (see the [module docs](self)). Cheap to clone: clones
+/// share the keys, the cache and the counters. Built with
+/// [`ResourceServer::builder`]; mounted with
+/// [`Builder::resource_server`](crate::http::Builder::resource_server).
+#[derive(Clone)]
+pub struct ResourceServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    issuer: String,
+    /// The canonical resource URL.
+    resource: String,
+    metadata_url: String,
+    /// The `aud` values accepted: the resource first.
+    audiences: Vec<String>,
+    required: Vec<String>,
+    challenges: Challenges,
+    published: Published,
+    jwks: Arc<Jwks>,
+    cache: TokenCache,
+    introspector: Option<Introspector>,
+    introspection_endpoint: Option<String>,
+    /// Seconds an introspected token is trusted.
+    introspection_ttl: u64,
+    /// Seconds `exp`/`nbf` may be off.
+    leeway: u64,
+    fetcher: Fetcher,
+    stats: Arc<stats::Counters>,
+}
+
+/// What an accepted token grants.
+#[derive(Debug, Clone)]
+pub(crate) struct Grant {
+    pub(crate) principal: Principal,
+    pub(crate) scopes: Scopes,
+    /// The token's `exp` (unix seconds; `u64::MAX` for an introspected
+    /// token without one).
+    pub(crate) expires_at: u64,
+}
+
+/// How a token that the synchronous checks could not settle goes on.
+enum Slow<'a> {
+    /// A JWT whose `kid` no key in force has: refresh the keys, then
+    /// verify again.
+    UnknownKey(&'a str),
+    /// An opaque token: introspect it.
+    Opaque(&'a str),
+}
+
+impl ResourceServer {
+    /// The resource's canonical URL (lowercased scheme and host, no
+    /// terminating slash): the `resource` of the metadata, the `aud` its
+    /// tokens carry.
+    pub fn resource(&self) -> &str {
+        &self.inner.resource
+    }
+
+    /// The issuer, as configured.
+    pub fn issuer(&self) -> &str {
+        &self.inner.issuer
+    }
+
+    /// The URL of the resource's metadata (RFC 9728 §3.1), as the 401
+    /// challenge's `resource_metadata` names it.
+    pub fn metadata_url(&self) -> &str {
+        &self.inner.metadata_url
+    }
+
+    /// The paths the metadata is served at: the RFC 9728 one (the
+    /// well-known suffix inserted before the resource's path), then, for a
+    /// resource with a path, the root well-known path.
+    pub fn metadata_paths(&self) -> Vec<&str> {
+        let published = &self.inner.published;
+        let mut paths = vec![published.path.as_str()];
+        if published.at_root {
+            paths.push(urls::RESOURCE_METADATA);
+        }
+        paths
+    }
+
+    /// The metadata document (JSON).
+    pub fn metadata_document(&self) -> &[u8] {
+        &self.inner.published.json
+    }
+
+    /// The answer to a `GET` of the metadata (200, JSON, any origin), for a
+    /// router that serves it itself.
+    pub fn metadata_response(&self) -> Response<Body> {
+        self.inner.published.answer(&Method::GET)
+    }
+
+    /// Fetches the authorization server's keys now (its metadata first,
+    /// the first time), as the first token would: e.g. at start, to find
+    /// a misconfiguration before a client does. Refused when a fetch
+    /// started less than the minimum refresh interval ago. Returns how many
+    /// keys are in force.
+    pub async fn refresh(&self) -> Result<usize, RefreshError> {
+        self.inner.jwks.refresh().await
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> OAuthStats {
+        self.inner.stats.snapshot(self.inner.jwks.current_len())
+    }
+
+    /// The answer to a request for the metadata, if `path` is one of its
+    /// well-known paths (the manager's router asks first).
+    pub(crate) fn metadata_answer(&self, method: &Method, path: &str) -> Option<Response<Body>> {
+        self.inner
+            .published
+            .serves(path)
+            .then(|| self.inner.published.answer(method))
+    }
+
+    /// The router's authentication step: the principal and scopes of the
+    /// request's token put into its extensions, or the refusal. `first`,
+    /// the manager's [`Authenticator`] if it has one, is asked before.
+    pub(crate) async fn admit(
+        &self,
+        first: Option<&dyn Authenticator>,
+        parts: &mut Parts,
+    ) -> Result<(), Reject> {
+        if let Some(authenticator) = first {
+            match authenticator.authenticate(parts) {
+                Ok(principal) => {
+                    parts.extensions.insert(principal);
+                    return Ok(());
+                }
+                Err(AuthError::Forbidden) => return Err(Reject::Forbidden),
+                Err(AuthError::Unauthorized { .. }) => {}
+            }
+        }
+        let inner = &*self.inner;
+        let Some(token) = bearer(parts) else {
+            inner.stats.missing();
+            return Err(Reject::Unauthorized(inner.challenges.missing.clone()));
+        };
+        let now = unix_now();
+        let digest = cache::digest(token);
+        let grant = match self.settle(token, &digest, now) {
+            Ok(grant) => Some(grant),
+            Err(Some(slow)) => {
+                // Boxed: the manager's routing future stays small for the
+                // requests that never get here (all but a few).
+                Box::pin(self.settle_slowly(slow, &digest, now)).await
+            }
+            Err(None) => None,
+        };
+        let Some(grant) = grant else {
+            inner.stats.invalid();
+            return Err(Reject::Unauthorized(inner.challenges.invalid.clone()));
+        };
+        if !grant
+            .scopes
+            .contains_all(inner.required.iter().map(String::as_str))
+        {
+            inner.stats.insufficient_scope();
+            return Err(Reject::InsufficientScope(
+                inner.challenges.insufficient_scope.clone(),
+            ));
+        }
+        parts.extensions.insert(grant.principal);
+        parts.extensions.insert(grant.scopes);
+        Ok(())
+    }
+
+    /// What can be decided without I/O: a cached token, a JWT of a known
+    /// key. `Err(Some(..))`: it needs I/O; `Err(None)`: refused.
+    fn settle<'t>(
+        &self,
+        token: &'t str,
+        digest: &cache::Digest,
+        now: u64,
+    ) -> Result<Grant, Option<Slow<'t>>> {
+        let inner = &*self.inner;
+        let keys = inner.jwks.current();
+        if let Some(grant) = inner.cache.get(digest, now, keys.epoch) {
+            inner.stats.accepted(true);
+            return Ok(grant);
+        }
+        if !is_jwt(token) {
+            return match inner.introspector {
+                Some(_) => Err(Some(Slow::Opaque(token))),
+                None => Err(None),
+            };
+        }
+        match verify::verify(&keys, token, &inner.issuer) {
+            Ok(grant) => {
+                inner
+                    .cache
+                    .put(*digest, &grant, u64::MAX, Some(keys.epoch), now);
+                inner.stats.accepted(false);
+                Ok(grant)
+            }
+            Err(Invalid::UnknownKey) => Err(Some(Slow::UnknownKey(token))),
+            Err(why) => {
+                tracing::debug!(?why, "access token refused");
+                Err(None)
+            }
+        }
+    }
+
+    /// What needs I/O: the keys refreshed for an unknown `kid` (once per
+    /// interval at most, whoever asks), or an introspection.
+    async fn settle_slowly(
+        &self,
+        slow: Slow<'_>,
+        digest: &cache::Digest,
+        now: u64,
+    ) -> Option<Grant> {
+        let inner = &*self.inner;
+        match slow {
+            Slow::UnknownKey(token) => {
+                match inner.jwks.refresh().await {
+                    Ok(_) | Err(RefreshError::TooSoon) => {}
+                    Err(error) => tracing::warn!(
+                        %error,
+                        "refreshing the authorization server's keys failed; the known ones stay in force"
+                    ),
+                }
+                let keys = inner.jwks.current();
+                match verify::verify(&keys, token, &inner.issuer) {
+                    Ok(grant) => {
+                        inner
+                            .cache
+                            .put(*digest, &grant, u64::MAX, Some(keys.epoch), now);
+                        inner.stats.accepted(false);
+                        Some(grant)
+                    }
+                    Err(why) => {
+                        tracing::debug!(?why, "access token refused after a key refresh");
+                        None
+                    }
+                }
+            }
+            Slow::Opaque(token) => {
+                let introspector = inner.introspector.as_ref()?;
+                let endpoint = match &inner.introspection_endpoint {
+                    Some(endpoint) => endpoint.clone(),
+                    None => match inner.jwks.endpoints().await {
+                        Ok(endpoints) => endpoints.introspection?,
+                        Err(error) => {
+                            tracing::warn!(%error, "no introspection endpoint");
+                            return None;
+                        }
+                    },
+                };
+                inner.stats.introspected();
+                let grant = introspector
+                    .introspect(
+                        &inner.fetcher,
+                        &endpoint,
+                        token,
+                        &inner.issuer,
+                        &inner.audiences,
+                        inner.leeway,
+                        now,
+                    )
+                    .await?;
+                inner.cache.put(
+                    *digest,
+                    &grant,
+                    now.saturating_add(inner.introspection_ttl),
+                    None,
+                    now,
+                );
+                inner.stats.accepted(false);
+                Some(grant)
+            }
+        }
+    }
+}
+
+impl fmt::Debug for ResourceServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceServer")
+            .field("issuer", &self.inner.issuer)
+            .field("resource", &self.inner.resource)
+            .field("required_scopes", &self.inner.required)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Not part of the API: what `benches/oauth.rs` times, compiled only with
+/// the feature `bench-hooks`.
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub mod __bench {
+    use super::ResourceServer;
+
+    /// Puts the keys of a JWKS document in force without fetching it;
+    /// returns how many.
+    pub fn install_keys(server: &ResourceServer, jwks: &str) -> usize {
+        server.inner.jwks.install(jwks).expect("a JWKS document")
+    }
+
+    /// What a request with `token` costs before it reaches the
+    /// application, without I/O: its digest, the cache lookup, and, on a
+    /// miss, the verification with a key in force (and the cache insert).
+    /// Returns whether the token was accepted.
+    pub fn check(server: &ResourceServer, token: &str) -> bool {
+        let now = super::unix_now();
+        let digest = super::cache::digest(token);
+        server.settle(token, &digest, now).is_ok()
+    }
+}
+
+/// The token of `Authorization: Bearer TOKEN` (the scheme is
+/// case-insensitive, RFC 9110 §11.1), if there is one.
+fn bearer(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_at_checked(7)?;
+    let token = token.trim_ascii();
+    (scheme.eq_ignore_ascii_case("bearer ") && !token.is_empty()).then_some(token)
+}
+
+/// Whether a token has the shape of a JWS (three dot-separated parts).
+fn is_jwt(token: &str) -> bool {
+    token.bytes().filter(|b| *b == b'.').count() == 2
+}
+
+/// Seconds since the epoch, from the coarse clock (a few ns).
+fn unix_now() -> u64 {
+    coarsetime::Clock::now_since_epoch().as_secs()
+}

@@ -1,0 +1,138 @@
+//! What a resource server counts ([`OAuthStats`]), and its Prometheus text.
+
+use crate::striped::Striped;
+use crate::sync::AtomicU64;
+use std::fmt::Write;
+
+/// A snapshot of a [`ResourceServer`](super::ResourceServer)'s counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OAuthStats {
+    /// Tokens accepted (signature and claims checked, or introspected).
+    pub accepted: u64,
+    /// Of those, answered from the cache of verified tokens.
+    pub cached: u64,
+    /// Requests without a bearer token (401).
+    pub missing: u64,
+    /// Tokens refused (401): bad signature, unknown key, expired, another
+    /// audience or issuer, malformed, inactive.
+    pub invalid: u64,
+    /// Valid tokens without a required scope (403).
+    pub insufficient_scope: u64,
+    /// Key set fetches that succeeded.
+    pub refreshes: u64,
+    /// Key set fetches that failed (the known keys stayed in force).
+    pub refresh_failures: u64,
+    /// Introspection requests made (RFC 7662).
+    pub introspections: u64,
+    /// Keys in force now.
+    pub keys: u64,
+}
+
+impl OAuthStats {
+    /// Appends the counters in Prometheus text format:
+    /// `sessionreg_oauth_tokens_total{outcome}` (`accepted`, `cached`,
+    /// `missing`, `invalid`, `insufficient_scope`),
+    /// `sessionreg_oauth_key_refreshes_total{outcome}` (`ok`, `failed`),
+    /// `sessionreg_oauth_introspections_total` and `sessionreg_oauth_keys`.
+    pub fn write_metrics(&self, out: &mut String) {
+        out.push_str("# TYPE sessionreg_oauth_tokens_total counter\n");
+        for (outcome, n) in [
+            ("accepted", self.accepted),
+            ("cached", self.cached),
+            ("missing", self.missing),
+            ("invalid", self.invalid),
+            ("insufficient_scope", self.insufficient_scope),
+        ] {
+            let _ = writeln!(
+                out,
+                "sessionreg_oauth_tokens_total{{outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        out.push_str("# TYPE sessionreg_oauth_key_refreshes_total counter\n");
+        let _ = writeln!(
+            out,
+            "sessionreg_oauth_key_refreshes_total{{outcome=\"ok\"}} {}",
+            self.refreshes
+        );
+        let _ = writeln!(
+            out,
+            "sessionreg_oauth_key_refreshes_total{{outcome=\"failed\"}} {}",
+            self.refresh_failures
+        );
+        let _ = writeln!(
+            out,
+            "# TYPE sessionreg_oauth_introspections_total counter\nsessionreg_oauth_introspections_total {}",
+            self.introspections
+        );
+        let _ = writeln!(
+            out,
+            "# TYPE sessionreg_oauth_keys gauge\nsessionreg_oauth_keys {}",
+            self.keys
+        );
+    }
+}
+
+/// One thread's tallies.
+#[derive(Default)]
+pub(crate) struct Stripe {
+    accepted: AtomicU64,
+    cached: AtomicU64,
+    missing: AtomicU64,
+    invalid: AtomicU64,
+    insufficient_scope: AtomicU64,
+    refreshes: AtomicU64,
+    refresh_failures: AtomicU64,
+    introspections: AtomicU64,
+}
+
+/// The live counters, striped by thread as the registry's are
+/// (`src/striped.rs`): a request's bump is no contended cache line.
+pub(crate) struct Counters(Striped<Stripe>);
+
+impl Default for Counters {
+    fn default() -> Counters {
+        let threads = std::thread::available_parallelism().map_or(8, |n| n.get());
+        Counters(Striped::new((4 * threads).clamp(8, 256)))
+    }
+}
+
+impl Counters {
+    pub(crate) fn accepted(&self, cached: bool) {
+        self.0.bump(|s| &s.accepted);
+        if cached {
+            self.0.bump(|s| &s.cached);
+        }
+    }
+    pub(crate) fn missing(&self) {
+        self.0.bump(|s| &s.missing);
+    }
+    pub(crate) fn invalid(&self) {
+        self.0.bump(|s| &s.invalid);
+    }
+    pub(crate) fn insufficient_scope(&self) {
+        self.0.bump(|s| &s.insufficient_scope);
+    }
+    pub(crate) fn refreshed(&self) {
+        self.0.bump(|s| &s.refreshes);
+    }
+    pub(crate) fn refresh_failed(&self) {
+        self.0.bump(|s| &s.refresh_failures);
+    }
+    pub(crate) fn introspected(&self) {
+        self.0.bump(|s| &s.introspections);
+    }
+
+    pub(crate) fn snapshot(&self, keys: usize) -> OAuthStats {
+        OAuthStats {
+            accepted: self.0.sum(|s| &s.accepted),
+            cached: self.0.sum(|s| &s.cached),
+            missing: self.0.sum(|s| &s.missing),
+            invalid: self.0.sum(|s| &s.invalid),
+            insufficient_scope: self.0.sum(|s| &s.insufficient_scope),
+            refreshes: self.0.sum(|s| &s.refreshes),
+            refresh_failures: self.0.sum(|s| &s.refresh_failures),
+            introspections: self.0.sum(|s| &s.introspections),
+            keys: keys as u64,
+        }
+    }
+}

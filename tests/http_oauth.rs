@@ -1,0 +1,875 @@
+//! The OAuth resource server (feature `oauth`) over real sockets: an
+//! authorization server in the test (`Authority`: RFC 8414 / OpenID
+//! metadata, a JWKS it can rotate, an introspection endpoint; it can go
+//! down), tokens signed here with the keys of `tests/oauth_keys/`, and the
+//! manager served by `sessionreg::http::serve`.
+//!
+//! What each test shows is in its name; the metadata document's content,
+//! the 401/403 challenges, every way a token is refused, key rotation and
+//! its bound, an authorization server that is down, the cache of accepted
+//! tokens, introspection, and the principal and scopes the application
+//! sees.
+#![cfg(feature = "oauth")]
+
+mod http_support;
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt, Full};
+use http_support::{initialize_body, with_meta, Answer, Client, Server};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{json, Value};
+use sessionreg::http::oauth::ResourceServer;
+use sessionreg::http::BearerTokens;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::task::JoinHandle;
+
+/// The resource the tokens are for (their `aud`).
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+// --------------------------------------------------------------- keys
+
+/// A signing key of the authority: its private half, and its JWK.
+struct Signer {
+    kid: String,
+    alg: Algorithm,
+    key: EncodingKey,
+    jwk: Value,
+}
+
+fn signer(kid: &str, file: &str, alg: Algorithm) -> Signer {
+    let pem = std::fs::read(format!(
+        "{}/tests/oauth_keys/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("a test key");
+    let key = match alg {
+        Algorithm::ES256 => EncodingKey::from_ec_pem(&pem),
+        _ => EncodingKey::from_rsa_pem(&pem),
+    }
+    .expect("a PEM key");
+    let mut jwk = Jwk::from_encoding_key(&key, alg).expect("a public JWK");
+    jwk.common.key_id = Some(kid.to_string());
+    let mut jwk = serde_json::to_value(&jwk).unwrap();
+    jwk["use"] = json!("sig");
+    Signer {
+        kid: kid.to_string(),
+        alg,
+        key,
+        jwk,
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// Claims a good token for `issuer` has: `sub`, `aud` = the resource,
+/// `exp` in an hour, the scopes given.
+fn claims(issuer: &str, sub: &str, scope: &str) -> Value {
+    static JTI: AtomicUsize = AtomicUsize::new(0);
+    json!({
+        "iss": issuer, "sub": sub, "aud": RESOURCE, "scope": scope,
+        "iat": now(), "exp": now() + 3600,
+        // Every token its own bytes, so none is answered from the cache of
+        // accepted tokens unless a test means it to be.
+        "jti": JTI.fetch_add(1, Ordering::Relaxed),
+    })
+}
+
+fn sign(signer: &Signer, claims: &Value) -> String {
+    let mut header = Header::new(signer.alg);
+    header.kid = Some(signer.kid.clone());
+    jsonwebtoken::encode(&header, claims, &signer.key).unwrap()
+}
+
+/// A token with the header and signature given, as an attacker makes one.
+fn forged(header: &Value, claims: &Value, signature: &[u8]) -> String {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    format!(
+        "{}.{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes()),
+        b64(signature)
+    )
+}
+
+// --------------------------------------------------------------- the authority
+
+/// The test's authorization server, on 127.0.0.1:0: OpenID metadata only
+/// (the RFC 8414 URL answers 404, as Keycloak's and oauth2-mock-server's
+/// do), its JWKS, and an introspection endpoint for the opaque tokens it
+/// knows. Every answer closes its connection, so `stop` leaves nothing to
+/// reach it by.
+struct Authority {
+    issuer: String,
+    state: Arc<AuthorityState>,
+    task: JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct AuthorityState {
+    issuer: Mutex<String>,
+    keys: Mutex<Vec<Value>>,
+    jwks_fetches: AtomicUsize,
+    metadata_fetches: AtomicUsize,
+    introspections: AtomicUsize,
+    /// Opaque token → its introspection answer.
+    opaque: Mutex<HashMap<String, Value>>,
+}
+
+/// The credentials the resource server introspects with.
+const CLIENT_ID: &str = "mcp-server";
+const CLIENT_SECRET: &str = "s3cret";
+
+impl Authority {
+    async fn start(keys: &[&Signer]) -> Authority {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(AuthorityState::default());
+        *state.issuer.lock().unwrap() = issuer.clone();
+        *state.keys.lock().unwrap() = keys.iter().map(|k| k.jwk.clone()).collect();
+        let shared = Arc::clone(&state);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let state = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let state = Arc::clone(&state);
+                        async move { Ok::<_, std::convert::Infallible>(state.answer(request).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Authority {
+            issuer,
+            state,
+            task,
+        }
+    }
+
+    /// Publishes these keys from now on.
+    fn publish(&self, keys: &[&Signer]) {
+        *self.state.keys.lock().unwrap() = keys.iter().map(|k| k.jwk.clone()).collect();
+    }
+
+    fn jwks_fetches(&self) -> usize {
+        self.state.jwks_fetches.load(Ordering::SeqCst)
+    }
+
+    /// Goes down: the port is closed (connections are refused).
+    fn stop(&self) {
+        self.task.abort();
+    }
+
+    fn claims(&self, sub: &str, scope: &str) -> Value {
+        claims(&self.issuer, sub, scope)
+    }
+
+    /// A resource server for this authority, as the tests configure it.
+    fn resource_server(&self) -> sessionreg::http::oauth::ResourceServerBuilder {
+        ResourceServer::builder(&self.issuer, RESOURCE)
+    }
+}
+
+impl AuthorityState {
+    async fn answer(&self, request: http::Request<Incoming>) -> http::Response<Full<Bytes>> {
+        let issuer = self.issuer.lock().unwrap().clone();
+        let (status, body) = match (request.method(), request.uri().path()) {
+            (&Method::GET, "/.well-known/openid-configuration") => {
+                self.metadata_fetches.fetch_add(1, Ordering::SeqCst);
+                (
+                    StatusCode::OK,
+                    json!({
+                        "issuer": issuer,
+                        "jwks_uri": format!("{issuer}/jwks"),
+                        "introspection_endpoint": format!("{issuer}/introspect"),
+                        "response_types_supported": ["code"],
+                    }),
+                )
+            }
+            (&Method::GET, "/jwks") => {
+                self.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+                (
+                    StatusCode::OK,
+                    json!({ "keys": *self.keys.lock().unwrap() }),
+                )
+            }
+            (&Method::POST, "/introspect") => {
+                self.introspections.fetch_add(1, Ordering::SeqCst);
+                use base64::Engine as _;
+                let expected = format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD
+                        .encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
+                );
+                let authorized = request
+                    .headers()
+                    .get("authorization")
+                    .is_some_and(|v| v == expected.as_str());
+                let form = request.into_body().collect().await.unwrap().to_bytes();
+                let form = String::from_utf8(form.to_vec()).unwrap();
+                let token = form
+                    .split('&')
+                    .find_map(|pair| pair.strip_prefix("token="))
+                    .unwrap_or("")
+                    .to_string();
+                if !authorized {
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        json!({ "error": "invalid_client" }),
+                    )
+                } else {
+                    let answer = self.opaque.lock().unwrap().get(&token).cloned();
+                    (StatusCode::OK, answer.unwrap_or(json!({ "active": false })))
+                }
+            }
+            _ => (StatusCode::NOT_FOUND, json!({ "error": "not found" })),
+        };
+        let mut response = http::Response::new(Full::new(Bytes::from(body.to_string())));
+        *response.status_mut() = status;
+        response
+            .headers_mut()
+            .insert("content-type", "application/json".parse().unwrap());
+        response
+            .headers_mut()
+            .insert("connection", "close".parse().unwrap());
+        response
+    }
+}
+
+// --------------------------------------------------------------- helpers
+
+fn rsa_a() -> Signer {
+    signer("rsa-a", "rsa-a.pem", Algorithm::RS256)
+}
+
+/// An authority publishing rsa-a, and a server requiring `mcp:tools`.
+async fn setup() -> (Authority, Signer, Server) {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .required_scope("mcp:tools")
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth)).await;
+    (authority, key, server)
+}
+
+async fn initialize_with(server: &Server, token: Option<&str>) -> Answer {
+    let client = match token {
+        Some(token) => Client::with_bearer(&server.url, token),
+        None => Client::new(&server.url),
+    };
+    client.post(None, &initialize_body("client")).await
+}
+
+/// The whoami tool's result, at 2026-07-28 (no session).
+async fn whoami_modern(server: &Server, token: &str) -> Answer {
+    let client = Client::with_bearer(&server.url, token);
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": { "name": "whoami", "arguments": {} } }));
+    client
+        .post_modern(
+            &body,
+            &[("mcp-method", "tools/call"), ("mcp-name", "whoami")],
+        )
+        .await
+}
+
+fn challenge(answer: &Answer) -> &str {
+    answer
+        .headers
+        .get("www-authenticate")
+        .expect("a challenge")
+        .to_str()
+        .unwrap()
+}
+
+/// A GET of `path` on the server's address.
+async fn get_path(server: &Server, method: Method, path: &str) -> Answer {
+    let client = Client::new(&format!("http://{}{path}", server.addr));
+    client
+        .send(
+            client
+                .request(method)
+                .header("origin", "https://app.example")
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await
+}
+
+fn assert_no_500(server: &Server) {
+    let http = server.http();
+    assert_eq!(http.responses(500), 0, "{http:?}");
+}
+
+// --------------------------------------------------------------- the tests
+
+/// RFC 9728 §3: the document at the endpoint's well-known path (and the
+/// root one), naming the resource, the issuer, the scopes and how a token
+/// is sent; public (no token, any origin), `GET` only.
+#[tokio::test]
+async fn the_metadata_document_names_the_resource_its_issuer_and_scopes() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .required_scope("mcp:tools")
+        .supported_scope("files:read")
+        .resource_name("test server")
+        .build()
+        .unwrap();
+    assert_eq!(
+        oauth.metadata_url(),
+        "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+    );
+    assert_eq!(
+        oauth.metadata_paths(),
+        [METADATA_PATH, "/.well-known/oauth-protected-resource"]
+    );
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    for path in oauth.metadata_paths() {
+        let answer = get_path(&server, Method::GET, path).await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        assert_eq!(answer.headers["content-type"], "application/json");
+        assert_eq!(answer.headers["access-control-allow-origin"], "*");
+        assert_eq!(
+            answer.json(),
+            json!({
+                "resource": RESOURCE,
+                "authorization_servers": [authority.issuer],
+                "scopes_supported": ["mcp:tools", "files:read"],
+                "bearer_methods_supported": ["header"],
+                "resource_name": "test server",
+            })
+        );
+        assert_eq!(answer.body, oauth.metadata_document());
+    }
+    let post = get_path(&server, Method::POST, METADATA_PATH).await;
+    assert_eq!(post.status, StatusCode::METHOD_NOT_ALLOWED);
+    let preflight = get_path(&server, Method::OPTIONS, METADATA_PATH).await;
+    assert_eq!(preflight.status, StatusCode::NO_CONTENT);
+    assert_eq!(preflight.headers["access-control-allow-origin"], "*");
+    // Another well-known path is not the manager's to answer.
+    let other = get_path(
+        &server,
+        Method::GET,
+        "/.well-known/oauth-protected-resource/other",
+    )
+    .await;
+    assert_ne!(other.status, StatusCode::OK);
+    // Nothing was fetched from the authority to publish it.
+    assert_eq!(authority.jwks_fetches(), 0);
+}
+
+/// The MCP authorization page: a request without a token gets 401 with
+/// `resource_metadata` and the required scope; GET and DELETE too; nothing
+/// is created.
+#[tokio::test]
+async fn a_request_without_a_token_gets_401_naming_the_metadata_and_scope() {
+    let (_authority, _key, server) = setup().await;
+    let expected = r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#;
+    let answer = initialize_with(&server, None).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(challenge(&answer), expected);
+    let basic = Client::new(&server.url).with_header("authorization", "Basic YWRhOng=");
+    let answer = basic.post(None, &initialize_body("client")).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(challenge(&answer), expected);
+    let client = Client::new(&server.url);
+    let id = "0123456789abcdef0123456789abcdef0123456789abcdef";
+    assert_eq!(client.delete(id).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        client.open_stream(id, None).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(server.created(), 0);
+}
+
+/// A valid token serves both eras; the application sees the principal
+/// (issuer and subject) and the token's scopes.
+#[tokio::test]
+async fn a_valid_token_serves_both_eras_as_its_issuer_and_subject_with_its_scopes() {
+    let (authority, key, server) = setup().await;
+    let token = sign(&key, &authority.claims("ada", "mcp:tools files:read"));
+    let client = Client::with_bearer(&server.url, &token);
+    let id = client.initialize().await;
+    let whoami = client.call(&id, "whoami", json!({})).await;
+    assert_eq!(whoami.status, StatusCode::OK);
+    let principal = format!("{}#ada", authority.issuer);
+    assert_eq!(whoami.json()["result"]["principal"], principal.as_str());
+    assert_eq!(whoami.json()["result"]["scopes"], "mcp:tools files:read");
+    assert_eq!(client.delete(&id).await.status, StatusCode::OK);
+
+    let modern = whoami_modern(&server, &token).await;
+    assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
+    assert_eq!(modern.json()["result"]["principal"], principal.as_str());
+    assert_eq!(modern.json()["result"]["scopes"], "mcp:tools files:read");
+    // `aud` as an array holding the resource, and `scp` as a list (Entra
+    // ID's form) are accepted too.
+    let mut claims = authority.claims("ada", "");
+    claims["aud"] = json!(["https://other.example", RESOURCE]);
+    claims.as_object_mut().unwrap().remove("scope");
+    claims["scp"] = json!(["mcp:tools"]);
+    let answer = whoami_modern(&server, &sign(&key, &claims)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(answer.json()["result"]["scopes"], "mcp:tools");
+    // The keys were fetched once, through the OpenID metadata (the RFC
+    // 8414 URL answered 404 first).
+    assert_eq!(authority.jwks_fetches(), 1);
+    assert_eq!(authority.state.metadata_fetches.load(Ordering::SeqCst), 1);
+}
+
+/// Sessions are bound to the token's subject: another subject's token
+/// finds nothing with the id; a new token of the same subject does.
+#[tokio::test]
+async fn a_session_belongs_to_the_tokens_subject_not_to_the_token() {
+    let (authority, key, server) = setup().await;
+    let ada = Client::with_bearer(
+        &server.url,
+        &sign(&key, &authority.claims("ada", "mcp:tools")),
+    );
+    let id = ada.initialize().await;
+    let bob = Client::with_bearer(
+        &server.url,
+        &sign(&key, &authority.claims("bob", "mcp:tools")),
+    );
+    assert_eq!(
+        bob.call(&id, "echo", json!({})).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let ada_again = Client::with_bearer(
+        &server.url,
+        &sign(&key, &authority.claims("ada", "mcp:tools")),
+    );
+    assert_eq!(
+        ada_again.call(&id, "echo", json!({})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(ada_again.delete(&id).await.status, StatusCode::OK);
+}
+
+/// Every way a JWT is not valid here gets 401 `invalid_token` (never a
+/// session, never a 500): another audience, another issuer, expired,
+/// `nbf` to come, no `sub`, a key the authority never published, `alg:
+/// none`, HMAC "signed" with the public key, a signature that does not
+/// match, not a JWT at all.
+#[tokio::test]
+async fn tokens_that_are_not_valid_here_get_401_invalid_token() {
+    let (authority, key, server) = setup().await;
+    let good = authority.claims("ada", "mcp:tools");
+    let with = |member: &str, value: Value| {
+        let mut claims = good.clone();
+        claims[member] = value;
+        claims
+    };
+    let other = signer("rsa-a", "rsa-other.pem", Algorithm::RS256);
+    let public_pem = std::fs::read(format!(
+        "{}/tests/oauth_keys/rsa-a.pub.pem",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let hmac_with_public_key = {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some("rsa-a".into());
+        jsonwebtoken::encode(&header, &good, &EncodingKey::from_secret(&public_pem)).unwrap()
+    };
+    let mut no_sub = good.clone();
+    no_sub.as_object_mut().unwrap().remove("sub");
+    let valid = sign(&key, &good);
+    let (head, rest) = valid.split_once('.').unwrap();
+    let (_, signature) = rest.split_once('.').unwrap();
+    let tampered = format!("{head}.{}.{signature}", {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(with("sub", json!("root")).to_string())
+    });
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "another audience",
+            sign(&key, &with("aud", json!("https://other.example/mcp"))),
+        ),
+        (
+            "an audience list without it",
+            sign(&key, &with("aud", json!(["https://a", "https://b"]))),
+        ),
+        (
+            "another issuer",
+            sign(&key, &with("iss", json!("https://evil.example"))),
+        ),
+        ("expired", sign(&key, &with("exp", json!(now() - 120)))),
+        (
+            "nbf in the future",
+            sign(&key, &with("nbf", json!(now() + 600))),
+        ),
+        (
+            "nbf as a string",
+            sign(&key, &with("nbf", json!("99999999999"))),
+        ),
+        ("no sub", sign(&key, &no_sub)),
+        ("another key, same kid", sign(&other, &good)),
+        (
+            "alg none",
+            forged(
+                &json!({ "alg": "none", "kid": "rsa-a", "typ": "JWT" }),
+                &good,
+                b"",
+            ),
+        ),
+        ("HMAC with the public key as secret", hmac_with_public_key),
+        ("claims changed under the signature", tampered),
+        ("not a JWT", "opaque-token-nobody-knows".to_string()),
+    ];
+    for (what, token) in cases {
+        let answer = initialize_with(&server, Some(&token)).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::UNAUTHORIZED,
+            "{what}: {:?}",
+            answer.body
+        );
+        assert!(
+            challenge(&answer).starts_with(r#"Bearer error="invalid_token", resource_metadata=""#),
+            "{what}: {}",
+            challenge(&answer)
+        );
+    }
+    // The same claims, signed right, pass: the refusals were the tokens'.
+    assert_eq!(
+        initialize_with(&server, Some(&valid)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(server.created(), 1);
+    assert_no_500(&server);
+}
+
+/// `exp` and `nbf` have a small leeway (30 s by default): a token a few
+/// seconds past its `exp`, or a few before its `nbf`, still passes.
+#[tokio::test]
+async fn exp_and_nbf_have_a_small_leeway() {
+    let (authority, key, server) = setup().await;
+    let mut late = authority.claims("ada", "mcp:tools");
+    late["exp"] = json!(now() - 5);
+    let mut early = authority.claims("ada", "mcp:tools");
+    early["nbf"] = json!(now() + 5);
+    for claims in [late, early] {
+        let answer = whoami_modern(&server, &sign(&key, &claims)).await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    }
+}
+
+/// A valid token without a required scope: 403 `insufficient_scope`
+/// naming every required scope and the metadata.
+#[tokio::test]
+async fn a_token_without_a_required_scope_gets_403_insufficient_scope() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .required_scope("mcp:tools")
+        .required_scope("files:read")
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth)).await;
+    for scope in ["", "mcp:tools", "files:read mcp", "MCP:TOOLS files:read"] {
+        let answer =
+            initialize_with(&server, Some(&sign(&key, &authority.claims("ada", scope)))).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{scope:?}");
+        assert_eq!(
+            challenge(&answer),
+            r#"Bearer error="insufficient_scope", scope="mcp:tools files:read", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#
+        );
+    }
+    let answer = initialize_with(
+        &server,
+        Some(&sign(
+            &key,
+            &authority.claims("ada", "files:read other mcp:tools"),
+        )),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(server.created(), 1);
+}
+
+/// Key rotation: a token of a key published after the set was read makes
+/// the server fetch the set again, once; the new key then serves without
+/// fetching. A flood of tokens naming keys nobody published costs the
+/// authority at most one fetch per minimum refresh interval, and every
+/// one of them a 401; known keys are served throughout.
+#[tokio::test]
+async fn a_new_key_is_fetched_once_and_a_flood_of_unknown_kids_is_bounded() {
+    const INTERVAL: Duration = Duration::from_secs(1);
+    let a = rsa_a();
+    let b = signer("rsa-b", "rsa-b.pem", Algorithm::RS256);
+    let ec = signer("ec-a", "ec-a.pem", Algorithm::ES256);
+    let authority = Authority::start(&[&a]).await;
+    let oauth = authority
+        .resource_server()
+        .min_refresh_interval(INTERVAL)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|builder| builder.resource_server(oauth.clone())).await;
+    let ok = |answer: &Answer| answer.status == StatusCode::OK;
+    assert!(ok(&whoami_modern(
+        &server,
+        &sign(&a, &authority.claims("ada", ""))
+    )
+    .await));
+    assert_eq!(authority.jwks_fetches(), 1);
+
+    // Rotation: b and an EC key published; a's tokens still pass.
+    authority.publish(&[&a, &b, &ec]);
+    tokio::time::sleep(INTERVAL).await;
+    assert!(ok(&whoami_modern(
+        &server,
+        &sign(&b, &authority.claims("ada", ""))
+    )
+    .await));
+    assert_eq!(authority.jwks_fetches(), 2, "the new kid made one fetch");
+    for signer in [&a, &b, &ec, &b, &ec] {
+        let answer = whoami_modern(&server, &sign(signer, &authority.claims("ada", ""))).await;
+        assert!(ok(&answer), "{}: {:?}", signer.kid, answer.body);
+    }
+    assert_eq!(authority.jwks_fetches(), 2, "known keys fetch nothing");
+
+    // The flood: 300 tokens, each naming a key nobody published, 16 at a
+    // time, with a known key's token among them.
+    let started = Instant::now();
+    let refused = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let url = server.url.clone();
+        let refused = Arc::clone(&refused);
+        let issuer = authority.issuer.clone();
+        let fake = signer("x", "rsa-other.pem", Algorithm::RS256);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..300 / 16 {
+                let mut header = Header::new(Algorithm::RS256);
+                header.kid = Some(format!("made-up-{worker}-{i}"));
+                let token =
+                    jsonwebtoken::encode(&header, &claims(&issuer, "eve", ""), &fake.key).unwrap();
+                let answer = Client::with_bearer(&url, &token)
+                    .post(None, &initialize_body("client"))
+                    .await;
+                if answer.status == StatusCode::UNAUTHORIZED {
+                    refused.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }));
+    }
+    let known = whoami_modern(&server, &sign(&a, &authority.claims("ada", ""))).await;
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let elapsed = started.elapsed();
+    assert!(ok(&known), "a known key's token during the flood");
+    assert_eq!(refused.load(Ordering::SeqCst), 16 * (300 / 16));
+    // The bound: one fetch per interval at most (plus the one that may
+    // start at the flood's first request).
+    let flood_fetches = authority.jwks_fetches() - 2;
+    let allowed = 1 + (elapsed.as_secs_f64() / INTERVAL.as_secs_f64()).floor() as usize;
+    assert!(
+        flood_fetches <= allowed,
+        "{flood_fetches} fetches in {elapsed:?} (at most {allowed})"
+    );
+    assert!(oauth.stats().refreshes >= 2);
+    // The manager's metrics carry the resource server's.
+    let metrics = server.manager.metrics();
+    assert!(
+        metrics.contains(&format!(
+            "sessionreg_oauth_tokens_total{{outcome=\"invalid\"}} {}",
+            oauth.stats().invalid
+        )),
+        "{metrics}"
+    );
+    assert!(metrics.contains("sessionreg_oauth_keys 3"), "{metrics}");
+    assert_eq!(server.created(), 0);
+    assert_no_500(&server);
+}
+
+/// An authorization server that is down: tokens of known keys keep
+/// working (the set stays in force, even once it is past its age and
+/// refreshes keep failing); a token of an unknown key gets 401, never a
+/// 500.
+#[tokio::test]
+async fn an_authorization_server_that_is_down_costs_known_keys_nothing() {
+    let a = rsa_a();
+    let b = signer("rsa-b", "rsa-b.pem", Algorithm::RS256);
+    let authority = Authority::start(&[&a]).await;
+    let oauth = authority
+        .resource_server()
+        .keys_max_age(Duration::ZERO)
+        .min_refresh_interval(Duration::ZERO)
+        .fetch_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    assert_eq!(oauth.refresh().await, Ok(1));
+    let server = Server::start_with(|builder| builder.resource_server(oauth.clone())).await;
+    authority.stop();
+    authority.publish(&[&a, &b]);
+    for round in 0..5 {
+        let answer = whoami_modern(&server, &sign(&a, &authority.claims("ada", ""))).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "round {round}: {:?}",
+            answer.body
+        );
+        let unknown = initialize_with(&server, Some(&sign(&b, &authority.claims("ada", "")))).await;
+        assert_eq!(unknown.status, StatusCode::UNAUTHORIZED, "round {round}");
+        assert!(challenge(&unknown).contains(r#"error="invalid_token""#));
+    }
+    // Each unknown key tried a refresh, and each failed.
+    assert!(http_support::eventually(|| oauth.stats().refresh_failures >= 5).await);
+    assert_eq!(oauth.stats().keys, 1);
+    assert_no_500(&server);
+}
+
+/// The cache of accepted tokens: a token's next requests are answered
+/// from it, but never past the token's `exp` (no leeway there: past it the
+/// token is verified again, and refused).
+#[tokio::test]
+async fn cached_tokens_are_served_until_their_exp_and_not_after() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .leeway(Duration::ZERO)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let mut claims = authority.claims("ada", "");
+    claims["exp"] = json!(now() + 2);
+    let token = sign(&key, &claims);
+    for _ in 0..3 {
+        assert_eq!(whoami_modern(&server, &token).await.status, StatusCode::OK);
+    }
+    let stats = oauth.stats();
+    assert_eq!((stats.accepted, stats.cached), (3, 2));
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    let late = whoami_modern(&server, &token).await;
+    assert_eq!(late.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(oauth.stats().cached, 2);
+}
+
+/// Opaque tokens through RFC 7662 introspection, with the server's client
+/// credentials: an active token for this resource passes (and is not asked
+/// about again within the TTL); an inactive one, or one for another
+/// audience, gets 401.
+#[tokio::test]
+async fn opaque_tokens_are_introspected() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let active = json!({
+        "active": true, "sub": "svc-1", "aud": RESOURCE, "iss": authority.issuer,
+        "scope": "mcp:tools", "exp": now() + 600,
+    });
+    let mut other_audience = active.clone();
+    other_audience["aud"] = json!("https://elsewhere.example");
+    authority.state.opaque.lock().unwrap().extend([
+        ("opaque-good".to_string(), active),
+        ("opaque-elsewhere".to_string(), other_audience),
+    ]);
+    let oauth = authority
+        .resource_server()
+        .required_scope("mcp:tools")
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth)).await;
+    for _ in 0..3 {
+        let answer = whoami_modern(&server, "opaque-good").await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+        assert_eq!(
+            answer.json()["result"]["principal"],
+            format!("{}#svc-1", authority.issuer)
+        );
+    }
+    assert_eq!(authority.state.introspections.load(Ordering::SeqCst), 1);
+    for token in ["opaque-elsewhere", "opaque-unknown"] {
+        assert_eq!(
+            initialize_with(&server, Some(token)).await.status,
+            StatusCode::UNAUTHORIZED,
+            "{token}"
+        );
+    }
+    // Without credentials, opaque tokens are not asked about.
+    let plain =
+        Server::start_with(|b| b.resource_server(authority.resource_server().build().unwrap()))
+            .await;
+    let before = authority.state.introspections.load(Ordering::SeqCst);
+    assert_eq!(
+        initialize_with(&plain, Some("opaque-good")).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        authority.state.introspections.load(Ordering::SeqCst),
+        before
+    );
+}
+
+/// Static tokens and the resource server side by side: a static token's
+/// principal is its name; any other token goes to the resource server,
+/// whose challenge the client gets.
+#[tokio::test]
+async fn static_tokens_are_asked_first() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority.resource_server().build().unwrap();
+    let statics = BearerTokens::new([("ops".to_string(), "static-ops-token".to_string())]).unwrap();
+    let server = Server::start_with(|b| b.authenticator(statics).resource_server(oauth)).await;
+    let ops = whoami_modern(&server, "static-ops-token").await;
+    assert_eq!(ops.status, StatusCode::OK);
+    assert_eq!(ops.json()["result"]["principal"], "ops");
+    assert_eq!(ops.json()["result"]["scopes"], Value::Null);
+    let jwt = whoami_modern(&server, &sign(&key, &authority.claims("ada", ""))).await;
+    assert_eq!(
+        jwt.json()["result"]["principal"],
+        format!("{}#ada", authority.issuer)
+    );
+    let missing = initialize_with(&server, None).await;
+    assert!(challenge(&missing).starts_with("Bearer resource_metadata="));
+}
+
+/// A configuration that cannot work is refused when it is built.
+#[test]
+fn bad_configurations_are_refused() {
+    for (issuer, resource) in [
+        ("https://as.example", "mcp.example.com/mcp"),
+        ("https://as.example", "https://mcp.example.com/mcp#x"),
+        ("http://as.example", "https://mcp.example.com/mcp"),
+        ("https://as.example#f", "https://mcp.example.com/mcp"),
+    ] {
+        let built = ResourceServer::builder(issuer, resource).build();
+        assert!(built.is_err(), "{issuer} {resource}");
+    }
+    let bad_scope = ResourceServer::builder("http://127.0.0.1:9", RESOURCE)
+        .required_scope("two words")
+        .build();
+    assert!(bad_scope.is_err());
+    let allowed = ResourceServer::builder("http://as.internal", RESOURCE)
+        .allow_http(true)
+        .build();
+    assert!(allowed.is_ok());
+}
