@@ -19,8 +19,8 @@ accepts.
    the nodes share one --request-state-key-file.
 
 Prints one line per step; exits 0 on success, 1 with "FAIL at step STEP:
-WHY" otherwise. Run by `examples/fleet --python PYTHON` (after its own
-clients, before the kill), which `.ci/fleet-python` runs with the venv of
+WHY" otherwise. Run by `examples/fleet --python PYTHON` (before its own
+clients start), which `.ci/fleet-python` runs with the venv of
 interop/requirements.txt.
 """
 

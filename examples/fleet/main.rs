@@ -32,7 +32,7 @@
 //!    `confirm`, whose input-required retry goes round-robin too: it opens
 //!    on whichever node it reaches, as they share the key file.
 //!    With `--python PYTHON` (an interpreter with interop/requirements.txt
-//!    installed), interop/fleet_client.py then drives the official Python
+//!    installed), interop/fleet_client.py first drives the official Python
 //!    SDK's `Client(url)` through the balancer: 100 `basket_add` calls to
 //!    one basket, and a `confirm` it retries by itself.
 //! 4. Has every client start longer tasks, then kills one node (SIGKILL)
@@ -102,8 +102,8 @@ struct Args {
     #[arg(long)]
     keep_logs: bool,
     /// A Python with the official SDK (`interop/requirements.txt`): runs
-    /// `interop/fleet_client.py` through the balancer after the first
-    /// phase (its exit status is checked like the rest).
+    /// `interop/fleet_client.py` through the balancer before the clients
+    /// start (its exit status is checked like the rest).
     #[arg(long, value_name = "PYTHON")]
     python: Option<PathBuf>,
 }
@@ -296,8 +296,8 @@ async fn basket_round(client: &Client, items: usize, what: &str, tally: &Tally) 
     }
 }
 
-/// Runs `interop/fleet_client.py URL` with `python`, its output shown:
-/// whether it succeeded.
+/// Runs `interop/fleet_client.py URL` with `python`, its output shown once
+/// it has ended: whether it succeeded.
 async fn python_client(python: PathBuf, url: String) -> Result<bool, String> {
     let script = fleet::process::repo_root().join("interop/fleet_client.py");
     let output = tokio::task::spawn_blocking(move || {
@@ -310,6 +310,7 @@ async fn python_client(python: PathBuf, url: String) -> Result<bool, String> {
     })
     .await
     .map_err(|e| e.to_string())??;
+    println!("interop/fleet_client.py (the Python SDK's Client) through the balancer:");
     for line in String::from_utf8_lossy(&output.stdout).lines() {
         println!("  {line}");
     }
@@ -462,6 +463,14 @@ async fn run(args: Args) -> Result<bool, String> {
     let http = fleet::http();
     let tally = Arc::new(Tally::default());
 
+    // The official Python SDK's client through the balancer, first, while
+    // nothing else runs (the demo's kept sessions, opened next, would idle
+    // out while it ran).
+    let python_ok = match args.python.clone() {
+        Some(python) => Some(python_client(python, fleet.balancer().url()).await?),
+        None => None,
+    };
+
     // Phase 1: every node up.
     let mut kept = Vec::new();
     for c in 0..args.clients {
@@ -476,16 +485,6 @@ async fn run(args: Args) -> Result<bool, String> {
         ms: args.task_ms,
     };
     let kept = run_phase(kept, args.rounds, plan, None, "before the kill", &tally).await;
-
-    // The official Python SDK's client, through the balancer, while
-    // nothing else runs.
-    let python_ok = match args.python.clone() {
-        Some(python) => {
-            println!("interop/fleet_client.py (the Python SDK's Client) through the balancer:");
-            Some(python_client(python, fleet.balancer().url()).await?)
-        }
-        None => None,
-    };
 
     // Tasks that run across the kill: every client starts some, five times
     // as long as the others, so those on the victim are still running
