@@ -441,10 +441,16 @@ async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
         let url = server.url.clone();
         async move {
             let client = Client::with_bearer(&url, token);
+            // The basket tools mirror `basket` into Mcp-Param-Basket
+            // (x-mcp-header), as a 2026-07-28 client sends it.
+            let basket = arguments["basket"].as_str().map(str::to_string);
             let body =
                 http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": { "name": tool, "arguments": arguments } }));
-            let headers = [("mcp-method", "tools/call"), ("mcp-name", tool)];
+            let mut headers = vec![("mcp-method", "tools/call"), ("mcp-name", tool)];
+            if let Some(basket) = &basket {
+                headers.push(("mcp-param-basket", basket));
+            }
             let answer = client.post_modern(&body, &headers).await;
             assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
             answer.json()["result"].clone()
