@@ -5,6 +5,8 @@
 
 #[path = "../../examples/rmcp_server/app.rs"]
 pub mod app;
+#[path = "../../examples/common/listen.rs"]
+pub mod listen;
 
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use serde_json::Value;
@@ -163,7 +165,8 @@ impl Drop for LocalServer {
     }
 }
 
-async fn serve(router: axum::Router) -> (String, CancellationToken, JoinHandle<()>) {
+/// Serves `router` on 127.0.0.1:0 as the examples serve theirs.
+pub async fn serve(router: axum::Router) -> (String, CancellationToken, JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind 127.0.0.1:0");
@@ -171,9 +174,7 @@ async fn serve(router: axum::Router) -> (String, CancellationToken, JoinHandle<(
     let stop = CancellationToken::new();
     let stopped = stop.clone().cancelled_owned();
     let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
-            .with_graceful_shutdown(stopped)
-            .await;
+        let _ = listen::serve(listener, router, stopped).await;
     });
     (url, stop, task)
 }
