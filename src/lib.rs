@@ -75,6 +75,7 @@ pub mod handles;
 mod id;
 mod insert;
 mod lifecycle;
+mod live;
 mod lookup;
 pub mod metrics;
 mod outcome;
