@@ -102,6 +102,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![forbid(unsafe_code)]
 
+mod aliases;
 mod builder;
 mod entry;
 mod error;
@@ -112,6 +113,7 @@ mod status;
 mod stream;
 pub mod tasks;
 mod transport;
+mod workers;
 
 pub use builder::{Builder, DEFAULT_IDLE_TIMEOUT};
 pub use error::Error;

@@ -45,6 +45,12 @@ pub(crate) fn report(refusal: Refusal) -> bool {
     REFUSAL.try_with(|slot| slot.set(Some(refusal))).is_ok()
 }
 
+/// Withdraws a note left earlier in the current request: rmcp restored the
+/// session that `has_session` did not find, and the request goes on.
+pub(crate) fn withdraw() {
+    let _ = REFUSAL.try_with(|slot| slot.set(None));
+}
+
 /// JSON-RPC code of a transport-level refusal (as `sessionreg::http` uses).
 const SERVER_ERROR: i64 = -32000;
 /// JSON-RPC code for a session id that names no live session (as
