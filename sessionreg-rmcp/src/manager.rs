@@ -25,8 +25,10 @@ use std::time::Duration;
 /// `LocalSessionManager` (see the [crate docs](crate)).
 ///
 /// Each session is rmcp's own per-session worker
-/// ([`create_local_session`]), named by a registry id (48 lowercase hex
-/// digits, the first two the node id). What it adds:
+/// ([`create_local_session`](rmcp::transport::streamable_http_server::session::local::create_local_session)),
+/// named by a registry id (48 lowercase hex digits, the first two the node
+/// id), or, for a session restored from rmcp's session store, by the id its
+/// client holds. What it adds:
 ///
 /// * **One end per session.** Every way a session ends — `DELETE`, the idle
 ///   timeout, its worker exiting, [`shutdown`](Self::shutdown) or the
@@ -36,16 +38,23 @@ use std::time::Duration;
 ///   callback stops the worker, once, and counts the reason. rmcp calls
 ///   `close_session` again after every worker exit; those calls find the
 ///   session over and change nothing.
-/// * **Idle means idle.** rmcp's `keep_alive` timer is off; the registry's
-///   reaper ends sessions that had nothing in flight for the idle timeout
-///   (default 300 s, rmcp's default). A request is in flight from the moment
-///   the manager takes it until its answer stream ends (or the client drops
-///   it); an open GET stream is in flight while it is open. A tool call that
-///   is silent for longer than the timeout keeps its session.
-/// * **A capacity** (default 65,536): at it, `create_session` fails at once
-///   ([`Error::AtCapacity`]; 503 behind a [`StatusLayer`](crate::StatusLayer)).
+/// * **Idle means idle.** rmcp's `keep_alive` timer is off in the workers;
+///   the registry's reaper ends sessions that had nothing in flight for the
+///   idle timeout (the `SessionConfig`'s `keep_alive`, or
+///   [`Builder::idle_timeout`](crate::Builder::idle_timeout); default 300 s,
+///   rmcp's default). A request is in flight from the moment the manager
+///   takes it until its answer stream ends (or the client drops it); an open
+///   GET stream is in flight while it is open. A tool call that is silent
+///   for longer than the timeout keeps its session.
+/// * **A capacity** (default 65,536): at it, `create_session` and
+///   `restore_session` fail at once ([`Error::AtCapacity`]; 503 behind a
+///   [`StatusLayer`](crate::StatusLayer)).
 /// * **Metrics**: [`stats`](Self::stats), and [`metrics`](Self::metrics) in
 ///   Prometheus text with sessionreg's stable names.
+///
+/// And what rmcp's manager has: restores from rmcp's session store, an
+/// event store ([`with_event_store`](Self::with_event_store)), rmcp's
+/// session handles ([`session`](Self::session), [`sessions`](Self::sessions)).
 ///
 /// Cloning is not needed: rmcp takes it as `Arc<RegistrySessionManager>`.
 pub struct RegistrySessionManager {

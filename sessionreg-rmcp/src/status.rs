@@ -63,7 +63,7 @@ const SESSION_NOT_FOUND: i64 = -32001;
 ///
 /// | the manager found | rmcp alone | behind this layer |
 /// |---|---|---|
-/// | the registry at capacity on `initialize` | 500 | 503, `Retry-After` |
+/// | the registry at capacity on `initialize`, or on a restore from rmcp's session store | 500 | 503, `Retry-After` |
 /// | the manager shutting down on `initialize` | 500 | 503 |
 /// | a `DELETE` of an unknown or ended id | 202 | 404 |
 /// | a session that ended under the request (a `DELETE` or the idle timeout between rmcp's check and its use) | 500 | 404 |

@@ -8,8 +8,8 @@
 //! `DetailedTask`), so a server swaps it in one line:
 //!
 //! ```
-//! // was: use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
-//! use sessionreg_rmcp::tasks::{TaskExit, TaskManager, TaskOptions};
+//! // was: use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+//! use sessionreg_rmcp::tasks::{TaskContext, TaskExit, TaskManager, TaskOptions};
 //! use rmcp::model::{CallToolResult, ContentBlock, TaskStatus};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
