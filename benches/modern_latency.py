@@ -9,7 +9,7 @@ server's SSE answers (BENCHMARKS.md, "TCP_NODELAY on the rmcp examples"):
     cargo build --release -p sessionreg-rmcp --example rmcp_server
     python3 benches/modern_latency.py \\
         --server after=target/release/examples/rmcp_server \\
-        --server before=/tmp/rmcp_server-before [--connections 4] \\
+        --server before=./rmcp_server-before [--connections 4] \\
         [--requests 2000] [--rounds 3]
 
 Each `--server NAME=COMMAND` is started with `--addr 127.0.0.1:0` and read

@@ -39,7 +39,7 @@ pub fn accepted_nodelay(client: &TcpStream) -> io::Result<bool> {
 fn the_other_end(fd: RawFd, client: SocketAddr, server: SocketAddr) -> Option<TcpStream> {
     // SAFETY: `fd` was listed in /proc/self/fd a moment ago, and is only
     // borrowed long enough to duplicate it. Another thread may close it
-    // meanwhile: the duplication then fails, or duplicates whatever reused
+    // meanwhile: the duplication then fails, or copies whatever reused
     // the number, which the address check below turns away (a connection's
     // two addresses name it alone while `client` holds it open). Nothing is
     // read from or written to the descriptor, and it is never closed here.
