@@ -33,13 +33,13 @@ pub fn accepted_nodelay(client: &TcpStream) -> io::Result<bool> {
     ))
 }
 
-/// A duplicate of descriptor `fd`, if it is the accepted end of the
+/// A copy of descriptor `fd` (`dup`), if it is the accepted end of the
 /// connection from `client` to `server`.
 #[allow(unsafe_code)]
 fn the_other_end(fd: RawFd, client: SocketAddr, server: SocketAddr) -> Option<TcpStream> {
     // SAFETY: `fd` was listed in /proc/self/fd a moment ago, and is only
-    // borrowed long enough to duplicate it. Another thread may close it
-    // meanwhile: the duplication then fails, or copies whatever reused
+    // borrowed long enough to copy it. Another thread may close it
+    // meanwhile: the copy then fails, or is of whatever reused
     // the number, which the address check below turns away (a connection's
     // two addresses name it alone while `client` holds it open). Nothing is
     // read from or written to the descriptor, and it is never closed here.
