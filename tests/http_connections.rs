@@ -3,7 +3,8 @@
 //! flight (HTTP/2, where hyper has no timer of its own), HTTP/2 keep-alive
 //! pings that go unanswered, and the HTTP/2 stream limit the server
 //! advertises. (Header and body timeouts, stalled writes and accept errors
-//! are in `http_hostile.rs` and `http_emfile.rs`.)
+//! are in `http_hostile.rs` and `http_emfile.rs`.) And `TCP_NODELAY` on
+//! every accepted socket.
 #![cfg(feature = "http")]
 
 mod http_support;
@@ -309,4 +310,29 @@ async fn the_longest_bounds_serve_and_longer_ones_are_refused() {
             .unwrap_or_else(|| panic!("{setting} = Duration::MAX was taken"));
         assert_eq!(error.setting(), Some(setting), "{error}");
     }
+}
+
+/// `serve` sets `TCP_NODELAY` on every connection it accepts, read back from
+/// the kernel (getsockopt on the accepted socket), not inferred from a
+/// timing: without it an SSE answer's last chunk waits for the client's
+/// delayed ACK.
+#[tokio::test]
+async fn serve_sets_nodelay_on_every_connection_it_accepts() {
+    let mut server = Server::start().await;
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        // One whole request and its answer: the connection is being served.
+        let request = format!("GET /mcp HTTP/1.1\r\nhost: {}\r\n\r\n", server.addr);
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut status = [0u8; 9];
+        stream.read_exact(&mut status).await.unwrap();
+        assert_eq!(&status, b"HTTP/1.1 ");
+        let client = stream.into_std().unwrap();
+        assert!(
+            mcp_test_client::accepted_nodelay(&client).unwrap(),
+            "the accepted socket has TCP_NODELAY"
+        );
+        assert!(!client.nodelay().unwrap(), "the control: the client's end");
+    }
+    server.shutdown().await;
 }

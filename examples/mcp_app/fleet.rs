@@ -267,6 +267,9 @@ pub async fn serve_admin(
                 continue;
             }
         };
+        // As `serve` does for the public listener: a response's last write
+        // must not wait for the client's delayed ACK.
+        let _ = stream.set_nodelay(true);
         let manager = manager.clone();
         let requested = Arc::clone(&requested);
         let options = options.clone();
