@@ -439,7 +439,11 @@ async fn a_full_listen_store_is_503_naming_its_bound_and_an_ended_stream_makes_r
     drop(held.pop());
     assert!(eventually(|| metrics(&server)["sessionreg_listeners_live"] == 1.0).await);
     let (status, _, _) = listen(&client, json!(3), json!({ "toolsListChanged": true })).await;
-    assert_eq!(status, StatusCode::OK, "the ended stream's place is free again");
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the ended stream's place is free again"
+    );
 }
 
 /// A listen stream is not a handler: the handler timeout, long past, does
