@@ -112,7 +112,9 @@ pub use reason::{Miss, Reason};
 pub use registry::{Registry, Termination};
 pub use session::{BeginError, InFlight, Session};
 pub use stats::Stats;
-pub use tasks::{EndKind, Ended, Running, Task, TaskRef, TaskStats, TaskStore, TaskStoreBuilder};
+pub use tasks::{
+    EndKind, Ended, Running, Settled, Task, TaskRef, TaskStats, TaskStore, TaskStoreBuilder,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

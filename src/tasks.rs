@@ -174,6 +174,28 @@ impl<T: fmt::Debug, R: fmt::Debug> fmt::Debug for Task<T, R> {
     }
 }
 
+/// What [`TaskStore::settle`] did.
+#[must_use = "only the call that won may act on the task's end (notify, log)"]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled<R> {
+    /// This call ended the task: its end is the one every reader sees, and
+    /// the store counted it.
+    Won,
+    /// The task had ended already (or another call was ending it): this
+    /// call's end, handed back.
+    Lost(Ended<R>),
+    /// The task is not one of this store's: nothing was ended or counted;
+    /// this call's end, handed back.
+    Foreign(Ended<R>),
+}
+
+impl<R> Settled<R> {
+    /// Whether this call ended the task.
+    pub fn is_won(&self) -> bool {
+        matches!(self, Settled::Won)
+    }
+}
+
 /// A task found by id: a handle on its entry, which stays valid (and
 /// readable) while held, even if the task is freed meanwhile.
 pub type TaskRef<T, R> = Session<Task<T, R>>;
@@ -318,7 +340,34 @@ impl<T, R> TaskStore<T, R> {
 
     /// Ends `task` with `ended`, unless it has ended already: exactly one
     /// call per task wins, and only the winner is counted.
-    pub fn settle(&self, task: &Task<T, R>, ended: Ended<R>) -> Settle<Ended<R>> {
+    ///
+    /// A task of another store is refused ([`Settled::Foreign`], `ended`
+    /// handed back): this store neither ends it nor counts an end it never
+    /// created.
+    ///
+    /// ```
+    /// use sessionreg::{Ended, Settled, TaskStore};
+    ///
+    /// let store: TaskStore<(), ()> = TaskStore::builder().build().unwrap();
+    /// let other: TaskStore<(), ()> = TaskStore::builder().build().unwrap();
+    /// let running = store.create(()).unwrap();
+    /// let task = store.get(&running.id()).unwrap();
+    /// assert_eq!(other.settle(&task, Ended::Cancelled), Settled::Foreign(Ended::Cancelled));
+    /// assert_eq!(store.settle(&task, Ended::Cancelled), Settled::Won);
+    /// assert_eq!(store.settle(&task, Ended::Expired), Settled::Lost(Ended::Expired));
+    /// ```
+    pub fn settle(&self, task: &TaskRef<T, R>, ended: Ended<R>) -> Settled<R> {
+        if task.storage_ptr() != self.registry().storage {
+            return Settled::Foreign(ended);
+        }
+        match self.settle_own(task, ended) {
+            Settle::Won => Settled::Won,
+            Settle::Lost(ended) => Settled::Lost(ended),
+        }
+    }
+
+    /// [`settle`](TaskStore::settle) for a task known to be this store's.
+    fn settle_own(&self, task: &Task<T, R>, ended: Ended<R>) -> Settle<Ended<R>> {
         let kind = ended.kind();
         let settled = task.outcome.settle(ended);
         if settled.is_won() {
@@ -391,7 +440,7 @@ impl TaskStats {
 /// A task's running work: the guard [`TaskStore::create`] returns. The task
 /// counts as running while it lives; [`finish`](Running::finish) settles
 /// it, and dropping it unsettled settles [`Ended::Abandoned`]. Derefs to
-/// the task's entry.
+/// the task's entry ([`TaskRef`]).
 #[must_use = "the task runs while its guard lives: hand it to the work"]
 pub struct Running<T, R> {
     flight: Option<InFlight<Task<T, R>>>,
@@ -413,14 +462,15 @@ impl<T, R> Running<T, R> {
     /// starts.
     pub fn finish(mut self, ended: Ended<R>) -> Settle<Ended<R>> {
         let flight = self.flight.take().expect("held until finish or drop");
-        self.store.settle(&flight, ended)
+        // The guard's task is its store's own.
+        self.store.settle_own(&flight, ended)
     }
 }
 
 impl<T, R> Deref for Running<T, R> {
-    type Target = Task<T, R>;
+    type Target = TaskRef<T, R>;
 
-    fn deref(&self) -> &Task<T, R> {
+    fn deref(&self) -> &TaskRef<T, R> {
         self.flight()
     }
 }
@@ -429,7 +479,7 @@ impl<T, R> Drop for Running<T, R> {
     fn drop(&mut self) {
         if let Some(flight) = self.flight.take() {
             // A loss is fine: something else ended it first.
-            let _ = self.store.settle(&flight, Ended::Abandoned);
+            let _ = self.store.settle_own(&flight, Ended::Abandoned);
         }
     }
 }
@@ -492,7 +542,7 @@ mod tests {
         assert!(store.settle(&task, Ended::Cancelled).is_won());
         assert_eq!(
             store.settle(&task, Ended::Expired),
-            Settle::Lost(Ended::Expired)
+            Settled::Lost(Ended::Expired)
         );
         assert!(!running.finish(Ended::Failed("late")).is_won());
         let dropped = store.create(2).unwrap();
