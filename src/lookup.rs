@@ -9,6 +9,7 @@ use crate::registry::Registry;
 use crate::session::Session;
 use crate::slot::Slot;
 use crate::storage::{self, By};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 impl<S> Registry<S> {
@@ -76,10 +77,19 @@ impl<S> Registry<S> {
             Err(cause) => return Err(self.reject(cause)),
         };
         // SAFETY: `acquire` took a reference on this slot for us; the handle
-        // gives it back when dropped, also if `accept` panics.
+        // gives it back when dropped.
         let session = unsafe { Session::from_held(self.storage, slot, *id) };
-        if !accept(&session) {
-            return Err(self.reject(Miss::Principal));
+        match catch_unwind(AssertUnwindSafe(|| accept(&session))) {
+            Ok(true) => {}
+            Ok(false) => return Err(self.reject(Miss::Principal)),
+            Err(panic) => {
+                // Giving the reference back may be the last one out of a
+                // session ended meanwhile, and drop its value: not while
+                // `accept`'s panic unwinds (a `Drop` panicking then would
+                // abort). A second panic, the value's, is dropped.
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(session)));
+                resume_unwind(panic);
+            }
         }
         if let Some(timeout) = self.storage().clock.timeout_ms() {
             // `unless_expired` gives the reference back when it ends the
