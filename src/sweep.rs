@@ -60,7 +60,11 @@ impl<S> Registry<S> {
                         if slot.activity.try_expire(now, timeout) == Expire::Expired {
                             ended += usize::from(self.end_caught(slot, id, &mut caught));
                         } else {
-                            self.let_go(&id, slot);
+                            // Active after all. If another thread ended it
+                            // meanwhile, this may be its last one out, and
+                            // drop the value: its panic must not stop the
+                            // sweep.
+                            self.let_go_caught(&id, slot, &mut caught);
                         }
                         break;
                     }
@@ -103,10 +107,16 @@ impl<S> Registry<S> {
             return true;
         }
         // Ended meanwhile by another path; letting go may drop the value.
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.let_go(&id, slot))) {
+        self.let_go_caught(&id, slot, caught);
+        false
+    }
+
+    /// [`let_go`](Registry::let_go), keeping the panic of a value's `Drop`
+    /// (if this is its last one out) in `caught`.
+    fn let_go_caught(&self, id: &SessionId, slot: &Slot<S>, caught: &mut Caught) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.let_go(id, slot))) {
             caught.get_or_insert(panic);
         }
-        false
     }
 
     /// [`terminate_all`](Registry::terminate_all), handing back the first
