@@ -175,9 +175,14 @@ impl<S> Registry<S> {
     #[cold]
     #[inline(never)]
     pub(crate) fn let_go(&self, id: &SessionId, slot: &Slot<S>) {
+        self.let_go_at(id.index(), slot);
+    }
+
+    /// [`let_go`](Self::let_go) of the slot at `index`.
+    pub(crate) fn let_go_at(&self, index: u64, slot: &Slot<S>) {
         // SAFETY: the caller holds the reference it took on the slot at
-        // `id.index()`, inside a `&self` method (`By::Registry`).
-        unsafe { storage::release(self.storage, id.index(), NonNull::from(slot), By::Registry) }
+        // `index`, inside a `&self` method (`By::Registry`).
+        unsafe { storage::release(self.storage, index, NonNull::from(slot), By::Registry) }
     }
 
     /// Classifies `word` for `id`: generation and state by loads alone, then

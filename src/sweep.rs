@@ -45,9 +45,15 @@ impl<S> Registry<S> {
             if word.is_live() && slot.activity.is_rough() {
                 // Its last activity (an insert, a request's end) read no
                 // clock: the session is at least as young as a reading
-                // taken after seeing the rough stamp. Its idle time counts
-                // from there (never early; late by up to one sweep).
-                slot.activity.make_exact(|| clock.now_ms());
+                // taken after claiming the rough stamp (`activity.rs`). Its
+                // idle time counts from there (never early; late by up to
+                // one sweep). Held meanwhile, so that its slot is not
+                // reused under the stamp; if the word moved, the next sweep
+                // looks again.
+                if slot.lifecycle.try_acquire(word) == Acquire::Acquired {
+                    slot.activity.make_exact(|| clock.now_ms());
+                    self.release_caught(index, slot, &mut caught);
+                }
                 continue;
             }
             // A cheap look first: most sessions are busy or recent.
@@ -114,7 +120,15 @@ impl<S> Registry<S> {
     /// [`let_go`](Registry::let_go), keeping the panic of a value's `Drop`
     /// (if this is its last one out) in `caught`.
     fn let_go_caught(&self, id: &SessionId, slot: &Slot<S>, caught: &mut Caught) {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.let_go(id, slot))) {
+        self.release_caught(id.index(), slot, caught);
+    }
+
+    /// Gives back a reference this sweep took on `slot`, the slot at
+    /// `index`, keeping the panic of a value's `Drop` (if this is its last
+    /// one out: another thread ended the session meanwhile) in `caught`.
+    fn release_caught(&self, index: u64, slot: &Slot<S>, caught: &mut Caught) {
+        let release = || self.let_go_at(index, slot);
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(release)) {
             caught.get_or_insert(panic);
         }
     }
