@@ -78,14 +78,17 @@ pub enum Resolved<O, T> {
     Found(InFlight<Handle<O, T>>),
     /// The id named a handle that has ended: its lifetime ran out (or it
     /// was destroyed). An MCP tool answers "`<handle>` has expired" (a tool
-    /// error, `isError: true`), so the caller knows to make a new one. The
-    /// owner of an ended handle can no longer be checked, so anyone holding
-    /// such an id hears this; it tells them only that the id was once
-    /// minted here.
+    /// error, `isError: true`), so the caller knows to make a new one. Only
+    /// an id whose secret is proven hears this (while its slot keeps that
+    /// secret, or the digest of it, until the slot's next handle ends too):
+    /// the owner of an ended handle can no longer be checked, so it tells
+    /// whoever holds the real id that it was once minted here, and a guess
+    /// nothing.
     Ended,
     /// The id names no handle of the caller's: never minted here, forged,
-    /// malformed, or another owner's live handle (the same answer, so that
-    /// it is no oracle).
+    /// malformed, another owner's live handle (the same answer, so that
+    /// it is no oracle), or one ended so long ago that its slot can no
+    /// longer check it.
     Unknown,
 }
 

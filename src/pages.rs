@@ -8,6 +8,7 @@
 //! indirection on the lookup path. Only allocation and freeing, which know
 //! their shard, convert between a shard's own numbering and global indices.
 
+use crate::secret::fresh_secret;
 use crate::slot::Slot;
 use crate::sync::{AtomicPtr, Ordering};
 use std::ptr;
@@ -94,7 +95,12 @@ impl<S> Pages<S> {
             return slot;
         }
         let (cell, _) = self.locate(index).expect("index within the table");
-        let page: Box<[Slot<S>]> = (0..self.page_len()).map(|_| Slot::new()).collect();
+        // Random words in place of the digests of previous sessions the
+        // slots never had, so that no id one generation behind a fresh slot
+        // matches one (see `Slot::ended_digest`).
+        let page: Box<[Slot<S>]> = (0..self.page_len())
+            .map(|_| Slot::new(fresh_secret().high))
+            .collect();
         let page = Box::into_raw(page) as *mut Slot<S>;
         // AcqRel: Release publishes the new page's initialised slots; Acquire
         // (on failure too) sees those of the page another thread installed.

@@ -190,16 +190,20 @@ pub(crate) unsafe fn retire<S>(
             unsafe { free(self.storage, self.index, self.slot, self.by) }
         }
     }
+    // SAFETY: we are the last one out, so the slot (and the storage: a slot
+    // being freed is counted as pending by `orphan_all`) stays until we free
+    // it, and its secret is whole until the push writes the link.
+    let held = unsafe { slot.as_ref() };
+    held.record_end();
     let free = Free {
         storage,
         index,
         slot,
         by,
     };
-    // SAFETY: we are the last one out, so nobody else touches the slot (a
-    // slot being freed is counted as pending by `orphan_all`, so the storage
-    // stays), and we have not dropped the value.
-    unsafe { slot.as_ref().drop_value() };
+    // SAFETY: as above; nobody else touches the value, and we have not
+    // dropped it.
+    unsafe { held.drop_value() };
     drop(free);
 }
 
