@@ -115,7 +115,7 @@ impl Secrets {
 
 /// Telling a forked child from its parent, without a syscall per id.
 pub(crate) mod fork {
-    use crate::sync::{Ordering, ProcessAtomicU64, ProcessOnce};
+    use crate::sync::{Ordering, ProcessAtomicU64};
 
     /// How many times this process is a fork's child of the process that
     /// first minted an id (bumped in each child).
@@ -129,19 +129,32 @@ pub(crate) mod fork {
         FORKS.load(Ordering::Relaxed)
     }
 
-    /// Registers the child handler, once per process (it is inherited by
-    /// children).
+    /// Registers the child handler before this thread draws its first batch
+    /// (it is inherited by children).
+    ///
+    /// Without waiting for another thread: a `Once` would make a thread
+    /// wait while another registers, and a child forked in between would
+    /// wait forever on its first batch (the registering thread is not in
+    /// the child). So a thread that does not see the registration done
+    /// registers the handler itself: the few threads that race at the
+    /// first draw may register it more than once, and each fork then bumps
+    /// the count by more than one, which is all the count has to do
+    /// (change).
     pub(crate) fn watch() {
         #[cfg(unix)]
         {
-            static ONCE: ProcessOnce = ProcessOnce::new();
-            ONCE.call_once(|| {
+            static REGISTERED: crate::sync::ProcessAtomicBool =
+                crate::sync::ProcessAtomicBool::new(false);
+            // Acquire/Release: a thread that sees it set sees the handler
+            // registered (a fork after that runs it).
+            if !REGISTERED.load(Ordering::Acquire) {
                 // SAFETY: `child` is async-signal-safe (one atomic add), as
                 // a handler running in a child of a multithreaded process
                 // must be. Registration can fail only for lack of memory;
                 // then fork protection is off, which we cannot remedy.
                 let _ = unsafe { libc::pthread_atfork(None, None, Some(child)) };
-            });
+                REGISTERED.store(true, Ordering::Release);
+            }
         }
     }
 
