@@ -87,8 +87,10 @@ impl<S> Session<S> {
         unsafe { self.slot.as_ref() }
     }
 
+    /// The storage this handle's session lives in; the handle's reference
+    /// keeps it.
     #[inline]
-    fn storage(&self) -> &Storage<S> {
+    pub(crate) fn storage(&self) -> &Storage<S> {
         // SAFETY: as in `slot`: a held reference keeps the storage alive.
         unsafe { self.storage.as_ref() }
     }

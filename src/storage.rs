@@ -45,7 +45,7 @@ impl<S> Storage<S> {
             shards: Shards::new(config.capacity, config.shards, config.tags),
             node: config.node,
             clock: config.clock,
-            counters: Counters::new(config.stripes),
+            counters: Counters::new(config.stripes, config.outcomes),
             generations: config.generations,
             pending: AtomicU64::new(REGISTRY_HOLDS),
         }

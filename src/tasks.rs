@@ -52,9 +52,8 @@ use crate::outcome::{Outcome, Settle};
 use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::{InFlight, Session};
-use crate::stats::Stats;
-use crate::striped::Striped;
-use crate::sync::{Arc, AtomicU64};
+use crate::stats::{Stats, OUTCOMES};
+use crate::sync::Arc;
 use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
@@ -200,26 +199,19 @@ impl<R> Settled<R> {
 /// readable) while held, even if the task is freed meanwhile.
 pub type TaskRef<T, R> = Session<Task<T, R>>;
 
-#[derive(Default)]
-struct EndCounts {
-    ended: [AtomicU64; EndKind::ALL.len()],
-}
-
-struct Shared<T, R> {
-    registry: Registry<Task<T, R>>,
-    ended: Striped<EndCounts>,
-}
+// The registry counts a task's end by its kind's index (`stats.rs`).
+const _: () = assert!(EndKind::ALL.len() == OUTCOMES);
 
 /// A concurrent store of tasks: see the [module docs](self). Cheap to clone;
 /// clones share the store.
 pub struct TaskStore<T, R> {
-    shared: Arc<Shared<T, R>>,
+    registry: Arc<Registry<Task<T, R>>>,
 }
 
 impl<T, R> Clone for TaskStore<T, R> {
     fn clone(&self) -> Self {
         TaskStore {
-            shared: Arc::clone(&self.shared),
+            registry: Arc::clone(&self.registry),
         }
     }
 }
@@ -270,13 +262,13 @@ impl<T: Send + Sync + 'static, R: Send + Sync + 'static> TaskStoreBuilder<T, R> 
 
     /// Builds the store.
     pub fn build(self) -> Result<TaskStore<T, R>, BuildError> {
-        let registry = self.registry.idle_timeout(self.retention).build()?;
-        let stripes = registry.storage().counters.stripes();
+        let registry = self
+            .registry
+            .idle_timeout(self.retention)
+            .count_outcomes()
+            .build()?;
         Ok(TaskStore {
-            shared: Arc::new(Shared {
-                registry,
-                ended: Striped::new(stripes),
-            }),
+            registry: Arc::new(registry),
         })
     }
 }
@@ -295,13 +287,17 @@ impl<T: Send + Sync + 'static, R: Send + Sync + 'static> TaskStore<T, R> {
 
 impl<T, R> TaskStore<T, R> {
     fn registry(&self) -> &Registry<Task<T, R>> {
-        &self.shared.registry
+        &self.registry
     }
 
     /// Creates a running task holding `value`, readable by its id before
     /// this returns (an MCP server may answer `CreateTaskResult` at once).
     /// Hand the guard to the work: the task runs while the guard lives.
     /// At capacity, gives `value` back.
+    ///
+    /// The guard holds the task, not the store: creating and finishing a
+    /// task write no line that every task shares (its end is counted on
+    /// this thread's stripe of the counters its entry's storage keeps).
     pub fn create(&self, value: T) -> Result<Running<T, R>, InsertError<T>> {
         let task = Task {
             value,
@@ -310,7 +306,6 @@ impl<T, R> TaskStore<T, R> {
         match self.registry().insert_in_flight(task) {
             Ok(flight) => Ok(Running {
                 flight: Some(flight),
-                store: self.clone(),
             }),
             Err(full) => Err(full.map(|task| task.value)),
         }
@@ -360,20 +355,10 @@ impl<T, R> TaskStore<T, R> {
         if task.storage_ptr() != self.registry().storage {
             return Settled::Foreign(ended);
         }
-        match self.settle_own(task, ended) {
+        match settle_counted(task, ended) {
             Settle::Won => Settled::Won,
             Settle::Lost(ended) => Settled::Lost(ended),
         }
-    }
-
-    /// [`settle`](TaskStore::settle) for a task known to be this store's.
-    fn settle_own(&self, task: &Task<T, R>, ended: Ended<R>) -> Settle<Ended<R>> {
-        let kind = ended.kind();
-        let settled = task.outcome.settle(ended);
-        if settled.is_won() {
-            self.shared.ended.bump(|c| &c.ended[kind.index()]);
-        }
-        settled
     }
 
     /// Frees the tasks that have ended and been idle for the retention;
@@ -394,7 +379,7 @@ impl<T, R> TaskStore<T, R> {
         // Ends first, creations second (inside `stats`): every task counted
         // as ended is also counted as created, so `running` is never below
         // zero (as the registry's live count, `stats.rs`).
-        let ended = EndKind::ALL.map(|kind| self.shared.ended.sum(|c| &c.ended[kind.index()]));
+        let ended = self.registry().storage().counters.outcomes();
         TaskStats {
             registry: self.registry().stats(),
             ended,
@@ -444,7 +429,6 @@ impl TaskStats {
 #[must_use = "the task runs while its guard lives: hand it to the work"]
 pub struct Running<T, R> {
     flight: Option<InFlight<Task<T, R>>>,
-    store: TaskStore<T, R>,
 }
 
 impl<T, R> Running<T, R> {
@@ -462,8 +446,7 @@ impl<T, R> Running<T, R> {
     /// starts.
     pub fn finish(mut self, ended: Ended<R>) -> Settle<Ended<R>> {
         let flight = self.flight.take().expect("held until finish or drop");
-        // The guard's task is its store's own.
-        self.store.settle_own(&flight, ended)
+        settle_counted(&flight, ended)
     }
 }
 
@@ -479,9 +462,21 @@ impl<T, R> Drop for Running<T, R> {
     fn drop(&mut self) {
         if let Some(flight) = self.flight.take() {
             // A loss is fine: something else ended it first.
-            let _ = self.store.settle_own(&flight, Ended::Abandoned);
+            let _ = settle_counted(&flight, Ended::Abandoned);
         }
     }
+}
+
+/// Ends `task` with `ended` unless it has ended already, and counts the
+/// winner in the counters of the storage the task lives in (its own store's:
+/// the caller has checked, or holds the task's running guard).
+fn settle_counted<T, R>(task: &TaskRef<T, R>, ended: Ended<R>) -> Settle<Ended<R>> {
+    let kind = ended.kind();
+    let settled = task.outcome.settle(ended);
+    if settled.is_won() {
+        task.storage().counters.outcome(kind.index());
+    }
+    settled
 }
 
 impl<T, R> fmt::Debug for Running<T, R> {
@@ -553,6 +548,26 @@ mod tests {
         assert_eq!(stats.ended(EndKind::Cancelled), 1);
         assert_eq!(stats.ended(EndKind::Abandoned), 1);
         assert_eq!(stats.ended_total(), 2, "losers are not counted");
+    }
+
+    /// The running work holds its task, not the store: the store may go
+    /// first, and the work still ends its task, once, and frees it.
+    #[test]
+    fn work_outlives_its_store() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Counted(std::sync::Arc<AtomicUsize>);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let drops = std::sync::Arc::new(AtomicUsize::new(0));
+        let store: TaskStore<Counted, &str> = TaskStore::builder().build().unwrap();
+        let running = store.create(Counted(drops.clone())).unwrap();
+        drop(store);
+        assert_eq!(drops.load(Ordering::SeqCst), 0, "freed under its work");
+        assert!(running.finish(Ended::Completed("done")).is_won());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 
     #[test]
