@@ -57,8 +57,8 @@
 //! a request can only enter while it is clear. So an expiry never lands under
 //! a running request, and a request never starts on a session being expired.
 //!
-//! Orderings: a request's end is Release and a claim is Acquire (above);
-//! everything else is Relaxed: these are all RMWs
+//! Orderings: a request's end is Release, and a claim and an expiry are
+//! Acquire (above, and at `try_expire`); everything else is Relaxed: these are all RMWs
 //! on this one word, so their order is the word's modification order, and no
 //! other data is published through it.
 
@@ -332,6 +332,12 @@ impl Activity {
     }
 
     /// Closes the session to new requests if it is idle at `now`.
+    ///
+    /// Acquire on success: the last request's end (Release) happens before
+    /// it, so the expirer, which goes on to end the session and run its
+    /// close callback, sees what the requests did (a task's work settled
+    /// its outcome before it let go). Relaxed for a session found closed
+    /// already: the thread that closed it ends it.
     pub(crate) fn try_expire(&self, now: u64, timeout: u64) -> Expire {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
@@ -344,7 +350,7 @@ impl Activity {
             match self.0.compare_exchange_weak(
                 word,
                 CLOSED.set(word, 1),
-                Ordering::Relaxed,
+                Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return Expire::Expired,
