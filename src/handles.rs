@@ -39,6 +39,7 @@ use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::InFlight;
 use crate::stats::Stats;
+use crate::sweep::SweepStep;
 use std::fmt;
 use std::time::Duration;
 
@@ -209,9 +210,18 @@ impl<O: PartialEq, T> Handles<O, T> {
     }
 
     /// Ends the handles unused for their lifetime; returns how many. Run it
-    /// periodically (the HTTP layer's reaper runs the registries it owns).
+    /// periodically (from the HTTP layer's `App::reap`, say, which its
+    /// reaper calls). One pass, at the cost of a look at each page and the
+    /// slots of the pages that may hold a handle.
     pub fn reap(&self) -> usize {
         self.registry.reap_idle()
+    }
+
+    /// One step of [`reap`](Handles::reap), of at most `budget` slots (see
+    /// [`Registry::reap_idle_step`]): for a reaper that must not hold its
+    /// thread for long, stepping until [`pass_done`](SweepStep::pass_done).
+    pub fn reap_step(&self, budget: usize) -> SweepStep {
+        self.registry.reap_idle_step(budget)
     }
 
     /// Handles alive now.

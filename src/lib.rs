@@ -77,6 +77,7 @@ mod insert;
 mod lifecycle;
 mod lookup;
 pub mod metrics;
+mod occupancy;
 mod outcome;
 mod pack;
 mod pages;
@@ -112,6 +113,7 @@ pub use reason::{Miss, Reason};
 pub use registry::{Registry, Termination};
 pub use session::{BeginError, InFlight, Session};
 pub use stats::Stats;
+pub use sweep::{SweepStep, SWEEP_BUDGET};
 pub use tasks::{
     EndKind, Ended, Running, Settled, Task, TaskRef, TaskStats, TaskStore, TaskStoreBuilder,
 };

@@ -1,5 +1,7 @@
 //! The page table: every slot of every shard, in fixed-size pages that are
-//! allocated on first use and never move until the storage is dropped.
+//! allocated on first use and never move until the storage is dropped; and
+//! beside it each page's occupancy (`occupancy.rs`), which lets a sweep skip
+//! the pages with nothing live.
 //!
 //! The table is flat: page `p` of shard `s` is entry `(p << shard_bits) | s`,
 //! and a slot's global index is that page number above the slot's offset in
@@ -8,16 +10,28 @@
 //! indirection on the lookup path. Only allocation and freeing, which know
 //! their shard, convert between a shard's own numbering and global indices.
 
+use crate::occupancy::Occupancy;
 use crate::secret::fresh_secret;
 use crate::slot::Slot;
 use crate::sync::{AtomicPtr, Ordering};
+use crossbeam_utils::CachePadded;
 use std::ptr;
 
-/// Slots per page, at most: 32 KiB pages for pointer-sized values.
+/// Slots per page, at most: 48 KiB pages for pointer-sized values.
 const MAX_PAGE: u64 = 1024;
+
+/// Occupancies per cache line (two words each). A shard's pages' share
+/// lines, no two shards one: inserters into different shards write no line
+/// in common. (One under loom: models have a page or two.)
+#[cfg(not(sessionreg_loom))]
+const PER_LINE: usize = 8;
+#[cfg(sessionreg_loom)]
+const PER_LINE: usize = 1;
 
 pub(crate) struct Pages<S> {
     table: Box<[AtomicPtr<Slot<S>>]>,
+    /// The pages' occupancies, shard by shard (see `occupancy_of`).
+    occupancy: Box<[CachePadded<[Occupancy; PER_LINE]>]>,
     shard_bits: u32,
     page_shift: u32,
 }
@@ -28,17 +42,50 @@ impl<S> Pages<S> {
     pub(crate) fn new(shards: u64, per_shard: u64) -> Pages<S> {
         let page = per_shard.next_power_of_two().clamp(1, MAX_PAGE);
         let pages = per_shard.div_ceil(page) * shards;
+        let lines = per_shard.div_ceil(page).div_ceil(PER_LINE as u64) * shards;
         Pages {
             table: (0..pages)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
+                .collect(),
+            occupancy: (0..lines)
+                .map(|_| CachePadded::new(std::array::from_fn(|_| Occupancy::new())))
                 .collect(),
             shard_bits: shards.trailing_zeros(),
             page_shift: page.trailing_zeros(),
         }
     }
 
-    fn page_len(&self) -> usize {
+    /// How many pages the table has room for (entries, installed or not).
+    pub(crate) fn entries(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The slots a page holds (the last page of a shard may have more than
+    /// the shard's limit: those are never handed out).
+    pub(crate) fn page_len(&self) -> u64 {
         1 << self.page_shift
+    }
+
+    /// Which shard page `entry` of the table belongs to, and which of that
+    /// shard's pages it is.
+    pub(crate) fn place(&self, entry: usize) -> (usize, u64) {
+        let shard = entry & ((1 << self.shard_bits) - 1);
+        (shard, (entry >> self.shard_bits) as u64)
+    }
+
+    /// The occupancy of page `entry`: the shard's pages side by side, each
+    /// shard's on lines of its own.
+    pub(crate) fn occupancy_of(&self, entry: usize) -> &Occupancy {
+        let (shard, page) = self.place(entry);
+        let per_shard = (self.table.len() >> self.shard_bits).div_ceil(PER_LINE);
+        let at = shard * per_shard * PER_LINE + page as usize;
+        &self.occupancy[at / PER_LINE][at % PER_LINE]
+    }
+
+    /// The occupancy of the page of the slot at global `index`.
+    #[inline]
+    pub(crate) fn occupancy(&self, index: u64) -> &Occupancy {
+        self.occupancy_of((index >> self.page_shift) as usize)
     }
 
     fn offset_mask(&self) -> u64 {
@@ -109,7 +156,12 @@ impl<S> Pages<S> {
         {
             // SAFETY: `page` came from `Box::into_raw` of a slice of
             // `page_len` slots just above and was never shared.
-            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len())) });
+            drop(unsafe {
+                Box::from_raw(ptr::slice_from_raw_parts_mut(
+                    page,
+                    self.page_len() as usize,
+                ))
+            });
         }
         self.get(index).expect("the page is installed")
     }
@@ -125,7 +177,10 @@ impl<S> Drop for Pages<S> {
                 // uses them. Every value has been dropped already (see
                 // `storage::retire`): a `Slot` drops none itself.
                 drop(unsafe {
-                    Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len()))
+                    Box::from_raw(ptr::slice_from_raw_parts_mut(
+                        page,
+                        self.page_len() as usize,
+                    ))
                 });
             }
         }

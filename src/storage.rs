@@ -19,6 +19,7 @@ use crate::slot::Slot;
 use crate::stats::Counters;
 use crate::sync::{AtomicU64, Ordering};
 use crate::wrap::Wrap;
+use crossbeam_utils::CachePadded;
 use std::ptr::NonNull;
 
 /// Everything a registry and its handles share.
@@ -28,6 +29,9 @@ pub(crate) struct Storage<S> {
     pub(crate) clock: IdleClock,
     pub(crate) counters: Counters,
     pub(crate) generations: Wrap,
+    /// Pages handed to budgeted sweeps so far: the next step resumes at
+    /// this one (modulo the pages), whoever takes it (`sweep.rs`).
+    pub(crate) sweep_cursor: CachePadded<AtomicU64>,
     /// What must happen before the storage may be freed: the registry's
     /// share (`REGISTRY_HOLDS`) while it lives, one for each slot held or
     /// being freed when it was dropped, and one for each debt a helping
@@ -47,6 +51,7 @@ impl<S> Storage<S> {
             clock: config.clock,
             counters: Counters::new(config.stripes, config.outcomes),
             generations: config.generations,
+            sweep_cursor: CachePadded::new(AtomicU64::new(0)),
             pending: AtomicU64::new(REGISTRY_HOLDS),
         }
     }

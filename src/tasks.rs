@@ -53,6 +53,7 @@ use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::{InFlight, Session};
 use crate::stats::{Stats, OUTCOMES};
+use crate::sweep::SweepStep;
 use crate::sync::Arc;
 use std::fmt;
 use std::ops::Deref;
@@ -363,9 +364,18 @@ impl<T, R> TaskStore<T, R> {
 
     /// Frees the tasks that have ended and been idle for the retention;
     /// returns how many. Run it periodically (the HTTP layer's reaper
-    /// does); running tasks are never freed by it.
+    /// does, in [steps](TaskStore::reap_step)); running tasks are never
+    /// freed by it. One pass, at the cost of a look at each page and the
+    /// slots of the pages that may hold a task.
     pub fn reap(&self) -> usize {
         self.registry().reap_idle()
+    }
+
+    /// One step of [`reap`](TaskStore::reap), of at most `budget` slots
+    /// (see [`Registry::reap_idle_step`]): a reaper that must not hold its
+    /// thread for long steps until [`pass_done`](SweepStep::pass_done).
+    pub fn reap_step(&self, budget: usize) -> SweepStep {
+        self.registry().reap_idle_step(budget)
     }
 
     /// Frees every task (for shutdown). Work still running keeps its

@@ -38,6 +38,8 @@ enum Op {
     Forge(usize),
     Advance(u64),
     Reap,
+    /// Reap in budgeted steps (of this many slots) until a pass is done.
+    ReapSteps(usize),
     TerminateAll,
 }
 
@@ -63,6 +65,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::Forge),
         2 => (0..2 * TIMEOUT_MS).prop_map(Op::Advance),
         1 => Just(Op::Reap),
+        1 => (1..4usize).prop_map(Op::ReapSteps),
         1 => Just(Op::TerminateAll),
     ]
 }
@@ -407,11 +410,26 @@ impl Harness {
                 self.clock.advance(Duration::from_millis(ms));
                 self.now += ms;
             }
-            Op::Reap => {
+            Op::Reap | Op::ReapSteps(_) => {
                 let idle: Vec<usize> = (0..self.ids.len())
                     .filter(|&k| self.expected[k].idle(self.now))
                     .collect();
-                assert_eq!(self.registry.reap_idle(), idle.len());
+                let reaped = match op {
+                    Op::ReapSteps(budget) => {
+                        // This harness is the only stepper and always steps
+                        // to the end of a pass: each loop is a whole pass.
+                        let mut reaped = 0;
+                        loop {
+                            let step = self.registry.reap_idle_step(budget);
+                            reaped += step.ended;
+                            if step.pass_done {
+                                break reaped;
+                            }
+                        }
+                    }
+                    _ => self.registry.reap_idle(),
+                };
+                assert_eq!(reaped, idle.len());
                 for k in idle {
                     self.end(k, Reason::IdleTimeout);
                 }

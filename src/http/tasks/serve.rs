@@ -11,7 +11,7 @@ use crate::http::jsonrpc::{Request, RpcError};
 use crate::http::modern::request::{input_responses, missing_capability, Modern};
 use crate::http::modern::Envelope;
 use crate::http::reject::Reject;
-use crate::{Ended, Miss, Running, TaskRef, TaskStats, TaskStore};
+use crate::{Ended, Miss, Running, SweepStep, TaskRef, TaskStats, TaskStore};
 use futures_util::future::OptionFuture;
 use futures_util::FutureExt;
 use http::StatusCode;
@@ -50,9 +50,10 @@ impl Tasks {
         }
     }
 
-    /// Frees the tasks ended and kept for their retention.
-    pub(crate) fn reap(&self) -> usize {
-        self.store.reap()
+    /// Frees the tasks ended and kept for their retention: one step of a
+    /// pass, of at most `budget` slots.
+    pub(crate) fn reap_step(&self, budget: usize) -> SweepStep {
+        self.store.reap_step(budget)
     }
 
     /// Stops every task's work (each ends `abandoned`, unless it ended
