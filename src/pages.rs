@@ -32,6 +32,9 @@ pub(crate) struct Pages<S> {
     table: Box<[AtomicPtr<Slot<S>>]>,
     /// The pages' occupancies, shard by shard (see `occupancy_of`).
     occupancy: Box<[CachePadded<[Occupancy; PER_LINE]>]>,
+    /// A shard's run of occupancies is `1 << occupancy_shift` long (whole
+    /// lines, a power of two so that finding one is a shift and an OR).
+    occupancy_shift: u32,
     shard_bits: u32,
     page_shift: u32,
 }
@@ -42,7 +45,10 @@ impl<S> Pages<S> {
     pub(crate) fn new(shards: u64, per_shard: u64) -> Pages<S> {
         let page = per_shard.next_power_of_two().clamp(1, MAX_PAGE);
         let pages = per_shard.div_ceil(page) * shards;
-        let lines = per_shard.div_ceil(page).div_ceil(PER_LINE as u64) * shards;
+        let run = (per_shard.div_ceil(page).div_ceil(PER_LINE as u64) * PER_LINE as u64)
+            .next_power_of_two()
+            .max(PER_LINE as u64);
+        let lines = run / PER_LINE as u64 * shards;
         Pages {
             table: (0..pages)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
@@ -50,6 +56,7 @@ impl<S> Pages<S> {
             occupancy: (0..lines)
                 .map(|_| CachePadded::new(std::array::from_fn(|_| Occupancy::new())))
                 .collect(),
+            occupancy_shift: run.trailing_zeros(),
             shard_bits: shards.trailing_zeros(),
             page_shift: page.trailing_zeros(),
         }
@@ -68,6 +75,7 @@ impl<S> Pages<S> {
 
     /// Which shard page `entry` of the table belongs to, and which of that
     /// shard's pages it is.
+    #[inline]
     pub(crate) fn place(&self, entry: usize) -> (usize, u64) {
         let shard = entry & ((1 << self.shard_bits) - 1);
         (shard, (entry >> self.shard_bits) as u64)
@@ -75,10 +83,10 @@ impl<S> Pages<S> {
 
     /// The occupancy of page `entry`: the shard's pages side by side, each
     /// shard's on lines of its own.
+    #[inline]
     pub(crate) fn occupancy_of(&self, entry: usize) -> &Occupancy {
         let (shard, page) = self.place(entry);
-        let per_shard = (self.table.len() >> self.shard_bits).div_ceil(PER_LINE);
-        let at = shard * per_shard * PER_LINE + page as usize;
+        let at = (shard << self.occupancy_shift) | page as usize;
         &self.occupancy[at / PER_LINE][at % PER_LINE]
     }
 
@@ -190,6 +198,30 @@ impl<S> Drop for Pages<S> {
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
     use super::*;
+
+    /// Every page has an occupancy of its own, and the pages of different
+    /// shards never share a cache line of them.
+    #[test]
+    fn every_page_has_its_own_occupancy_and_shards_share_no_line() {
+        for (shards, per_shard) in [(1, 1), (4, 2500), (8, 1 << 16), (2, 3 * 1024 + 1)] {
+            let pages = Pages::<u8>::new(shards, per_shard);
+            let mut seen = std::collections::HashMap::new();
+            for entry in 0..pages.entries() {
+                let at = pages.occupancy_of(entry) as *const Occupancy as usize;
+                let (shard, _) = pages.place(entry);
+                assert!(seen.insert(at, shard).is_none(), "two pages share one");
+            }
+            let line = std::mem::align_of::<CachePadded<u8>>();
+            let mut lines = std::collections::HashMap::new();
+            for (at, shard) in seen {
+                let other = lines.insert(at / line, shard);
+                assert!(
+                    other.is_none_or(|other| other == shard),
+                    "shards share a line"
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_index_of_every_shard_has_its_own_slot() {
