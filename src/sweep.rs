@@ -125,16 +125,22 @@ impl<S> Registry<S> {
             };
         };
         let storage = self.storage();
-        let pages = storage.shards.pages() as u64;
+        let pages = storage.shards.pages();
         let mut step = SweepStep::default();
         let mut caught: Caught = None;
+        // Relaxed, load and store: the cursor only says where to go on;
+        // each page's own words order what a sweep sees of it. Steps that
+        // race may both start from one place, and one may store a place
+        // behind the other's: pages are then looked at twice, never skipped
+        // (a place stored is the end of a run its storer looked at, from a
+        // place stored before).
+        let mut page = storage.sweep_cursor.load(Ordering::Relaxed) as usize % pages;
         while step.looked < budget.max(1) && !step.pass_done {
-            // Relaxed: the cursor only hands out pages; each page's own
-            // words order what a sweep sees of it.
-            let page = storage.sweep_cursor.fetch_add(1, Ordering::Relaxed) % pages;
-            step.looked += self.reap_page(page as usize, &reap, &mut step.ended, &mut caught);
+            step.looked += self.reap_page(page, &reap, &mut step.ended, &mut caught);
             step.pass_done = page == pages - 1;
+            page = (page + 1) % pages;
         }
+        storage.sweep_cursor.store(page as u64, Ordering::Relaxed);
         raise(caught);
         step
     }
