@@ -29,8 +29,8 @@ pub(crate) struct Storage<S> {
     pub(crate) clock: IdleClock,
     pub(crate) counters: Counters,
     pub(crate) generations: Wrap,
-    /// The page the next budgeted sweep step starts at, whoever takes it
-    /// (`sweep.rs`).
+    /// How many pages budgeted sweep steps have visited: the next one
+    /// starts at this count modulo the pages, whoever takes it (`sweep.rs`).
     pub(crate) sweep_cursor: CachePadded<AtomicU64>,
     /// What must happen before the storage may be freed: the registry's
     /// share (`REGISTRY_HOLDS`) while it lives, one for each slot held or

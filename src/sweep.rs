@@ -125,22 +125,29 @@ impl<S> Registry<S> {
             };
         };
         let storage = self.storage();
-        let pages = storage.shards.pages();
+        let pages = storage.shards.pages() as u64;
         let mut step = SweepStep::default();
         let mut caught: Caught = None;
-        // Relaxed, load and store: the cursor only says where to go on;
-        // each page's own words order what a sweep sees of it. Steps that
-        // race may both start from one place, and one may store a place
-        // behind the other's: pages are then looked at twice, never skipped
-        // (a place stored is the end of a run its storer looked at, from a
-        // place stored before).
-        let mut page = storage.sweep_cursor.load(Ordering::Relaxed) as usize % pages;
+        // The cursor counts the pages steps have visited (it never wraps:
+        // the page is the count modulo the pages). A step moves it on only
+        // from where it found it: steps that race may look at a page twice,
+        // never skip one, since the cursor only moves over pages its mover
+        // has looked at. Relaxed: it only says where to go on; each page's
+        // own words order what a sweep sees of it.
+        let start = storage.sweep_cursor.load(Ordering::Relaxed);
+        let mut next = start;
         while step.looked < budget.max(1) && !step.pass_done {
+            let page = (next % pages) as usize;
             step.looked += self.reap_page(page, &reap, &mut step.ended, &mut caught);
-            step.pass_done = page == pages - 1;
-            page = (page + 1) % pages;
+            next += 1;
+            step.pass_done = next % pages == 0;
         }
-        storage.sweep_cursor.store(page as u64, Ordering::Relaxed);
+        let _ = storage.sweep_cursor.compare_exchange(
+            start,
+            next,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
         raise(caught);
         step
     }
