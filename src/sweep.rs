@@ -125,7 +125,7 @@ impl<S> Registry<S> {
             };
         };
         let storage = self.storage();
-        let pages = storage.shards.pages() as u64;
+        let pages = storage.shards.pages();
         let mut step = SweepStep::default();
         let mut caught: Caught = None;
         // The cursor counts the pages steps have visited (it never wraps:
@@ -135,16 +135,20 @@ impl<S> Registry<S> {
         // has looked at. Relaxed: it only says where to go on; each page's
         // own words order what a sweep sees of it.
         let start = storage.sweep_cursor.load(Ordering::Relaxed);
-        let mut next = start;
+        let mut page = (start % pages as u64) as usize;
+        let mut visited = 0;
         while step.looked < budget.max(1) && !step.pass_done {
-            let page = (next % pages) as usize;
             step.looked += self.reap_page(page, &reap, &mut step.ended, &mut caught);
-            next += 1;
-            step.pass_done = next % pages == 0;
+            visited += 1;
+            page += 1;
+            if page == pages {
+                page = 0;
+                step.pass_done = true;
+            }
         }
         let _ = storage.sweep_cursor.compare_exchange(
             start,
-            next,
+            start + visited,
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
