@@ -84,6 +84,8 @@ impl<S> Pages<S> {
     /// The occupancy of page `entry`: the shard's pages side by side, each
     /// shard's on lines of its own.
     #[inline]
+    // `PER_LINE` is one under loom.
+    #[cfg_attr(sessionreg_loom, allow(clippy::modulo_one))]
     pub(crate) fn occupancy_of(&self, entry: usize) -> &Occupancy {
         let (shard, page) = self.place(entry);
         let at = (shard << self.occupancy_shift) | page as usize;

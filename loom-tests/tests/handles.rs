@@ -209,7 +209,10 @@ fn resolve_racing_the_reuse_of_its_slot() {
             let handles = handles.clone();
             thread::spawn(move || {
                 assert!(handles.destroy(&old, &OWNER));
-                handles.mint(OWNER, value).map_err(|full| full.into_inner())
+                // Boxed: a `Tracked` is 512 bytes (aligned so).
+                handles
+                    .mint(OWNER, value)
+                    .map_err(|full| Box::new(full.into_inner()))
             })
         };
         race_point();
@@ -224,7 +227,7 @@ fn resolve_racing_the_reuse_of_its_slot() {
         let new = match reuser.join().unwrap() {
             Ok(id) => id,
             // The resolve held the old handle when the mint looked.
-            Err(value) => handles.mint(OWNER, value).expect("the slot came back"),
+            Err(value) => handles.mint(OWNER, *value).expect("the slot came back"),
         };
 
         assert!(matches!(handles.resolve(&old, &OWNER), Resolved::Ended));
