@@ -1,10 +1,10 @@
 //! Idle time: one word per session with its in-flight count and last activity.
 //!
 //! ```text
-//!  63                25   24      23     22            0
-//! +--------------------+-------+--------+--------------+
-//! | last activity (39) | rough | closed | in flight(23)|
-//! +--------------------+-------+--------+--------------+
+//!  63                      25   24      23     22            0
+//! +--------------------------+-------+--------+--------------+
+//! | stamp, or claim (39)     | rough | closed | in flight(23)|
+//! +--------------------------+-------+--------+--------------+
 //! ```
 //!
 //! A session is idle only when nothing is in flight *and* its last activity is
@@ -13,21 +13,58 @@
 //!
 //! `rough` marks a session whose last activity read no clock: neither an
 //! insert nor a request's end reads it (see `clock.rs`). A rough session is
-//! never idle; the reaper replaces its stamp with a reading it takes after
-//! seeing it rough, which is no earlier than that activity, and a touch
-//! replaces it with the time now. So a session is never found idle earlier
-//! than it is.
+//! never idle; a sweep, or a touch, makes it exact with a reading taken after
+//! the activity it records. So a session is never found idle earlier than it
+//! is.
+//!
+//! The top field is a stamp (milliseconds) while the word is exact. While it
+//! is rough it holds no time (none is needed: a reading taken after the rough
+//! mark is later than any stamp before it) but a *claim*: 0, or the thread
+//! id plus one of the thread making the stamp exact. Making a rough stamp
+//! exact is three steps, each a reason the result cannot be early:
+//!
+//! 1. **claim**: a CAS from the rough word (nothing in flight) to the same
+//!    word claimed by this thread. It may succeed on a word that a request's
+//!    begin and end put back since it was loaded: that does not matter,
+//!    because the time is read only after the claim. The claim is Acquire
+//!    and every request's end is a Release RMW on this word, so the end of
+//!    every request before the claim happens before the reading (on every
+//!    architecture: the reading is not a load that the CPU may take before
+//!    the claim, as it may after a Relaxed one).
+//! 2. **read** the clock.
+//! 3. **stamp**: a CAS from the claimed word to the exact one. It succeeds
+//!    only if the word is still claimed by this thread, which no other
+//!    thread can write: a request's begin or end, a touch, another stamper
+//!    each change the word (an end writes claim 0; another stamper writes
+//!    its own id; ids are unique among living threads, and this one is busy
+//!    here). So nothing happened between the claim and the stamp, and the
+//!    reading is later than every activity before it.
+//!
+//! Every writer of the word holds the session while it writes (a request's
+//! guard, a touch's handle, the sweep's reference), so the slot cannot be
+//! reused under a stamper either: the word a claim expects is the held
+//! session's, never a newer one's fresh word that happens to look the same.
+//!
+//! A claim left by a thread that is descheduled between its steps is taken
+//! over by the next stamper (its stamp then fails): nobody waits for it.
+//! Exact words need none of this: an exact word that reappears after a
+//! request's begin and end was stamped by a stamper that read its time after
+//! that end, so a CAS that expects it (an expiry, a touch, an exact request
+//! end) decides on a stamp no earlier than every activity before it.
 //!
 //! `closed` makes "idle" and "a request starts" mutually exclusive: whoever
 //! expires a session first sets it, with a CAS that expects zero in flight, and
 //! a request can only enter while it is clear. So an expiry never lands under
 //! a running request, and a request never starts on a session being expired.
-//! All of these are RMWs on this one word, so their order is the word's
-//! modification order; no other data is published through it, and Relaxed is
-//! enough throughout.
+//!
+//! Orderings: a request's end is Release, and a claim and an expiry are
+//! Acquire (above, and at `try_expire`); everything else is Relaxed: these are all RMWs
+//! on this one word, so their order is the word's modification order, and no
+//! other data is published through it.
 
 use crate::pack::Field;
 use crate::sync::{AtomicU64, Ordering};
+use crate::tid;
 use std::time::Duration;
 
 /// The largest stamp (milliseconds since the registry was built).
@@ -36,8 +73,12 @@ pub(crate) const MAX_STAMP: u64 = STAMP.max();
 const IN_FLIGHT: Field = Field::lowest(23);
 const CLOSED: Field = IN_FLIGHT.then(1);
 const ROUGH: Field = CLOSED.then(1);
+/// The stamp of an exact word; the claim of a rough one (`STAMP`'s bits).
 const STAMP: Field = ROUGH.then(39);
 const _: () = assert!(STAMP.end() == 64);
+
+/// The claim of a rough word that nobody is stamping.
+const UNCLAIMED: u64 = 0;
 
 /// The longest idle timeout the stamp can measure (about 8.7 years).
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_millis(STAMP.max() / 2);
@@ -78,6 +119,16 @@ pub(crate) enum Enter {
     Full,
 }
 
+/// What [`Activity::stamp_rough`] did.
+#[must_use]
+enum Stamped {
+    /// This call made the stamp exact.
+    Done,
+    /// The word is no longer rough with nothing in flight (here it is now),
+    /// or this thread has no id to claim it with: left as it is.
+    Left(u64),
+}
+
 /// The activity word of one session.
 pub(crate) struct Activity(AtomicU64);
 
@@ -89,11 +140,13 @@ impl Activity {
     /// Starts a fresh session's clock at `stamp` (`None`: rough), with
     /// `in_flight` requests already counted. Called by the inserter, which
     /// owns the slot; published by the lifecycle word's Release store.
+    /// Nobody else writes the word meanwhile: every other writer holds the
+    /// session (a reference), and a slot held is never reused.
     #[inline]
     pub(crate) fn reset(&self, stamp: Option<u64>, in_flight: u64) {
         let word = match stamp {
             Some(stamp) => STAMP.set(0, stamp),
-            None => ROUGH.set(0, 1),
+            None => rough(0),
         };
         self.0
             .store(IN_FLIGHT.set(word, in_flight), Ordering::Relaxed);
@@ -130,22 +183,63 @@ impl Activity {
     /// Counts one request out and stamps its end as the last activity:
     /// exactly at `Some(now)`, or roughly (`None`: no clock was read; the
     /// next sweep stamps it with a later reading).
+    ///
+    /// Release: a stamper's claim (Acquire) that reads this end, or any
+    /// later write of the word, reads its time after it (see the module
+    /// docs).
     #[inline]
     pub(crate) fn exit(&self, now: Option<u64>) {
-        self.update(|word| {
+        let mut word = self.0.load(Ordering::Relaxed);
+        loop {
             debug_assert!(IN_FLIGHT.get(word) > 0);
-            let word = word - IN_FLIGHT.one();
-            match now {
-                Some(now) => stamp(word, now),
-                None => ROUGH.set(word, 1),
+            let out = word - IN_FLIGHT.one();
+            let next = match now {
+                Some(now) => exact(out, now),
+                None => rough(out),
+            };
+            match self
+                .0
+                .compare_exchange_weak(word, next, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(changed) => word = changed,
             }
-        });
+        }
     }
 
-    /// Stamps `now` (exact) as the last activity.
-    #[inline]
-    pub(crate) fn touch(&self, now: u64) {
-        self.update(|word| stamp(word, now));
+    /// Stamps a time `read` now as the last activity, restarting the idle
+    /// time. A session with requests in flight is left as it is: its idle
+    /// time starts when the last of them ends, later than now.
+    pub(crate) fn touch(&self, read: impl Fn() -> u64) {
+        let mut word = self.0.load(Ordering::Relaxed);
+        loop {
+            if CLOSED.get(word) == 1 || IN_FLIGHT.get(word) > 0 {
+                return;
+            }
+            if ROUGH.get(word) == 1 {
+                match self.stamp_rough(word, &read) {
+                    Stamped::Done => return,
+                    // Made exact by another stamper (perhaps with a reading
+                    // from before this touch), or busy: look again.
+                    Stamped::Left(now) if now != word => word = now,
+                    Stamped::Left(_) => return,
+                }
+                continue;
+            }
+            // Exact: the stamp only moves forward, so this reading, early or
+            // late, never makes the session look idle earlier than the stamp
+            // it replaces, which is no earlier than any activity before it.
+            let now = read();
+            match self.0.compare_exchange_weak(
+                word,
+                exact(word, now),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(changed) => word = changed,
+            }
+        }
     }
 
     /// Number of requests in flight.
@@ -159,28 +253,55 @@ impl Activity {
     /// the session can ever look idle.
     #[inline]
     pub(crate) fn is_rough(&self) -> bool {
-        let word = self.0.load(Ordering::Relaxed);
-        ROUGH.get(word) == 1 && IN_FLIGHT.get(word) == 0
+        is_rough_idle(self.0.load(Ordering::Relaxed))
     }
 
-    /// Replaces a rough stamp by a time `read` after this call has loaded
-    /// the rough stamp (so no earlier than the activity it records, even if
-    /// the slot was reused since the caller looked). Does nothing if the
-    /// stamp has become exact meanwhile.
+    /// Replaces a rough stamp (nothing in flight) by a reading taken after
+    /// this call has claimed it, so no earlier than any activity the rough
+    /// stamp stands for (see the module docs). The caller holds the session.
+    /// Does nothing if the stamp is exact, or a request is in flight (its
+    /// end marks it rough again).
     pub(crate) fn make_exact(&self, read: impl Fn() -> u64) {
-        let mut word = self.0.load(Ordering::Relaxed);
-        while ROUGH.get(word) == 1 {
+        let word = self.0.load(Ordering::Relaxed);
+        if is_rough_idle(word) {
+            let _ = self.stamp_rough(word, &read);
+        }
+    }
+
+    /// Claims the rough word `word` (nothing in flight), reads the time and
+    /// stamps it, while nothing else touches the word (see the module docs);
+    /// again after anything did, as long as it stays rough with nothing in
+    /// flight.
+    fn stamp_rough(&self, mut word: u64, read: &impl Fn() -> u64) -> Stamped {
+        // A thread in teardown has no id of its own to claim with: it
+        // leaves the stamp rough (never early; a later sweep stamps it).
+        let Some(claim) = claim_of(tid::current()) else {
+            return Stamped::Left(word);
+        };
+        while is_rough_idle(word) {
+            let claimed = STAMP.set(word, claim);
+            // Acquire: the reading below is taken after every request's end
+            // before this claim (their Release), on every architecture.
+            if let Err(changed) =
+                self.0
+                    .compare_exchange_weak(word, claimed, Ordering::Acquire, Ordering::Relaxed)
+            {
+                word = changed;
+                continue;
+            }
             let now = read();
-            match self.0.compare_exchange_weak(
-                word,
-                stamp(word, now),
+            // Still claimed by this thread: nothing happened since the claim.
+            match self.0.compare_exchange(
+                claimed,
+                exact(claimed, now),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return,
+                Ok(_) => return Stamped::Done,
                 Err(changed) => word = changed,
             }
         }
+        Stamped::Left(word)
     }
 
     /// Whether the session looks idle now: a hint for sweeps, which confirm
@@ -211,6 +332,12 @@ impl Activity {
     }
 
     /// Closes the session to new requests if it is idle at `now`.
+    ///
+    /// Acquire on success: the last request's end (Release) happens before
+    /// it, so the expirer, which goes on to end the session and run its
+    /// close callback, sees what the requests did (a task's work settled
+    /// its outcome before it let go). Relaxed for a session found closed
+    /// already: the thread that closed it ends it.
     pub(crate) fn try_expire(&self, now: u64, timeout: u64) -> Expire {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
@@ -223,7 +350,7 @@ impl Activity {
             match self.0.compare_exchange_weak(
                 word,
                 CLOSED.set(word, 1),
-                Ordering::Relaxed,
+                Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return Expire::Expired,
@@ -231,25 +358,34 @@ impl Activity {
             }
         }
     }
-
-    fn update(&self, f: impl Fn(u64) -> u64) {
-        let mut word = self.0.load(Ordering::Relaxed);
-        loop {
-            match self
-                .0
-                .compare_exchange_weak(word, f(word), Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(now) => word = now,
-            }
-        }
-    }
 }
 
-/// An exact stamp: the stamp only moves forward (two requests ending out of
-/// order keep the later time), and it is no longer rough.
-fn stamp(word: u64, now: u64) -> u64 {
-    ROUGH.set(STAMP.set(word, STAMP.get(word).max(now)), 0)
+/// The claim a thread with id `tid` stamps with: its id plus one (never
+/// [`UNCLAIMED`]); `None` for a thread in teardown, whose id is shared.
+fn claim_of(tid: usize) -> Option<u64> {
+    let claim = (tid as u64).checked_add(1)?;
+    (tid != tid::SHARED && claim <= STAMP.max()).then_some(claim)
+}
+
+/// `word`, rough and unclaimed (a request's end that read no clock).
+fn rough(word: u64) -> u64 {
+    STAMP.set(ROUGH.set(word, 1), UNCLAIMED)
+}
+
+/// `word`, stamped exactly at `now`: the stamp only moves forward (two
+/// requests ending out of order keep the later time); a rough word's
+/// claim is no time, and is replaced.
+fn exact(word: u64, now: u64) -> u64 {
+    let stamp = if ROUGH.get(word) == 1 {
+        now
+    } else {
+        STAMP.get(word).max(now)
+    };
+    ROUGH.set(STAMP.set(word, stamp), 0)
+}
+
+fn is_rough_idle(word: u64) -> bool {
+    ROUGH.get(word) == 1 && IN_FLIGHT.get(word) == 0 && CLOSED.get(word) == 0
 }
 
 fn is_idle(word: u64, now: u64, timeout: u64) -> bool {
@@ -305,9 +441,9 @@ mod tests {
     fn stamps_only_move_forward() {
         let activity = Activity::new();
         activity.reset(Some(50), 0);
-        activity.touch(40);
+        activity.touch(|| 40);
         assert_eq!(activity.try_expire(59, 10), Expire::Active);
-        activity.touch(70);
+        activity.touch(|| 70);
         assert_eq!(activity.try_expire(79, 10), Expire::Active);
         assert_eq!(activity.try_expire(80, 10), Expire::Expired);
     }
@@ -338,6 +474,37 @@ mod tests {
         assert_eq!(activity.check(|| 509, 10), Check::Busy);
         assert_eq!(activity.check(|| 510, 10), Check::Idle(510));
         assert_eq!(activity.try_expire(510, 10), Expire::Expired);
+    }
+
+    /// A claim that a descheduled stamper left behind is taken over, never
+    /// waited for; a rough word, claimed or not, is never idle; a request's
+    /// end clears the claim; a touch under a request in flight does nothing.
+    #[test]
+    fn a_claim_left_behind_is_taken_over_and_never_idle() {
+        let activity = Activity::new();
+        activity.reset(None, 0);
+        // Another thread (id 41) claimed it, then stopped before stamping.
+        let claimed = STAMP.set(activity.0.load(Ordering::Relaxed), 42);
+        activity.0.store(claimed, Ordering::Relaxed);
+        assert!(activity.is_rough());
+        assert!(!activity.looks_idle(u64::MAX / 2, 10));
+        assert_eq!(activity.check(|| unreachable!("rough"), 10), Check::Busy);
+        assert_eq!(activity.try_expire(1_000, 10), Expire::Active);
+        activity.make_exact(|| 1_000);
+        assert!(!activity.is_rough());
+        assert_eq!(activity.try_expire(1_010, 10), Expire::Expired);
+
+        let activity = Activity::new();
+        activity.reset(Some(5), 0);
+        assert_eq!(activity.enter(u64::MAX), Enter::Entered);
+        activity.touch(|| 500);
+        activity.exit(None);
+        let word = activity.0.load(Ordering::Relaxed);
+        assert_eq!((ROUGH.get(word), STAMP.get(word)), (1, UNCLAIMED));
+        activity.touch(|| 600);
+        assert!(!activity.is_rough());
+        assert_eq!(activity.try_expire(609, 10), Expire::Active);
+        assert_eq!(activity.try_expire(610, 10), Expire::Expired);
     }
 
     #[test]

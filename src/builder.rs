@@ -46,6 +46,7 @@ pub struct Builder<S> {
     clock: Option<ManualClock>,
     on_close: Option<OnClose<S>>,
     widths: Option<(u32, u32)>,
+    outcomes: bool,
     _values: PhantomData<fn(S)>,
 }
 
@@ -59,6 +60,7 @@ impl<S: Send + Sync + 'static> Builder<S> {
             clock: None,
             on_close: None,
             widths: None,
+            outcomes: false,
             _values: PhantomData,
         }
     }
@@ -146,6 +148,13 @@ impl<S: Send + Sync + 'static> Builder<S> {
         self
     }
 
+    /// Counts the entries' own ends by kind beside the registry's counters
+    /// (a task store's: `tasks.rs`).
+    pub(crate) fn count_outcomes(mut self) -> Self {
+        self.outcomes = true;
+        self
+    }
+
     /// Builds the registry, or says what is wrong with the configuration.
     pub fn build(self) -> Result<Registry<S>, BuildError> {
         if self.capacity == 0 {
@@ -182,6 +191,7 @@ impl<S: Send + Sync + 'static> Builder<S> {
             capacity: self.capacity,
             shards,
             stripes: (4 * parallelism).clamp(8, 256),
+            outcomes: self.outcomes,
             node: u64::from(self.node),
             clock: IdleClock::new(
                 self.clock.map_or_else(Clock::coarse, Clock::Manual),

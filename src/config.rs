@@ -29,6 +29,8 @@ pub(crate) struct Config {
     pub(crate) capacity: usize,
     pub(crate) shards: usize,
     pub(crate) stripes: usize,
+    /// Whether to count the entries' own ends (a task store's).
+    pub(crate) outcomes: bool,
     pub(crate) node: u64,
     /// The clock and the idle timeout.
     pub(crate) clock: IdleClock,

@@ -44,6 +44,7 @@ use crate::registry::Registry;
 use crate::session::InFlight;
 use crate::shares::{Share, ShareFull, Shares};
 use crate::stats::Stats;
+use crate::sweep::SweepStep;
 use std::fmt;
 use std::hash::Hash;
 use std::time::Duration;
@@ -87,14 +88,17 @@ pub enum Resolved<O, T> {
     Found(InFlight<Handle<O, T>>),
     /// The id named a handle that has ended: its lifetime ran out (or it
     /// was destroyed). An MCP tool answers "`<handle>` has expired" (a tool
-    /// error, `isError: true`), so the caller knows to make a new one. The
-    /// owner of an ended handle can no longer be checked, so anyone holding
-    /// such an id hears this; it tells them only that the id was once
-    /// minted here.
+    /// error, `isError: true`), so the caller knows to make a new one. Only
+    /// an id whose secret is proven hears this (while its slot keeps that
+    /// secret, or the digest of it, until the slot's next handle ends too):
+    /// the owner of an ended handle can no longer be checked, so it tells
+    /// whoever holds the real id that it was once minted here, and a guess
+    /// nothing.
     Ended,
     /// The id names no handle of the caller's: never minted here, forged,
-    /// malformed, or another owner's live handle (the same answer, so that
-    /// it is no oracle).
+    /// malformed, another owner's live handle (the same answer, so that
+    /// it is no oracle), or one ended so long ago that its slot can no
+    /// longer check it.
     Unknown,
 }
 
@@ -302,9 +306,18 @@ impl<O: PartialEq, T> Handles<O, T> {
     }
 
     /// Ends the handles unused for their lifetime; returns how many. Run it
-    /// periodically (the HTTP layer's reaper runs the registries it owns).
+    /// periodically (from the HTTP layer's `App::reap`, say, which its
+    /// reaper calls). One pass, at the cost of a look at each page and the
+    /// slots of the pages that may hold a handle.
     pub fn reap(&self) -> usize {
         self.registry.reap_idle()
+    }
+
+    /// One step of [`reap`](Handles::reap), of at most `budget` slots (see
+    /// [`Registry::reap_idle_step`]): for a reaper that must not hold its
+    /// thread for long, stepping until [`pass_done`](SweepStep::pass_done).
+    pub fn reap_step(&self, budget: usize) -> SweepStep {
+        self.registry.reap_idle_step(budget)
     }
 
     /// Handles alive now.

@@ -213,6 +213,9 @@ impl<S> Registry<S> {
         // SAFETY: `allocate` handed the free slot to us alone.
         let generation = unsafe { slot.fill(value, secret, storage.clock.stamp(), in_flight) };
         debug_assert_eq!(generation, id.generation());
+        // After the publish: a sweep that sees the page's count sees the
+        // session.
+        storage.shards.inserted(index);
         Ok((id, slot))
     }
 }

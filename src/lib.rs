@@ -81,6 +81,7 @@ mod live;
 mod lookup;
 pub mod mailbox;
 pub mod metrics;
+mod occupancy;
 mod outcome;
 mod pack;
 mod pages;
@@ -117,7 +118,10 @@ pub use reason::{Miss, Reason};
 pub use registry::{Registry, Termination};
 pub use session::{BeginError, InFlight, Session};
 pub use stats::Stats;
-pub use tasks::{EndKind, Ended, Running, Task, TaskRef, TaskStats, TaskStore, TaskStoreBuilder};
+pub use sweep::{SweepStep, SWEEP_BUDGET};
+pub use tasks::{
+    EndKind, Ended, Running, Settled, Task, TaskRef, TaskStats, TaskStore, TaskStoreBuilder,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -96,10 +96,10 @@ impl Word {
         self.generation() == generation && !self.is_free()
     }
 
-    /// Whether `generation` is older than this word's: the session it named
-    /// has come and gone.
-    pub(crate) fn has_passed(self, generation: u64, generations: Wrap) -> bool {
-        generations.is_behind(generation, self.generation())
+    /// Whether this word's generation comes right after `generation`: the
+    /// slot's previous session (if it had one) was `generation`'s.
+    pub(crate) fn follows(self, generation: u64, generations: Wrap) -> bool {
+        self.generation() == generations.next(generation)
     }
 }
 
@@ -510,7 +510,7 @@ mod tests {
         assert_eq!(slot.finish_free(0, GENS), Finished::Done);
         let next = slot.load();
         assert!(next.is_free() && next.generation() == 1);
-        assert!(next.has_passed(0, GENS));
+        assert!(next.follows(0, GENS));
         assert!(!next.names(0) && !next.names(1));
     }
 
@@ -608,12 +608,13 @@ mod tests {
     fn generations_wrap_and_still_compare() {
         let max = GENERATION.max();
         let word = Word::new(LIVE, 0);
-        assert!(word.has_passed(max, GENS), "gen max is just behind gen 0");
-        assert!(!word.has_passed(1, GENS), "gen 1 is ahead of gen 0");
-        assert!(!word.has_passed(0, GENS));
-        assert!(Word::new(FREE, 5).has_passed(4, GENS));
+        assert!(word.follows(max, GENS), "gen 0 comes right after gen max");
+        assert!(!word.follows(1, GENS), "gen 1 is ahead of gen 0");
+        assert!(!word.follows(0, GENS));
+        assert!(Word::new(FREE, 5).follows(4, GENS));
+        assert!(!Word::new(FREE, 5).follows(3, GENS), "two behind");
         assert!(
-            !Word::new(FREE, 5).has_passed(5, GENS),
+            !Word::new(FREE, 5).follows(5, GENS),
             "FREE(5): gen 5 not minted yet"
         );
         // A narrowed generation wraps within the field.

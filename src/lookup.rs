@@ -9,6 +9,7 @@ use crate::registry::Registry;
 use crate::session::Session;
 use crate::slot::Slot;
 use crate::storage::{self, By};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 impl<S> Registry<S> {
@@ -76,10 +77,19 @@ impl<S> Registry<S> {
             Err(cause) => return Err(self.reject(cause)),
         };
         // SAFETY: `acquire` took a reference on this slot for us; the handle
-        // gives it back when dropped, also if `accept` panics.
+        // gives it back when dropped.
         let session = unsafe { Session::from_held(self.storage, slot, *id) };
-        if !accept(&session) {
-            return Err(self.reject(Miss::Principal));
+        match catch_unwind(AssertUnwindSafe(|| accept(&session))) {
+            Ok(true) => {}
+            Ok(false) => return Err(self.reject(Miss::Principal)),
+            Err(panic) => {
+                // Giving the reference back may be the last one out of a
+                // session ended meanwhile, and drop its value: not while
+                // `accept`'s panic unwinds (a `Drop` panicking then would
+                // abort). A second panic, the value's, is dropped.
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(session)));
+                resume_unwind(panic);
+            }
         }
         if let Some(timeout) = self.storage().clock.timeout_ms() {
             // `unless_expired` gives the reference back when it ends the
@@ -165,36 +175,36 @@ impl<S> Registry<S> {
     #[cold]
     #[inline(never)]
     pub(crate) fn let_go(&self, id: &SessionId, slot: &Slot<S>) {
+        self.let_go_at(id.index(), slot);
+    }
+
+    /// [`let_go`](Self::let_go) of the slot at `index`.
+    pub(crate) fn let_go_at(&self, index: u64, slot: &Slot<S>) {
         // SAFETY: the caller holds the reference it took on the slot at
-        // `id.index()`, inside a `&self` method (`By::Registry`).
-        unsafe { storage::release(self.storage, id.index(), NonNull::from(slot), By::Registry) }
+        // `index`, inside a `&self` method (`By::Registry`).
+        unsafe { storage::release(self.storage, index, NonNull::from(slot), By::Registry) }
     }
 
     /// Classifies `word` for `id`: generation and state by loads alone, then
-    /// the secret, compared in constant time.
+    /// the secret, compared in constant time. An id of a session that has
+    /// ended is `Ended` only if its secret is proven (see `ended`,
+    /// `one_behind`): anything else about it is answered as about a guess.
     #[inline(always)]
     pub(crate) fn examine(&self, slot: &Slot<S>, word: Word, id: &SessionId) -> Examined {
-        if !word.names(id.generation()) {
-            return if word.has_passed(id.generation(), self.storage().generations) {
-                Examined::Ended
-            } else {
-                Examined::Missed(Miss::Unknown)
-            };
+        if word.names(id.generation()) {
+            if word.is_live() {
+                return if slot.secret().matches(id.secret()) {
+                    Examined::Live
+                } else {
+                    mismatch(slot, id)
+                };
+            }
+            return ended(slot, word, id);
         }
-        if word.is_live() {
-            return if slot.secret().matches(id.secret()) {
-                Examined::Live
-            } else {
-                mismatch(slot, id)
-            };
+        if word.follows(id.generation(), self.storage().generations) {
+            return one_behind(slot, word, id);
         }
-        // `TERMINATED(g)`. With no references left its last one out may
-        // have put it on the free list already, writing the link over the
-        // secret: nothing to compare. Held, it still has its secret.
-        if word.is_being_freed() || slot.secret().matches(id.secret()) {
-            return Examined::Ended;
-        }
-        mismatch(slot, id)
+        Examined::Missed(Miss::Unknown)
     }
 
     /// With a reference held on `slot`: if the session is idle past the
@@ -258,13 +268,64 @@ fn mismatch<S>(slot: &Slot<S>, id: &SessionId) -> Examined {
     }
 }
 
+/// `TERMINATED(g)`, with `id` at `g`: `Ended` if the id's secret is the
+/// session's. Held by someone, the slot still has the whole secret. With no
+/// references left its last one out is freeing it: it records the secret's
+/// digest first, then may put the slot on its free list, writing the link
+/// over the low word; so the whole secret or the digest is there to
+/// compare (the digest is read after the words: a reader that read the link
+/// reads the digest written before it).
+#[cold]
+#[inline(never)]
+fn ended<S>(slot: &Slot<S>, word: Word, id: &SessionId) -> Examined {
+    if !word.is_being_freed() {
+        return if slot.secret().matches(id.secret()) {
+            Examined::Ended
+        } else {
+            mismatch(slot, id)
+        };
+    }
+    if slot.secret().matches(id.secret()) || slot.ended_digest() == id.secret().digest() {
+        return Examined::Ended;
+    }
+    // A newer session's secret shows the slot moved on (`Slot::secret`); if
+    // it has not, neither the words nor the digest were this id's.
+    let now = slot.lifecycle.load();
+    if now.names(id.generation()) {
+        Examined::Missed(Miss::Forged)
+    } else {
+        Examined::Moved(now)
+    }
+}
+
+/// `word` is one generation on from `id`'s: the slot's previous session was
+/// the id's (or, for a slot whose generation has not wrapped, none was),
+/// and the slot keeps the digest of its secret. A match proves the id's
+/// secret (a guess matches with probability 2^-64): `Ended`. The digest
+/// changes only when the slot's next session is freed, so a mismatch is the
+/// id's (`Forged`) while that has not begun; once it has, the id can no
+/// longer be checked: `Unknown`, as an id two generations behind is.
+#[cold]
+#[inline(never)]
+fn one_behind<S>(slot: &Slot<S>, word: Word, id: &SessionId) -> Examined {
+    if slot.ended_digest() == id.secret().digest() {
+        return Examined::Ended;
+    }
+    let now = slot.lifecycle.load();
+    if !word.is_being_freed() && now.generation() == word.generation() && !now.is_being_freed() {
+        Examined::Missed(Miss::Forged)
+    } else {
+        Examined::Missed(Miss::Unknown)
+    }
+}
+
 /// What a lookup by id finds in its slot, from a snapshot of its word.
 #[must_use]
 pub(crate) enum Examined {
     /// The id's session, live, with the right secret: go ahead with a CAS
     /// that expects the snapshot.
     Live,
-    /// The id named a session that has ended.
+    /// The id named a session that has ended, and its secret is proven.
     Ended,
     /// The id never named a session here (`Unknown`, `Forged`).
     Missed(Miss),

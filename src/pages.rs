@@ -1,5 +1,7 @@
 //! The page table: every slot of every shard, in fixed-size pages that are
-//! allocated on first use and never move until the storage is dropped.
+//! allocated on first use and never move until the storage is dropped; and
+//! beside it each page's occupancy (`occupancy.rs`), which lets a sweep skip
+//! the pages with nothing live.
 //!
 //! The table is flat: page `p` of shard `s` is entry `(p << shard_bits) | s`,
 //! and a slot's global index is that page number above the slot's offset in
@@ -8,15 +10,31 @@
 //! indirection on the lookup path. Only allocation and freeing, which know
 //! their shard, convert between a shard's own numbering and global indices.
 
+use crate::occupancy::Occupancy;
+use crate::secret::fresh_secret;
 use crate::slot::Slot;
 use crate::sync::{AtomicPtr, Ordering};
+use crossbeam_utils::CachePadded;
 use std::ptr;
 
-/// Slots per page, at most: 32 KiB pages for pointer-sized values.
+/// Slots per page, at most: 48 KiB pages for pointer-sized values.
 const MAX_PAGE: u64 = 1024;
+
+/// Occupancies per cache line (two words each). A shard's pages' share
+/// lines, no two shards one: inserters into different shards write no line
+/// in common. (One under loom: models have a page or two.)
+#[cfg(not(sessionreg_loom))]
+const PER_LINE: usize = 8;
+#[cfg(sessionreg_loom)]
+const PER_LINE: usize = 1;
 
 pub(crate) struct Pages<S> {
     table: Box<[AtomicPtr<Slot<S>>]>,
+    /// The pages' occupancies, shard by shard (see `occupancy_of`).
+    occupancy: Box<[CachePadded<[Occupancy; PER_LINE]>]>,
+    /// A shard's run of occupancies is `1 << occupancy_shift` long (whole
+    /// lines, a power of two so that finding one is a shift and an OR).
+    occupancy_shift: u32,
     shard_bits: u32,
     page_shift: u32,
 }
@@ -27,17 +45,57 @@ impl<S> Pages<S> {
     pub(crate) fn new(shards: u64, per_shard: u64) -> Pages<S> {
         let page = per_shard.next_power_of_two().clamp(1, MAX_PAGE);
         let pages = per_shard.div_ceil(page) * shards;
+        let run = (per_shard.div_ceil(page).div_ceil(PER_LINE as u64) * PER_LINE as u64)
+            .next_power_of_two()
+            .max(PER_LINE as u64);
+        let lines = run / PER_LINE as u64 * shards;
         Pages {
             table: (0..pages)
                 .map(|_| AtomicPtr::new(ptr::null_mut()))
                 .collect(),
+            occupancy: (0..lines)
+                .map(|_| CachePadded::new(std::array::from_fn(|_| Occupancy::new())))
+                .collect(),
+            occupancy_shift: run.trailing_zeros(),
             shard_bits: shards.trailing_zeros(),
             page_shift: page.trailing_zeros(),
         }
     }
 
-    fn page_len(&self) -> usize {
+    /// How many pages the table has room for (entries, installed or not).
+    pub(crate) fn entries(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The slots a page holds (the last page of a shard may have more than
+    /// the shard's limit: those are never handed out).
+    pub(crate) fn page_len(&self) -> u64 {
         1 << self.page_shift
+    }
+
+    /// Which shard page `entry` of the table belongs to, and which of that
+    /// shard's pages it is.
+    #[inline]
+    pub(crate) fn place(&self, entry: usize) -> (usize, u64) {
+        let shard = entry & ((1 << self.shard_bits) - 1);
+        (shard, (entry >> self.shard_bits) as u64)
+    }
+
+    /// The occupancy of page `entry`: the shard's pages side by side, each
+    /// shard's on lines of its own.
+    #[inline]
+    // `PER_LINE` is one under loom.
+    #[cfg_attr(sessionreg_loom, allow(clippy::modulo_one))]
+    pub(crate) fn occupancy_of(&self, entry: usize) -> &Occupancy {
+        let (shard, page) = self.place(entry);
+        let at = (shard << self.occupancy_shift) | page as usize;
+        &self.occupancy[at / PER_LINE][at % PER_LINE]
+    }
+
+    /// The occupancy of the page of the slot at global `index`.
+    #[inline]
+    pub(crate) fn occupancy(&self, index: u64) -> &Occupancy {
+        self.occupancy_of((index >> self.page_shift) as usize)
     }
 
     fn offset_mask(&self) -> u64 {
@@ -94,7 +152,12 @@ impl<S> Pages<S> {
             return slot;
         }
         let (cell, _) = self.locate(index).expect("index within the table");
-        let page: Box<[Slot<S>]> = (0..self.page_len()).map(|_| Slot::new()).collect();
+        // Random words in place of the digests of previous sessions the
+        // slots never had, so that no id one generation behind a fresh slot
+        // matches one (see `Slot::ended_digest`).
+        let page: Box<[Slot<S>]> = (0..self.page_len())
+            .map(|_| Slot::new(fresh_secret().high))
+            .collect();
         let page = Box::into_raw(page) as *mut Slot<S>;
         // AcqRel: Release publishes the new page's initialised slots; Acquire
         // (on failure too) sees those of the page another thread installed.
@@ -103,7 +166,12 @@ impl<S> Pages<S> {
         {
             // SAFETY: `page` came from `Box::into_raw` of a slice of
             // `page_len` slots just above and was never shared.
-            drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len())) });
+            drop(unsafe {
+                Box::from_raw(ptr::slice_from_raw_parts_mut(
+                    page,
+                    self.page_len() as usize,
+                ))
+            });
         }
         self.get(index).expect("the page is installed")
     }
@@ -119,7 +187,10 @@ impl<S> Drop for Pages<S> {
                 // uses them. Every value has been dropped already (see
                 // `storage::retire`): a `Slot` drops none itself.
                 drop(unsafe {
-                    Box::from_raw(ptr::slice_from_raw_parts_mut(page, self.page_len()))
+                    Box::from_raw(ptr::slice_from_raw_parts_mut(
+                        page,
+                        self.page_len() as usize,
+                    ))
                 });
             }
         }
@@ -129,6 +200,30 @@ impl<S> Drop for Pages<S> {
 #[cfg(all(test, not(sessionreg_loom)))]
 mod tests {
     use super::*;
+
+    /// Every page has an occupancy of its own, and the pages of different
+    /// shards never share a cache line of them.
+    #[test]
+    fn every_page_has_its_own_occupancy_and_shards_share_no_line() {
+        for (shards, per_shard) in [(1, 1), (4, 2500), (8, 1 << 16), (2, 3 * 1024 + 1)] {
+            let pages = Pages::<u8>::new(shards, per_shard);
+            let mut seen = std::collections::HashMap::new();
+            for entry in 0..pages.entries() {
+                let at = pages.occupancy_of(entry) as *const Occupancy as usize;
+                let (shard, _) = pages.place(entry);
+                assert!(seen.insert(at, shard).is_none(), "two pages share one");
+            }
+            let line = std::mem::align_of::<CachePadded<u8>>();
+            let mut lines = std::collections::HashMap::new();
+            for (at, shard) in seen {
+                let other = lines.insert(at / line, shard);
+                assert!(
+                    other.is_none_or(|other| other == shard),
+                    "shards share a line"
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_index_of_every_shard_has_its_own_slot() {

@@ -87,12 +87,17 @@ impl fmt::Display for Reason {
 pub enum Miss {
     /// The text was not a session id at all.
     Malformed,
-    /// No session was ever minted under this id here (another node's id, a
-    /// slot or generation not reached yet).
+    /// Nothing here can show that this id was ever minted here: another
+    /// node's id, a slot or generation not reached yet, or an id whose slot
+    /// has moved on too far (two sessions on) for its secret to be checked.
     Unknown,
-    /// The session this id named has ended.
+    /// The session this id named has ended; its secret is proven (against
+    /// the session's own while its slot holds it, or against the digest its
+    /// slot keeps of the previous session's secret), so the id was minted
+    /// here.
     Stale,
-    /// The slot and generation are live, but the secret is wrong.
+    /// The slot and generation are live, or ended and still checkable, but
+    /// the secret is wrong.
     Forged,
     /// The session had been idle past the timeout; this lookup ended it.
     Expired,

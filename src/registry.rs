@@ -50,10 +50,11 @@ pub enum Termination {
     /// The session had already ended, by another path or an earlier call:
     /// every caller but the winner gets this. Not an error; counted in
     /// [`Stats`] as a [`Miss::Stale`] lookup (the id named a session
-    /// that is over).
+    /// that is over, and its secret is proven).
     AlreadyTerminated,
-    /// The id never named a session here: another node's, a slot or
-    /// generation not reached yet ([`Miss::Unknown`]), or a wrong secret
+    /// The id is not shown to name a session here: another node's, a slot
+    /// or generation not reached yet, or an ended one whose slot has moved
+    /// on too far to check it ([`Miss::Unknown`]), or a wrong secret
     /// ([`Miss::Forged`]). Counted in [`Stats`].
     Missed(Miss),
 }

@@ -30,6 +30,18 @@ impl Secret {
     pub(crate) fn matches(self, other: Secret) -> bool {
         std::hint::black_box((self.high ^ other.high) | (self.low ^ other.low)) == 0
     }
+
+    /// 64 bits that depend on both words, what a slot keeps of its previous
+    /// session's secret (`Slot::ended_digest`): two secrets that differ in
+    /// either word have different digests (the low word goes through a
+    /// multiplication by an odd constant, a bijection), so a secret guessed
+    /// without knowing the real one matches a digest with probability
+    /// 2^-64. Not a MAC: whoever knows a secret can make another with the
+    /// same digest, and learns nothing by it. No branch on either word.
+    #[inline]
+    pub(crate) fn digest(self) -> u64 {
+        self.high ^ self.low.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
 }
 
 /// Secrets drawn ahead, per thread, so that minting an id costs a
@@ -123,7 +135,7 @@ pub(crate) fn fill_random(bytes: &mut [u8]) {
 
 /// Telling a forked child from its parent, without a syscall per id.
 pub(crate) mod fork {
-    use crate::sync::{Ordering, ProcessAtomicU64, ProcessOnce};
+    use crate::sync::{Ordering, ProcessAtomicU64};
 
     /// How many times this process is a fork's child of the process that
     /// first minted an id (bumped in each child).
@@ -137,19 +149,32 @@ pub(crate) mod fork {
         FORKS.load(Ordering::Relaxed)
     }
 
-    /// Registers the child handler, once per process (it is inherited by
-    /// children).
+    /// Registers the child handler before this thread draws its first batch
+    /// (it is inherited by children).
+    ///
+    /// Without waiting for another thread: a `Once` would make a thread
+    /// wait while another registers, and a child forked in between would
+    /// wait forever on its first batch (the registering thread is not in
+    /// the child). So a thread that does not see the registration done
+    /// registers the handler itself: the few threads that race at the
+    /// first draw may register it more than once, and each fork then bumps
+    /// the count by more than one, which is all the count has to do
+    /// (change).
     pub(crate) fn watch() {
         #[cfg(unix)]
         {
-            static ONCE: ProcessOnce = ProcessOnce::new();
-            ONCE.call_once(|| {
+            static REGISTERED: crate::sync::ProcessAtomicBool =
+                crate::sync::ProcessAtomicBool::new(false);
+            // Acquire/Release: a thread that sees it set sees the handler
+            // registered (a fork after that runs it).
+            if !REGISTERED.load(Ordering::Acquire) {
                 // SAFETY: `child` is async-signal-safe (one atomic add), as
                 // a handler running in a child of a multithreaded process
                 // must be. Registration can fail only for lack of memory;
                 // then fork protection is off, which we cannot remedy.
                 let _ = unsafe { libc::pthread_atfork(None, None, Some(child)) };
-            });
+                REGISTERED.store(true, Ordering::Release);
+            }
         }
     }
 
@@ -188,6 +213,23 @@ mod tests {
         assert_ne!(a, b);
         assert_ne!(a, [0; 32]);
         assert!(!secret.matches(fresh_secret()));
+    }
+
+    #[test]
+    fn the_digest_changes_with_any_bit_of_either_word() {
+        let a = fresh_secret();
+        for bit in 0..64 {
+            let high = Secret {
+                high: a.high ^ (1 << bit),
+                ..a
+            };
+            let low = Secret {
+                low: a.low ^ (1 << bit),
+                ..a
+            };
+            assert_ne!(a.digest(), high.digest(), "high bit {bit}");
+            assert_ne!(a.digest(), low.digest(), "low bit {bit}");
+        }
     }
 
     #[test]

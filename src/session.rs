@@ -87,8 +87,10 @@ impl<S> Session<S> {
         unsafe { self.slot.as_ref() }
     }
 
+    /// The storage this handle's session lives in; the handle's reference
+    /// keeps it.
     #[inline]
-    fn storage(&self) -> &Storage<S> {
+    pub(crate) fn storage(&self) -> &Storage<S> {
         // SAFETY: as in `slot`: a held reference keeps the storage alive.
         unsafe { self.storage.as_ref() }
     }
@@ -153,10 +155,13 @@ impl<S> Session<S> {
     }
 
     /// Stamps the session's last activity now, restarting its idle clock.
+    /// While requests are in flight it does nothing: the idle clock starts
+    /// again when the last of them ends, which is later.
     pub fn touch(&self) {
-        self.slot()
-            .activity
-            .touch(self.storage().clock.exact_stamp());
+        let clock = &self.storage().clock;
+        if clock.timeout_ms().is_some() {
+            self.slot().activity.touch(|| clock.exact_stamp());
+        }
     }
 
     /// Requests in flight on this session right now.

@@ -11,6 +11,7 @@
 
 use crate::config::MAX_SHARDS;
 use crate::free_list::{Empty, FreeList};
+use crate::occupancy::Occupancy;
 use crate::pages::Pages;
 use crate::slot::Slot;
 use crate::sync::{AtomicU64, Ordering};
@@ -170,6 +171,45 @@ impl<S> Shards<S> {
         }
         let index = self.pages.index(i as u64, fresh);
         Ok((index, self.pages.get_or_install(index)))
+    }
+
+    /// Counts a session just published in the slot at global `index` in
+    /// its page's occupancy (after the publish: see `occupancy.rs`).
+    #[inline]
+    pub(crate) fn inserted(&self, index: u64) {
+        self.pages.occupancy(index).inserted();
+    }
+
+    /// How many pages the table has room for: a sweep's pages are `0..`
+    /// this.
+    pub(crate) fn pages(&self) -> usize {
+        self.pages.entries()
+    }
+
+    /// Page `entry`'s occupancy (see `occupancy.rs`).
+    pub(crate) fn occupancy(&self, entry: usize) -> &Occupancy {
+        self.pages.occupancy_of(entry)
+    }
+
+    /// Page `entry`'s slots that have ever been handed out, with their
+    /// global indices (none for a page never used).
+    ///
+    /// Call it after looking at the page's occupancy: the shard's count of
+    /// fresh slots handed out is read here, and it must cover every session
+    /// the occupancy's count includes (each took its slot before it
+    /// published, and counted itself after: the look's Acquire orders this
+    /// read after both).
+    pub(crate) fn page_slots(&self, entry: usize) -> impl Iterator<Item = (u64, &Slot<S>)> {
+        let (shard, page) = self.pages.place(entry);
+        let len = self.pages.page_len();
+        // Relaxed: ordered after the look at the occupancy (see above);
+        // `Pages::get` orders each page.
+        let fresh = self.shards[shard].fresh.load(Ordering::Relaxed);
+        let used = (page * len)..fresh.min((page + 1) * len);
+        used.filter_map(move |local| {
+            let index = self.pages.index(shard as u64, local);
+            self.pages.get(index).map(|slot| (index, slot))
+        })
     }
 
     /// Every slot that has ever been handed out, with its global index.

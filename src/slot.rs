@@ -1,4 +1,5 @@
-//! One slot: a session's lifecycle word, secret, activity and value.
+//! One slot: a session's lifecycle word, secret, activity and value, and
+//! what it keeps of the previous session's secret.
 //!
 //! The slot's words are described in `lifecycle.rs` and `activity.rs`; this
 //! file holds them together with the value and says when the value may be
@@ -25,23 +26,32 @@ pub(crate) struct Slot<S> {
     /// keeps a slot at five words for a pointer-sized value, with no
     /// padding: two `u64`s, where a `u128` would align the slot to 16 bytes.
     secret_low_or_link: AtomicU64,
+    /// The digest (`Secret::digest`) of the secret of the slot's previous
+    /// session, once its last one out has recorded it: what tells an id of
+    /// that session, one generation behind, from a guess. A random word
+    /// before the slot's first session ends (no id matches it).
+    ended: AtomicU64,
     pub(crate) activity: Activity,
     value: UnsafeCell<MaybeUninit<S>>,
 }
 
-// Five words for a pointer-sized value: lifecycle, two of secret, activity,
-// value. (Not under loom, whose atomics are larger.)
+// Six words for a pointer-sized value: lifecycle, two of secret, the
+// previous secret's digest, activity, value. (Not under loom, whose atomics
+// are larger.)
 #[cfg(not(sessionreg_loom))]
-const _: () = assert!(std::mem::size_of::<Slot<usize>>() == 5 * 8);
+const _: () = assert!(std::mem::size_of::<Slot<usize>>() == 6 * 8);
 #[cfg(not(sessionreg_loom))]
 const _: () = assert!(std::mem::align_of::<Slot<usize>>() == 8);
 
 impl<S> Slot<S> {
-    pub(crate) fn new() -> Slot<S> {
+    /// A slot never used; `noise` (random) stands in for the digest of a
+    /// previous session it never had.
+    pub(crate) fn new(noise: u64) -> Slot<S> {
         Slot {
             lifecycle: Lifecycle::new(),
             secret_high: AtomicU64::new(0),
             secret_low_or_link: AtomicU64::new(0),
+            ended: AtomicU64::new(noise),
             activity: Activity::new(),
             value: UnsafeCell::new(MaybeUninit::uninit()),
         }
@@ -95,6 +105,27 @@ impl<S> Slot<S> {
             high: self.secret_high.load(Ordering::Acquire),
             low: self.secret_low_or_link.load(Ordering::Acquire),
         }
+    }
+
+    /// Records the digest of the ended session's secret, for ids of it
+    /// once the slot has moved on ([`ended_digest`](Self::ended_digest)).
+    ///
+    /// Called by the slot's last one out first (`storage::retire`), while
+    /// it is `TERMINATED(g, 0)` and its secret is still whole: before the
+    /// link is written over the low word, and before the slot is `FREE(g +
+    /// 1)`. Release: a reader that loads either of those (Acquire), or the
+    /// newer session's secret, then reads this digest.
+    pub(crate) fn record_end(&self) {
+        self.ended.store(self.secret().digest(), Ordering::Release);
+    }
+
+    /// The digest of the secret of the slot's previous session (see
+    /// [`record_end`](Self::record_end)). The generation it is for is the
+    /// one before the lifecycle word's, unless that word's session is itself
+    /// being freed: its last one out may be writing its own.
+    #[inline]
+    pub(crate) fn ended_digest(&self) -> u64 {
+        self.ended.load(Ordering::Acquire)
     }
 
     /// The free-list link word (see `free_list.rs`), written as the slot is

@@ -40,22 +40,50 @@ struct Stripe {
 
 pub(crate) struct Counters {
     stripes: Striped<Stripe>,
+    /// How the entries' own ends went, by kind, for stores whose entries
+    /// have one (a task store's [`EndKind`](crate::EndKind)s): kept with
+    /// the storage, so that whoever holds an entry (a task's running work)
+    /// can count its end with no reference to the store.
+    outcomes: Option<Striped<Outcomes>>,
+}
+
+/// Kinds of an entry's own end that [`Counters`] can count: a task store's
+/// five (`tasks.rs` asserts it).
+pub(crate) const OUTCOMES: usize = 5;
+
+#[derive(Default)]
+struct Outcomes {
+    by_kind: [AtomicU64; OUTCOMES],
 }
 
 /// How many times a snapshot reads again when a session ended meanwhile.
 const SNAPSHOT_TRIES: usize = 4;
 
 impl Counters {
-    pub(crate) fn new(stripes: usize) -> Counters {
+    /// Counters on `stripes` stripes, with the entries' outcomes if
+    /// `outcomes`.
+    pub(crate) fn new(stripes: usize, outcomes: bool) -> Counters {
         Counters {
             stripes: Striped::new(stripes),
+            outcomes: outcomes.then(|| Striped::new(stripes)),
         }
     }
 
-    /// How many threads have a stripe of their own (for counters kept
-    /// beside these, as a task store's).
-    pub(crate) fn stripes(&self) -> usize {
-        self.stripes.len()
+    /// Counts an entry's end of kind `kind` (below [`OUTCOMES`]), on this
+    /// thread's stripe. Nothing without outcome counters.
+    #[inline]
+    pub(crate) fn outcome(&self, kind: usize) {
+        if let Some(outcomes) = &self.outcomes {
+            outcomes.bump(|o| &o.by_kind[kind]);
+        }
+    }
+
+    /// The entries' ends of each kind (zero without outcome counters).
+    pub(crate) fn outcomes(&self) -> [u64; OUTCOMES] {
+        match &self.outcomes {
+            Some(outcomes) => std::array::from_fn(|kind| outcomes.sum(|o| &o.by_kind[kind])),
+            None => [0; OUTCOMES],
+        }
     }
 
     #[inline]
@@ -174,7 +202,7 @@ mod tests {
     #[test]
     fn bumps_from_many_threads_all_count() {
         // More threads than stripes: some share the overflow stripe.
-        let counters = Counters::new(2);
+        let counters = Counters::new(2, false);
         std::thread::scope(|s| {
             for _ in 0..6 {
                 s.spawn(|| {

@@ -19,6 +19,7 @@ use crate::slot::Slot;
 use crate::stats::Counters;
 use crate::sync::{AtomicU64, Ordering};
 use crate::wrap::Wrap;
+use crossbeam_utils::CachePadded;
 use std::ptr::NonNull;
 
 /// Everything a registry and its handles share.
@@ -28,6 +29,9 @@ pub(crate) struct Storage<S> {
     pub(crate) clock: IdleClock,
     pub(crate) counters: Counters,
     pub(crate) generations: Wrap,
+    /// How many pages budgeted sweep steps have visited: the next one
+    /// starts at this count modulo the pages, whoever takes it (`sweep.rs`).
+    pub(crate) sweep_cursor: CachePadded<AtomicU64>,
     /// What must happen before the storage may be freed: the registry's
     /// share (`REGISTRY_HOLDS`) while it lives, one for each slot held or
     /// being freed when it was dropped, and one for each debt a helping
@@ -45,8 +49,9 @@ impl<S> Storage<S> {
             shards: Shards::new(config.capacity, config.shards, config.tags),
             node: config.node,
             clock: config.clock,
-            counters: Counters::new(config.stripes),
+            counters: Counters::new(config.stripes, config.outcomes),
             generations: config.generations,
+            sweep_cursor: CachePadded::new(AtomicU64::new(0)),
             pending: AtomicU64::new(REGISTRY_HOLDS),
         }
     }
@@ -190,16 +195,20 @@ pub(crate) unsafe fn retire<S>(
             unsafe { free(self.storage, self.index, self.slot, self.by) }
         }
     }
+    // SAFETY: we are the last one out, so the slot (and the storage: a slot
+    // being freed is counted as pending by `orphan_all`) stays until we free
+    // it, and its secret is whole until the push writes the link.
+    let held = unsafe { slot.as_ref() };
+    held.record_end();
     let free = Free {
         storage,
         index,
         slot,
         by,
     };
-    // SAFETY: we are the last one out, so nobody else touches the slot (a
-    // slot being freed is counted as pending by `orphan_all`, so the storage
-    // stays), and we have not dropped the value.
-    unsafe { slot.as_ref().drop_value() };
+    // SAFETY: as above; nobody else touches the value, and we have not
+    // dropped it.
+    unsafe { held.drop_value() };
     drop(free);
 }
 

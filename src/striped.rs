@@ -1,5 +1,6 @@
 //! Counters striped by thread, so that none of them is a contended cache
-//! line: the registry's (`stats.rs`) and a task store's (`tasks.rs`).
+//! line: the registry's, and its entries' outcomes where it counts them (a
+//! task store's), both in `stats.rs`.
 //!
 //! Each thread id (`tid.rs`) below the stripe count owns one cache-padded
 //! stripe and is its only writer, so a bump is a plain load and store: no
@@ -27,11 +28,6 @@ impl<S: Default> Striped<S> {
 }
 
 impl<S> Striped<S> {
-    /// How many threads have a stripe of their own.
-    pub(crate) fn len(&self) -> usize {
-        self.owned.len()
-    }
-
     /// Adds one to the counter `counter` picks, in this thread's stripe.
     #[inline]
     pub(crate) fn bump(&self, counter: impl Fn(&S) -> &AtomicU64) {

@@ -24,17 +24,6 @@ mod imp {
     pub(crate) type MapHasher =
         std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
-    /// A process-wide lock: a `static` under `std`; under loom, one per
-    /// model execution (`lazy_static`), so loom sees the handover it orders.
-    macro_rules! static_lock {
-        ($name:ident: $ty:ty = $init:expr) => {
-            loom::lazy_static! {
-                static ref $name: loom::sync::Mutex<$ty> = loom::sync::Mutex::new($init);
-            }
-        };
-    }
-    pub(crate) use static_lock;
-
     /// loom's cell: it checks that no `with_mut` overlaps another access.
     #[derive(Debug)]
     pub(crate) struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
@@ -66,15 +55,6 @@ mod imp {
     /// random keys, so that no client can choose keys that all fall on one
     /// stripe or one bucket.
     pub(crate) type MapHasher = std::collections::hash_map::RandomState;
-
-    /// A process-wide lock: a `static` under `std`; under loom, one per
-    /// model execution (`lazy_static`), so loom sees the handover it orders.
-    macro_rules! static_lock {
-        ($name:ident: $ty:ty = $init:expr) => {
-            static $name: std::sync::Mutex<$ty> = std::sync::Mutex::new($init);
-        };
-    }
-    pub(crate) use static_lock;
 
     /// `std`'s cell with loom's closure-based API, so call sites are the same
     /// under both. The closures compile away.
@@ -112,11 +92,10 @@ pub(crate) use std::thread_local as cache_thread_local;
 #[cfg_attr(all(sessionreg_loom, feature = "loom"), allow(unused_imports))]
 pub(crate) use std::cell::{Cell as CacheCell, RefCell as CacheRefCell};
 
-/// One-time initialisation of process-wide state that takes no part in any
-/// protocol the loom suite checks (registering the fork handler in
-/// `secret.rs`): `std`'s even under loom, for the same reason as
-/// [`ProcessAtomicU64`].
-pub(crate) use std::sync::Once as ProcessOnce;
+/// A flag for process-wide state that takes no part in any protocol the
+/// loom suite checks (the fork handler registered, in `secret.rs`): `std`'s
+/// even under loom, for the same reason as [`ProcessAtomicU64`].
+pub(crate) use std::sync::atomic::AtomicBool as ProcessAtomicBool;
 
 /// Shared ownership of state that takes no part in any protocol the loom
 /// suite checks (a [`ManualClock`](crate::ManualClock)'s reading, shared by
@@ -125,6 +104,8 @@ pub(crate) use std::sync::Once as ProcessOnce;
 pub(crate) use std::sync::Arc;
 
 /// An atomic for process-wide statics that take no part in any protocol the
-/// loom suite checks (the fork count in `secret.rs`): `std`'s even under loom,
-/// whose objects live for one model execution and cannot sit in a `static`.
+/// loom suite checks (the fork count in `secret.rs`, the bitmap of thread
+/// ids in use in `tid.rs`, whose loom build counts ids with a per-execution
+/// atomic instead): `std`'s even under loom, whose objects live for one
+/// model execution and cannot sit in a `static`.
 pub(crate) use std::sync::atomic::AtomicU64 as ProcessAtomicU64;

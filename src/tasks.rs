@@ -52,9 +52,9 @@ use crate::outcome::{Outcome, Settle};
 use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::{InFlight, Session};
-use crate::stats::Stats;
-use crate::striped::Striped;
-use crate::sync::{Arc, AtomicU64};
+use crate::stats::{Stats, OUTCOMES};
+use crate::sweep::SweepStep;
+use crate::sync::Arc;
 use std::fmt;
 use std::ops::Deref;
 use std::time::Duration;
@@ -174,30 +174,45 @@ impl<T: fmt::Debug, R: fmt::Debug> fmt::Debug for Task<T, R> {
     }
 }
 
+/// What [`TaskStore::settle`] did.
+#[must_use = "only the call that won may act on the task's end (notify, log)"]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled<R> {
+    /// This call ended the task: its end is the one every reader sees, and
+    /// the store counted it.
+    Won,
+    /// The task had ended already (or another call was ending it): this
+    /// call's end, handed back.
+    Lost(Ended<R>),
+    /// The task is not one of this store's: nothing was ended or counted;
+    /// this call's end, handed back.
+    Foreign(Ended<R>),
+}
+
+impl<R> Settled<R> {
+    /// Whether this call ended the task.
+    pub fn is_won(&self) -> bool {
+        matches!(self, Settled::Won)
+    }
+}
+
 /// A task found by id: a handle on its entry, which stays valid (and
 /// readable) while held, even if the task is freed meanwhile.
 pub type TaskRef<T, R> = Session<Task<T, R>>;
 
-#[derive(Default)]
-struct EndCounts {
-    ended: [AtomicU64; EndKind::ALL.len()],
-}
-
-struct Shared<T, R> {
-    registry: Registry<Task<T, R>>,
-    ended: Striped<EndCounts>,
-}
+// The registry counts a task's end by its kind's index (`stats.rs`).
+const _: () = assert!(EndKind::ALL.len() == OUTCOMES);
 
 /// A concurrent store of tasks: see the [module docs](self). Cheap to clone;
 /// clones share the store.
 pub struct TaskStore<T, R> {
-    shared: Arc<Shared<T, R>>,
+    registry: Arc<Registry<Task<T, R>>>,
 }
 
 impl<T, R> Clone for TaskStore<T, R> {
     fn clone(&self) -> Self {
         TaskStore {
-            shared: Arc::clone(&self.shared),
+            registry: Arc::clone(&self.registry),
         }
     }
 }
@@ -248,13 +263,13 @@ impl<T: Send + Sync + 'static, R: Send + Sync + 'static> TaskStoreBuilder<T, R> 
 
     /// Builds the store.
     pub fn build(self) -> Result<TaskStore<T, R>, BuildError> {
-        let registry = self.registry.idle_timeout(self.retention).build()?;
-        let stripes = registry.storage().counters.stripes();
+        let registry = self
+            .registry
+            .idle_timeout(self.retention)
+            .count_outcomes()
+            .build()?;
         Ok(TaskStore {
-            shared: Arc::new(Shared {
-                registry,
-                ended: Striped::new(stripes),
-            }),
+            registry: Arc::new(registry),
         })
     }
 }
@@ -273,13 +288,17 @@ impl<T: Send + Sync + 'static, R: Send + Sync + 'static> TaskStore<T, R> {
 
 impl<T, R> TaskStore<T, R> {
     fn registry(&self) -> &Registry<Task<T, R>> {
-        &self.shared.registry
+        &self.registry
     }
 
     /// Creates a running task holding `value`, readable by its id before
     /// this returns (an MCP server may answer `CreateTaskResult` at once).
     /// Hand the guard to the work: the task runs while the guard lives.
     /// At capacity, gives `value` back.
+    ///
+    /// The guard holds the task, not the store: creating and finishing a
+    /// task write no line that every task shares (its end is counted on
+    /// this thread's stripe of the counters its entry's storage keeps).
     pub fn create(&self, value: T) -> Result<Running<T, R>, InsertError<T>> {
         let task = Task {
             value,
@@ -288,7 +307,6 @@ impl<T, R> TaskStore<T, R> {
         match self.registry().insert_in_flight(task) {
             Ok(flight) => Ok(Running {
                 flight: Some(flight),
-                store: self.clone(),
             }),
             Err(full) => Err(full.map(|task| task.value)),
         }
@@ -318,20 +336,46 @@ impl<T, R> TaskStore<T, R> {
 
     /// Ends `task` with `ended`, unless it has ended already: exactly one
     /// call per task wins, and only the winner is counted.
-    pub fn settle(&self, task: &Task<T, R>, ended: Ended<R>) -> Settle<Ended<R>> {
-        let kind = ended.kind();
-        let settled = task.outcome.settle(ended);
-        if settled.is_won() {
-            self.shared.ended.bump(|c| &c.ended[kind.index()]);
+    ///
+    /// A task of another store is refused ([`Settled::Foreign`], `ended`
+    /// handed back): this store neither ends it nor counts an end it never
+    /// created.
+    ///
+    /// ```
+    /// use sessionreg::{Ended, Settled, TaskStore};
+    ///
+    /// let store: TaskStore<(), ()> = TaskStore::builder().build().unwrap();
+    /// let other: TaskStore<(), ()> = TaskStore::builder().build().unwrap();
+    /// let running = store.create(()).unwrap();
+    /// let task = store.get(&running.id()).unwrap();
+    /// assert_eq!(other.settle(&task, Ended::Cancelled), Settled::Foreign(Ended::Cancelled));
+    /// assert_eq!(store.settle(&task, Ended::Cancelled), Settled::Won);
+    /// assert_eq!(store.settle(&task, Ended::Expired), Settled::Lost(Ended::Expired));
+    /// ```
+    pub fn settle(&self, task: &TaskRef<T, R>, ended: Ended<R>) -> Settled<R> {
+        if task.storage_ptr() != self.registry().storage {
+            return Settled::Foreign(ended);
         }
-        settled
+        match settle_counted(task, ended) {
+            Settle::Won => Settled::Won,
+            Settle::Lost(ended) => Settled::Lost(ended),
+        }
     }
 
     /// Frees the tasks that have ended and been idle for the retention;
     /// returns how many. Run it periodically (the HTTP layer's reaper
-    /// does); running tasks are never freed by it.
+    /// does, in [steps](TaskStore::reap_step)); running tasks are never
+    /// freed by it. One pass, at the cost of a look at each page and the
+    /// slots of the pages that may hold a task.
     pub fn reap(&self) -> usize {
         self.registry().reap_idle()
+    }
+
+    /// One step of [`reap`](TaskStore::reap), of at most `budget` slots
+    /// (see [`Registry::reap_idle_step`]): a reaper that must not hold its
+    /// thread for long steps until [`pass_done`](SweepStep::pass_done).
+    pub fn reap_step(&self, budget: usize) -> SweepStep {
+        self.registry().reap_idle_step(budget)
     }
 
     /// Frees every task (for shutdown). Work still running keeps its
@@ -345,7 +389,7 @@ impl<T, R> TaskStore<T, R> {
         // Ends first, creations second (inside `stats`): every task counted
         // as ended is also counted as created, so `running` is never below
         // zero (as the registry's live count, `stats.rs`).
-        let ended = EndKind::ALL.map(|kind| self.shared.ended.sum(|c| &c.ended[kind.index()]));
+        let ended = self.registry().storage().counters.outcomes();
         TaskStats {
             registry: self.registry().stats(),
             ended,
@@ -391,11 +435,10 @@ impl TaskStats {
 /// A task's running work: the guard [`TaskStore::create`] returns. The task
 /// counts as running while it lives; [`finish`](Running::finish) settles
 /// it, and dropping it unsettled settles [`Ended::Abandoned`]. Derefs to
-/// the task's entry.
+/// the task's entry ([`TaskRef`]).
 #[must_use = "the task runs while its guard lives: hand it to the work"]
 pub struct Running<T, R> {
     flight: Option<InFlight<Task<T, R>>>,
-    store: TaskStore<T, R>,
 }
 
 impl<T, R> Running<T, R> {
@@ -420,14 +463,14 @@ impl<T, R> Running<T, R> {
     /// starts.
     pub fn finish(mut self, ended: Ended<R>) -> Settle<Ended<R>> {
         let flight = self.flight.take().expect("held until finish or drop");
-        self.store.settle(&flight, ended)
+        settle_counted(&flight, ended)
     }
 }
 
 impl<T, R> Deref for Running<T, R> {
-    type Target = Task<T, R>;
+    type Target = TaskRef<T, R>;
 
-    fn deref(&self) -> &Task<T, R> {
+    fn deref(&self) -> &TaskRef<T, R> {
         self.flight()
     }
 }
@@ -436,9 +479,21 @@ impl<T, R> Drop for Running<T, R> {
     fn drop(&mut self) {
         if let Some(flight) = self.flight.take() {
             // A loss is fine: something else ended it first.
-            let _ = self.store.settle(&flight, Ended::Abandoned);
+            let _ = settle_counted(&flight, Ended::Abandoned);
         }
     }
+}
+
+/// Ends `task` with `ended` unless it has ended already, and counts the
+/// winner in the counters of the storage the task lives in (its own store's:
+/// the caller has checked, or holds the task's running guard).
+fn settle_counted<T, R>(task: &TaskRef<T, R>, ended: Ended<R>) -> Settle<Ended<R>> {
+    let kind = ended.kind();
+    let settled = task.outcome.settle(ended);
+    if settled.is_won() {
+        task.storage().counters.outcome(kind.index());
+    }
+    settled
 }
 
 impl<T, R> fmt::Debug for Running<T, R> {
@@ -499,7 +554,7 @@ mod tests {
         assert!(store.settle(&task, Ended::Cancelled).is_won());
         assert_eq!(
             store.settle(&task, Ended::Expired),
-            Settle::Lost(Ended::Expired)
+            Settled::Lost(Ended::Expired)
         );
         assert!(!running.finish(Ended::Failed("late")).is_won());
         let dropped = store.create(2).unwrap();
@@ -516,6 +571,26 @@ mod tests {
         assert_eq!(stats.ended(EndKind::Cancelled), 1);
         assert_eq!(stats.ended(EndKind::Abandoned), 1);
         assert_eq!(stats.ended_total(), 2, "losers are not counted");
+    }
+
+    /// The running work holds its task, not the store: the store may go
+    /// first, and the work still ends its task, once, and frees it.
+    #[test]
+    fn work_outlives_its_store() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Counted(std::sync::Arc<AtomicUsize>);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let drops = std::sync::Arc::new(AtomicUsize::new(0));
+        let store: TaskStore<Counted, &str> = TaskStore::builder().build().unwrap();
+        let running = store.create(Counted(drops.clone())).unwrap();
+        drop(store);
+        assert_eq!(drops.load(Ordering::SeqCst), 0, "freed under its work");
+        assert!(running.finish(Ended::Completed("done")).is_won());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -7,7 +7,8 @@ use crate::reason::{Miss, Reason};
 use crate::registry::{Registry, Termination};
 use crate::session::Session;
 use crate::slot::Slot;
-use crate::storage::{self, By, Storage};
+use crate::storage::{self, By};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 impl<S> Registry<S> {
@@ -110,48 +111,51 @@ impl<S> Registry<S> {
     /// lets go of the slot as `hold` says. The one place where a session's
     /// end is counted and announced.
     ///
-    /// If the close callback panics, the slot is let go of all the same (and
-    /// the panic goes on).
+    /// If the close callback panics, the slot is let go of all the same, and
+    /// then the callback's panic goes on. Letting go may drop the value,
+    /// whose `Drop` may panic too: so the callback's panic is caught first
+    /// and the slot let go of only afterwards, never while a panic unwinds
+    /// (a `Drop` that panics then aborts the process). Of two panics, the
+    /// callback's goes on and the value's is dropped; a value's panic alone
+    /// goes on as it is.
     pub(crate) fn finish(&self, slot: &Slot<S>, id: SessionId, reason: Reason, hold: Hold) {
-        /// Lets go of the slot even if the callback panics, so it is not
-        /// leaked.
-        struct LetGo<S> {
-            storage: NonNull<Storage<S>>,
-            index: u64,
-            slot: NonNull<Slot<S>>,
-            hold: Hold,
-        }
-        impl<S> Drop for LetGo<S> {
-            fn drop(&mut self) {
-                // SAFETY: constructed below over the winner's hold on the
-                // slot, which is let go exactly once, here: a reference is
-                // given back, or a slot nobody held is retired (a borrowed
-                // reference stays with its handle). The guard lives inside
-                // `finish`, a `&self` method (`By::Registry`).
-                unsafe {
-                    match self.hold {
-                        Hold::Ref => {
-                            storage::release(self.storage, self.index, self.slot, By::Registry)
-                        }
-                        Hold::Alone => {
-                            storage::retire(self.storage, self.index, self.slot, By::Registry)
-                        }
-                        Hold::Borrowed => {}
+        self.storage().counters.terminated(reason);
+        let called = match &self.on_close {
+            Some(on_close) => catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: the winner holds the slot (a reference, or the
+                // slot alone) until it lets go below.
+                let value = unsafe { slot.value() };
+                on_close(&id, value, reason)
+            })),
+            None => Ok(()),
+        };
+        let let_go = || {
+            // SAFETY: the winner's hold on the slot, let go of exactly once,
+            // here: a reference is given back, or a slot nobody held is
+            // retired (a borrowed reference stays with its handle). `finish`
+            // is a `&self` method (`By::Registry`).
+            unsafe {
+                match hold {
+                    Hold::Ref => storage::release(
+                        self.storage,
+                        id.index(),
+                        NonNull::from(slot),
+                        By::Registry,
+                    ),
+                    Hold::Alone => {
+                        storage::retire(self.storage, id.index(), NonNull::from(slot), By::Registry)
                     }
+                    Hold::Borrowed => {}
                 }
             }
-        }
-        let _let_go = LetGo {
-            storage: self.storage,
-            index: id.index(),
-            slot: NonNull::from(slot),
-            hold,
         };
-        self.storage().counters.terminated(reason);
-        if let Some(on_close) = &self.on_close {
-            // SAFETY: the winner holds the slot (a reference, or the slot
-            // alone) until `_let_go` drops.
-            on_close(&id, unsafe { slot.value() }, reason);
+        match called {
+            Ok(()) => let_go(),
+            Err(panic) => {
+                // The value's own panic, if any, is the second: dropped.
+                let _ = catch_unwind(AssertUnwindSafe(let_go));
+                resume_unwind(panic);
+            }
         }
     }
 

@@ -236,6 +236,90 @@ fn a_panicking_callback_in_terminate_still_ends_the_session() {
     });
 }
 
+/// A close callback that panics, for a value whose `Drop` panics too: two
+/// panics, one after the other, on every way a session ends. Neither may
+/// abort the process (a `Drop` that panics while a panic unwinds does),
+/// the slot comes back, the value is dropped once, and the callback's panic
+/// (the first) is the one that comes out.
+#[test]
+fn a_panicking_callback_for_a_value_whose_drop_panics_aborts_nothing() {
+    leaves_nothing_allocated(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let clock = sessionreg::ManualClock::new();
+        let registry = Registry::builder()
+            .capacity(1)
+            .shards(1)
+            .idle_timeout(Duration::from_secs(1))
+            .manual_clock(&clock)
+            .on_close(|_, _: &Bomb, _| panic!("on_close panicked"))
+            .build()
+            .unwrap();
+        fn first_panic<T: std::fmt::Debug>(result: std::thread::Result<T>) {
+            let payload = result.expect_err("the callback's panic propagates");
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"on_close panicked"));
+        }
+        // Ended by id, nobody else holding it.
+        let id = registry.insert(bomb(&drops)).unwrap();
+        first_panic(catch_unwind(AssertUnwindSafe(|| {
+            registry.terminate(&id, Reason::Deleted)
+        })));
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // Reaped, and ended by a sweep.
+        registry.insert(bomb(&drops)).expect("the slot came back");
+        clock.advance(Duration::from_secs(1));
+        first_panic(catch_unwind(AssertUnwindSafe(|| registry.reap_idle())));
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        registry.insert(bomb(&drops)).expect("the slot came back");
+        first_panic(catch_unwind(AssertUnwindSafe(|| {
+            registry.terminate_all(Reason::Shutdown)
+        })));
+        assert_eq!(drops.load(Ordering::SeqCst), 3);
+        // Expired by a lookup.
+        let id = registry.insert(bomb(&drops)).expect("the slot came back");
+        clock.advance(Duration::from_secs(1));
+        first_panic(catch_unwind(AssertUnwindSafe(|| {
+            registry.lookup(&id).map(drop)
+        })));
+        assert_eq!(drops.load(Ordering::SeqCst), 4);
+        assert_eq!(registry.len(), 0);
+        // And with the registry's drop.
+        registry.insert(bomb(&drops)).expect("the slot came back");
+        first_panic(catch_unwind(AssertUnwindSafe(move || drop(registry))));
+        assert_eq!(drops.load(Ordering::SeqCst), 5);
+    });
+}
+
+/// The check given to `lookup_if` panics after the session it was shown
+/// has ended (here the check ends it itself), and the value's `Drop`
+/// panics too: letting go of the lookup's reference is the last one out.
+/// No abort: the check's panic comes out, the value is dropped once and the
+/// slot comes back.
+#[test]
+fn a_panicking_check_in_lookup_if_over_a_panicking_drop_aborts_nothing() {
+    leaves_nothing_allocated(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let registry = Registry::builder().capacity(1).shards(1).build().unwrap();
+        let id = registry.insert(bomb(&drops)).unwrap();
+        let looked = catch_unwind(AssertUnwindSafe(|| {
+            registry.lookup_if(&id, |_| {
+                assert!(registry.terminate(&id, Reason::Deleted).is_won());
+                panic!("the application panicked")
+            })
+        }));
+        let payload = looked.map(drop).expect_err("the check's panic propagates");
+        assert_eq!(
+            payload.downcast_ref::<&str>(),
+            Some(&"the application panicked")
+        );
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(registry.len(), 0);
+        registry.insert(bomb(&drops)).expect("the slot came back");
+        let dropped = catch_unwind(AssertUnwindSafe(move || drop(registry)));
+        assert!(dropped.is_err());
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    });
+}
+
 /// A registry dropped while its thread is already unwinding must not panic
 /// again (that would abort the process): its callbacks' panics are
 /// swallowed there, and every session is still closed.

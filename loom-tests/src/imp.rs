@@ -41,6 +41,15 @@ where
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(bound);
     }
+    run_both_ways(builder, f);
+}
+
+/// Runs `f` under `builder` twice, as [`model`] says: as written, then with
+/// the main thread yielding at [`race_point`].
+fn run_both_ways<F>(mut builder: loom::model::Builder, f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
     // Every atomic access is a branch, and the checks after the threads are
     // joined read every counter stripe (`len`, `stats`): well over loom's
     // default of 1000 in one execution, though they add no interleavings.
@@ -72,6 +81,24 @@ where
             start.elapsed()
         );
     }
+}
+
+/// Like [`model`], with at most `cap` preemptions, whatever
+/// `LOOM_MAX_PREEMPTIONS` says: for models of three threads, each of whose
+/// preemptions multiplies the interleavings (the suite's time is mostly
+/// theirs).
+pub fn model_capped<F>(cap: usize, f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let bound = std::env::var("LOOM_MAX_PREEMPTIONS")
+        .ok()
+        .and_then(|bound| bound.parse().ok())
+        .unwrap_or(DEFAULT_PREEMPTIONS)
+        .min(cap);
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
+    run_both_ways(builder, f);
 }
 
 std::thread_local! {

@@ -1,6 +1,9 @@
-//! Handles (`handles.rs`) racing their expiry: a handle found in use is
-//! never reaped, and one that has expired resolves `Ended`, never
-//! `Unknown`.
+//! Handles (`handles.rs`) racing their expiry, their destroy and their
+//! slot's reuse: a handle found in use is never reaped; one that has
+//! expired or was destroyed resolves `Ended` (its id's secret checked,
+//! against the handle's own or the digest its slot keeps of it), never
+//! `Unknown` and never another handle; a mint at capacity takes the slot a
+//! destroy frees, or hands its value back.
 //!
 //! A resolve is a lookup (which itself expires a handle it finds idle)
 //! followed by `begin`, which counts the call in flight unless the handle
@@ -82,6 +85,157 @@ fn a_handle_in_use_is_never_reaped_and_an_expired_one_resolves_ended() {
         assert!(matches!(handles.resolve(&id, &OWNER), Resolved::Ended));
         assert_eq!(handles.stats().terminated_total(), 1);
         assert!(handles.is_empty());
+        log.assert_all_dropped_once();
+        drop(handles);
+        watch.assert_freed();
+    });
+}
+
+/// A one-slot store of handles on a manual clock (its handles never expire
+/// in these models: the clock does not move).
+fn one_slot(clock: &ManualClock) -> Arc<Handles<u8, Tracked>> {
+    Arc::new(
+        Handles::<u8, Tracked>::builder()
+            .capacity(1)
+            .lifetime(LIFETIME)
+            .manual_clock(clock)
+            .build()
+            .expect("a valid configuration"),
+    )
+}
+
+/// At capacity (one slot), a mint races the destroy of the one handle:
+/// the mint takes the slot the destroy frees, or finds none yet and hands
+/// its value back (then a mint afterwards succeeds). The new handle is
+/// never the old one: the old id resolves `Ended` (its secret checked
+/// against the slot's record of it), the new one `Found` with its own
+/// value.
+#[test]
+fn a_mint_at_capacity_racing_a_destroy() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let clock = ManualClock::new();
+        let handles = one_slot(&clock);
+        let old = handles.mint(OWNER, log.value()).unwrap();
+        let value = log.value();
+
+        let destroyer = {
+            let handles = handles.clone();
+            thread::spawn(move || handles.destroy(&old, &OWNER))
+        };
+        race_point();
+        let minted = handles.mint(OWNER, value);
+        assert!(
+            destroyer.join().unwrap(),
+            "the owner's destroy ended its handle"
+        );
+        let new = match minted {
+            Ok(id) => id,
+            Err(full) => handles
+                .mint(OWNER, full.into_inner())
+                .expect("the slot came back"),
+        };
+
+        assert_ne!(new, old);
+        assert!(matches!(handles.resolve(&old, &OWNER), Resolved::Ended));
+        match handles.resolve(&new, &OWNER) {
+            Resolved::Found(handle) => assert_eq!(handle.value().read(), 1),
+            other => panic!("the new handle: {other:?}"),
+        }
+        assert_eq!(log.drops(0), 1);
+        assert!(handles.destroy(&new, &OWNER));
+        log.assert_all_dropped_once();
+        drop(handles);
+        watch.assert_freed();
+    });
+}
+
+/// The owner destroys its handle while a call resolves it: either the
+/// resolve comes first and holds the handle in use (the destroy still ends
+/// it; the holder keeps reading its value, which is dropped once the
+/// holder lets go), or it finds the handle ended. The destroy wins exactly
+/// once, and afterwards every resolve is `Ended`.
+#[test]
+fn destroy_racing_resolve() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let clock = ManualClock::new();
+        let handles = one_slot(&clock);
+        let id = handles.mint(OWNER, log.value()).unwrap();
+
+        let destroyer = {
+            let handles = handles.clone();
+            thread::spawn(move || handles.destroy(&id, &OWNER))
+        };
+        race_point();
+        match handles.resolve(&id, &OWNER) {
+            Resolved::Found(in_use) => {
+                assert_eq!(in_use.value().read(), 0);
+                drop(in_use);
+            }
+            Resolved::Ended => {}
+            Resolved::Unknown => panic!("a destroyed handle resolved as unknown"),
+        }
+        assert!(destroyer.join().unwrap(), "the destroy lost to nothing");
+
+        assert!(matches!(handles.resolve(&id, &OWNER), Resolved::Ended));
+        assert!(!handles.destroy(&id, &OWNER), "destroyed twice");
+        let stats = handles.stats();
+        assert_eq!(stats.terminated(Reason::Deleted), 1, "{stats:?}");
+        assert_eq!(stats.terminated_total(), 1, "{stats:?}");
+        log.assert_all_dropped_once();
+        drop(handles);
+        watch.assert_freed();
+    });
+}
+
+/// A call resolves an old handle while another thread destroys it and
+/// mints a new one, which takes its slot: the resolve finds the old handle
+/// (its own value), or answers `Ended` (the old id's secret checked against
+/// what the slot keeps of it); never the new handle, never `Unknown`.
+#[test]
+fn resolve_racing_the_reuse_of_its_slot() {
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let clock = ManualClock::new();
+        let handles = one_slot(&clock);
+        let old = handles.mint(OWNER, log.value()).unwrap();
+        let value = log.value();
+
+        let reuser = {
+            let handles = handles.clone();
+            thread::spawn(move || {
+                assert!(handles.destroy(&old, &OWNER));
+                // Boxed: a `Tracked` is 512 bytes (aligned so).
+                handles
+                    .mint(OWNER, value)
+                    .map_err(|full| Box::new(full.into_inner()))
+            })
+        };
+        race_point();
+        match handles.resolve(&old, &OWNER) {
+            Resolved::Found(in_use) => {
+                assert_eq!(in_use.value().read(), 0, "resolved to another handle");
+                drop(in_use);
+            }
+            Resolved::Ended => {}
+            Resolved::Unknown => panic!("an old handle resolved as unknown"),
+        }
+        let new = match reuser.join().unwrap() {
+            Ok(id) => id,
+            // The resolve held the old handle when the mint looked.
+            Err(value) => handles.mint(OWNER, *value).expect("the slot came back"),
+        };
+
+        assert!(matches!(handles.resolve(&old, &OWNER), Resolved::Ended));
+        match handles.resolve(&new, &OWNER) {
+            Resolved::Found(handle) => assert_eq!(handle.value().read(), 1),
+            other => panic!("the new handle: {other:?}"),
+        }
+        assert!(handles.destroy(&new, &OWNER));
         log.assert_all_dropped_once();
         drop(handles);
         watch.assert_freed();

@@ -178,3 +178,68 @@ fn a_panicking_drop_in_the_last_handle_racing_an_insert() {
         watch.assert_freed();
     });
 }
+
+/// The reaper holds the one reference left to a session another thread has
+/// just ended, whose value's `Drop` panics: the sweep takes its reference
+/// while the session looks idle, the other thread touches it (so the
+/// reaper finds it active after all), ends it and lets go of its handle,
+/// and the reaper's letting go is then the last one out. The panic from
+/// that `Drop` must not stop the sweep: the session after it (idle, never
+/// touched) is still reaped by the same call, and then the panic comes
+/// out. Every value is dropped once, and the storage is freed.
+///
+/// Failed at fa87d08: `reap_idle` let go of a session it found active
+/// outside `catch_unwind`, so the panic escaped before the next slot.
+#[test]
+fn a_panicking_drop_in_the_reapers_let_go_does_not_stop_the_sweep() {
+    quiet_planned_panics();
+    model(|| {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let clock = sessionreg::ManualClock::new();
+        let registry = loom_tests::builder(&log, 2)
+            .idle_timeout(std::time::Duration::from_millis(1))
+            .manual_clock(&clock)
+            .build()
+            .expect("a valid configuration");
+        let registry = Arc::new(registry);
+        let touched = registry.insert(log.value_that(Fate::PanicsOnDrop)).unwrap();
+        let idle = registry.insert(log.value()).unwrap();
+        let handle = registry.get(&touched).unwrap();
+        clock.advance(std::time::Duration::from_millis(1));
+
+        let other = {
+            let registry = registry.clone();
+            thread::spawn(move || {
+                handle.touch();
+                let ended = registry.terminate_session(&handle, Reason::Deleted);
+                // The value's `Drop` runs here if the reaper let go first.
+                let dropped = catch_unwind(AssertUnwindSafe(move || drop(handle)));
+                (ended, dropped.is_err())
+            })
+        };
+        race_point();
+        let reaped = catch_unwind(AssertUnwindSafe(|| registry.reap_idle()));
+        let (ended, panicked_here) = other.join().unwrap();
+
+        let idle_closed = log
+            .closes()
+            .iter()
+            .any(|close| close.id == idle && close.reason == Reason::IdleTimeout);
+        assert!(idle_closed, "the sweep stopped before the idle session");
+        assert!(registry.get(&idle).is_none());
+        assert_eq!(log.drops(0), 1);
+        // The one panicking `Drop` ran once, on one of the two threads.
+        assert!(
+            reaped.is_err() != panicked_here,
+            "the value's panic came out of both threads or neither (terminate: {ended:?})"
+        );
+        if let Err(panic) = reaped {
+            assert_planned::<usize>(Err(panic));
+        }
+        assert_eq!(registry.len(), 0);
+        log.assert_all_dropped_once();
+        drop(registry);
+        watch.assert_freed();
+    });
+}

@@ -11,7 +11,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model, race_point, registry, Close, Log, StorageWatch};
+use loom_tests::{model, model_capped, race_point, registry, Close, Log, StorageWatch};
 use sessionreg::Reason;
 
 /// The sweep ends the one live session and perhaps the one being inserted;
@@ -77,4 +77,51 @@ fn terminate_all_racing_an_insert_into_a_fresh_slot() {
 #[test]
 fn terminate_all_racing_an_insert_into_a_reused_slot() {
     shutdown_racing_insert(true);
+}
+
+/// Two reapers step through the registry at once (a budget of one page a
+/// step, two pages: one per shard, one of them holding an idle session),
+/// each until a step of its own says the pass is done: every page is
+/// visited by one of them at least (the shared cursor moves on only over
+/// pages its mover looked at), so the session is reaped, once, by one of
+/// them.
+#[test]
+fn two_reapers_stepping_at_once_skip_no_page() {
+    model_capped(3, || {
+        let watch = StorageWatch::start();
+        let log = Log::new();
+        let registry = loom_tests::builder(&log, 2)
+            .shards(2)
+            .idle_timeout(std::time::Duration::ZERO)
+            .manual_clock(&sessionreg::ManualClock::new())
+            .build()
+            .expect("a valid configuration");
+        let registry = Arc::new(registry);
+        let id = registry.insert(log.value()).unwrap();
+
+        let pass = |registry: &sessionreg::Registry<loom_tests::Tracked>| {
+            let mut ended = 0;
+            loop {
+                let step = registry.reap_idle_step(1);
+                ended += step.ended;
+                if step.pass_done {
+                    return ended;
+                }
+            }
+        };
+        let other = {
+            let registry = registry.clone();
+            thread::spawn(move || pass(&registry))
+        };
+        race_point();
+        let here = pass(&registry);
+        let there = other.join().unwrap();
+
+        assert_eq!(here + there, 1, "reaped {here} and {there}");
+        assert!(registry.get(&id).is_none());
+        log.assert_closed_once(id, Reason::IdleTimeout);
+        log.assert_all_dropped_once();
+        drop(registry);
+        watch.assert_freed();
+    });
 }

@@ -31,7 +31,9 @@ use loom::sync::atomic::AtomicBool;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use loom_tests::{model, race_point, Log, StorageWatch, Tracked};
-use sessionreg::{EndKind, Ended, ManualClock, Miss, Outcome, SessionId, Settle, Task, TaskStore};
+use sessionreg::{
+    EndKind, Ended, ManualClock, Miss, Outcome, SessionId, Settle, Settled, Task, TaskStore,
+};
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::Duration;
 
@@ -140,6 +142,16 @@ fn won(kind: EndKind, settled: Settle<Ended<Box<Tracked>>>) -> Option<EndKind> {
     }
 }
 
+/// A store's settle of one of its own tasks, as the task's own `Settle`
+/// (a store never refuses its own task).
+fn own(settled: Settled<Box<Tracked>>) -> Settle<Ended<Box<Tracked>>> {
+    match settled {
+        Settled::Won => Settle::Won,
+        Settled::Lost(ended) => Settle::Lost(ended),
+        Settled::Foreign(_) => panic!("a store refused its own task as another's"),
+    }
+}
+
 /// Looks the task up by `id` and settles `ended` on it, as a cancel
 /// (`tasks/cancel`) does: the kind, if it won.
 fn settle_by_id(
@@ -149,7 +161,7 @@ fn settle_by_id(
 ) -> Option<EndKind> {
     let task = store.get(id).expect("a running or retained task is found");
     let kind = ended.kind();
-    won(kind, store.settle(&task, ended))
+    won(kind, own(store.settle(&task, ended)))
 }
 
 /// Exactly one of `ends` won: which.
@@ -268,7 +280,10 @@ fn completion_vs_cancel_vs_expiry() {
             thread::spawn(move || settle_by_id(&store, &id, Ended::Cancelled))
         };
         race_point();
-        let expired = won(EndKind::Expired, store.settle(&deadline, Ended::Expired));
+        let expired = won(
+            EndKind::Expired,
+            own(store.settle(&deadline, Ended::Expired)),
+        );
         drop(deadline);
         let ends = [worker.join().unwrap(), canceller.join().unwrap(), expired];
 

@@ -14,10 +14,16 @@
 //! It never cancels anything: a session with a request in flight (an
 //! [`InFlight`](crate::InFlight) guard alive) is not idle, however long the
 //! request runs.
+//!
+//! Each registry is swept in budgeted steps ([`SWEEP_BUDGET`] slots at a
+//! time), to the end of a pass, yielding to the runtime between steps: no
+//! poll of the reaper holds its worker longer than one step, however many
+//! slots the registry has ever used.
 
 use super::app::App;
 use super::state::State;
-use std::sync::Arc;
+use crate::{SweepStep, SWEEP_BUDGET};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// [`SessionManager::start_reaper`](super::SessionManager::start_reaper).
@@ -53,20 +59,37 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
                 let mut sessions_swept: Option<tokio::time::Instant> = None;
                 loop {
                     let now = tick.tick().await;
-                    let Some(state) = weak.upgrade() else { return };
                     let due = |every| sessions_swept.is_none_or(|at| now - at >= every);
                     let ended = match sessions {
                         Some(every) if due(every) => {
                             sessions_swept = Some(now);
-                            state.registry.reap_idle()
+                            let step =
+                                |state: &State<A>| state.registry.reap_idle_step(SWEEP_BUDGET);
+                            let Some(ended) = sweep(&weak, step).await else {
+                                return;
+                            };
+                            ended
                         }
                         _ => 0,
                     };
-                    state.sealer.unused().reap_idle();
-                    if let Some(tasks) = state.tasks.as_ref() {
-                        tasks.reap();
+                    let step =
+                        |state: &State<A>| state.sealer.unused().reap_idle_step(SWEEP_BUDGET);
+                    if sweep(&weak, step).await.is_none() {
+                        return;
                     }
+                    let step = |state: &State<A>| match state.tasks.as_ref() {
+                        Some(tasks) => tasks.reap_step(SWEEP_BUDGET),
+                        None => SweepStep {
+                            pass_done: true,
+                            ..SweepStep::default()
+                        },
+                    };
+                    if sweep(&weak, step).await.is_none() {
+                        return;
+                    }
+                    let Some(state) = weak.upgrade() else { return };
                     state.app().reap();
+                    drop(state);
                     if ended > 0 {
                         tracing::debug!(ended, "reaped idle sessions");
                     }
@@ -78,4 +101,26 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
         tracing::debug!(?period, "idle reaper started");
     }
     true
+}
+
+/// Sweeps one registry of the state with `step` to the end of a pass, a step
+/// at a time, yielding to the runtime between steps; returns what the pass
+/// ended, or `None` once the manager is gone. The state is looked up afresh
+/// for each step, so that the task never keeps the manager alive across a
+/// yield.
+async fn sweep<A: App>(
+    weak: &Weak<State<A>>,
+    step: impl Fn(&State<A>) -> SweepStep,
+) -> Option<usize> {
+    let mut ended = 0;
+    loop {
+        let state = weak.upgrade()?;
+        let done = step(&state);
+        drop(state);
+        ended += done.ended;
+        if done.pass_done {
+            return Some(ended);
+        }
+        tokio::task::yield_now().await;
+    }
 }

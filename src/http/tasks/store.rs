@@ -6,7 +6,7 @@ use super::places::Places;
 use super::Store;
 use crate::http::config::Config;
 use crate::http::config_error::ConfigError;
-use crate::{TaskStats, TaskStore};
+use crate::{SweepStep, TaskStats, TaskStore};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -45,9 +45,10 @@ impl Tasks {
         })
     }
 
-    /// Frees the tasks ended and kept for their retention.
-    pub(crate) fn reap(&self) -> usize {
-        self.store.reap()
+    /// Frees the tasks ended and kept for their retention: one step of a
+    /// pass, of at most `budget` slots.
+    pub(crate) fn reap_step(&self, budget: usize) -> SweepStep {
+        self.store.reap_step(budget)
     }
 
     /// Stops every task's work (each ends `abandoned`, unless it ended
