@@ -425,7 +425,8 @@ async fn the_admin_listener_refuses_what_a_browser_can_send() {
 /// The example's baskets are handles (SEP-2567): one made by a 2026-07-28
 /// call is used by the next call of the same principal, is unknown to
 /// another principal, and once unused past its lifetime the caller hears
-/// it has expired, as a tool error. Counted in `/metrics`.
+/// it has expired, as a tool error; the same id with a wrong secret is
+/// unknown. Counted in `/metrics`.
 #[tokio::test]
 async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
     let server = start(&[
@@ -503,6 +504,22 @@ async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
     assert_eq!(
         expired["content"][0]["text"],
         format!("basket `{basket}` has expired; call basket_create to start a new one")
+    );
+    // The same id with one digit of its secret changed: "expired" would
+    // tell a caller without the secret that a basket was made in that slot
+    // and ended (a generation oracle, issue 24 item 4). It is unknown.
+    let mut forged = basket.clone().into_bytes();
+    let last = forged.len() - 1;
+    forged[last] = if forged[last] == b'0' { b'1' } else { b'0' };
+    let forged = String::from_utf8(forged).unwrap();
+    let answer = call("t-ada", "basket_show", json!({ "basket": forged })).await;
+    assert_eq!(answer["isError"], true);
+    assert!(
+        answer["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("no basket"),
+        "{answer}"
     );
     assert!(server.shutdown().await);
 }

@@ -109,3 +109,29 @@ fn a_forged_old_task_is_not_found_and_a_real_one_expired() {
     assert_eq!(store.get(&old).unwrap_err(), Miss::Stale);
     assert_ne!(store.get(&forged(old)).unwrap_err(), Miss::Stale);
 }
+
+/// A handle ended by its lifetime (the reaper's sweep, as a server runs
+/// it) answers the same: `Ended` to its real id, `Unknown` to a forged one.
+#[test]
+fn a_forged_handle_ended_by_its_lifetime_is_unknown() {
+    let handles: Handles<u8, ()> = Handles::builder()
+        .capacity(4)
+        .lifetime(std::time::Duration::from_millis(20))
+        .build()
+        .unwrap();
+    let old = handles.mint(1, ()).unwrap();
+    // A sweep makes a rough activity stamp exact before it can expire it:
+    // sweep until the handle is gone.
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        if handles.reap() == 1 {
+            break;
+        }
+    }
+    assert!(handles.is_empty());
+    assert!(matches!(handles.resolve(&old, &1), Resolved::Ended));
+    assert!(matches!(
+        handles.resolve(&forged(old), &1),
+        Resolved::Unknown
+    ));
+}
