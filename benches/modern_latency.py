@@ -4,7 +4,7 @@ session), per request, against servers started afresh in alternating
 rounds: p50, p90, p99, the mean, and the share over 10 ms (an answer that
 waited out the client's delayed ACK), over every answer, each one checked.
 Written for issue 30's question, what `TCP_NODELAY` does to an rmcp
-server's SSE answers (BENCHMARKS.md, "TCP_NODELAY on the rmcp examples"):
+server's SSE answers (benches/HISTORY.md, "TCP_NODELAY on the rmcp examples"):
 
     cargo build --release -p sessionreg-rmcp --example rmcp_server
     python3 benches/modern_latency.py \\
