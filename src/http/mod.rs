@@ -241,6 +241,9 @@ mod app;
 mod asks;
 mod body;
 mod builder;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod bus;
 mod caught;
 mod config;
 mod config_error;
@@ -288,6 +291,9 @@ pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Rep
 pub use asks::{ClientAnswer, ClientRequest};
 pub use body::Body;
 pub use builder::Builder;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use bus::{BusError, RedisBus};
 pub use config::{
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_EVENT_LOG_SESSION_BYTES,
     DEFAULT_EVENT_LOG_TOTAL_BYTES, DEFAULT_HANDLER_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
