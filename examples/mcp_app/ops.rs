@@ -2,6 +2,7 @@
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
 use super::bounds::Bounds;
+use super::bus::{self, BusFlags};
 use super::oauth::{self, OAuthFlags, ResourceServer};
 use super::Server;
 use clap::Args;
@@ -72,6 +73,9 @@ pub struct Flags {
     /// The OAuth resource server.
     #[command(flatten)]
     pub oauth: OAuthFlags,
+    /// The fleet's bus (`--redis-url`).
+    #[command(flatten)]
+    pub bus: BusFlags,
 }
 
 impl Flags {
@@ -108,9 +112,12 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
         !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
     )?;
     // The basket updates the application publishes reach the manager's
-    // listeners.
+    // listeners (and, with a bus, every node's).
     let publisher = app.publisher();
-    build_configured(app, flags, move |b| b.publisher(publisher))
+    let bus = flags.bus.start(&publisher)?;
+    build_configured(app, flags, move |b| {
+        bus::attach(b.publisher(publisher), bus)
+    })
 }
 
 /// What a server does with a configuration it cannot start with (a setting
