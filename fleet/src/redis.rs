@@ -1,14 +1,32 @@
 //! The fleet's bus: a real `redis-server` (Debian's package; `.ci/redis`
 //! installs it) on a loopback port of its own, with no persistence, that
 //! a test or the demo can kill and start again on the same port, as an
-//! operator's Redis going away and coming back.
+//! operator's Redis going away and coming back; and a fleet whose nodes
+//! are joined to it ([`Fleet::start_on_bus`]).
 
 use crate::process::{Guard, WorkDir};
+use crate::{Fleet, Kind};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+impl Fleet {
+    /// [`Fleet::start`], every node joined to the bus on `redis`
+    /// (`--redis-url`).
+    pub fn start_on_bus(
+        kind: Kind,
+        n: usize,
+        flags: &[String],
+        redis: &RedisServer,
+    ) -> Result<Fleet, String> {
+        let mut flags = flags.to_vec();
+        flags.push("--redis-url".into());
+        flags.push(redis.url());
+        Fleet::start(kind, n, &flags)
+    }
+}
 
 /// A running (or killed) `redis-server`. Dropping it kills it.
 pub struct RedisServer {
