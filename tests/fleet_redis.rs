@@ -4,7 +4,7 @@
 //! * listeners of the official Python SDK 2.3 (`Client(url)` through the
 //!   balancer, `client.listen`: tests/fleet_redis_listen.py) spread over the
 //!   nodes hear a basket updated through the balancer on another node;
-//! * where the nodes serve `confirm` and share their sealing keys, an
+//! * the nodes share their sealing keys (the fleet's key file): an
 //!   input-required single-use retry opens on another node once, and its
 //!   replay on a third is refused;
 //! * Redis killed midway: every listener's loop ends gracefully (the
@@ -241,26 +241,22 @@ async fn buses(fleet: &Fleet, http: &Http, up: bool) {
     }
 }
 
-/// `basket_add` through the balancer until it reaches the basket's node (a
-/// call that reaches another answers "no basket", a tool error, and changes
-/// nothing).
+/// `basket_add` through the balancer, the basket mirrored into
+/// `Mcp-Param-Basket` (as the SDK sends it), which the balancer routes to
+/// the basket's node by: it must reach the basket the first time.
 async fn basket_add(client: &Client, basket: &str, item: &str) {
-    for attempt in 0..(2 * u64::from(NODES)) {
-        let result = client
-            .try_modern_call(
-                100 + attempt,
-                "basket_add",
-                json!({ "basket": basket, "item": item }),
-            )
-            .await
-            .expect("basket_add answers");
-        if result["isError"] != true {
-            return;
-        }
-        let text = result_text(&result).unwrap_or_default();
-        assert!(text.starts_with("no basket"), "basket_add: {result}");
-    }
-    panic!("basket_add never reached the basket's node");
+    let added = fleet::calls::tool_result(
+        client,
+        100,
+        "basket_add",
+        json!({ "basket": basket, "item": item }),
+    )
+    .await
+    .expect("basket_add answers");
+    assert_ne!(
+        added["isError"], true,
+        "basket_add reached the basket: {added}"
+    );
 }
 
 /// A raw `subscriptions/listen` through `client`: its status and headers.
@@ -308,8 +304,7 @@ async fn confirm(client: &Client, state: Option<&str>) -> mcp_test_client::Reply
         .await
 }
 
-/// Whether the nodes serve `confirm` (and, with it, share their sealing
-/// keys: both came with the fleet's key file).
+/// Whether the nodes serve `confirm`.
 async fn serves_confirm(client: &Client) -> bool {
     let tools = client
         .try_modern(90, "tools/list", None, json!({}))
@@ -391,40 +386,31 @@ async fn scenario(kind: Kind, python: PathBuf) {
     }
 
     // --- A single-use retry on another node, once.
-    let single_use = serves_confirm(&client).await;
-    if single_use {
-        let asked = confirm(&direct[0], None).await;
-        assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
-        let state = asked.json()["result"]["requestState"]
-            .as_str()
-            .expect("a sealed state")
-            .to_string();
-        let opened = confirm(&direct[1], Some(&state)).await;
-        assert_eq!(opened.status, StatusCode::OK, "{:?}", opened.body);
-        assert_eq!(
-            result_text(&opened.json()["result"]),
-            Some("confirmed empty the basket")
-        );
-        let replayed = confirm(&direct[2], Some(&state)).await;
-        assert_eq!(
-            replayed.status,
-            StatusCode::BAD_REQUEST,
-            "{:?}",
-            replayed.body
-        );
-        let replays = "sessionreg_request_state_rejected_total{cause=\"replayed\"}";
-        assert_eq!(metric(&fleet, &http, 2, replays).await, 1.0);
-    } else {
-        eprintln!(
-            "\n\
-             ################################################################\n\
-             ## NOT RUN: the single-use retry across {kind} nodes: this\n\
-             ## mcp_server has no `confirm` tool and no shared sealing keys\n\
-             ## (--request-state-key-file), which the fleet's routing change\n\
-             ## brings; tests/http_bus.rs covers the record on its own.\n\
-             ################################################################\n"
-        );
-    }
+    assert!(
+        serves_confirm(&client).await,
+        "mcp_server serves `confirm` (single use with `once`)"
+    );
+    let asked = confirm(&direct[0], None).await;
+    assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
+    let state = asked.json()["result"]["requestState"]
+        .as_str()
+        .expect("a sealed state")
+        .to_string();
+    let opened = confirm(&direct[1], Some(&state)).await;
+    assert_eq!(opened.status, StatusCode::OK, "{:?}", opened.body);
+    assert_eq!(
+        result_text(&opened.json()["result"]),
+        Some("confirmed empty the basket")
+    );
+    let replayed = confirm(&direct[2], Some(&state)).await;
+    assert_eq!(
+        replayed.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        replayed.body
+    );
+    let replays = "sessionreg_request_state_rejected_total{cause=\"replayed\"}";
+    assert_eq!(metric(&fleet, &http, 2, replays).await, 1.0);
 
     // --- Redis killed midway.
     let published = "sessionreg_bus_published_total";
@@ -470,7 +456,7 @@ async fn scenario(kind: Kind, python: PathBuf) {
     // A tool that publishes is served too: its publication waits in the
     // node's queue (bounded) for the bus.
     basket_add(&client, &basket, "pears").await;
-    if single_use {
+    {
         let asked = confirm(&direct[0], None).await;
         let state = asked.json()["result"]["requestState"]
             .as_str()

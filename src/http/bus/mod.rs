@@ -69,19 +69,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Publications waiting for the bus, at most, by default.
-pub const DEFAULT_BUS_QUEUE: usize = 4096;
-/// How long the bus waits for Redis (to connect, to answer), by default.
-pub const DEFAULT_BUS_TIMEOUT: Duration = Duration::from_secs(1);
-/// The first and the longest wait between reconnection attempts, by
-/// default (doubling in between, with jitter).
-pub const DEFAULT_BUS_BACKOFF: (Duration, Duration) =
-    (Duration::from_millis(100), Duration::from_secs(5));
-/// How often an idle link is checked (a `PING` on each connection), by
-/// default: a Redis that went away without closing the connections is
-/// found within about this, plus the timeout.
-pub const DEFAULT_BUS_HEARTBEAT: Duration = Duration::from_secs(1);
-
 /// A fleet's bus on Redis: carries a [`Publisher`]'s publications to every
 /// node and keeps the fleet's record of used single-use `requestState`s.
 /// Cheap to clone; give it to [`Builder::bus`](crate::http::Builder::bus).
@@ -164,10 +151,10 @@ impl RedisBus {
         RedisBusBuilder {
             url: url.into(),
             namespace: "sessionreg".into(),
-            queue: DEFAULT_BUS_QUEUE,
-            timeout: DEFAULT_BUS_TIMEOUT,
-            backoff: DEFAULT_BUS_BACKOFF,
-            heartbeat: DEFAULT_BUS_HEARTBEAT,
+            queue: RedisBusBuilder::DEFAULT_QUEUE,
+            timeout: RedisBusBuilder::DEFAULT_TIMEOUT,
+            backoff: RedisBusBuilder::DEFAULT_BACKOFF,
+            heartbeat: RedisBusBuilder::DEFAULT_HEARTBEAT,
         }
     }
 
@@ -189,6 +176,19 @@ impl RedisBus {
 }
 
 impl RedisBusBuilder {
+    /// Publications waiting for the bus, at most, by default.
+    pub const DEFAULT_QUEUE: usize = 4096;
+    /// How long the bus waits for Redis (to connect, to answer), by default.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+    /// The first and the longest wait between reconnection attempts, by
+    /// default (doubling in between, with jitter).
+    pub const DEFAULT_BACKOFF: (Duration, Duration) =
+        (Duration::from_millis(100), Duration::from_secs(5));
+    /// How often an idle link is checked (a `PING` on each connection), by
+    /// default: a Redis that went away without closing the connections is
+    /// found within about this, plus the timeout.
+    pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(1);
+
     /// The prefix of the bus's channel (`NAMESPACE:publications`) and of
     /// its record's keys (`NAMESPACE:used:...`), so that fleets can share
     /// one Redis (default `sessionreg`). Every node of a fleet uses the
@@ -199,7 +199,7 @@ impl RedisBusBuilder {
     }
 
     /// Publications waiting to be handed to Redis, at most (default
-    /// [`DEFAULT_BUS_QUEUE`], at least 1): past it a publication is
+    /// [`Self::DEFAULT_QUEUE`], at least 1): past it a publication is
     /// dropped and counted (`sessionreg_bus_dropped_total`), and every
     /// node's listeners are told to refetch.
     pub fn queue(mut self, publications: usize) -> Self {
@@ -208,7 +208,7 @@ impl RedisBusBuilder {
     }
 
     /// How long the bus waits for Redis to connect or to answer (default
-    /// [`DEFAULT_BUS_TIMEOUT`]): a retry that carries a single-use state
+    /// [`Self::DEFAULT_TIMEOUT`]): a retry that carries a single-use state
     /// waits at most this for its record.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -216,7 +216,7 @@ impl RedisBusBuilder {
     }
 
     /// The first and the longest wait between reconnection attempts
-    /// (default [`DEFAULT_BUS_BACKOFF`]; doubling in between, each with up
+    /// (default [`Self::DEFAULT_BACKOFF`]; doubling in between, each with up
     /// to a quarter more at random, so a fleet does not knock at once).
     pub fn backoff(mut self, first: Duration, longest: Duration) -> Self {
         self.backoff = (first, longest.max(first));
@@ -224,7 +224,7 @@ impl RedisBusBuilder {
     }
 
     /// How often the link is checked while it is quiet (default
-    /// [`DEFAULT_BUS_HEARTBEAT`]).
+    /// [`Self::DEFAULT_HEARTBEAT`]).
     pub fn heartbeat(mut self, period: Duration) -> Self {
         self.heartbeat = period;
         self
