@@ -8,7 +8,12 @@
 //! ```text
 //! cargo run --release --example fleet -- --nodes 3 --balancer nginx
 //! cargo run --release --example fleet -- --nodes 3 --balancer haproxy
+//! cargo run --release --example fleet -- --nodes 3 --balancer nginx --redis
 //! ```
+//!
+//! With `--redis` the nodes are joined to a real `redis-server` (the
+//! fleet's bus), and listeners across nodes, Redis killed and Redis back
+//! are shown first (`redis.rs`).
 //!
 //! 1. Builds `examples/mcp_server` with cargo (a no-op when it is up to
 //!    date; `SESSIONREG_MCP_SERVER=PATH` uses a binary of your own) and
@@ -61,6 +66,8 @@
 //! Steps 1 and 2, and the nodes' metrics, are the `fleet` crate's (shared
 //! with `tests/fleet.rs`); the clients are `mcp-test-client`'s.
 
+mod redis;
+
 use clap::Parser;
 use fleet::{calls, Fleet, Kind, Metrics, Node};
 use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session, Task};
@@ -106,6 +113,10 @@ struct Args {
     /// start (its exit status is checked like the rest).
     #[arg(long, value_name = "PYTHON")]
     python: Option<PathBuf>,
+    /// Join the nodes to a real redis-server (the fleet's bus) and show
+    /// listeners across nodes, Redis killed and back, first.
+    #[arg(long)]
+    redis: bool,
 }
 
 /// What the clients saw, summed over all of them.
@@ -452,7 +463,11 @@ async fn run(args: Args) -> Result<bool, String> {
         "--max-sessions".to_string(),
         "100000".to_string(),
     ];
-    let mut fleet = Fleet::start(args.balancer, n, &flags)?;
+    let mut bus = redis::start(args.redis)?;
+    let mut fleet = match &bus {
+        Some(redis) => Fleet::start_on_bus(args.balancer, n, &flags, redis)?,
+        None => Fleet::start(args.balancer, n, &flags)?,
+    };
     println!(
         "fleet: {n} nodes, {} on {}, {} clients x {} short sessions per phase",
         fleet.balancer().kind,
@@ -462,6 +477,10 @@ async fn run(args: Args) -> Result<bool, String> {
     );
     let http = fleet::http();
     let tally = Arc::new(Tally::default());
+    let bus_ok = match &mut bus {
+        Some(redis) => redis::phase(&fleet, redis, &http).await?,
+        None => true,
+    };
 
     // The official Python SDK's client through the balancer, first, while
     // nothing else runs (the demo's kept sessions, opened next, would idle
@@ -935,6 +954,10 @@ async fn run(args: Args) -> Result<bool, String> {
             "the Python SDK's Client through the balancer (interop/fleet_client.py)".to_string(),
         );
     }
+    check(
+        bus_ok,
+        "the fleet's bus: every check of the --redis phase held".into(),
+    );
     let unexpected = tally.unexpected.lock().unwrap();
     check(
         unexpected.is_empty(),

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod bounds;
+pub mod bus;
 pub mod fleet;
 pub mod oauth;
 pub mod ops;

@@ -2,6 +2,7 @@
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
 use super::bounds::Bounds;
+use super::bus::{self, BusFlags};
 use super::oauth::{self, OAuthFlags, ResourceServer};
 use super::Server;
 use clap::Args;
@@ -82,6 +83,9 @@ pub struct Flags {
     /// The OAuth resource server.
     #[command(flatten)]
     pub oauth: OAuthFlags,
+    /// The fleet's bus (`--redis-url`).
+    #[command(flatten)]
+    pub bus: BusFlags,
 }
 
 impl Flags {
@@ -121,9 +125,12 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
         flags.node_id,
     )?;
     // The basket updates the application publishes reach the manager's
-    // listeners.
+    // listeners (and, with a bus, every node's).
     let publisher = app.publisher();
-    build_configured(app, flags, move |b| b.publisher(publisher))
+    let bus = flags.bus.start(&publisher)?;
+    build_configured(app, flags, move |b| {
+        bus::attach(b.publisher(publisher), bus)
+    })
 }
 
 /// What a server does with a configuration it cannot start with (a setting

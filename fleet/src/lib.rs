@@ -25,10 +25,12 @@ mod balancer;
 pub mod calls;
 mod node;
 pub mod process;
+pub mod redis;
 
 pub use balancer::{http, Balancer, Kind};
 pub use node::{Metrics, Node};
 pub use process::WorkDir;
+pub use redis::RedisServer;
 
 use std::path::{Path, PathBuf};
 

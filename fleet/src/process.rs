@@ -145,6 +145,9 @@ pub fn repo_root() -> &'static Path {
 /// else built now by cargo (a no-op when it is up to date) in the same
 /// profile as this program, and located from cargo's own report of what it
 /// built, so the target directory and profile are always the right ones.
+/// Built with the `redis` feature, so any fleet can be joined to a bus
+/// (`--redis-url`; without the flag the node is the same as without the
+/// feature).
 pub fn server_binary() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os("SESSIONREG_MCP_SERVER") {
         return Ok(PathBuf::from(path));
@@ -160,6 +163,8 @@ pub fn server_binary() -> Result<PathBuf, String> {
         "sessionreg",
         "--example",
         "mcp_server",
+        "--features",
+        "redis",
         "--message-format=json",
     ]);
     if !cfg!(debug_assertions) {

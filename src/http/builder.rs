@@ -13,6 +13,7 @@ use super::counters::HttpCounters;
 use super::listen::{self, Listeners, Publisher, Topics};
 use super::manager::SessionManager;
 use super::mrtr::sealing::RequestStateKeys;
+use super::mrtr::used::UsedStates;
 use super::session::{self, SessionEntry};
 use super::state::{Parts, State};
 use crate::{BuildError, Reason, Registry, SessionId};
@@ -42,6 +43,8 @@ pub struct Builder<A: App> {
     resource_server: Option<super::access::oauth::ResourceServer>,
     keys: Option<RequestStateKeys>,
     publisher: Option<Publisher>,
+    /// The fleet's record of used single-use states (with a bus).
+    used: Option<Arc<dyn UsedStates>>,
 }
 
 impl<A: App> SessionManager<A> {
@@ -59,6 +62,7 @@ impl<A: App> SessionManager<A> {
             resource_server: None,
             keys: None,
             publisher: None,
+            used: None,
         }
     }
 }
@@ -243,6 +247,22 @@ impl<A: App> Builder<A> {
     /// authenticator) have none.
     pub fn listen_share(mut self, streams: Option<usize>) -> Self {
         self.config.listen_share = ShareSetting::of(streams);
+        self
+    }
+
+    /// Joins the node to its fleet's bus (feature `redis`; see
+    /// [`RedisBus`](super::RedisBus)): the bus's publisher becomes the
+    /// manager's (in place of one given to [`publisher`](Builder::publisher)),
+    /// so what is published on any node reaches this node's listeners; and
+    /// single-use `requestState`s are recorded in the fleet's record, so a
+    /// retry opens on any node of the fleet (which must share the sealing
+    /// keys: [`request_state_keys`](Builder::request_state_keys)), once.
+    /// While the bus is down, listens and single-use retries get 503.
+    #[cfg(feature = "redis")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+    pub fn bus(mut self, bus: super::RedisBus) -> Self {
+        self.used = Some(bus.used_states());
+        self.publisher = Some(bus.publisher());
         self
     }
 
@@ -503,6 +523,7 @@ impl<A: App> Builder<A> {
             access,
             authenticator: self.authenticator,
             keys,
+            used: self.used,
             listeners: Arc::new(listeners),
             publisher,
             counters,

@@ -23,6 +23,10 @@ impl<A: App> Sink for State<A> {
         self.listeners.delivered_to(queued);
         queued
     }
+
+    fn end_listeners(&self, reason: crate::Reason) -> usize {
+        self.listeners.end_all(reason)
+    }
 }
 
 /// Sends a publication to a legacy session's standalone stream, if the

@@ -286,6 +286,9 @@ mod app;
 mod asks;
 mod body;
 mod builder;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod bus;
 mod caught;
 mod config;
 mod config_error;
@@ -333,6 +336,9 @@ pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Rep
 pub use asks::{ClientAnswer, ClientRequest};
 pub use body::Body;
 pub use builder::Builder;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use bus::{BusError, RedisBus};
 pub use config::Defaults;
 pub use config_error::ConfigError;
 pub use counters::HttpStats;

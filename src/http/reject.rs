@@ -73,6 +73,9 @@ pub(crate) enum Reject {
     Draining,
     /// 503: the server is shutting down.
     ShuttingDown,
+    /// 503: what the request needs (said here) goes through the fleet's
+    /// bus, whose link is down: retry once it is back (nothing was done).
+    BusUnavailable(&'static str),
     /// 429: the principal holds its whole share of a store every principal
     /// shares (`bound`: the setting; `limit` places of `held`); `retry_after`
     /// (whole seconds): when one of its places frees. Nobody else notices.
@@ -188,6 +191,7 @@ impl Reject {
             | Reject::AtCapacity
             | Reject::Draining
             | Reject::ShuttingDown
+            | Reject::BusUnavailable(_)
             | Reject::StoreFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Reject::HandlerFailed { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             Reject::StreamConnected => StatusCode::CONFLICT,
@@ -206,6 +210,7 @@ impl Reject {
             Reject::TooManyRequests
             | Reject::Overloaded
             | Reject::AtCapacity
+            | Reject::BusUnavailable(_)
             | Reject::Draining => Some(configured),
             _ => None,
         }
@@ -262,6 +267,7 @@ impl Reject {
             Reject::AtCapacity => server("too many sessions; retry later"),
             Reject::Draining => server(DRAINING),
             Reject::ShuttingDown => server("server is shutting down"),
+            Reject::BusUnavailable(what) => server(&format!("{what}; retry later")),
             Reject::OverShare {
                 bound,
                 store,

@@ -15,6 +15,7 @@ use super::discovery::Discovered;
 use super::dispatch::Runner;
 use super::listen::{Listeners, Publisher};
 use super::mrtr::sealing::{RequestStateKeys, Sealer};
+use super::mrtr::used::UsedStates;
 use super::session::SessionEntry;
 use super::sse::resume::{LogBounds, LogBudget};
 use super::sse::{Outlet, QueueLimits, Responder, Streams};
@@ -72,6 +73,8 @@ pub(crate) struct Parts<A: App> {
     pub(crate) access: Access,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) keys: RequestStateKeys,
+    /// The fleet's record of used single-use states, with a bus.
+    pub(crate) used: Option<Arc<dyn UsedStates>>,
     pub(crate) listeners: Arc<Listeners>,
     pub(crate) publisher: Publisher,
     /// The layer's counters, which the listeners count in too.
@@ -87,11 +90,12 @@ impl<A: App> State<A> {
             access,
             authenticator,
             keys,
+            used,
             listeners,
             publisher,
             counters,
         } = parts;
-        let sealer = Sealer::new(keys, &config)?;
+        let sealer = Sealer::new(keys, &config, used)?;
         let logs = LogBounds {
             events: config.event_log_events,
             session_bytes: config.event_log_session_bytes,

@@ -9,6 +9,17 @@
 //! sessionreg_listeners_notifications_total       counter  publications queued for a stream (or sent to a session)
 //! sessionreg_publications_total                  counter  publications made through the endpoint's publisher
 //! ```
+//!
+//! And the fleet's bus (`bus.rs`), declared always (so a dashboard's names
+//! exist on every node), with samples only where a bus is attached:
+//!
+//! ```text
+//! sessionreg_bus_up                              gauge    1 while the bus carries publications both ways, else 0
+//! sessionreg_bus_reconnects_total                counter  times the link came back after it was down
+//! sessionreg_bus_published_total                 counter  publications of this node handed to the bus
+//! sessionreg_bus_received_total                  counter  publications of other nodes delivered here
+//! sessionreg_bus_dropped_total                   counter  publications of this node the bus could not carry
+//! ```
 
 use super::{Listeners, Publisher};
 use crate::Reason;
@@ -75,6 +86,7 @@ fn write_all(out: &mut String, listeners: &Listeners, publisher: &Publisher) -> 
         writeln!(out, "# TYPE {name} counter")?;
         writeln!(out, "{name} {value}")?;
     }
+    write_bus(out, publisher)?;
     writeln!(
         out,
         "# HELP sessionreg_listeners_ended_total Listen streams ended, by reason."
@@ -87,6 +99,51 @@ fn write_all(out: &mut String, listeners: &Listeners, publisher: &Publisher) -> 
             reason.as_str(),
             stats.terminated(reason)
         )?;
+    }
+    Ok(())
+}
+
+/// The bus's families; their samples when a bus is attached.
+fn write_bus(out: &mut String, publisher: &Publisher) -> std::fmt::Result {
+    let counts = publisher.bus_link().map(|link| link.counts());
+    let families = [
+        (
+            "sessionreg_bus_up",
+            "gauge",
+            "1 while the fleet's bus carries publications both ways, else 0 (no sample: no bus).",
+            counts.map(|c| u64::from(c.up)),
+        ),
+        (
+            "sessionreg_bus_reconnects_total",
+            "counter",
+            "Times the link to the fleet's bus came back after it was down.",
+            counts.map(|c| c.reconnects),
+        ),
+        (
+            "sessionreg_bus_published_total",
+            "counter",
+            "Publications of this node handed to the fleet's bus.",
+            counts.map(|c| c.published),
+        ),
+        (
+            "sessionreg_bus_received_total",
+            "counter",
+            "Publications of other nodes the fleet's bus delivered here.",
+            counts.map(|c| c.received),
+        ),
+        (
+            "sessionreg_bus_dropped_total",
+            "counter",
+            "Publications of this node the fleet's bus could not carry (its queue full, or its link down).",
+            counts.map(|c| c.dropped),
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        writeln!(out, "# HELP {name} {help}")?;
+        writeln!(out, "# TYPE {name} {kind}")?;
+        if let Some(value) = value {
+            writeln!(out, "{name} {value}")?;
+        }
     }
     Ok(())
 }

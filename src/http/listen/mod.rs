@@ -34,6 +34,7 @@
 //! resource's updates: `crate::http::fanout`).
 
 mod body;
+pub(crate) mod bus;
 mod change;
 mod filter;
 mod inbox;
@@ -44,9 +45,13 @@ mod topics;
 pub use change::{Audience, Change};
 pub use publisher::Publisher;
 
+#[cfg(feature = "redis")]
+pub(crate) use change::Publication;
 pub(crate) use change::Shared;
 pub(crate) use inbox::Offered;
 pub(crate) use publisher::Sink;
+#[cfg(feature = "redis")]
+pub(crate) use publisher::WeakPublisher;
 pub(crate) use topics::{Member, Topic, Topics};
 
 use crate::http::access::auth::Principal;

@@ -3,15 +3,18 @@
 //! streams and its legacy sessions), from a handler, a background task or
 //! another thread.
 //!
-//! The seam a fleet's bus sits behind is here: a publication is delivered
-//! to the local endpoints, and handed to the bus, if there is one, for the
-//! other nodes, whose endpoints it reaches the same way.
+//! The seam a fleet's bus sits behind is here (`bus.rs`): a publication is
+//! delivered to the local endpoints at once, and handed to the bus, if
+//! there is one, for the other nodes, whose publishers deliver it to their
+//! endpoints the same way ([`Publisher::receive`]).
 
+use super::bus::{BusLink, Outbound};
 use super::change::{Audience, Change, Prepared, Publication, Shared};
+use crate::Reason;
 use arc_swap::ArcSwap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// Where a publication is delivered on this node: an endpoint's listen
 /// streams and legacy sessions.
@@ -19,6 +22,11 @@ pub(crate) trait Sink: Send + Sync {
     /// Delivers `publication` to every local listener (and session) that
     /// asked for it and may hear it; how many queued it.
     fn deliver(&self, publication: &Shared) -> usize;
+
+    /// Ends every listen stream of the endpoint, gracefully, for `reason`;
+    /// how many.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    fn end_listeners(&self, reason: Reason) -> usize;
 }
 
 /// Publishes changes to the clients listening for them, in both eras: the
@@ -56,6 +64,30 @@ struct Hub {
     /// when the next endpoint is attached).
     sinks: ArcSwap<Vec<Weak<dyn Sink>>>,
     published: AtomicU64,
+    /// The fleet's bus, once one is attached (at most one, for the
+    /// publisher's life).
+    bus: OnceLock<Bus>,
+}
+
+/// A bus attached to a publisher: where its publications go, and the
+/// state of the link.
+struct Bus {
+    outbound: Box<dyn Outbound>,
+    link: Arc<BusLink>,
+}
+
+/// A publisher that does not keep its endpoints' publisher alive: what a
+/// bus holds, so that the bus ends when the publisher goes.
+#[derive(Clone)]
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) struct WeakPublisher(Weak<Hub>);
+
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+impl WeakPublisher {
+    /// The publisher, if any clone of it is still held.
+    pub(crate) fn upgrade(&self) -> Option<Publisher> {
+        self.0.upgrade().map(|hub| Publisher { hub })
+    }
 }
 
 impl Default for Publisher {
@@ -81,6 +113,7 @@ impl Publisher {
             hub: Arc::new(Hub {
                 sinks: ArcSwap::from_pointee(Vec::new()),
                 published: AtomicU64::new(0),
+                bus: OnceLock::new(),
             }),
         }
     }
@@ -110,12 +143,17 @@ impl Publisher {
         self.publish(Change::ResourceUpdated { uri }, audience);
     }
 
-    /// Publishes `change` to `audience`.
+    /// Publishes `change` to `audience`: this node's listeners at once,
+    /// and, with a fleet's bus (feature `redis`: `Builder::bus`), every
+    /// other node's (the bus is handed the publication without waiting).
     pub fn publish(&self, change: Change, audience: Audience) {
         let publication = Prepared::new(Publication { change, audience });
         // Relaxed: a count for the gauge, ordering nothing.
         self.hub.published.fetch_add(1, Ordering::Relaxed);
         self.deliver(&publication);
+        if let Some(bus) = self.hub.bus.get() {
+            bus.outbound.send(&publication);
+        }
     }
 
     /// Publications made through this publisher (and its clones).
@@ -146,5 +184,70 @@ impl Publisher {
             kept.push(Weak::clone(&sink));
             kept
         });
+    }
+}
+
+/// The bus's side of the seam (`bus.rs`): used by the fleet's bus (feature
+/// `redis`), and by the listen path to ask whether a listener may open.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+impl Publisher {
+    /// Delivers a publication another node made, which the bus brought:
+    /// to this node's endpoints, as a local one (never handed back to the
+    /// bus); how many listeners (and sessions) queued it.
+    pub(crate) fn receive(&self, publication: Publication) -> usize {
+        if let Some(bus) = self.hub.bus.get() {
+            bus.link.received();
+        }
+        self.deliver(&Prepared::new(publication))
+    }
+
+    /// Attaches a fleet's bus: from now on every publication is handed to
+    /// `outbound` too, and `link` says whether a listener may open (it
+    /// starts down: none opens until the bus says it is up). `false` if a
+    /// bus is attached already.
+    pub(crate) fn attach_bus(&self, outbound: Box<dyn Outbound>, link: Arc<BusLink>) -> bool {
+        self.hub.bus.set(Bus { outbound, link }).is_ok()
+    }
+
+    /// The link to the fleet's bus, if one is attached.
+    pub(crate) fn bus_link(&self) -> Option<&BusLink> {
+        self.hub.bus.get().map(|bus| &*bus.link)
+    }
+
+    /// Whether a listener may open: there is no bus, or its link is up.
+    pub(crate) fn bus_ready(&self) -> bool {
+        self.bus_link().is_none_or(BusLink::is_up)
+    }
+
+    /// The bus's link went down: from now on no listen stream opens, and
+    /// every open one is ended gracefully ([`Reason::Unavailable`]); how
+    /// many were, or `None` if the link was down already (or there is no
+    /// bus).
+    pub(crate) fn bus_down(&self) -> Option<usize> {
+        let link = self.bus_link()?;
+        // The flag first, then the sweep: see `BusLink::is_up`.
+        link.set_up(false)
+            .then(|| self.end_listeners(Reason::Unavailable))
+    }
+
+    /// The bus's link is up (again); whether it was down.
+    pub(crate) fn bus_up(&self) -> bool {
+        self.bus_link().is_some_and(|link| link.set_up(true))
+    }
+
+    /// Ends every listen stream of every endpoint attached here,
+    /// gracefully, for `reason`; how many.
+    pub(crate) fn end_listeners(&self, reason: Reason) -> usize {
+        let sinks = self.hub.sinks.load();
+        sinks
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|sink| sink.end_listeners(reason))
+            .sum()
+    }
+
+    /// A handle that does not keep this publisher alive.
+    pub(crate) fn downgrade(&self) -> WeakPublisher {
+        WeakPublisher(Arc::downgrade(&self.hub))
     }
 }

@@ -171,10 +171,15 @@ where
     if request.method == "subscriptions/listen" {
         return listen(state, request, &parts);
     }
-    let (modern, opened) = match request::read(state, request, &fields, &parts) {
+    let (mut modern, opened, redeem) = match request::read(state, request, &fields, &parts) {
         Ok(read) => read,
         Err(reject) => return reject.respond(id.as_ref(), config),
     };
+    if let Some(redeem) = redeem {
+        if let Err(reject) = request::redeem(state, redeem, &mut modern).await {
+            return reject.respond(id.as_ref(), config);
+        }
+    }
     // What a sealed answer will be bound to: the binding the retry's state
     // was opened with, else (only if the application seals a state) one
     // computed from the params kept here.
@@ -228,7 +233,9 @@ where
 }
 
 /// `subscriptions/listen`: the listen stream, acknowledgement first (see
-/// `crate::http::listen`); refused while the node drains or shuts down.
+/// `crate::http::listen`); refused while the node drains or shuts down, or
+/// while the fleet's bus is down (a listener would miss what other nodes
+/// publish).
 fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Response<Body> {
     let config = &state.config;
     let id = Some(&request.id);
@@ -237,12 +244,17 @@ fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Respons
             Some(crate::Reason::Shutdown)
         } else if state.phase.is_draining() {
             Some(crate::Reason::Drained)
+        } else if !state.publisher.bus_ready() {
+            Some(crate::Reason::Unavailable)
         } else {
             None
         }
     };
     match closing() {
         Some(crate::Reason::Shutdown) => return Reject::ShuttingDown.respond(id, config),
+        Some(crate::Reason::Unavailable) => {
+            return Reject::BusUnavailable(LISTEN_NEEDS_BUS).respond(id, config)
+        }
         Some(_) => return Reject::Draining.respond(id, config),
         None => {}
     }
@@ -253,6 +265,9 @@ fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Respons
         Err(reject) => reject.respond(id, config),
     }
 }
+
+/// Why a listen is refused while the fleet's bus is down.
+const LISTEN_NEEDS_BUS: &str = "listen streams need the fleet's bus, which is down";
 
 /// The scope of a 2026-07-28 request's work, its streamed answer through
 /// `envelope`.

@@ -9,7 +9,8 @@ use crate::http::access::auth::Principal;
 use crate::http::app::{App, ModernRequest};
 use crate::http::jsonrpc::{Request, RpcError};
 use crate::http::meta::LogLevel;
-use crate::http::mrtr::{self, sealing::Binding};
+use crate::http::mrtr;
+use crate::http::mrtr::sealing::{Binding, Opening, Redeem, StateRejection};
 use crate::http::reject::Reject;
 use crate::http::state::State;
 use serde_json::value::RawValue;
@@ -19,13 +20,15 @@ use serde_json::Value;
 /// responses and its verified state; also a tool's mirrored parameters,
 /// checked here. Read from the members `fields` borrowed out of the body:
 /// only what the handler is given is built. On a retry that carries a
-/// state, the binding it was opened with comes back too.
+/// state, the binding it was opened with comes back too; and if that state
+/// is a single-use one of the fleet's record, what [`redeem`] must record
+/// before the handler may see it.
 pub(super) fn read<A: App>(
     state: &State<A>,
     request: &Request,
     fields: &validate::Fields<'_>,
     parts: &http::request::Parts,
-) -> Result<(ModernRequest, Option<Binding>), Reject> {
+) -> Result<(ModernRequest, Option<Binding>, Option<Redeem>), Reject> {
     let bad = Reject::Malformed;
     let value = |raw: &RawValue| -> Result<Value, Reject> {
         serde_json::from_str(raw.get())
@@ -73,8 +76,8 @@ pub(super) fn read<A: App>(
         // Elsewhere the parameter means nothing: ignored.
         None => None,
     };
-    let (state_bytes, binding) = match params.request_state.filter(|_| input) {
-        None => (None, None),
+    let (state_bytes, binding, redeem) = match params.request_state.filter(|_| input) {
+        None => (None, None, None),
         Some(sealed) => {
             let Some(token) = validate::text(sealed) else {
                 return Err(bad(RpcError::invalid_params(
@@ -85,12 +88,9 @@ pub(super) fn read<A: App>(
             let binding = input::binding_of(principal, &request.method, request.params.as_deref())
                 .map_err(bad)?;
             match state.sealer.open(&token, &binding) {
-                Ok(opened) => (Some(opened.state), Some(binding)),
-                Err(cause) => {
-                    state.counters.state_rejected(cause);
-                    tracing::debug!(%cause, "requestState refused");
-                    return Err(Reject::RequestStateInvalid);
-                }
+                Ok(Opening::Opened(opened)) => (Some(opened.state), Some(binding), None),
+                Ok(Opening::Redeem(redeem)) => (None, Some(binding), Some(redeem)),
+                Err(cause) => return Err(refused(state, cause)),
             }
         }
     };
@@ -102,5 +102,38 @@ pub(super) fn read<A: App>(
         input_responses,
         state: state_bytes,
     };
-    Ok((modern, binding))
+    Ok((modern, binding, redeem))
 }
+
+/// Records a fleet's single-use state as used (the one step of a request
+/// that waits for the fleet's record, taken only by a retry that carries
+/// such a state) and gives it to the handler's view; or the refusal.
+pub(super) async fn redeem<A: App>(
+    state: &State<A>,
+    redeem: Redeem,
+    modern: &mut ModernRequest,
+) -> Result<(), Reject> {
+    match state.sealer.redeem(redeem).await {
+        Ok(opened) => {
+            modern.state = Some(opened.state);
+            Ok(())
+        }
+        Err(cause) => Err(refused(state, cause)),
+    }
+}
+
+/// A refused state: counted by cause, and answered 400 (`-32602`), or 503
+/// with `Retry-After` when the fleet's record could not say (the state is
+/// still unused: the same retry may succeed later).
+fn refused<A: App>(state: &State<A>, cause: StateRejection) -> Reject {
+    state.counters.state_rejected(cause);
+    tracing::debug!(%cause, "requestState refused");
+    match cause {
+        StateRejection::Unavailable => Reject::BusUnavailable(STATE_NEEDS_BUS),
+        _ => Reject::RequestStateInvalid,
+    }
+}
+
+/// Why a single-use state is refused while the fleet's record is away.
+const STATE_NEEDS_BUS: &str =
+    "single-use requestStates are recorded through the fleet's bus, which is down";

@@ -8,6 +8,7 @@
 mod binding;
 pub(crate) mod sealing;
 mod single_use;
+pub(crate) mod used;
 
 use super::jsonrpc::{self, RpcError};
 use serde_json::{json, Map, Value};

@@ -11,6 +11,8 @@
 //! base64url( kid (1) | nonce (12) | AES-256-GCM(key[kid], nonce, payload, aad = kid) )
 //! payload = version (1: now 2) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
 //!         | flags (1) | [single-use id (24)] | the application's state
+//! flags   = 1: single use | 2: recorded by the fleet (then the fleet record's epoch (8)
+//!           follows, in place of the id)
 //! ```
 //!
 //! * **Confidential and authenticated**: AEAD, so a client can neither read
@@ -31,7 +33,15 @@
 //!   of a registry of used states, inserted when sealing and expiring with
 //!   the state; opening ends that entry through its terminate CAS, so of
 //!   two retries with one state exactly one wins (`replayed`). The record
-//!   is bounded in all and per principal (`single_use.rs`).
+//!   is bounded in all and per principal (`single_use.rs`). On a node with
+//!   a fleet's bus (`used.rs`), the state is sealed as the fleet's instead:
+//!   no local entry, and its retry, on any node, is recorded as used by one
+//!   atomic set-if-absent in the fleet's record (Redis), which expires
+//!   with the state; a record that cannot be reached refuses the retry
+//!   (`unavailable`: fail closed) and leaves the state unused. The
+//!   record's epoch is sealed in too: a state of an earlier epoch (the
+//!   record has lost its keys since: a Redis restarted without its data)
+//!   is refused as `expired`, so a state never opens twice.
 //! * **Rotatable keys**: each key has a one-byte id; the current one seals,
 //!   the previous ones still open until they are dropped
 //!   ([`RequestStateKeys`]), swapped without a lock on the request path.
@@ -40,6 +50,7 @@ pub(crate) use super::binding::Binding;
 use super::binding::DIGEST;
 pub(crate) use super::single_use::Refused;
 use super::single_use::{SingleUse, Unused};
+use super::used::{Redeemed, UsedKey, UsedStates};
 use crate::http::access::auth::Principal;
 use crate::http::config::Config;
 use crate::http::config_error::ConfigError;
@@ -48,6 +59,7 @@ use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
 use arc_swap::ArcSwap;
 use base64::Engine as _;
+use sha2::{Digest, Sha256};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -62,7 +74,12 @@ const HEAD: usize = 1 + NONCE;
 /// version, expires, principal, request, flags.
 const FIXED: usize = 1 + 8 + DIGEST + DIGEST + 1;
 const SINGLE_USE: u8 = 1;
+/// With `SINGLE_USE`: recorded by the fleet's record of used states, not
+/// by an entry of the sealing node's (no id in the payload).
+const SHARED: u8 = 2;
 const ID: usize = SessionId::TEXT_LEN / 2;
+/// The fleet record's epoch, in a shared single-use state.
+const EPOCH: usize = 8;
 
 /// Why a `requestState` was refused (the label of
 /// `sessionreg_request_state_rejected_total{cause}`).
@@ -75,7 +92,9 @@ pub enum StateRejection {
     UnknownKey,
     /// Changed, or not sealed by this server: the tag does not verify.
     Tampered,
-    /// Past its expiry.
+    /// Past its expiry; or, single use in a fleet, sealed before the
+    /// fleet's record of used states last lost its keys (a Redis restarted
+    /// without its data).
     Expired,
     /// Presented by another principal than the one it was sealed for.
     Principal,
@@ -83,11 +102,16 @@ pub enum StateRejection {
     Request,
     /// A single-use state presented again (or its record expired).
     Replayed,
+    /// A single-use state whose use could not be recorded: the fleet's
+    /// record of used states (Redis) is unreachable, or this node has none
+    /// (a state sealed by a node of a fleet with a bus). Refused with 503
+    /// and `Retry-After`; the state stays unused.
+    Unavailable,
 }
 
 impl StateRejection {
     /// Every cause, in declaration order.
-    pub const ALL: [StateRejection; 7] = [
+    pub const ALL: [StateRejection; 8] = [
         StateRejection::Malformed,
         StateRejection::UnknownKey,
         StateRejection::Tampered,
@@ -95,6 +119,7 @@ impl StateRejection {
         StateRejection::Principal,
         StateRejection::Request,
         StateRejection::Replayed,
+        StateRejection::Unavailable,
     ];
 
     /// The metric label.
@@ -107,6 +132,7 @@ impl StateRejection {
             StateRejection::Principal => "principal",
             StateRejection::Request => "request",
             StateRejection::Replayed => "replayed",
+            StateRejection::Unavailable => "unavailable",
         }
     }
 
@@ -231,12 +257,39 @@ pub(crate) struct Opened {
     pub(crate) state: Vec<u8>,
 }
 
+/// A state opened and verified, and what is left to do before it may be
+/// used.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum Opening {
+    /// Ready (a single-use state of this node's record is used up already).
+    Opened(Opened),
+    /// A single-use state of the fleet's record: [`Sealer::redeem`] it
+    /// first (the one step of a request that waits for the fleet's record,
+    /// taken only by a retry that carries such a state).
+    Redeem(Redeem),
+}
+
+/// A fleet's single-use state, verified, not yet recorded as used.
+#[derive(Debug)]
+pub(crate) struct Redeem {
+    opened: Opened,
+    key: UsedKey,
+    /// The fleet record's epoch it was sealed in.
+    epoch: u64,
+    /// The state's remaining life: how long the record keeps its key.
+    ttl: Duration,
+}
+
 /// Seals and opens the states of one endpoint.
 pub(crate) struct Sealer {
     keys: ArcSwap<Keyring>,
     ttl: Duration,
-    /// Single-use states not used yet (`single_use.rs`).
+    /// Single-use states not used yet (`single_use.rs`), without a fleet's
+    /// record.
     single_use: SingleUse,
+    /// The fleet's record of used states (`used.rs`), with a bus.
+    used: Option<Arc<dyn UsedStates>>,
 }
 
 impl fmt::Debug for Sealer {
@@ -250,12 +303,18 @@ impl fmt::Debug for Sealer {
 
 impl Sealer {
     /// A sealer with `keys`, states living `config.request_state_ttl`, and
-    /// the record of single-use states `config` bounds.
-    pub(crate) fn new(keys: RequestStateKeys, config: &Config) -> Result<Sealer, ConfigError> {
+    /// the record of single-use states `config` bounds; with `used`, the
+    /// fleet's record of used states instead, for every state it seals.
+    pub(crate) fn new(
+        keys: RequestStateKeys,
+        config: &Config,
+        used: Option<Arc<dyn UsedStates>>,
+    ) -> Result<Sealer, ConfigError> {
         Ok(Sealer {
             keys: ArcSwap::from_pointee(Keyring::new(keys)),
             ttl: config.request_state_ttl,
             single_use: SingleUse::new(config)?,
+            used,
         })
     }
 
@@ -271,7 +330,8 @@ impl Sealer {
 
     /// Seals the application's `state` for `binding`; `single_use` records
     /// it (as `owner`'s) so that it opens once only; that record may be
-    /// refused (the principal's share, or the whole record, full).
+    /// refused (the principal's share, or the whole record, full). With the
+    /// fleet's record, nothing is recorded now (its retry is).
     pub(crate) fn seal(
         &self,
         binding: &Binding,
@@ -297,7 +357,10 @@ impl Sealer {
         token.extend_from_slice(&expires.to_be_bytes());
         token.extend_from_slice(&binding.principal);
         token.extend_from_slice(&binding.request);
-        if single_use {
+        if let Some(used) = self.used.as_ref().filter(|_| single_use) {
+            token.push(SINGLE_USE | SHARED);
+            token.extend_from_slice(&used.epoch().to_be_bytes());
+        } else if single_use {
             let id = self.single_use.record(owner)?;
             token.push(SINGLE_USE);
             token.extend_from_slice(&id.to_bytes());
@@ -314,8 +377,9 @@ impl Sealer {
 
     /// Opens a state presented with a request bound as `binding`, checking
     /// its tag, expiry, principal and request, and using it up if it is
-    /// single-use.
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opened, StateRejection> {
+    /// single-use in this node's record; one of the fleet's record is
+    /// handed back to be [redeemed](Sealer::redeem).
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opening, StateRejection> {
         let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(token.trim())
             .map_err(|_| StateRejection::Malformed)?;
@@ -335,6 +399,7 @@ impl Sealer {
                 (&*tag).into(),
             )
             .map_err(|_| StateRejection::Tampered)?;
+        let (head, tag) = (&*head, &*tag);
         let payload = &*payload;
         if payload.len() < FIXED || payload[0] != VERSION {
             return Err(StateRejection::Malformed);
@@ -350,7 +415,30 @@ impl Sealer {
             return Err(StateRejection::Request);
         }
         let mut rest = &payload[FIXED..];
-        if payload[FIXED - 1] & SINGLE_USE != 0 {
+        let flags = payload[FIXED - 1];
+        if flags & (SINGLE_USE | SHARED) == SINGLE_USE | SHARED {
+            if self.used.is_none() {
+                // Sealed by a node of a fleet with a bus: this node cannot
+                // tell whether it was used. Fail closed.
+                return Err(StateRejection::Unavailable);
+            }
+            let Some((epoch, state)) = rest.split_first_chunk::<EPOCH>() else {
+                return Err(StateRejection::Malformed);
+            };
+            let remaining = expires.saturating_sub(now_ms()).max(1);
+            return Ok(Opening::Redeem(Redeem {
+                opened: Opened {
+                    state: state.to_vec(),
+                },
+                key: used_key(head, tag),
+                epoch: u64::from_be_bytes(*epoch),
+                ttl: Duration::from_millis(remaining),
+            }));
+        }
+        if flags & SHARED != 0 {
+            return Err(StateRejection::Malformed);
+        }
+        if flags & SINGLE_USE != 0 {
             let Some((id, state)) = rest.split_first_chunk::<ID>() else {
                 return Err(StateRejection::Malformed);
             };
@@ -361,10 +449,39 @@ impl Sealer {
             }
             rest = state;
         }
-        Ok(Opened {
+        Ok(Opening::Opened(Opened {
             state: rest.to_vec(),
-        })
+        }))
     }
+
+    /// Records a fleet's single-use state as used, in the fleet's record:
+    /// the state if this is its first use; `replayed` if it was used
+    /// before, `expired` if it is of an earlier epoch of the record,
+    /// `unavailable` if the record cannot say (the state stays unused).
+    pub(crate) async fn redeem(&self, redeem: Redeem) -> Result<Opened, StateRejection> {
+        let Some(used) = &self.used else {
+            return Err(StateRejection::Unavailable);
+        };
+        match used.redeem(redeem.key, redeem.ttl, redeem.epoch).await {
+            Redeemed::First => Ok(redeem.opened),
+            Redeemed::Again => Err(StateRejection::Replayed),
+            Redeemed::Stale => Err(StateRejection::Expired),
+            Redeemed::Unavailable => Err(StateRejection::Unavailable),
+        }
+    }
+}
+
+/// The fleet's key of a sealed state: its key id and nonce (`head`) and its
+/// tag, hashed.
+fn used_key(head: &[u8], tag: &[u8]) -> UsedKey {
+    let digest = Sha256::new()
+        .chain_update(b"sessionreg single-use requestState\0")
+        .chain_update(head)
+        .chain_update(tag)
+        .finalize();
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&digest[..16]);
+    UsedKey(key)
 }
 
 /// Not part of the API: the layer's own sealer, for `benches/sealing.rs`
@@ -394,7 +511,7 @@ pub mod bench {
                 single_use_states: single_use,
                 ..Default::default()
             };
-            BenchSealer(Sealer::new(keys, &config).expect("a bench's own settings"))
+            BenchSealer(Sealer::new(keys, &config, None).expect("a bench's own settings"))
         }
 
         /// `Binding::new`.
@@ -419,7 +536,11 @@ pub mod bench {
 
         /// `Sealer::open`: the application's bytes.
         pub fn open(&self, token: &str, binding: &BenchBinding) -> Result<Vec<u8>, StateRejection> {
-            self.0.open(token, &binding.0).map(|opened| opened.state)
+            match self.0.open(token, &binding.0)? {
+                super::Opening::Opened(opened) => Ok(opened.state),
+                // The bench's sealer has no fleet's record.
+                super::Opening::Redeem(_) => Err(StateRejection::Unavailable),
+            }
         }
     }
 }
@@ -445,7 +566,18 @@ mod tests {
             single_use_states,
             ..Config::default()
         };
-        Sealer::new(keys, &config).unwrap()
+        Sealer::new(keys, &config, None).unwrap()
+    }
+
+    impl Sealer {
+        /// `open`, for a sealer without the fleet's record: always opened
+        /// at once.
+        fn open_here(&self, token: &str, binding: &Binding) -> Result<Opened, StateRejection> {
+            match self.open(token, binding)? {
+                Opening::Opened(opened) => Ok(opened),
+                Opening::Redeem(redeem) => panic!("no fleet's record here: {redeem:?}"),
+            }
+        }
     }
 
     fn binding(who: Option<&str>, name: &str) -> Binding {
@@ -461,19 +593,19 @@ mod tests {
         let s = sealer(Duration::from_secs(60));
         let b = binding(Some("ada"), "t");
         let token = s.seal(&b, b"round 1", false, None).unwrap();
-        assert_eq!(s.open(&token, &b).unwrap().state, b"round 1");
+        assert_eq!(s.open_here(&token, &b).unwrap().state, b"round 1");
         // Again: not single-use.
-        assert_eq!(s.open(&token, &b).unwrap().state, b"round 1");
+        assert_eq!(s.open_here(&token, &b).unwrap().state, b"round 1");
         assert_eq!(
-            s.open(&token, &binding(Some("bob"), "t")),
+            s.open_here(&token, &binding(Some("bob"), "t")),
             Err(StateRejection::Principal)
         );
         assert_eq!(
-            s.open(&token, &binding(None, "t")),
+            s.open_here(&token, &binding(None, "t")),
             Err(StateRejection::Principal)
         );
         assert_eq!(
-            s.open(&token, &binding(Some("ada"), "u")),
+            s.open_here(&token, &binding(Some("ada"), "u")),
             Err(StateRejection::Request)
         );
         // The params' `_meta`, `inputResponses` and `requestState`, and the
@@ -483,7 +615,7 @@ mod tests {
             "tools/call",
             &json!({ "arguments": { "a": 1 }, "name": "t", "_meta": {}, "inputResponses": {}, "requestState": "x" }),
         );
-        assert_eq!(s.open(&token, &retry).unwrap().state, b"round 1");
+        assert_eq!(s.open_here(&token, &retry).unwrap().state, b"round 1");
     }
 
     #[test]
@@ -492,7 +624,7 @@ mod tests {
         let b = binding(None, "t");
         let token = s.seal(&b, b"x", false, None).unwrap();
         assert_eq!(
-            s.open(&format!("{token}-TAMPERED"), &b),
+            s.open_here(&format!("{token}-TAMPERED"), &b),
             Err(StateRejection::Malformed)
         );
         let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -501,22 +633,22 @@ mod tests {
         let last = raw.len() - 1;
         raw[last] ^= 1;
         let flipped = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
-        assert_eq!(s.open(&flipped, &b), Err(StateRejection::Tampered));
+        assert_eq!(s.open_here(&flipped, &b), Err(StateRejection::Tampered));
         raw[last] ^= 1;
         raw[0] = 8;
         let other_key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
-        assert_eq!(s.open(&other_key, &b), Err(StateRejection::UnknownKey));
-        assert_eq!(s.open("", &b), Err(StateRejection::Malformed));
+        assert_eq!(s.open_here(&other_key, &b), Err(StateRejection::UnknownKey));
+        assert_eq!(s.open_here("", &b), Err(StateRejection::Malformed));
         let foreign = sealer_of(
             RequestStateKeys::new(7, [1; 32]),
             Duration::from_secs(60),
             1,
         );
-        assert_eq!(foreign.open(&token, &b), Err(StateRejection::Tampered));
+        assert_eq!(foreign.open_here(&token, &b), Err(StateRejection::Tampered));
         let short = sealer(Duration::ZERO);
         let token = short.seal(&b, b"x", false, None).unwrap();
         std::thread::sleep(Duration::from_millis(5));
-        assert_eq!(short.open(&token, &b), Err(StateRejection::Expired));
+        assert_eq!(short.open_here(&token, &b), Err(StateRejection::Expired));
     }
 
     #[test]
@@ -525,8 +657,8 @@ mod tests {
         let b = binding(None, "t");
         let token = s.seal(&b, b"once", true, None).unwrap();
         assert_eq!(s.unused().len(), 1);
-        assert_eq!(s.open(&token, &b).unwrap().state, b"once");
-        assert_eq!(s.open(&token, &b), Err(StateRejection::Replayed));
+        assert_eq!(s.open_here(&token, &b).unwrap().state, b"once");
+        assert_eq!(s.open_here(&token, &b), Err(StateRejection::Replayed));
         assert!(s.unused().is_empty());
         // Four unused at most (this sealer's room); used ones free theirs.
         for _ in 0..4 {
@@ -565,8 +697,8 @@ mod tests {
         let len = raw.len();
         raw[len - TAG..].copy_from_slice(&tag);
         let old = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&raw);
-        assert_eq!(s.open(&old, &b), Err(StateRejection::Malformed));
-        assert_eq!(s.open(&token, &b).unwrap().state, b"x");
+        assert_eq!(s.open_here(&old, &b), Err(StateRejection::Malformed));
+        assert_eq!(s.open_here(&token, &b).unwrap().state, b"x");
     }
 
     #[test]
@@ -576,10 +708,10 @@ mod tests {
         let old = s.seal(&b, b"old", false, None).unwrap();
         s.set_keys(RequestStateKeys::new(7, [9; 32]).rotated(8, [3; 32], 2));
         let new = s.seal(&b, b"new", false, None).unwrap();
-        assert_eq!(s.open(&old, &b).unwrap().state, b"old");
-        assert_eq!(s.open(&new, &b).unwrap().state, b"new");
+        assert_eq!(s.open_here(&old, &b).unwrap().state, b"old");
+        assert_eq!(s.open_here(&new, &b).unwrap().state, b"new");
         s.set_keys(RequestStateKeys::new(8, [3; 32]));
-        assert_eq!(s.open(&old, &b), Err(StateRejection::UnknownKey));
+        assert_eq!(s.open_here(&old, &b), Err(StateRejection::UnknownKey));
         let parsed = RequestStateKeys::parse(
             "# keys\n8 = 0303030303030303030303030303030303030303030303030303030303030303\n",
         )

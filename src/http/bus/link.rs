@@ -1,0 +1,365 @@
+//! The bus's task ([`Task`]): it makes the two connections a node needs
+//! (one multiplexed connection for `PUBLISH`, `SET` and `PING`, one
+//! subscribed to the fleet's channel), keeps them while they work, and
+//! makes them again, with backoff, when they do not.
+//!
+//! While they work it does three things, one at a time: delivers what the
+//! channel brings (another node's publication to this node's listeners;
+//! its own echo dropped), hands the queued publications of this node to
+//! Redis (a pipeline of `PUBLISH`es, as many as are waiting, up to a
+//! batch), and checks both connections every heartbeat (a `PING` on the
+//! subscription's, a read of the record's epoch on the other, each
+//! answered within the timeout), so a Redis that went away without a word
+//! is found too.
+//!
+//! The record's epoch: before the link is marked up, the task sets
+//! `NAMESPACE:epoch` to a fresh random number unless it is set, and reads
+//! it (every node of the fleet reads the same). A Redis that lost its keys
+//! lost the epoch with them: the next reader sets a new one, and states
+//! sealed in the old one are refused (`record.rs`).
+//!
+//! The link's state is one for all uses (publishing, listening, the
+//! record of used states) and changes only here: up once both connections
+//! work and the channel is subscribed (then listen streams may open); down
+//! at the first failure of either (then every listen stream is ended,
+//! gracefully, and no new one opens, and single-use states are refused).
+//! Each change is one log line; attempts in between are DEBUG.
+
+use super::wire::{self, Heard, Origin};
+use super::Shared as BusShared;
+use crate::http::listen::{Shared, WeakPublisher};
+use crate::Reason;
+use futures_util::StreamExt;
+use redis::aio::{MultiplexedConnection, PubSubSink, PubSubStream};
+use redis::AsyncConnectionConfig;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::{timeout, Instant, MissedTickBehavior};
+
+/// Publications handed to Redis in one pipeline, at most.
+const BATCH: usize = 64;
+
+/// The bus's task: everything it owns.
+pub(super) struct Task {
+    pub(super) client: redis::Client,
+    pub(super) shared: Arc<BusShared>,
+    /// The task ends when the publisher is gone.
+    pub(super) publisher: WeakPublisher,
+    pub(super) queue: mpsc::Receiver<Shared>,
+    pub(super) origin: Origin,
+    pub(super) backoff: (Duration, Duration),
+    pub(super) heartbeat: Duration,
+    /// The Redis URL without its password, for the log lines.
+    pub(super) url: String,
+}
+
+/// The two connections of a link that is up.
+struct Connections {
+    commands: MultiplexedConnection,
+    sink: PubSubSink,
+    stream: PubSubStream,
+}
+
+/// Why a link that was up ended.
+enum Ended {
+    /// The publisher (every clone) is gone: so is the bus.
+    PublisherGone,
+    /// A connection failed; why.
+    Down(String),
+}
+
+impl Task {
+    /// Runs the bus until its publisher is gone.
+    pub(super) async fn run(mut self) {
+        let mut wait = self.backoff.0;
+        // Whether the link has been up before (its next coming up is a
+        // reconnection) and whether its being down was said (a link that
+        // was up and failed says so in `went_down`).
+        let (mut ever_up, mut said_down) = (false, false);
+        loop {
+            if self.publisher.upgrade().is_none() {
+                return;
+            }
+            match self.connect().await {
+                Ok(connections) => {
+                    wait = self.backoff.0;
+                    match self.serve(connections, &mut ever_up).await {
+                        Ended::PublisherGone => return,
+                        Ended::Down(why) => {
+                            self.went_down(&why);
+                            said_down = true;
+                        }
+                    }
+                }
+                Err(why) if !said_down => {
+                    said_down = true;
+                    tracing::warn!(
+                        url = %self.url,
+                        %why,
+                        "fleet bus down: cannot reach Redis; listen streams and single-use \
+                         requestStates are refused (503) until it is back; retrying with backoff"
+                    );
+                }
+                Err(why) => tracing::debug!(url = %self.url, %why, "fleet bus: still down"),
+            }
+            tokio::time::sleep(jittered(wait)).await;
+            wait = (wait * 2).min(self.backoff.1);
+        }
+    }
+
+    /// Makes both connections and subscribes to the channel.
+    async fn connect(&self) -> Result<Connections, String> {
+        let limit = self.shared.timeout;
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(limit))
+            .set_response_timeout(Some(limit));
+        let commands = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(|e| e.to_string())?;
+        let pubsub = within(limit, self.client.get_async_pubsub()).await?;
+        let (mut sink, stream) = pubsub.split();
+        within(limit, sink.subscribe(&self.shared.channel)).await?;
+        Ok(Connections {
+            commands,
+            sink,
+            stream,
+        })
+    }
+
+    /// Serves a link that just came up, until it ends.
+    async fn serve(&mut self, mut connections: Connections, ever_up: &mut bool) -> Ended {
+        // What this node lost while it was down is said before its own
+        // listeners may open again.
+        if let Err(why) = self.say_lost(&mut connections.commands).await {
+            return Ended::Down(why);
+        }
+        if let Err(why) = self.read_epoch(&mut connections.commands).await {
+            return Ended::Down(why);
+        }
+        self.shared
+            .commands
+            .store(Some(Arc::new(connections.commands.clone())));
+        let Some(publisher) = self.publisher.upgrade() else {
+            return Ended::PublisherGone;
+        };
+        if publisher.bus_up() {
+            if *ever_up {
+                self.shared.link.reconnected();
+                tracing::info!(url = %self.url, channel = %self.shared.channel, "fleet bus up again");
+            } else {
+                tracing::info!(url = %self.url, channel = %self.shared.channel, "fleet bus up");
+            }
+            *ever_up = true;
+        }
+        drop(publisher);
+        let ended = self.pump(&mut connections).await;
+        self.shared.commands.store(None);
+        ended
+    }
+
+    /// The link went down: listen streams end and are refused until it is
+    /// back (one log line).
+    fn went_down(&self, why: &str) {
+        let Some(publisher) = self.publisher.upgrade() else {
+            return;
+        };
+        let ended = publisher.bus_down().unwrap_or(0);
+        tracing::warn!(
+            url = %self.url,
+            %why,
+            listen_streams_ended = ended,
+            "fleet bus down: listen streams ended and, with single-use requestStates, \
+             refused (503) until it is back; reconnecting with backoff"
+        );
+    }
+
+    /// Delivers, publishes and checks, until a connection fails or the
+    /// publisher is gone.
+    async fn pump(&mut self, connections: &mut Connections) -> Ended {
+        let start = Instant::now() + self.heartbeat;
+        let mut heartbeat = tokio::time::interval_at(start, self.heartbeat);
+        heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            tokio::select! {
+                message = connections.stream.next() => match message {
+                    Some(message) => self.heard(message.get_payload_bytes()),
+                    None => return Ended::Down("the subscription's connection closed".into()),
+                },
+                n = self.queue.recv_many(&mut batch, BATCH) => {
+                    if n == 0 {
+                        return Ended::PublisherGone;
+                    }
+                    let frames: Vec<Vec<u8>> = batch
+                        .drain(..)
+                        .map(|p| wire::publication(self.origin, &p.publication))
+                        .collect();
+                    if let Err(why) = self.publish(&mut connections.commands, &frames).await {
+                        self.shared.link.dropped(n as u64);
+                        self.shared.lost.store(true, Ordering::Relaxed);
+                        return Ended::Down(why);
+                    }
+                    self.shared.link.published(n as u64);
+                    if let Err(why) = self.say_lost(&mut connections.commands).await {
+                        return Ended::Down(why);
+                    }
+                },
+                _ = heartbeat.tick() => {
+                    if let Err(why) = self.check(connections).await {
+                        return Ended::Down(why);
+                    }
+                    if let Err(why) = self.say_lost(&mut connections.commands).await {
+                        return Ended::Down(why);
+                    }
+                },
+            }
+        }
+    }
+
+    /// What a frame from the channel says, done.
+    fn heard(&self, payload: &[u8]) {
+        match wire::read(self.origin, payload) {
+            Heard::Echo => {}
+            Heard::Publication(publication) => {
+                if let Some(publisher) = self.publisher.upgrade() {
+                    publisher.receive(publication);
+                }
+            }
+            Heard::Lost => {
+                if let Some(publisher) = self.publisher.upgrade() {
+                    let ended = publisher.end_listeners(Reason::Unavailable);
+                    tracing::info!(
+                        listen_streams_ended = ended,
+                        "fleet bus: another node lost publications; listen streams ended so \
+                         that their clients re-listen and refetch"
+                    );
+                }
+            }
+            Heard::Unreadable => {
+                tracing::debug!(
+                    bytes = payload.len(),
+                    "fleet bus: a frame that is not ours, skipped"
+                );
+            }
+        }
+    }
+
+    /// Hands `frames` to Redis, in one pipeline.
+    async fn publish(
+        &self,
+        commands: &mut MultiplexedConnection,
+        frames: &[Vec<u8>],
+    ) -> Result<(), String> {
+        let mut pipe = redis::pipe();
+        for frame in frames {
+            pipe.cmd("PUBLISH")
+                .arg(&self.shared.channel)
+                .arg(frame.as_slice())
+                .ignore();
+        }
+        within(self.shared.timeout, pipe.query_async::<()>(commands)).await
+    }
+
+    /// If this node lost publications, tells every node (their listeners
+    /// may have missed one); marked lost again if that fails.
+    async fn say_lost(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
+        if !self.shared.lost.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let said = self.publish(commands, &[wire::lost(self.origin)]).await;
+        match &said {
+            Ok(()) => tracing::warn!(
+                "fleet bus: this node could not hand publications to Redis; every node's \
+                 listen streams are told to end so that their clients refetch"
+            ),
+            Err(_) => self.shared.lost.store(true, Ordering::Relaxed),
+        }
+        said
+    }
+
+    /// Sets the record's epoch unless it is set, and reads it: the one in
+    /// force from now on (a change is said in one log line).
+    async fn read_epoch(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
+        let fresh = loop {
+            let mut bytes = [0u8; 8];
+            crate::secret::fill_random(&mut bytes);
+            let epoch = u64::from_be_bytes(bytes);
+            if epoch != 0 {
+                break epoch;
+            }
+        };
+        let mut pipe = redis::pipe();
+        pipe.cmd("SET")
+            .arg(&self.shared.epoch_key)
+            .arg(format!("{fresh:016x}"))
+            .arg("NX")
+            .ignore()
+            .cmd("GET")
+            .arg(&self.shared.epoch_key);
+        let (text,): (Option<String>,) =
+            within(self.shared.timeout, pipe.query_async(commands)).await?;
+        let epoch = text
+            .as_deref()
+            .and_then(|text| u64::from_str_radix(text, 16).ok())
+            .filter(|&epoch| epoch != 0)
+            .ok_or_else(|| format!("{} holds no epoch of ours", self.shared.epoch_key))?;
+        let before = self.shared.epoch.swap(epoch, Ordering::Relaxed);
+        if before != 0 && before != epoch {
+            tracing::warn!(
+                url = %self.url,
+                "fleet bus: Redis lost the record of used single-use requestStates \
+                 (restarted without its data, or flushed); states sealed before are refused"
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks each connection within the timeout: the record's epoch read
+    /// on the commands connection (still the one in force?), a `PING` on
+    /// the subscription's.
+    async fn check(&self, connections: &mut Connections) -> Result<(), String> {
+        let limit = self.shared.timeout;
+        let epoch: Option<String> = within(
+            limit,
+            redis::cmd("GET")
+                .arg(&self.shared.epoch_key)
+                .query_async(&mut connections.commands),
+        )
+        .await?;
+        let known = format!("{:016x}", self.shared.epoch.load(Ordering::Relaxed));
+        if epoch.as_deref() != Some(known.as_str()) {
+            self.read_epoch(&mut connections.commands).await?;
+        }
+        within(limit, connections.sink.ping::<redis::Value>())
+            .await
+            .map_err(|why| format!("the subscription's connection: {why}"))?;
+        Ok(())
+    }
+}
+
+/// `future`'s value, or why not: its error, or that Redis did not answer
+/// within `limit`.
+async fn within<T>(
+    limit: Duration,
+    future: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> Result<T, String> {
+    match timeout(limit, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("Redis did not answer within {limit:?}")),
+    }
+}
+
+/// `wait` and up to a quarter more, at random: the nodes of a fleet that
+/// lost Redis together do not all knock at the same instant.
+fn jittered(wait: Duration) -> Duration {
+    let mut bytes = [0u8; 4];
+    crate::secret::fill_random(&mut bytes);
+    let quarter = wait / 4;
+    let extra = quarter.mul_f64(f64::from(u32::from_be_bytes(bytes)) / f64::from(u32::MAX));
+    wait + extra
+}

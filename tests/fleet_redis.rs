@@ -1,0 +1,505 @@
+//! Three `mcp_server` nodes joined to a real `redis-server` (`--redis-url`)
+//! behind a real nginx and behind a real HAProxy, as operators run them:
+//!
+//! * listeners of the official Python SDK 2.3 (`Client(url)` through the
+//!   balancer, `client.listen`: tests/fleet_redis_listen.py) spread over the
+//!   nodes hear a basket updated through the balancer on another node;
+//! * the nodes share their sealing keys (the fleet's key file): an
+//!   input-required single-use retry opens on another node once, and its
+//!   replay on a third is refused;
+//! * Redis killed midway: every listener's loop ends gracefully (the
+//!   server's close, no `SubscriptionLost`), new listens get 503 with
+//!   `Retry-After`, tools are still served, a single-use retry gets 503;
+//! * Redis restarted: listens work again and hear the other nodes.
+//!
+//! Needs `nginx`, `haproxy` (`.ci/balancers`), `redis-server` (`.ci/redis`)
+//! and Python 3 with `venv` (the SDK is installed into `interop/.venv` from
+//! `interop/requirements.txt`, as `interop/run.sh` does, if it is not
+//! there). Without them the tests are skipped with a loud message, except
+//! under CI (`CI` set), where a missing one fails them. Everything listens
+//! on loopback ports picked at run time; every child process is killed when
+//! the test ends, however it ends.
+#![cfg(feature = "http")]
+
+use fleet::{Fleet, Kind, RedisServer};
+use http::{Method, StatusCode};
+use mcp_test_client::{fetch_text, result_text, samples, with_meta, Client, Http, SseStream};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+
+/// A safety net for waits (an event, a state change), never the thing
+/// tested.
+const BOUND: Duration = Duration::from_secs(30);
+
+/// The whole scenario's safety net.
+const WHOLE: Duration = Duration::from_secs(240);
+
+const NODES: u8 = 3;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_fleet_on_redis() {
+    if let Some(python) = present(Kind::Nginx) {
+        tokio::time::timeout(WHOLE, scenario(Kind::Nginx, python))
+            .await
+            .expect("the scenario ended within its safety bound");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn haproxy_fleet_on_redis() {
+    if let Some(python) = present(Kind::Haproxy) {
+        tokio::time::timeout(WHOLE, scenario(Kind::Haproxy, python))
+            .await
+            .expect("the scenario ended within its safety bound");
+    }
+}
+
+/// The balancer, redis-server and the Python SDK, if all are there (the
+/// SDK's venv made if it is not); panics under CI if one is missing.
+fn present(kind: Kind) -> Option<PathBuf> {
+    let missing = kind
+        .locate()
+        .err()
+        .or_else(|| RedisServer::locate().err())
+        .or_else(|| python_sdk().as_ref().err().cloned());
+    match missing {
+        None => python_sdk().clone().ok(),
+        Some(message) if std::env::var_os("CI").is_some() => {
+            panic!("{message} (.ci/run installs it before the tests)")
+        }
+        Some(message) => {
+            eprintln!(
+                "\n\
+                 ################################################################\n\
+                 ## SKIPPED: the {kind} fleet-on-Redis test. {message}\n\
+                 ################################################################\n"
+            );
+            None
+        }
+    }
+}
+
+/// The Python of `interop/.venv` with the SDK of `interop/requirements.txt`,
+/// made (once per test run) as `interop/run.sh` makes it, if missing.
+fn python_sdk() -> &'static Result<PathBuf, String> {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let interop = fleet::process::repo_root().join("interop");
+        let venv = interop.join(".venv");
+        let python = venv.join("bin/python");
+        let has_sdk = |python: &PathBuf| {
+            std::process::Command::new(python)
+                .args(["-c", "import mcp.client.subscriptions"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if has_sdk(&python) {
+            return Ok(python);
+        }
+        let run = |command: &mut std::process::Command, what: &str| -> Result<(), String> {
+            let output = command
+                .output()
+                .map_err(|e| format!("{what}: cannot run: {e}"))?;
+            if output.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{what} failed: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                ))
+            }
+        };
+        if !python.is_file() {
+            run(
+                std::process::Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv),
+                "python3 -m venv interop/.venv",
+            )?;
+        }
+        run(
+            std::process::Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                ])
+                .arg(interop.join("requirements.txt"))
+                .stdin(Stdio::null()),
+            "pip install -r interop/requirements.txt",
+        )?;
+        if has_sdk(&python) {
+            Ok(python)
+        } else {
+            Err("interop/.venv has no MCP Python SDK after pip install".into())
+        }
+    })
+}
+
+/// Python listeners (tests/fleet_redis_listen.py): the process and its
+/// lines.
+struct Listeners {
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Listeners {
+    /// `n` listeners of `uri` through `url`, started one after the other;
+    /// returns once all are acknowledged.
+    async fn start(python: &PathBuf, url: &str, uri: &str, n: usize) -> Listeners {
+        let script = fleet::process::repo_root().join("tests/fleet_redis_listen.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .args([url, uri, &n.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python starts");
+        let lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        let mut listeners = Listeners { child, lines };
+        for i in 0..n {
+            assert_eq!(listeners.line().await, format!("acked {i}"));
+        }
+        assert_eq!(listeners.line().await, "ready");
+        listeners
+    }
+
+    /// Its next line.
+    async fn line(&mut self) -> String {
+        let line = tokio::time::timeout(BOUND, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the Python listeners said nothing within {BOUND:?}"))
+            .expect("its stdout reads")
+            .expect("a line, not the end");
+        assert!(!line.starts_with("FAIL"), "the Python listeners: {line}");
+        line
+    }
+
+    /// The next `n` lines, in any order (the listeners run concurrently).
+    async fn lines(&mut self, n: usize) -> Vec<String> {
+        let mut lines = Vec::new();
+        for _ in 0..n {
+            lines.push(self.line().await);
+        }
+        lines.sort();
+        lines
+    }
+
+    /// Waits for its exit: it must succeed.
+    async fn finished(mut self) {
+        let status = tokio::time::timeout(BOUND, self.child.wait())
+            .await
+            .expect("the Python listeners exit")
+            .expect("wait");
+        assert!(status.success(), "the Python listeners exited {status}");
+    }
+}
+
+/// A node's samples.
+async fn samples_of(fleet: &Fleet, http: &Http, id: u8) -> std::collections::HashMap<String, f64> {
+    let url = format!("http://{}/metrics", fleet.nodes()[usize::from(id)].addr);
+    let (status, text) = fetch_text(http, Method::GET, &url).await.expect("metrics");
+    assert!(status.is_success(), "node {id}: /metrics {status}");
+    samples(&text)
+}
+
+async fn metric(fleet: &Fleet, http: &Http, id: u8, name: &str) -> f64 {
+    samples_of(fleet, http, id)
+        .await
+        .get(name)
+        .copied()
+        .unwrap_or(0.0)
+}
+
+/// Waits until every node's `sessionreg_bus_up` is `up`.
+async fn buses(fleet: &Fleet, http: &Http, up: bool) {
+    let want = if up { 1.0 } else { 0.0 };
+    let until = tokio::time::Instant::now() + BOUND;
+    loop {
+        let mut all = true;
+        for id in 0..NODES {
+            all &= metric(fleet, http, id, "sessionreg_bus_up").await == want;
+        }
+        if all {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < until,
+            "every node's sessionreg_bus_up at {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `basket_add` through the balancer, the basket mirrored into
+/// `Mcp-Param-Basket` (as the SDK sends it), which the balancer routes to
+/// the basket's node by: it must reach the basket the first time.
+async fn basket_add(client: &Client, basket: &str, item: &str) {
+    let added = fleet::calls::tool_result(
+        client,
+        100,
+        "basket_add",
+        json!({ "basket": basket, "item": item }),
+    )
+    .await
+    .expect("basket_add answers");
+    assert_ne!(
+        added["isError"], true,
+        "basket_add reached the basket: {added}"
+    );
+}
+
+/// A raw `subscriptions/listen` through `client`: its status and headers.
+async fn listen_status(client: &Client, uri: &str) -> (StatusCode, http::HeaderMap) {
+    let body = with_meta(json!({
+        "jsonrpc": "2.0", "id": "raw", "method": "subscriptions/listen",
+        "params": { "notifications": { "resourceSubscriptions": [uri] } },
+    }));
+    let request =
+        client.modern_request(body.to_string(), &[("mcp-method", "subscriptions/listen")]);
+    let response = client.send_raw(request).await;
+    let (status, headers) = (response.status(), response.headers().clone());
+    if status == StatusCode::OK {
+        let mut stream = SseStream::new(response.into_body());
+        let ack = stream
+            .next_within(BOUND)
+            .await
+            .expect("reads")
+            .expect("an ack");
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    }
+    (status, headers)
+}
+
+/// `confirm` (a tool that asks for input, single use with `once`), as a
+/// 2026-07-28 client that can answer a form elicitation calls it: the
+/// first round, or the retry with `state`.
+async fn confirm(client: &Client, state: Option<&str>) -> mcp_test_client::Reply {
+    let mut body = with_meta(json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": { "name": "confirm", "arguments": { "action": "empty the basket", "once": true } },
+    }));
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "elicitation": { "form": {} } });
+    if let Some(state) = state {
+        body["params"]["requestState"] = json!(state);
+        body["params"]["inputResponses"] =
+            json!({ "confirm": { "action": "accept", "content": { "confirm": true } } });
+    }
+    client
+        .post_modern(
+            &body,
+            &[("mcp-method", "tools/call"), ("mcp-name", "confirm")],
+        )
+        .await
+}
+
+/// Whether the nodes serve `confirm`.
+async fn serves_confirm(client: &Client) -> bool {
+    let tools = client
+        .try_modern(90, "tools/list", None, json!({}))
+        .await
+        .expect("tools/list");
+    tools["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == "confirm"))
+}
+
+async fn scenario(kind: Kind, python: PathBuf) {
+    let mut redis = RedisServer::start().expect("redis-server starts");
+    // No SSE keep-alive comments: nothing but an event may push an event
+    // through a balancer that buffers (see tests/fleet.rs).
+    let flags = ["--idle-timeout-ms", "600000", "--keep-alive-ms", "0"].map(String::from);
+    let fleet =
+        Fleet::start_on_bus(kind, usize::from(NODES), &flags, &redis).expect("the fleet starts");
+    let http = fleet::http();
+    let client = fleet.balancer().client(&http, "fleet-redis-test");
+    let direct: Vec<Client> = fleet
+        .nodes()
+        .iter()
+        .map(|node| Client::with_http(http.clone(), &node.url()))
+        .collect();
+    buses(&fleet, &http, true).await;
+
+    // --- A basket, made through the balancer on one node.
+    let made = client
+        .try_modern_call(1, "basket_create", json!({}))
+        .await
+        .expect("basket_create");
+    let basket = made["structuredContent"]["basket"]
+        .as_str()
+        .expect("a basket id")
+        .to_string();
+    let uri = format!("basket://{basket}");
+    let mut owner = None;
+    for id in 0..NODES {
+        if metric(&fleet, &http, id, "sessionreg_handles_live").await == 1.0 {
+            owner = Some(id);
+        }
+    }
+    let owner = owner.expect("one node holds the basket");
+
+    // --- Python listeners through the balancer, spread by its round-robin.
+    let mut listeners = Listeners::start(&python, &fleet.balancer().url(), &uri, 3).await;
+    let mut on = Vec::new();
+    for id in 0..NODES {
+        on.push(metric(&fleet, &http, id, "sessionreg_listeners_live").await);
+    }
+    assert_eq!(on.iter().sum::<f64>(), 3.0, "three listen streams: {on:?}");
+    assert!(
+        (0..NODES).any(|id| id != owner && on[usize::from(id)] > 0.0),
+        "a listener on a node other than the basket's ({owner}): {on:?}"
+    );
+    let received_before: Vec<f64> = {
+        let mut all = Vec::new();
+        for id in 0..NODES {
+            all.push(metric(&fleet, &http, id, "sessionreg_bus_received_total").await);
+        }
+        all
+    };
+    basket_add(&client, &basket, "apples").await;
+    let heard = listeners.lines(3).await;
+    assert_eq!(
+        heard,
+        (0..3)
+            .map(|i| format!("heard {i} {uri}"))
+            .collect::<Vec<_>>(),
+        "every listener, on every node, heard the update once"
+    );
+    assert!(metric(&fleet, &http, owner, "sessionreg_bus_published_total").await >= 1.0);
+    for id in (0..NODES).filter(|&id| id != owner) {
+        assert!(
+            metric(&fleet, &http, id, "sessionreg_bus_received_total").await
+                > received_before[usize::from(id)],
+            "node {id} received the basket's update through Redis"
+        );
+    }
+
+    // --- A single-use retry on another node, once.
+    assert!(
+        serves_confirm(&client).await,
+        "mcp_server serves `confirm` (single use with `once`)"
+    );
+    let asked = confirm(&direct[0], None).await;
+    assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
+    let state = asked.json()["result"]["requestState"]
+        .as_str()
+        .expect("a sealed state")
+        .to_string();
+    let opened = confirm(&direct[1], Some(&state)).await;
+    assert_eq!(opened.status, StatusCode::OK, "{:?}", opened.body);
+    assert_eq!(
+        result_text(&opened.json()["result"]),
+        Some("confirmed empty the basket")
+    );
+    let replayed = confirm(&direct[2], Some(&state)).await;
+    assert_eq!(
+        replayed.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        replayed.body
+    );
+    let replays = "sessionreg_request_state_rejected_total{cause=\"replayed\"}";
+    assert_eq!(metric(&fleet, &http, 2, replays).await, 1.0);
+
+    // --- Redis killed midway.
+    let published = "sessionreg_bus_published_total";
+    let published_before = metric(&fleet, &http, owner, published).await;
+    redis.kill().expect("redis-server killed");
+    let ended = listeners.lines(3).await;
+    assert_eq!(
+        ended,
+        (0..3).map(|i| format!("ended {i}")).collect::<Vec<_>>(),
+        "every listener's loop ended by the server's graceful close"
+    );
+    assert_eq!(listeners.line().await, "done");
+    listeners.finished().await;
+    buses(&fleet, &http, false).await;
+    let mut unavailable = 0.0;
+    for id in 0..NODES {
+        unavailable += metric(
+            &fleet,
+            &http,
+            id,
+            "sessionreg_listeners_ended_total{reason=\"unavailable\"}",
+        )
+        .await;
+    }
+    assert_eq!(unavailable, 3.0, "each listen stream ended as unavailable");
+    for _ in 0..NODES {
+        let (status, headers) = listen_status(&client, &uri).await;
+        assert_eq!(
+            status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "a listen while Redis is away"
+        );
+        assert!(
+            headers.contains_key("retry-after"),
+            "503 says when to retry"
+        );
+    }
+    let echoed = client
+        .try_modern_call(2, "echo", json!({ "text": "still serving" }))
+        .await
+        .expect("tools are served without Redis");
+    assert_eq!(result_text(&echoed), Some("still serving"));
+    // A tool that publishes is served too: its publication waits in the
+    // node's queue (bounded) for the bus.
+    basket_add(&client, &basket, "pears").await;
+    {
+        let asked = confirm(&direct[0], None).await;
+        let state = asked.json()["result"]["requestState"]
+            .as_str()
+            .expect("sealing needs no Redis")
+            .to_string();
+        let refused = confirm(&direct[1], Some(&state)).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{:?}",
+            refused.body
+        );
+        assert!(refused.headers.contains_key("retry-after"));
+        let cause = "sessionreg_request_state_rejected_total{cause=\"unavailable\"}";
+        assert_eq!(metric(&fleet, &http, 1, cause).await, 1.0);
+    }
+
+    // --- Redis back: listens work again and hear the other nodes.
+    redis.restart().expect("redis-server restarts");
+    buses(&fleet, &http, true).await;
+    // The publication made while Redis was away goes out first.
+    let until = tokio::time::Instant::now() + BOUND;
+    while metric(&fleet, &http, owner, published).await < published_before + 1.0 {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "the queued publication went out"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut again = Listeners::start(&python, &fleet.balancer().url(), &uri, 2).await;
+    basket_add(&client, &basket, "plums").await;
+    assert_eq!(
+        again.lines(2).await,
+        (0..2)
+            .map(|i| format!("heard {i} {uri}"))
+            .collect::<Vec<_>>()
+    );
+    for id in 0..NODES {
+        assert_eq!(
+            metric(&fleet, &http, id, "sessionreg_bus_reconnects_total").await,
+            1.0,
+            "node {id} reconnected once"
+        );
+    }
+    drop(again);
+}

@@ -1,0 +1,479 @@
+//! The fleet's bus on a real `redis-server` (feature `redis`), with three
+//! nodes in one process (three managers, each with its own publisher and
+//! bus, served on loopback sockets) and their clients over real sockets:
+//! a publication reaches the matching listeners of every node once, its
+//! audience deciding on every node; a single-use `requestState` opens on
+//! any node once; Redis killed midway ends every listen stream gracefully,
+//! refuses new listens and single-use retries with 503 (counted) while
+//! tools are served on; Redis back (empty, as one without persistence comes
+//! back), listens work again, and no state sealed before it lost its keys
+//! opens (one of them was used), while one sealed after opens once.
+//!
+//! Needs `redis-server` (Debian's package; `.ci/redis` installs it).
+//! Without it the tests are skipped with a loud message, except under CI
+//! (`CI` set), where a missing one fails them.
+#![cfg(feature = "redis")]
+
+mod http_support;
+
+use fleet::RedisServer;
+use http::StatusCode;
+use http_support::{serve_manager, with_meta, Answer, Client};
+use mcp_test_client::{eventually, SseStream};
+use serde_json::{json, Value};
+use sessionreg::http::jsonrpc::{self, Message, RpcError};
+use sessionreg::http::modern::{InputRequests, RequestStateKeys, StateRejection};
+use sessionreg::http::{
+    App, Audience, BearerTokens, Context, HandlerError, Principal, Publisher, RedisBus, Reply,
+    SessionManager,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// `echo`, and `confirm {n}`: asks for a confirmation with a single-use
+/// state `"asked n"`, and says what its state was on the retry.
+#[derive(Default)]
+struct Tools {
+    opened: AtomicUsize,
+}
+
+impl App for Tools {
+    type Session = ();
+
+    fn open(&self, _: &jsonrpc::Request, _: &http::request::Parts) -> Result<(), RpcError> {
+        Ok(())
+    }
+
+    async fn handle(&self, ctx: Context<()>, message: Message) -> Result<Reply, HandlerError> {
+        let Message::Request(request) = message else {
+            return Ok(Reply::Accepted);
+        };
+        let params = request.params_value().unwrap_or(Value::Null);
+        let text =
+            |text: String| Reply::Result(json!({ "content": [{ "type": "text", "text": text }] }));
+        let Some(modern) = ctx.modern() else {
+            return Ok(Reply::Error(RpcError::invalid_params("2026-07-28 only")));
+        };
+        Ok(match params["name"].as_str() {
+            Some("echo") => text(params["arguments"]["text"].as_str().unwrap_or("").into()),
+            Some("confirm") => match (modern.state(), modern.input_response("ok")) {
+                (Some(state), Some(_)) => {
+                    self.opened.fetch_add(1, Ordering::SeqCst);
+                    text(format!("opened {}", String::from_utf8_lossy(state)))
+                }
+                _ => {
+                    let n = &params["arguments"]["n"];
+                    let asked = InputRequests::new()
+                        .elicit("ok", "Sure?", json!({ "type": "object", "properties": {} }))
+                        .state(format!("asked {n}").into_bytes())
+                        .single_use();
+                    match modern.input_required(asked) {
+                        Ok(asked) => Reply::InputRequired(asked),
+                        Err(error) => Reply::Error(error),
+                    }
+                }
+            },
+            _ => Reply::Error(RpcError::method_not_found("no such tool")),
+        })
+    }
+}
+
+/// One node: its manager, publisher and bus, served on loopback.
+struct Node {
+    url: String,
+    manager: SessionManager<Tools>,
+    publisher: Publisher,
+    bus: RedisBus,
+}
+
+impl Node {
+    /// A node on `redis`, sealing with `keys` (shared by the fleet), whose
+    /// requests carry the principal of their bearer token (`ada`, `eve`).
+    async fn start(redis: &RedisServer, keys: &RequestStateKeys) -> Node {
+        let publisher = Publisher::new();
+        let bus = RedisBus::builder(redis.url())
+            // Quick to notice and to come back: the test waits for both.
+            .backoff(Duration::from_millis(20), Duration::from_millis(200))
+            .heartbeat(Duration::from_millis(200))
+            .start(&publisher)
+            .expect("the bus starts");
+        let tokens = BearerTokens::new(
+            [("ada", "token-ada"), ("eve", "token-eve")]
+                .map(|(n, t)| (n.to_string(), t.to_string())),
+        )
+        .unwrap();
+        let manager = SessionManager::builder(Tools::default())
+            .authenticator(tokens)
+            .request_state_keys(keys.clone())
+            .bus(bus.clone())
+            .build()
+            .expect("the manager builds");
+        let url = serve_manager(&manager).await;
+        Node {
+            url,
+            manager,
+            publisher,
+            bus,
+        }
+    }
+
+    fn client(&self, who: &str) -> Client {
+        Client::with_bearer(&self.url, &format!("token-{who}"))
+    }
+
+    /// The node's metrics, by sample name (labels included).
+    fn metrics(&self) -> HashMap<String, f64> {
+        self.manager
+            .metrics()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.rsplit_once(' '))
+            .filter_map(|(name, value)| Some((name.to_string(), value.parse().ok()?)))
+            .collect()
+    }
+
+    fn metric(&self, name: &str) -> f64 {
+        self.metrics().get(name).copied().unwrap_or(0.0)
+    }
+
+    fn rejected(&self, cause: StateRejection) -> u64 {
+        self.manager.http_stats().request_states_rejected(cause)
+    }
+}
+
+/// Whether `redis-server` is installed; panics under CI if not.
+fn redis_present() -> bool {
+    match RedisServer::locate() {
+        Ok(_) => true,
+        Err(message) if std::env::var_os("CI").is_some() => {
+            panic!("{message} (.ci/run installs it before the tests)")
+        }
+        Err(message) => {
+            eprintln!(
+                "\n\
+                 ################################################################\n\
+                 ## SKIPPED: the fleet bus test. {message}\n\
+                 ################################################################\n"
+            );
+            false
+        }
+    }
+}
+
+/// Redis and three nodes on it, their buses up.
+async fn fleet() -> (RedisServer, Vec<Node>) {
+    let redis = RedisServer::start().expect("redis-server starts");
+    let keys = RequestStateKeys::new(1, [7; 32]);
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        nodes.push(Node::start(&redis, &keys).await);
+    }
+    all_up(&nodes, true).await;
+    (redis, nodes)
+}
+
+/// Waits until every node's bus is `up` (or down).
+async fn all_up(nodes: &[Node], up: bool) {
+    assert!(
+        eventually(|| nodes.iter().all(|n| n.bus.is_up() == up)).await,
+        "every bus {}",
+        if up { "up" } else { "down" }
+    );
+}
+
+/// Opens a listen stream for `uris`: its status, the stream when 200 (its
+/// acknowledgement read), the response's headers.
+async fn listen(
+    client: &Client,
+    id: &str,
+    uris: &[&str],
+) -> (StatusCode, Option<SseStream>, http::HeaderMap) {
+    let body = with_meta(json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "subscriptions/listen",
+        "params": { "notifications": { "resourceSubscriptions": uris } },
+    }));
+    let request =
+        client.modern_request(body.to_string(), &[("mcp-method", "subscriptions/listen")]);
+    let response = client.send_raw(request).await;
+    let status = response.status();
+    let headers = response.headers().clone();
+    if status != StatusCode::OK {
+        return (status, None, headers);
+    }
+    let mut stream = SseStream::new(response.into_body());
+    let ack = next(&mut stream).await.expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    (status, Some(stream), headers)
+}
+
+/// The next message of a stream (a safety bound against one that never
+/// delivers, not a measure).
+async fn next(stream: &mut SseStream) -> Option<Value> {
+    stream
+        .next_within(Duration::from_secs(10))
+        .await
+        .expect("the stream reads")
+}
+
+/// The next message is the update of `uri`, stamped with `id`.
+async fn hears(stream: &mut SseStream, id: &str, uri: &str) {
+    let message = next(stream).await.expect("an update, not the end");
+    assert_eq!(
+        message["method"], "notifications/resources/updated",
+        "{message}"
+    );
+    assert_eq!(message["params"]["uri"], uri, "{message}");
+    assert_eq!(message["params"]["_meta"][SUBSCRIPTION], id);
+}
+
+/// A 2026-07-28 `tools/call`, with `retry` merged into its params.
+async fn call(client: &Client, tool: &str, arguments: Value, retry: Value) -> Answer {
+    let mut body = with_meta(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                     "params": { "name": tool, "arguments": arguments } }));
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "elicitation": {} });
+    if let Value::Object(retry) = retry {
+        for (key, value) in retry {
+            body["params"][key] = value;
+        }
+    }
+    client
+        .post_modern(&body, &[("mcp-method", "tools/call"), ("mcp-name", tool)])
+        .await
+}
+
+/// `confirm {n}`'s first round: its sealed single-use state.
+async fn ask(client: &Client, n: u64) -> String {
+    let answer = call(client, "confirm", json!({ "n": n }), json!(null)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let result = &answer.json()["result"];
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    result["requestState"]
+        .as_str()
+        .expect("a state")
+        .to_string()
+}
+
+/// `confirm {n}`'s retry with `state`.
+async fn retry(client: &Client, n: u64, state: &str) -> Answer {
+    let retry = json!({ "inputResponses": { "ok": { "action": "accept", "content": {} } },
+                        "requestState": state });
+    call(client, "confirm", json!({ "n": n }), retry).await
+}
+
+fn assert_opened(answer: &Answer, n: u64) {
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let result = &answer.json()["result"];
+    assert_eq!(
+        result["content"][0]["text"],
+        format!("opened asked {n}"),
+        "{result}"
+    );
+}
+
+fn assert_invalid(answer: &Answer) {
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{:?}", answer.body);
+    assert_eq!(answer.json()["error"]["message"], "Invalid requestState");
+}
+
+/// A 503 with `Retry-After`.
+fn assert_unavailable(status: StatusCode, headers: &http::HeaderMap, what: &str) {
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{what}");
+    assert!(
+        headers.contains_key("retry-after"),
+        "{what}: no Retry-After"
+    );
+}
+
+/// A publication made on one node reaches the matching listeners of every
+/// node exactly once (its own node's at once, the others' through Redis),
+/// and only those its audience admits, on every node: the audience travels
+/// with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publication_reaches_every_nodes_listeners_once_and_only_its_audience() {
+    if !redis_present() {
+        return;
+    }
+    let (_redis, nodes) = fleet().await;
+    let (private, public) = ("basket://00ab", "basket://00ef");
+    // Ada listens on every node; Eve on the third.
+    let mut ada = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let id = format!("ada-{i}");
+        let (status, stream, _) = listen(&node.client("ada"), &id, &[private, public]).await;
+        assert_eq!(status, StatusCode::OK);
+        ada.push(stream.unwrap());
+    }
+    let (_, eve, _) = listen(&nodes[2].client("eve"), "eve-2", &[private, public]).await;
+    let mut eve = eve.unwrap();
+    // Ada's basket changes on node 0: only Ada may hear of it. Then a
+    // public resource changes there, which everyone may hear: the next
+    // thing each stream says after the first.
+    nodes[0]
+        .publisher
+        .resource_updated(private, Audience::principal(Principal::new("ada")));
+    nodes[0]
+        .publisher
+        .resource_updated(public, Audience::Everyone);
+    for (i, stream) in ada.iter_mut().enumerate() {
+        let id = format!("ada-{i}");
+        hears(stream, &id, private).await;
+        // Not its own echo a second time: the public one comes next.
+        hears(stream, &id, public).await;
+    }
+    // Eve hears the public one only (the first would have come first).
+    hears(&mut eve, "eve-2", public).await;
+    // From another node: a kind nobody listens to, then the public one.
+    nodes[1].publisher.tools_changed();
+    nodes[1]
+        .publisher
+        .resource_updated(public, Audience::Everyone);
+    for (i, stream) in ada.iter_mut().enumerate() {
+        hears(stream, &format!("ada-{i}"), public).await;
+    }
+    hears(&mut eve, "eve-2", public).await;
+    // Each publication counted once where it was made, and once as
+    // received on each of the two other nodes; none dropped.
+    let (published, received) = (
+        "sessionreg_bus_published_total",
+        "sessionreg_bus_received_total",
+    );
+    assert!(
+        eventually(|| nodes[0].metric(published) == 2.0 && nodes[1].metric(published) == 2.0).await
+    );
+    assert_eq!(nodes[0].metric(received), 2.0);
+    assert_eq!(nodes[1].metric(received), 2.0);
+    assert_eq!(nodes[2].metric(received), 4.0);
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_bus_up"), 1.0);
+        assert_eq!(node.metric("sessionreg_bus_dropped_total"), 0.0);
+        assert_eq!(node.metric("sessionreg_bus_reconnects_total"), 0.0);
+    }
+}
+
+/// An input-required single-use state sealed on one node opens on another,
+/// once; its replay on a third is refused (`replayed`), and so is one on
+/// the node that sealed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_use_state_opens_on_any_node_once() {
+    if !redis_present() {
+        return;
+    }
+    let (_redis, nodes) = fleet().await;
+    let state = ask(&nodes[0].client("ada"), 1).await;
+    assert_eq!(
+        nodes[0].manager.http_stats().request_states_unused,
+        0,
+        "sealed for the fleet's record: nothing kept on the node"
+    );
+    assert_opened(&retry(&nodes[1].client("ada"), 1, &state).await, 1);
+    assert_invalid(&retry(&nodes[2].client("ada"), 1, &state).await);
+    assert_invalid(&retry(&nodes[0].client("ada"), 1, &state).await);
+    assert_eq!(nodes[2].rejected(StateRejection::Replayed), 1);
+    assert_eq!(nodes[0].rejected(StateRejection::Replayed), 1);
+    let opened: usize = nodes
+        .iter()
+        .map(|n| n.manager.app().opened.load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(opened, 1, "the application saw the state once");
+    // Ten retries of one state at once, spread over the nodes: one opens.
+    let state = ask(&nodes[1].client("ada"), 2).await;
+    let mut racing = Vec::new();
+    for i in 0..10 {
+        let client = nodes[i % 3].client("ada");
+        let state = state.clone();
+        racing.push(tokio::spawn(async move { retry(&client, 2, &state).await }));
+    }
+    let mut ok = 0;
+    for race in racing {
+        let answer = race.await.unwrap();
+        match answer.status {
+            StatusCode::OK => ok += 1,
+            _ => assert_invalid(&answer),
+        }
+    }
+    assert_eq!(ok, 1, "of ten racing retries of one state, one opened");
+}
+
+/// Redis killed midway: every node ends its listen streams gracefully
+/// (each with the listen request's result: the client re-listens and
+/// refetches), answers new listens and single-use retries 503 with
+/// `Retry-After` (the retry counted as `unavailable`), and serves its tools
+/// on. Redis back, empty: listens work again and hear other nodes; a state
+/// sealed before Redis lost its keys is refused (`expired`), the one used
+/// then and the one refused while it was away alike, since the new Redis
+/// cannot tell them apart; one sealed now opens once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_away_and_back() {
+    if !redis_present() {
+        return;
+    }
+    let (mut redis, nodes) = fleet().await;
+    let uri = "basket://00cd";
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "before", &[uri]).await;
+    let mut before = stream.unwrap();
+    let used = ask(&nodes[0].client("ada"), 3).await;
+    assert_opened(&retry(&nodes[2].client("ada"), 3, &used).await, 3);
+    let waiting = ask(&nodes[0].client("ada"), 4).await;
+
+    redis.kill().expect("redis-server killed");
+    // The listener gets the listen request's result, then the stream ends.
+    let end = next(&mut before).await.expect("the graceful close");
+    assert_eq!(end["id"], "before", "{end}");
+    assert_eq!(end["result"]["resultType"], "complete", "{end}");
+    assert_eq!(next(&mut before).await, None);
+    all_up(&nodes, false).await;
+    assert_eq!(
+        nodes[1].metric("sessionreg_listeners_ended_total{reason=\"unavailable\"}"),
+        1.0
+    );
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_bus_up"), 0.0);
+        let (status, _, headers) = listen(&node.client("ada"), "during", &[uri]).await;
+        assert_unavailable(status, &headers, "a listen while Redis is away");
+        let echo = call(
+            &node.client("ada"),
+            "echo",
+            json!({ "text": "still here" }),
+            json!(null),
+        )
+        .await;
+        assert_eq!(
+            echo.status,
+            StatusCode::OK,
+            "tools are served without Redis"
+        );
+        assert_eq!(echo.json()["result"]["content"][0]["text"], "still here");
+    }
+    let refused = retry(&nodes[1].client("ada"), 4, &waiting).await;
+    assert_unavailable(refused.status, &refused.headers, "a single-use retry");
+    assert_eq!(nodes[1].rejected(StateRejection::Unavailable), 1);
+
+    redis.restart().expect("redis-server back");
+    all_up(&nodes, true).await;
+    // Listens work again, and hear the other nodes.
+    let (status, stream, _) = listen(&nodes[1].client("ada"), "after", &[uri]).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut after = stream.unwrap();
+    nodes[0].publisher.resource_updated(uri, Audience::Everyone);
+    hears(&mut after, "after", uri).await;
+    // Sealed before Redis lost its keys: whether it was used, the new Redis
+    // cannot tell; neither opens (the waiting one was never used, but the
+    // used one must not open again).
+    assert_invalid(&retry(&nodes[1].client("ada"), 3, &used).await);
+    assert_invalid(&retry(&nodes[1].client("ada"), 4, &waiting).await);
+    assert_eq!(nodes[1].rejected(StateRejection::Expired), 2);
+    // A state sealed now opens once.
+    let fresh = ask(&nodes[2].client("ada"), 5).await;
+    assert_opened(&retry(&nodes[0].client("ada"), 5, &fresh).await, 5);
+    assert_invalid(&retry(&nodes[1].client("ada"), 5, &fresh).await);
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_bus_reconnects_total"), 1.0);
+        assert_eq!(node.metric("sessionreg_bus_up"), 1.0);
+    }
+}
