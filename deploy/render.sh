@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # Prints a complete load-balancer configuration for a fleet of sessionreg
 # MCP nodes, routing every request to the node that holds its state by the
-# first two hex digits of the id it carries (a session's, or a task's), with
-# no state in the balancer.
+# first two hex digits of the id it carries (a session's, a task's, or a
+# handle's), with no state in the balancer; or, from the same node list,
+# the Prometheus scrape configuration of the nodes.
 #
 #   deploy/render.sh KIND LISTEN_PORT ADDR0 [ADDR1 ...] > FILE
+#   deploy/render.sh prometheus ADDR0 [ADDR1 ...] > prometheus.yml
 #
 #   KIND         nginx | haproxy
 #   LISTEN_PORT  the balancer listens on 127.0.0.1:LISTEN_PORT
 #   ADDRi        host:port of node i, the node started with --node-id i
-#                (its ids, of sessions and of tasks, begin with i as two hex
-#                digits: 00, 01, ... ff)
+#                (its ids, of sessions, tasks and handles, begin with i as
+#                two hex digits: 00, 01, ... ff)
 #
 # Run the result as it is:
 #
 #   nginx   -p DIR -c FILE -g 'daemon off;'   (DIR: a writable directory for
 #                                              temp files, pid and access.log)
 #   haproxy -f FILE                           (stays in the foreground)
+#   prometheus --config.file=prometheus.yml   (or copy its scrape_configs
+#                                              entry into your own; each node
+#                                              is scraped at ADDRi, labelled
+#                                              node="i", as the Grafana
+#                                              dashboard deploy/grafana/
+#                                              sessionreg-fleet.json reads)
 #
 # The id a request is routed by (both kinds):
 #
@@ -28,6 +36,12 @@
 #     subsequent requests for the same task to the server instance holding
 #     its state"). Any other request's Mcp-Name names a tool, prompt or
 #     resource, and is never routed by;
+#   * else, for a tools/call, the first of its Mcp-Param-<Name> headers
+#     whose Name is listed in MCP_ROUTE_PARAMS (below): a tool argument the
+#     tool's input schema declares with "x-mcp-header": "<Name>", which a
+#     2026-07-28 client mirrors into that header (SEP-2243), holding a
+#     handle's id (SEP-2567) minted by a node with its node id in front, as
+#     examples/mcp_server's baskets (MCP_ROUTE_PARAMS=Basket);
 #   * else none.
 #
 # Routing (both kinds):
@@ -44,23 +58,31 @@
 #   * an id beginning with node i's two digits: node i while it is up,
 #     draining or not; when it is down, any other live node, which answers
 #     404 to a session's request, so the client starts a new session (MCP
-#     2025-11-25, "Session Management"), and to a task's request the
-#     JSON-RPC error "Failed to retrieve task: Task not found" (the task
-#     died with its node).
+#     2025-11-25, "Session Management"), to a task's request the JSON-RPC
+#     error "Failed to retrieve task: Task not found" (the task died with
+#     its node), and to a call naming a handle what the application says of
+#     an unknown one (mcp_server: "no basket ...", a tool error).
 #   * an id naming no node (malformed, or a node not in this list): any live
 #     node (404, or "Task not found").
 #   * SSE (GET streams, POST replies) passes through unbuffered, with one
 #     hour of silence allowed (the nodes send a keep-alive comment every 15 s).
 #
-# A request that carries neither id in its headers cannot be routed to a
-# task's owner: a tasks/* request without Mcp-Name (which 2026-07-28
-# requires), or one whose Mcp-Name is Base64-encoded ("=?base64?...?=": a
-# task id is plain hex, so no client needs to), reaches whichever node the
-# round-robin or the fallback picks.
+# A request that carries no id in its headers cannot be routed to its
+# owner: a tasks/* request without Mcp-Name (which 2026-07-28 requires), a
+# tools/call from a client that did not list the tool first (the Python
+# SDK mirrors x-mcp-header arguments only for tools it has listed; the
+# node then refuses the call with -32020 HeaderMismatch and the client
+# lists and retries), or one whose id header is Base64-encoded
+# ("=?base64?...?=": an id is plain hex, so no client needs to): it
+# reaches whichever node the round-robin or the fallback picks.
 #
 # The nodes' paths, if not those of examples/mcp_server (env, optional):
 #   MCP_PATH=/mcp  HEALTH_READY=/health/ready  HEALTH_LIVE=/health/live
 # MAX_BODY=4m: the largest request body passed on (the nodes' own limit).
+# Prometheus only: METRICS_PATH=/metrics, SCRAPE_INTERVAL=15s, JOB=sessionreg.
+# MCP_ROUTE_PARAMS="Basket": the x-mcp-header names whose Mcp-Param-<Name>
+#   headers carry handle ids to route by, in order of precedence (separated
+#   by commas or spaces; letters, digits and "-"; default none).
 set -euo pipefail
 
 usage() {
@@ -68,10 +90,16 @@ usage() {
   exit 2
 }
 
-[[ $# -ge 3 ]] || usage
+[[ $# -ge 2 ]] || usage
 KIND=$1
-PORT=$2
-shift 2
+if [[ $KIND == prometheus ]]; then
+  PORT=1
+  shift 1
+else
+  [[ $# -ge 3 ]] || usage
+  PORT=$2
+  shift 2
+fi
 ADDRS=("$@")
 N=${#ADDRS[@]}
 MCP_PATH=${MCP_PATH:-/mcp}
@@ -83,7 +111,8 @@ fail() {
   echo "render.sh: $*" >&2
   exit 2
 }
-[[ $KIND == nginx || $KIND == haproxy ]] || fail "KIND must be nginx or haproxy, not '$KIND'"
+[[ $KIND == nginx || $KIND == haproxy || $KIND == prometheus ]] ||
+  fail "KIND must be nginx, haproxy or prometheus, not '$KIND'"
 [[ $PORT =~ ^[0-9]{1,5}$ ]] && ((PORT >= 1 && PORT <= 65535)) || fail "bad LISTEN_PORT '$PORT'"
 ((N <= 256)) || fail "at most 256 nodes (node ids are one byte), got $N"
 for addr in "${ADDRS[@]}"; do
@@ -93,6 +122,32 @@ for path in "$MCP_PATH" "$HEALTH_READY" "$HEALTH_LIVE"; do
   [[ $path =~ ^/[A-Za-z0-9._~/-]*$ ]] || fail "bad path '$path'"
 done
 [[ $MAX_BODY =~ ^[0-9]+[km]?$ ]] || fail "bad MAX_BODY '$MAX_BODY'"
+METRICS_PATH=${METRICS_PATH:-/metrics}
+SCRAPE_INTERVAL=${SCRAPE_INTERVAL:-15s}
+JOB=${JOB:-sessionreg}
+[[ $METRICS_PATH =~ ^/[A-Za-z0-9._~/-]*$ ]] || fail "bad METRICS_PATH '$METRICS_PATH'"
+[[ $SCRAPE_INTERVAL =~ ^[0-9]+(ms|s|m|h)$ ]] || fail "bad SCRAPE_INTERVAL '$SCRAPE_INTERVAL'"
+[[ $JOB =~ ^[A-Za-z_][A-Za-z0-9_-]*$ ]] || fail "bad JOB '$JOB'"
+# The handle parameters, as given (Basket) and as each balancer names their
+# header: nginx's variable (http_mcp_param_basket: lowercase, "-" as "_"),
+# HAProxy's header name (mcp-param-basket).
+PARAMS=()
+IFS=', ' read -r -a names <<<"${MCP_ROUTE_PARAMS:-}"
+for name in "${names[@]}"; do
+  [[ -n $name ]] || continue
+  [[ $name =~ ^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$ ]] ||
+    fail "bad MCP_ROUTE_PARAMS name '$name' (letters, digits and inner '-' only)"
+  for seen in "${PARAMS[@]}"; do
+    [[ ${seen,,} != "${name,,}" ]] || fail "MCP_ROUTE_PARAMS names '$name' twice"
+  done
+  PARAMS+=("$name")
+done
+P=${#PARAMS[@]}
+param_var() {
+  local lower=${1,,}
+  printf 'http_mcp_param_%s' "${lower//-/_}"
+}
+param_header() { printf 'mcp-param-%s' "${1,,}"; }
 
 # Shared memory for a pool of N servers in nginx (about 1 KiB each).
 ZONE="$((32 + N))k"
@@ -155,20 +210,46 @@ http {
                    'upstream_status=\$upstream_status \$request_time';
     access_log access.log mcp;
 
-    # The id a request is routed by, in two steps (a map is evaluated
+    # The id a request is routed by, in steps (a map is evaluated
     # when its variable is first used in a request: nothing is kept between
     # requests). nginx names the headers \$http_mcp_session_id,
     # \$http_mcp_method and \$http_mcp_name whatever their case.
     # A task request's id: its Mcp-Name, when its Mcp-Method is one of the
     # tasks extension's (tasks/get, tasks/update, tasks/cancel). Any other
     # Mcp-Name (a tools/call's tool name, say) is not an id.
-    map \$http_mcp_method \$mcp_task_id {
+EOF
+  if ((P == 0)); then
+    cat <<EOF
+    map \$http_mcp_method \$mcp_named_id {
         "~^tasks/"  \$http_mcp_name;
         default     "";
     }
-    # The session's id if there is one, else the task's (empty if neither).
+EOF
+  else
+    cat <<EOF
+    # A tools/call's id: the handle in the first of its Mcp-Param-<Name>
+    # headers named in MCP_ROUTE_PARAMS (${PARAMS[*]}) that it carries.
+    map \$http_mcp_method \$mcp_named_id {
+        "~^tasks/"    \$http_mcp_name;
+        "tools/call"  \$mcp_param_id_0;
+        default       "";
+    }
+EOF
+    for ((k = 0; k < P; k++)); do
+      next='""'
+      ((k + 1 < P)) && next="\$mcp_param_id_$((k + 1))"
+      printf '    # Mcp-Param-%s, if the request carries it (not empty).\n' "${PARAMS[$k]}"
+      printf '    map $%s $mcp_param_id_%d {\n' "$(param_var "${PARAMS[$k]}")" "$k"
+      printf '        ""        %s;\n' "$next"
+      printf '        default   $%s;\n' "$(param_var "${PARAMS[$k]}")"
+      printf '    }\n'
+    done
+  fi
+  cat <<EOF
+    # The session's id if there is one, else the task's or the handle's
+    # (empty if none).
     map \$http_mcp_session_id \$mcp_route_id {
-        ""        \$mcp_task_id;
+        ""        \$mcp_named_id;
         default   \$http_mcp_session_id;
     }
     # Where a request with no id goes: a 2025-11-25 client sends no
@@ -403,13 +484,17 @@ frontend mcp
     # The id a request is routed by: its MCP-Session-Id if it has one,
     # else, for a request of the tasks extension (Mcp-Method tasks/get,
     # tasks/update, tasks/cancel), its Mcp-Name: the task id. Any other
-    # Mcp-Name (a tools/call's tool name, say) is not an id. ACLs are
+    # Mcp-Name (a tools/call's tool name, say) is not an id. (And, with
+    # MCP_ROUTE_PARAMS, a tools/call's handle: below.) ACLs are
     # evaluated per request: nothing is kept between requests.
     acl mcp_session req.hdr(mcp-session-id) -m found
     acl mcp_task req.fhdr(mcp-method,1) -m beg tasks/
     acl mcp_named req.fhdr(mcp-name,1) -m found
     # A 2026-07-28 request (a 2025-11-25 client never sends Mcp-Method).
     acl mcp_modern req.hdr(mcp-method) -m found
+EOF
+  if ((P == 0)); then
+    cat <<EOF
     # No id, from a 2026-07-28 client (server/discover, a tools/call, the
     # tools/call that creates a task): the nodes ready for new work, with
     # the retry rules of a request that may run a tool.
@@ -418,6 +503,35 @@ frontend mcp
     # No id otherwise (an initialize): the pool of nodes ready for new
     # sessions.
     use_backend mcp_new unless mcp_session || mcp_task mcp_named
+EOF
+  else
+    cat <<EOF
+    # A tools/call's id: the handle in the first of its Mcp-Param-<Name>
+    # headers named in MCP_ROUTE_PARAMS (${PARAMS[*]}) that it carries.
+    acl mcp_call req.fhdr(mcp-method,1) -m str tools/call
+EOF
+    for ((k = 0; k < P; k++)); do
+      printf '    acl mcp_param_%d req.fhdr(%s,1) -m len gt 0\n' "$k" "$(param_header "${PARAMS[$k]}")"
+    done
+    printf '    # Any of them (ACLs of one name are ORed). Present and not empty, as\n    # nginx reads a header.\n'
+    for ((k = 0; k < P; k++)); do
+      printf '    acl mcp_handle req.fhdr(%s,1) -m len gt 0\n' "$(param_header "${PARAMS[$k]}")"
+    done
+    cat <<EOF
+    # No id, from a 2026-07-28 client (server/discover, a tools/call naming
+    # no handle, the tools/call that creates a task): the nodes ready for
+    # new work, with the retry rules of a request that may run a tool. (No
+    # id: neither a task request with its Mcp-Name nor a tools/call with a
+    # handle; a request is never both.)
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_task !mcp_call
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_named !mcp_call
+    use_backend mcp_stateless if mcp_modern !mcp_session !mcp_handle !mcp_task
+    # No id otherwise (an initialize): the pool of nodes ready for new
+    # sessions.
+    use_backend mcp_new unless mcp_session || mcp_task mcp_named || mcp_call mcp_handle
+EOF
+  fi
+  cat <<EOF
     # A session id: its owner, by the first two hex digits of the id (the
     # first occurrence of the header, as the node reads it).
 EOF
@@ -429,6 +543,17 @@ EOF
 EOF
   for ((i = 0; i < N; i++)); do
     printf '    use_backend mcp_node_%s if !mcp_session mcp_task { req.fhdr(mcp-name,1) -m beg %s }\n' "$(hex "$i")" "$(hex "$i")"
+  done
+  for ((k = 0; k < P; k++)); do
+    # The headers listed before this one are absent (as nginx picks the
+    # first present one, even if it names no node).
+    before=""
+    for ((j = 0; j < k; j++)); do before+=" !mcp_param_$j"; done
+    printf '    # No session id, a tools/call naming a handle in Mcp-Param-%s: its owner.\n' "${PARAMS[$k]}"
+    for ((i = 0; i < N; i++)); do
+      printf '    use_backend mcp_node_%s if !mcp_session mcp_call%s { req.fhdr(%s,1) -m beg %s }\n' \
+        "$(hex "$i")" "$before" "$(param_header "${PARAMS[$k]}")" "$(hex "$i")"
+    done
   done
   cat <<EOF
     # An id naming no node of this fleet: any live node (it answers 404, or
@@ -508,7 +633,41 @@ EOF
   done
 }
 
+prometheus_conf() {
+  cat <<EOF
+# Prometheus scrape configuration for a fleet of $N sessionreg MCP node(s),
+# printed by deploy/render.sh prometheus ADDR0 ADDR1 ...
+EOF
+  node_list
+  cat <<EOF
+# Run: prometheus --config.file=FILE, or copy the job below into the
+# scrape_configs of your own. Each node is scraped directly at its own
+# address (the balancers pass only the MCP path), with a label node="i" for
+# node i: the per-node panels of deploy/grafana/sessionreg-fleet.json group
+# by it, and it stays the same when a node is restarted on another port.
+# A node started with --metrics-on-admin serves /metrics on its admin
+# address instead, which is loopback only: run a Prometheus (or an agent)
+# on each node's host then, or keep /metrics on the public listener.
+
+global:
+  scrape_interval: $SCRAPE_INTERVAL
+  evaluation_interval: $SCRAPE_INTERVAL
+
+scrape_configs:
+  - job_name: $JOB
+    metrics_path: $METRICS_PATH
+    scheme: http
+    static_configs:
+EOF
+  for ((i = 0; i < N; i++)); do
+    printf '      - targets: ["%s"]\n' "${ADDRS[$i]}"
+    printf '        labels:\n'
+    printf '          node: "%d"\n' "$i"
+  done
+}
+
 case $KIND in
   nginx) nginx_conf ;;
   haproxy) haproxy_conf ;;
+  prometheus) prometheus_conf ;;
 esac

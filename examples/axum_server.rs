@@ -75,12 +75,13 @@ pub async fn run(
         )
         .route("/healthz", get(|| async { "ok\n" }));
 
-    let report = mcp::serve(
+    let report = mcp::serve_with(
         listener,
         manager.clone(),
         TowerToHyperService::new(router),
         signal,
         flags.shutdown_deadline(),
+        built.connections,
     )
     .await?;
     if !report.drained {

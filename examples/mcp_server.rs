@@ -15,7 +15,8 @@
 //! Prometheus text, and shuts down gracefully on Ctrl-C or SIGTERM. With
 //! `--bearer-token`/`--bearer-token-file`, every `/mcp` request needs
 //! `Authorization: Bearer TOKEN` and sessions are bound to the token's
-//! name; SIGHUP re-reads the token and allow-list files. With
+//! name; SIGHUP re-reads the token, allow-list and request-state key
+//! files. With
 //! `--oauth-issuer URL --resource URL [--required-scope S]...` (feature
 //! `oauth`), it is an OAuth 2.1 resource server: `/mcp` needs an access
 //! token of that issuer for that resource (401 names the metadata, at
@@ -28,9 +29,14 @@
 //!
 //! In a fleet behind a load balancer (README, "Run a fleet"; `deploy/`):
 //!
-//! * `--node-id N` puts N in the first two hex digits of every session id
-//!   and task id this node mints, which the balancer routes by (a task's
-//!   requests name it in `Mcp-Name`).
+//! * `--node-id N` puts N in the first two hex digits of every session id,
+//!   task id and basket id this node mints, which the balancer routes by (a
+//!   task's requests name it in `Mcp-Name`; a basket tool's call, in
+//!   `Mcp-Param-Basket`, the header its `x-mcp-header` argument is
+//!   mirrored into).
+//! * `--request-state-key-file PATH`: the keys that seal the `requestState`
+//!   of an input-required answer (the `confirm` tool's), shared by the
+//!   nodes so that a retry opens on any of them; re-read on SIGHUP.
 //! * `GET /health/ready` is 200 while the node takes new sessions, 503 while
 //!   it drains (or is full); `GET /health/live` is 200 while it serves its
 //!   sessions, draining or not.
@@ -44,7 +50,9 @@
 //!   well-formed session id of another node, i.e. that a balancer sent to
 //!   the wrong node, or to this one because the owner was down; and
 //!   `mcp_server_foreign_task_ids_total{owner}`, the same for the task ids
-//!   of `tasks/*` requests (their `Mcp-Name`).
+//!   of `tasks/*` requests (their `Mcp-Name`), and
+//!   `mcp_server_foreign_handle_ids_total{owner}` for the basket ids of
+//!   `tools/call`s (their `Mcp-Param-Basket`).
 
 #[path = "mcp_app/mod.rs"]
 mod mcp_app;
@@ -130,12 +138,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         });
 
-    let report = mcp::serve(
+    let report = mcp::serve_with(
         listener,
         manager.clone(),
         service,
         stop,
         flags.shutdown_deadline(),
+        built.connections,
     )
     .await?;
     let stats = manager.stats();

@@ -79,6 +79,7 @@ SCENARIOS=(
   dns-rebinding-protection
   tools-list@2026-07-28
   http-header-validation@2026-07-28
+  http-custom-header-server-validation@2026-07-28
   dns-rebinding-protection@2026-07-28
 )
 # The tasks extension's scenarios, against rmcp_tasks_server, at 2026-07-28.

@@ -137,7 +137,9 @@ impl<S: Send + Sync + 'static> Builder<S> {
     /// each bound (see the design notes, "Wrap-around"). Ids then repeat
     /// after 2^`generation_bits` reuses of a slot: never use it in
     /// production. Out-of-range widths fail the build with
-    /// [`BuildError::Widths`].
+    /// [`BuildError::Widths`]. Exists only for this crate's own tests and
+    /// loom models (feature `internals`, or the loom build).
+    #[cfg(any(test, feature = "internals", sessionreg_loom))]
     #[doc(hidden)]
     pub fn test_widths(mut self, generation_bits: u32, tag_bits: u32) -> Self {
         self.widths = Some((generation_bits, tag_bits));

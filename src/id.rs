@@ -155,20 +155,19 @@ impl SessionId {
         let Ok(text) = <&[u8; Self::TEXT_LEN]>::try_from(bytes) else {
             return Err(ParseIdError::Length(bytes.len()));
         };
-        // Every byte is decoded without a branch on its value (a lookup
-        // takes every id a client sends, and a branch per digit mispredicts
-        // on random hex); a byte that is no digit leaves `NOT_HEX` in
-        // `seen`, and only then is the text walked again for its place.
+        // Eight digits at a time, without a branch on any byte's value (a
+        // lookup takes every id a client sends, and a branch per digit
+        // mispredicts on random hex); a byte that is no digit marks `bad`,
+        // and only then is the text walked again for its place.
         let mut words = [0u64; 3];
-        let mut seen = 0u8;
+        let mut bad = 0;
         for (word, digits) in words.iter_mut().zip(text.chunks_exact(WORD_DIGITS)) {
-            for &byte in digits {
-                let value = HEX_VALUE[usize::from(byte)];
-                seen |= value;
-                *word = (*word << 4) | u64::from(value & 0xf);
-            }
+            let (high, bad_high) = decode8(digits[..8].try_into().expect("8 digits"));
+            let (low, bad_low) = decode8(digits[8..].try_into().expect("8 digits"));
+            *word = (u64::from(high) << 32) | u64::from(low);
+            bad |= bad_high | bad_low;
         }
-        if seen & NOT_HEX != 0 {
+        if bad != 0 {
             let at = text
                 .iter()
                 .position(|&byte| HEX_VALUE[usize::from(byte)] == NOT_HEX)
@@ -181,16 +180,62 @@ impl SessionId {
     /// Writes the text form into `out` and returns it as a `&str`, without
     /// allocating.
     pub fn encode<'a>(&self, out: &'a mut [u8; Self::TEXT_LEN]) -> &'a str {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
         for (digits, word) in out.chunks_exact_mut(WORD_DIGITS).zip(self.words()) {
-            for (i, byte) in digits.iter_mut().enumerate() {
-                let nibble = (word >> (4 * (WORD_DIGITS - 1 - i))) & 0xf;
-                *byte = DIGITS[nibble as usize];
-            }
+            digits[..8].copy_from_slice(&encode8((word >> 32) as u32));
+            digits[8..].copy_from_slice(&encode8(word as u32));
         }
-        // Every byte is one of DIGITS, so this cannot fail.
+        // Every byte is a lowercase hex digit, so this cannot fail.
         std::str::from_utf8(out).expect("hex digits are ASCII")
     }
+}
+
+/// A one in each byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// The high bit of each byte of a word.
+const HIGH: u64 = ONES * 0x80;
+
+/// Eight digits of the text form (the first the most significant) as the
+/// 32 bits they spell, and a word with the high bit set in each byte that
+/// is no lowercase hex digit (zero if all eight are digits): computed for
+/// the eight bytes at once (SWAR), without a branch on any of them.
+#[inline(always)]
+fn decode8(digits: [u8; 8]) -> (u32, u64) {
+    // The first digit in the lowest byte.
+    let text = u64::from_le_bytes(digits);
+    // Each byte below 0x80, so that the sums below carry into no other
+    // byte; a byte at or above 0x80 is no digit, whatever its low bits.
+    let low = text & !HIGH;
+    // The high bit of each byte that is at least `byte`.
+    let at_least = |byte: u8| (low + ONES * u64::from(0x80 - byte)) & HIGH;
+    let digit = at_least(b'0') & !at_least(b'9' + 1);
+    let letter = at_least(b'a') & !at_least(b'f' + 1);
+    let bad = (HIGH & !(digit | letter)) | (text & HIGH);
+    // A digit's value is its low four bits ('0' is 0x30), a letter's its
+    // low four bits plus 9 ('a' is 0x61).
+    let nibbles = (text & (ONES * 0x0f)) + (letter >> 7) * 9;
+    // The first digit to the highest byte, then pairs, fours and eights of
+    // digits folded into bytes, halves and the low word.
+    let v = nibbles.swap_bytes();
+    let v = (v | (v >> 4)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v | (v >> 8)) & 0x0000_ffff_0000_ffff;
+    let v = (v | (v >> 16)) & 0x0000_0000_ffff_ffff;
+    (v as u32, bad)
+}
+
+/// The eight lowercase hex digits of `value`, the most significant first:
+/// the inverse of [`decode8`], without a branch on any digit.
+#[inline(always)]
+fn encode8(value: u32) -> [u8; 8] {
+    // One nibble per byte, the most significant in the highest byte.
+    let v = u64::from(value);
+    let v = (v | (v << 16)) & 0x0000_ffff_0000_ffff;
+    let v = (v | (v << 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v | (v << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // A one in each byte whose nibble is 10 or more (a letter).
+    let letters = ((v + ONES * 6) >> 4) & ONES;
+    // '0' + n for a digit; 'a' + n - 10, that is '0' + n + 0x27, for a letter.
+    let ascii = v + ONES * u64::from(b'0') + letters * 0x27;
+    ascii.to_be_bytes()
 }
 
 impl fmt::Display for SessionId {
@@ -313,6 +358,33 @@ mod tests {
                 SessionId::parse_bytes(&text),
                 Err(ParseIdError::Digit { at })
             );
+        }
+    }
+
+    /// Every byte value at every place: the eight-at-a-time decoding takes
+    /// exactly the bytes the table calls digits, with their values, and
+    /// refuses every other at its place.
+    #[test]
+    fn every_byte_at_every_place_is_decoded_as_the_table_says() {
+        let base = "0123456789abcdef".repeat(3).into_bytes();
+        for at in 0..SessionId::TEXT_LEN {
+            for byte in 0..=255u8 {
+                let mut text = base.clone();
+                text[at] = byte;
+                let parsed = SessionId::parse_bytes(&text);
+                let value = HEX_VALUE[usize::from(byte)];
+                if value == NOT_HEX {
+                    assert_eq!(parsed, Err(ParseIdError::Digit { at }), "{byte:#x} at {at}");
+                } else {
+                    let id = parsed.unwrap();
+                    let mut out = [0; SessionId::TEXT_LEN];
+                    assert_eq!(
+                        id.encode(&mut out).as_bytes(),
+                        &text[..],
+                        "{byte:#x} at {at}"
+                    );
+                }
+            }
         }
     }
 

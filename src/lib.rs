@@ -77,6 +77,7 @@ pub mod handles;
 mod id;
 mod insert;
 mod lifecycle;
+mod live;
 mod lookup;
 pub mod mailbox;
 pub mod metrics;

@@ -142,7 +142,7 @@ impl<S> Registry<S> {
 
     /// The id of the session in `slot`, whose word was `word`, for a caller
     /// that holds the slot (so the secret is that session's).
-    fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
+    pub(crate) fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
         SessionId::new(index, word.generation(), self.storage().node, slot.secret())
     }
 }

@@ -441,10 +441,16 @@ async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
         let url = server.url.clone();
         async move {
             let client = Client::with_bearer(&url, token);
+            // The basket tools mirror `basket` into Mcp-Param-Basket
+            // (x-mcp-header), as a 2026-07-28 client sends it.
+            let basket = arguments["basket"].as_str().map(str::to_string);
             let body =
                 http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": { "name": tool, "arguments": arguments } }));
-            let headers = [("mcp-method", "tools/call"), ("mcp-name", tool)];
+            let mut headers = vec![("mcp-method", "tools/call"), ("mcp-name", tool)];
+            if let Some(basket) = &basket {
+                headers.push(("mcp-param-basket", basket));
+            }
             let answer = client.post_modern(&body, &headers).await;
             assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
             answer.json()["result"].clone()
@@ -498,5 +504,34 @@ async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
         expired["content"][0]["text"],
         format!("basket `{basket}` has expired; call basket_create to start a new one")
     );
+    assert!(server.shutdown().await);
+}
+
+/// `TCP_NODELAY` on the sockets both listeners accept, read back from the
+/// kernel (getsockopt on the accepted socket): the example's public
+/// listener (served by `sessionreg::http::serve`) and its admin listener
+/// (served by hand). Without it a response's last write can wait for the
+/// client's delayed ACK.
+#[tokio::test]
+async fn both_listeners_set_nodelay_on_the_connections_they_accept() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(&[]).await;
+    let (admin_addr, _requested, admin_task) = admin(&[], Default::default()).await;
+    for addr in [server.addr, admin_addr] {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        // One whole request and its answer: the connection is being served.
+        let request = format!("GET /metrics HTTP/1.1\r\nhost: {addr}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut status = [0u8; 9];
+        stream.read_exact(&mut status).await.unwrap();
+        assert_eq!(&status, b"HTTP/1.1 ");
+        let client = stream.into_std().unwrap();
+        assert!(
+            mcp_test_client::accepted_nodelay(&client).unwrap(),
+            "{addr}: the accepted socket has TCP_NODELAY"
+        );
+        assert!(!client.nodelay().unwrap(), "the control: the client's end");
+    }
+    admin_task.abort();
     assert!(server.shutdown().await);
 }

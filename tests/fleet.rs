@@ -8,7 +8,13 @@
 //! requests name their task in `Mcp-Name`): new tasks spread over the
 //! nodes, every `tasks/get` and `tasks/cancel` reaches the task's node
 //! (draining or not), a killed node's tasks answer "Task not found" from a
-//! survivor while the survivors' tasks complete.
+//! survivor while the survivors' tasks complete. The same for handles
+//! (`mcp_server`'s baskets): every `basket_add` naming a basket in its
+//! `Mcp-Param-Basket` header (as the Python SDK mirrors the tool's
+//! `x-mcp-header` argument) reaches the basket's node, and a killed node's
+//! basket answers "no basket" from a survivor. An input-required retry (a
+//! sealed `requestState`) opens on every node sharing the fleet's key file,
+//! and follows the file as it is rotated and re-read on SIGHUP.
 //!
 //! Needs `nginx` and `haproxy` (Debian packages of the same names). Without
 //! them the test is skipped with a loud message, except under CI (`CI` set),
@@ -20,10 +26,10 @@
 
 // The same nodes, balancer and client as the demo (examples/fleet): the
 // `fleet` and `mcp-test-client` crates.
-use fleet::{Fleet, Kind, Metrics};
+use fleet::{calls, Fleet, Kind, Metrics};
 use http::Method;
-use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Session, Task};
-use serde_json::json;
+use mcp_test_client::{fetch_text, result_text, Client, Error, Http, Reply, Session, Task};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -68,18 +74,20 @@ async fn haproxy_routes_each_session_to_its_node() {
 }
 
 /// `deploy/render.sh`'s output, for fleets of 1, 3 and 17 nodes (17: ids
-/// `00` to `10`), passes the balancer's own check (`nginx -t`, `haproxy -c`),
-/// on top of the scenarios above, which run it.
+/// `00` to `10`), routing by no handle parameter, by one, and by two,
+/// passes the balancer's own check (`nginx -t`, `haproxy -c`), on top of
+/// the scenarios above, which run it.
 #[test]
 fn rendered_configurations_pass_each_balancers_own_check() {
     for kind in [Kind::Nginx, Kind::Haproxy] {
         let Some(program) = balancer_present(kind).then(|| kind.locate().unwrap()) else {
             continue;
         };
-        for n in [1u16, 3, 17] {
+        for (n, params) in [(1u16, ""), (3, "Basket"), (17, "Basket, Shop-Id")] {
             let dir = fleet::WorkDir::new("render-check").expect("a work dir");
             let addrs = (0..n).map(|i| format!("127.0.0.1:{}", 20_000 + i));
             let output = std::process::Command::new("bash")
+                .env("MCP_ROUTE_PARAMS", params)
                 .arg(fleet::process::repo_root().join("deploy/render.sh"))
                 .args([kind.name(), "18080"])
                 .args(addrs)
@@ -87,7 +95,7 @@ fn rendered_configurations_pass_each_balancers_own_check() {
                 .expect("bash runs render.sh");
             assert!(
                 output.status.success(),
-                "render.sh {kind} with {n} nodes: {output:?}"
+                "render.sh {kind} with {n} nodes, params {params:?}: {output:?}"
             );
             let config = dir.path().join("balancer.conf");
             std::fs::write(&config, &output.stdout).expect("the config written");
@@ -275,6 +283,55 @@ async fn not_found(client: &Client, task: &Task) {
     }
 }
 
+/// [`calls::tool_result`], which must answer.
+async fn tool_result(client: &Client, id: u64, tool: &str, arguments: Value) -> Value {
+    calls::tool_result(client, id, tool, arguments)
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+/// Makes baskets through the balancer (round-robin) until each of `nodes`
+/// holds one: node -> basket id.
+async fn baskets_on(client: &Client, nodes: u8) -> BTreeMap<u8, String> {
+    let mut baskets = BTreeMap::new();
+    for i in 0..4 * u64::from(nodes) {
+        let made = tool_result(client, 80 + i, "basket_create", json!({})).await;
+        let id = made["structuredContent"]["basket"]
+            .as_str()
+            .unwrap_or_else(|| panic!("basket_create: {made}"))
+            .to_string();
+        let node = Session::new(id.clone()).node().expect("a hex id");
+        baskets.entry(node).or_insert(id);
+        if baskets.len() == usize::from(nodes) {
+            return baskets;
+        }
+    }
+    panic!("round-robin put no basket on some node: {baskets:?}");
+}
+
+/// A `confirm` retry of `state` (accepting), sent with `client`.
+async fn confirm_retry(client: &Client, id: u64, state: &str) -> Reply {
+    calls::confirm_retry(client, id, calls::confirm_arguments("ship", false), state)
+        .await
+        .expect("an answer")
+}
+
+/// Rewrites the fleet's key file, sends SIGHUP to `node`, and waits until
+/// it has logged the reload.
+async fn reload_keys(fleet: &Fleet, node: u8, keys: &str) {
+    fleet::write_key_file(&fleet.key_file(), keys).expect("the key file written");
+    let node = &fleet.nodes()[usize::from(node)];
+    let reloads = |log: &str| log.matches("request-state keys reloaded").count();
+    let before = reloads(&node.log());
+    node.reload().expect("SIGHUP");
+    within("the key file re-read", async {
+        while reloads(&node.log()) == before {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
 fn tasks_by_node(tasks: &[Task]) -> BTreeMap<u8, Vec<Task>> {
     let mut map = BTreeMap::<u8, Vec<Task>>::new();
     for task in tasks {
@@ -426,6 +483,128 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
     // A task id naming no node of the fleet: any node answers "Task not
     // found".
     not_found(&client, &Task::new(format!("ff{}", "0".repeat(46)))).await;
+    // --- Baskets (handles, SEP-2567), from a 2026-07-28 client: each
+    // basket_create goes round-robin and mints the id on its node; every
+    // call naming the basket carries it in Mcp-Param-Basket (the tools'
+    // x-mcp-header), which the balancer routes by. 100 basket_add calls
+    // per basket through the balancer all reach it; no node sees another
+    // live node's basket.
+    let baskets = baskets_on(&client, NODES).await;
+    // (One basket after the other: calls that took turns over the baskets
+    // in node order would follow the round-robin, and prove nothing.)
+    for (node, basket) in &baskets {
+        for round in 0..100u64 {
+            let item = format!("item {round} of {node}");
+            let added = tool_result(
+                &client,
+                1_000 + round,
+                "basket_add",
+                json!({ "basket": basket, "item": item }),
+            )
+            .await;
+            assert_eq!(
+                result_text(&added),
+                Some(format!("{} items", round + 1).as_str()),
+                "basket_add {round} to node {node}'s basket: {added}"
+            );
+        }
+    }
+    for (node, basket) in &baskets {
+        let shown = tool_result(&client, 90, "basket_show", json!({ "basket": basket })).await;
+        let items = result_text(&shown).expect("text").split(", ").count();
+        assert_eq!(items, 100, "node {node}'s basket");
+        let metrics = metrics(&fleet, &http, *node).await;
+        assert_eq!(
+            metrics.foreign_handles_from(|_| true),
+            0,
+            "node {node}: calls naming another node's basket"
+        );
+    }
+    // The header is what the balancer reads, and the node checks it
+    // against the body: a call without it is refused (the SDK then lists
+    // the tools and sends it again, with the header).
+    let bare = json!({ "jsonrpc": "2.0", "id": 91, "method": "tools/call", "params": {
+        "name": "basket_show", "arguments": { "basket": baskets[&0] },
+        "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                   "io.modelcontextprotocol/clientInfo": { "name": "fleet-test", "version": "1" },
+                   "io.modelcontextprotocol/clientCapabilities": {} } } });
+    let refused = client
+        .try_send(client.modern_request(
+            bare.to_string(),
+            &[("mcp-method", "tools/call"), ("mcp-name", "basket_show")],
+        ))
+        .await
+        .expect("an answer");
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], -32020, "HeaderMismatch");
+
+    // --- An input-required answer's state, sealed by whichever node got
+    // the first round, opens on every node: they share the key file.
+    let state = calls::confirm_asked(&client, 95, calls::confirm_arguments("ship", false))
+        .await
+        .expect("confirm asks for input");
+    let direct: Vec<Client> = fleet
+        .nodes()
+        .iter()
+        .map(|node| Client::with_http(http.clone(), &node.url()))
+        .collect();
+    for (node, to_node) in direct.iter().enumerate() {
+        let retry = confirm_retry(to_node, 96, &state).await;
+        assert_eq!(
+            result_text(&retry.json()["result"]),
+            Some("confirmed ship"),
+            "the retry on node {node}: {}",
+            retry.text()
+        );
+    }
+    // And through the balancer, the way a client sends it (no routing key:
+    // any node).
+    let retry = confirm_retry(&client, 97, &state).await;
+    assert_eq!(result_text(&retry.json()["result"]), Some("confirmed ship"));
+    // The file rotated to a new key alone and re-read by node 0 only: the
+    // state (sealed with key 1) no longer opens there, and still opens on
+    // node 2 (refused states are counted by cause). Then key 1 kept as the
+    // previous key: it opens on node 0 again, while key 2 seals.
+    let old_key = std::fs::read_to_string(fleet.key_file()).expect("the key file");
+    let new_key = format!("2={}\n", fleet::process::random_key().expect("a key"));
+    reload_keys(&fleet, 0, &new_key).await;
+    let refused = confirm_retry(&direct[0], 98, &state).await;
+    assert!(
+        refused.json()["error"].is_object(),
+        "a state of a dropped key: {}",
+        refused.text()
+    );
+    assert_eq!(
+        metrics(&fleet, &http, 0)
+            .await
+            .states_rejected
+            .get("unknown_key"),
+        Some(&1)
+    );
+    let on_two = confirm_retry(&direct[2], 98, &state).await;
+    assert_eq!(
+        result_text(&on_two.json()["result"]),
+        Some("confirmed ship")
+    );
+    reload_keys(&fleet, 0, &format!("{new_key}{old_key}")).await;
+    let again = confirm_retry(&direct[0], 99, &state).await;
+    assert_eq!(result_text(&again.json()["result"]), Some("confirmed ship"));
+    for id in 0..NODES {
+        assert_eq!(
+            metrics(&fleet, &http, id).await.states_rejected_total(),
+            u64::from(id == 0),
+            "node {id}: refused states"
+        );
+    }
+
+    // (Where the bus work comes in: `confirm` with `once: true`
+    // (`calls::confirm_arguments("ship", true)`) seals a single-use state,
+    // which today opens only on the node that sealed it (elsewhere:
+    // refused, `replayed`) until the record of used states is shared; its
+    // test goes here, against `direct`. Listen streams across
+    // nodes go beside the baskets above: a listener on one node, a
+    // `basket_add` through the balancer to another.)
+
     // Tasks running across the kill below.
     let spanning = tasks_by_node(&create_tasks(&client, 6, 1_000).await);
     assert!(
@@ -562,6 +741,44 @@ async fn fleet(kind: Kind, drain_by: DrainBy) {
         seen_by_survivors,
         victims.len() as u64 + 1,
         "each request with the dead node's ids (calls and a DELETE) went to exactly one survivor"
+    );
+
+    // --- The killed node's basket died with it: "no basket", from a
+    // survivor (one call, routed to the dead owner's backups). The others
+    // still hold their items.
+    let gone = tool_result(
+        &client,
+        92,
+        "basket_show",
+        json!({ "basket": baskets[&KILLED] }),
+    )
+    .await;
+    assert_eq!(gone["isError"], true, "{gone}");
+    assert!(
+        result_text(&gone).is_some_and(|t| t.starts_with("no basket")),
+        "{gone}"
+    );
+    let mut baskets_seen_by_survivors = 0;
+    for id in (0..NODES).filter(|&id| id != KILLED) {
+        let shown = tool_result(
+            &client,
+            93,
+            "basket_show",
+            json!({ "basket": baskets[&id] }),
+        )
+        .await;
+        assert_eq!(result_text(&shown).expect("text").split(", ").count(), 100);
+        let now = metrics(&fleet, &http, id).await;
+        baskets_seen_by_survivors += now.foreign_handles.get(&KILLED).copied().unwrap_or(0);
+        assert_eq!(
+            now.foreign_handles_from(|o| o < NODES && o != KILLED && o != id),
+            0,
+            "node {id}: baskets of a live node other than itself"
+        );
+    }
+    assert_eq!(
+        baskets_seen_by_survivors, 1,
+        "the call naming the dead node's basket went to exactly one survivor"
     );
 
     // --- The killed node's tasks died with it: "Task not found", from a

@@ -211,7 +211,8 @@ async fn sse_responses_are_neither_buffered_nor_transformed() {
 #[tokio::test]
 async fn a_foreign_origin_is_refused_on_every_bind() {
     for bind in ["0.0.0.0:0", "127.0.0.1:0"] {
-        let server = Server::start_on(bind, |b| b, Duration::from_secs(5)).await;
+        let server =
+            Server::start_on(bind, |b| b, Default::default(), Duration::from_secs(5)).await;
         let attacker =
             Client::new(&server.url).with_header("origin", "http://rebind.attacker.example");
         let answer = attacker.post(None, &initialize_body("c")).await;

@@ -3,7 +3,8 @@
 //! flight (HTTP/2, where hyper has no timer of its own), HTTP/2 keep-alive
 //! pings that go unanswered, and the HTTP/2 stream limit the server
 //! advertises. (Header and body timeouts, stalled writes and accept errors
-//! are in `http_hostile.rs` and `http_emfile.rs`.)
+//! are in `http_hostile.rs` and `http_emfile.rs`.) And `TCP_NODELAY` on
+//! every accepted socket.
 #![cfg(feature = "http")]
 
 mod http_support;
@@ -14,6 +15,7 @@ use http_body_util::{BodyExt, Full};
 use http_support::{eventually, initialize_body, Client, Server, ACCEPT_BOTH};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::json;
+use sessionreg::http::Connections;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -64,7 +66,11 @@ async fn h2_handshake(server: &Server) -> (TcpStream, Vec<(u16, u32)>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_advertises_its_http2_stream_limit() {
-    let server = Server::start_with(|b| b.http2_max_concurrent_streams(7)).await;
+    let server = Server::start_connections(
+        |b| b,
+        Connections::default().http2_max_concurrent_streams(7),
+    )
+    .await;
     let (_stream, settings) = h2_handshake(&server).await;
     // SETTINGS_MAX_CONCURRENT_STREAMS is 0x3.
     assert!(settings.contains(&(0x3, 7)), "{settings:?}");
@@ -74,11 +80,13 @@ async fn the_server_advertises_its_http2_stream_limit() {
 async fn unanswered_http2_pings_close_the_connection() {
     // Only the keep-alive can close this connection: no header or idle
     // timeout.
-    let server = Server::start_with(|b| {
-        b.header_read_timeout(None)
-            .connection_idle_timeout(None)
-            .http2_keep_alive(Some(Duration::from_millis(300)))
-    })
+    let server = Server::start_connections(
+        |b| b,
+        Connections::default()
+            .header_read_timeout(None)
+            .idle_timeout(None)
+            .http2_keep_alive(Some(Duration::from_millis(300))),
+    )
     .await;
     let (mut stream, _) = h2_handshake(&server).await;
     let mut pinged = false;
@@ -100,7 +108,8 @@ async fn unanswered_http2_pings_close_the_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_http2_connection_is_closed_and_a_streaming_one_kept() {
     let idle = Duration::from_millis(300);
-    let server = Server::start_with(|b| b.connection_idle_timeout(Some(idle))).await;
+    let server =
+        Server::start_connections(|b| b, Connections::default().idle_timeout(Some(idle))).await;
     let io = TokioIo::new(TcpStream::connect(server.addr).await.unwrap());
     let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
         .await
@@ -162,11 +171,13 @@ async fn past_the_connection_cap_the_server_stops_accepting_until_one_closes() {
     const CAP: usize = 4;
     // Silent connections are never timed out here: only closing one makes
     // room.
-    let server = Server::start_with(|b| {
-        b.max_connections(CAP)
+    let server = Server::start_connections(
+        |b| b,
+        Connections::default()
+            .max_connections(CAP)
             .header_read_timeout(None)
-            .connection_idle_timeout(None)
-    })
+            .idle_timeout(None),
+    )
     .await;
     let mut silent = Vec::new();
     for _ in 0..CAP {
@@ -219,22 +230,25 @@ fn awaiting_handle_inline_costs_a_connection_little() {
 
 /// Issue 17, finding 10: `Duration::MAX` for the idle, stall or keep-alive
 /// period panicked on `Instant + Duration`. Every deadline is a checked add;
-/// and since issue 24 a bound past [`MAX_DURATION`] is refused by `build()`
+/// and since issue 24 a bound past [`Defaults::DURATION_LIMIT`](sessionreg::http::Defaults) is refused by `build()`
 /// with an error naming it (no bound is `None`, one rule), while the
 /// longest allowed serves and shuts down as any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_longest_bounds_serve_and_longer_ones_are_refused() {
-    let longest = sessionreg::http::MAX_DURATION;
-    let mut server = Server::start_with(|b| {
-        b.connection_idle_timeout(Some(longest))
-            .stall_timeout(Some(longest))
-            .sse_keep_alive(Some(longest))
-            .header_read_timeout(Some(longest))
-            .body_read_timeout(Some(longest))
-            .http2_keep_alive(Some(longest))
-            .handler_timeout(Some(longest))
+    let longest = sessionreg::http::Defaults::DURATION_LIMIT;
+    let mut server = Server::start_connections(
+        |b| {
+            b.stall_timeout(Some(longest))
+                .sse_keep_alive(Some(longest))
+                .body_read_timeout(Some(longest))
+                .handler_timeout(Some(longest))
+                .idle_timeout(Some(longest))
+        },
+        Connections::default()
             .idle_timeout(Some(longest))
-    })
+            .header_read_timeout(Some(longest))
+            .http2_keep_alive(Some(longest)),
+    )
     .await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
@@ -254,20 +268,11 @@ async fn the_longest_bounds_serve_and_longer_ones_are_refused() {
     assert!(server.shutdown().await.drained);
 
     type Set = fn(http_support::Builder) -> http_support::Builder;
-    let too_long: [(&str, Set); 8] = [
-        ("connection_idle_timeout", |b| {
-            b.connection_idle_timeout(Some(Duration::MAX))
-        }),
+    let too_long: [(&str, Set); 5] = [
         ("stall_timeout", |b| b.stall_timeout(Some(Duration::MAX))),
         ("sse_keep_alive", |b| b.sse_keep_alive(Some(Duration::MAX))),
-        ("header_read_timeout", |b| {
-            b.header_read_timeout(Some(Duration::MAX))
-        }),
         ("body_read_timeout", |b| {
             b.body_read_timeout(Some(Duration::MAX))
-        }),
-        ("http2_keep_alive", |b| {
-            b.http2_keep_alive(Some(Duration::MAX))
         }),
         ("handler_timeout", |b| {
             b.handler_timeout(Some(Duration::MAX))
@@ -287,4 +292,47 @@ async fn the_longest_bounds_serve_and_longer_ones_are_refused() {
         assert_eq!(error.setting(), Some(setting), "{error}");
         assert!(error.to_string().contains("at most 31536000s"), "{error}");
     }
+    // The connection bounds are `serve_with`'s, checked the same way.
+    type Bound = fn(Connections) -> Connections;
+    let too_long: [(&str, Bound); 3] = [
+        ("idle_timeout", |c| c.idle_timeout(Some(Duration::MAX))),
+        ("header_read_timeout", |c| {
+            c.header_read_timeout(Some(Duration::MAX))
+        }),
+        ("http2_keep_alive", |c| {
+            c.http2_keep_alive(Some(Duration::MAX))
+        }),
+    ];
+    for (setting, set) in too_long {
+        let error = set(Connections::default())
+            .validate()
+            .err()
+            .unwrap_or_else(|| panic!("{setting} = Duration::MAX was taken"));
+        assert_eq!(error.setting(), Some(setting), "{error}");
+    }
+}
+
+/// `serve` sets `TCP_NODELAY` on every connection it accepts, read back from
+/// the kernel (getsockopt on the accepted socket), not inferred from a
+/// timing: without it an SSE answer's last chunk waits for the client's
+/// delayed ACK.
+#[tokio::test]
+async fn serve_sets_nodelay_on_every_connection_it_accepts() {
+    let mut server = Server::start().await;
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        // One whole request and its answer: the connection is being served.
+        let request = format!("GET /mcp HTTP/1.1\r\nhost: {}\r\n\r\n", server.addr);
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut status = [0u8; 9];
+        stream.read_exact(&mut status).await.unwrap();
+        assert_eq!(&status, b"HTTP/1.1 ");
+        let client = stream.into_std().unwrap();
+        assert!(
+            mcp_test_client::accepted_nodelay(&client).unwrap(),
+            "the accepted socket has TCP_NODELAY"
+        );
+        assert!(!client.nodelay().unwrap(), "the control: the client's end");
+    }
+    server.shutdown().await;
 }

@@ -19,10 +19,11 @@ mod http_support;
 
 use http::StatusCode;
 use http_support::{
-    assert_clean, eventually, initialize_body, served, short_bounds, Answer, Client, Server,
-    ACCEPT_BOTH, SHORT,
+    assert_clean, eventually, initialize_body, served, short_bounds, short_connections, Answer,
+    Client, Server, ACCEPT_BOTH, SHORT,
 };
 use serde_json::json;
+use sessionreg::http::Connections;
 use sessionreg::Reason;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,7 +74,7 @@ fn status_of(response: &[u8]) -> Option<u16> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slowloris_headers_and_silent_connections_are_shed() {
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let mut hostile = JoinSet::new();
     for i in 0..150 {
         let mut stream = connect(&server).await;
@@ -104,7 +105,7 @@ async fn slowloris_headers_and_silent_connections_are_shed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_bodies_get_408_and_are_shed() {
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let mut hostile = JoinSet::new();
     for i in 0..60 {
         let mut stream = connect(&server).await;
@@ -155,7 +156,7 @@ async fn slow_bodies_get_408_and_are_shed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_mid_body_leaks_nothing() {
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
     for i in 0..100 {
@@ -186,7 +187,7 @@ async fn a_client_that_disconnects_mid_body_leaks_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_sessions_each_holding_a_stream() {
     const SESSIONS: usize = 200;
-    let server = Server::start_with(|b| short_bounds(b).idle_timeout(Some(REAP))).await;
+    let server = Server::start_short(|b| b.idle_timeout(Some(REAP))).await;
     let client = Client::new(&server.url);
     let mut streams = Vec::new();
     for _ in 0..SESSIONS {
@@ -214,12 +215,8 @@ async fn many_sessions_each_holding_a_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_get_client_that_stops_reading_is_cut_off() {
-    let server = Server::start_with(|b| {
-        short_bounds(b)
-            .idle_timeout(Some(REAP))
-            .stream_queue(16, 64 * 1024)
-    })
-    .await;
+    let server =
+        Server::start_short(|b| b.idle_timeout(Some(REAP)).stream_queue(16, 64 * 1024)).await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
     // A raw GET stream with a tiny receive buffer, never read.
@@ -287,7 +284,7 @@ async fn a_get_client_that_stops_reading_is_cut_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_calls_past_the_session_cap_get_429_and_the_session_serves_on() {
     const CALLS: usize = 300;
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let client = Arc::new(Client::new(&server.url));
     let id = client.initialize().await;
     let mut calls = JoinSet::new();
@@ -341,7 +338,7 @@ async fn long_calls_past_the_session_cap_get_429_and_the_session_serves_on() {
 async fn handlers_past_the_global_cap_get_503() {
     const CAP: usize = 20;
     const WORKERS: usize = 2;
-    let server = Server::start_with(|b| short_bounds(b).max_handlers(CAP)).await;
+    let server = Server::start_short(|b| b.max_handlers(CAP)).await;
     let client = Arc::new(Client::new(&server.url));
     let sessions = [client.initialize().await, client.initialize().await];
     let mut calls = JoinSet::new();
@@ -389,9 +386,8 @@ async fn an_initialize_flood_meets_capacity_then_the_reaper_frees_it() {
     // Sessions idle out after 3 s: far longer than the flood takes (80
     // concurrent requests), so the flood meets capacity; then the reaper
     // frees them.
-    let server = Server::start_with(|b| {
-        short_bounds(b)
-            .capacity(CAPACITY)
+    let server = Server::start_short(|b| {
+        b.capacity(CAPACITY)
             .idle_timeout(Some(Duration::from_secs(3)))
     })
     .await;
@@ -434,9 +430,7 @@ fn padded(method: &str, size: usize) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_bodies_cost_their_size_and_the_limit_holds() {
     const MAX: usize = 4 * 1024 * 1024;
-    let server =
-        Server::start_with(|b| short_bounds(b).body_read_timeout(Some(Duration::from_secs(20))))
-            .await;
+    let server = Server::start_short(|b| b.body_read_timeout(Some(Duration::from_secs(20)))).await;
     let client = Arc::new(Client::new(&server.url));
     let id = client.initialize().await;
     let array = Arc::new(format!("[{}0]", "0,".repeat((MAX - 3) / 2)));
@@ -494,7 +488,9 @@ async fn large_bodies_cost_their_size_and_the_limit_holds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deeply_nested_json_is_refused_or_kept_raw_never_recursed() {
-    let server = Server::start_with(short_bounds).await;
+    // Megabyte bodies: a body read timeout that a loaded machine meets (the
+    // point here is their depth, not their pace).
+    let server = Server::start_short(|b| b.body_read_timeout(Some(Duration::from_secs(20)))).await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
     let depth = 500_000;
@@ -571,7 +567,7 @@ fn noise(seed: u64, len: usize) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_bytes_get_an_error_or_a_closed_connection() {
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let mut payloads: Vec<Vec<u8>> = (0..40)
         .map(|i| noise(i, 1 + (i as usize * 997) % 20_000))
         .collect();
@@ -630,14 +626,17 @@ async fn soak_hostile_clients_at_scale() {
     const STREAMS: usize = 5_000;
     const SLOWLORIS: usize = 1_000;
     const CAPACITY: usize = 8_000;
-    let server = Server::start_with(|b| {
-        b.capacity(CAPACITY)
-            .idle_timeout(Some(Duration::from_secs(3)))
+    let server = Server::start_connections(
+        |b| {
+            b.capacity(CAPACITY)
+                .idle_timeout(Some(Duration::from_secs(3)))
+                .body_read_timeout(Some(Duration::from_secs(20)))
+                .stall_timeout(Some(Duration::from_secs(2)))
+        },
+        Connections::default()
             .header_read_timeout(Some(Duration::from_secs(1)))
-            .body_read_timeout(Some(Duration::from_secs(20)))
-            .connection_idle_timeout(Some(Duration::from_secs(2)))
-            .stall_timeout(Some(Duration::from_secs(2)))
-    })
+            .idle_timeout(Some(Duration::from_secs(2))),
+    )
     .await;
     let client = Arc::new(Client::new(&server.url));
 
@@ -780,12 +779,8 @@ fn peak_rss_bytes() -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn running_handlers_end_with_their_session() {
     const CAP: usize = 20;
-    let server = Server::start_with(|b| {
-        short_bounds(b)
-            .max_handlers(CAP)
-            .max_requests_per_session(CAP / 2)
-    })
-    .await;
+    let server =
+        Server::start_short(|b| b.max_handlers(CAP).max_requests_per_session(CAP / 2)).await;
     let client = Arc::new(Client::new(&server.url));
     let sessions = [client.initialize().await, client.initialize().await];
     let mut calls = JoinSet::new();
@@ -844,7 +839,8 @@ async fn running_handlers_end_with_their_session() {
 /// with them the calls still running (they outlived the server before).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failure_and_shutdown_end_the_running_handlers() {
-    let mut server = Server::start_full(short_bounds, SHORT).await;
+    let mut server =
+        Server::start_on("127.0.0.1:0", short_bounds, short_connections(), SHORT).await;
     let client = Arc::new(Client::new(&server.url));
     let failing = client.initialize().await;
     let hanging = {
@@ -889,7 +885,7 @@ async fn failure_and_shutdown_end_the_running_handlers() {
 /// the session is untouched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notifications_cancelled_ends_the_named_request() {
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let client = Arc::new(Client::new(&server.url));
     let id = client.initialize().await;
     let hanging = {

@@ -9,7 +9,7 @@ use http::{Method, StatusCode};
 use http_body_util::Full;
 use http_support::{
     assert_clean, assert_refused_initialize, eventually, id_parts, init_text, initialize_body,
-    post_raw, read_sse, served, short_bounds, sse_events, Client, Server, ACCEPT_BOTH, JSON_BOTH,
+    post_raw, read_sse, served, sse_events, Client, Server, ACCEPT_BOTH, JSON_BOTH,
 };
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc;
@@ -636,7 +636,7 @@ async fn usable_as_a_tower_service() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_oversized_non_ascii_and_duplicated_session_ids() {
-    let server = Server::start_with(short_bounds).await;
+    let server = Server::start_short(|b| b).await;
     let client = Client::new(&server.url);
     let id = client.initialize().await;
     let oversized = "a".repeat(40_000);

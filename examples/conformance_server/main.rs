@@ -76,12 +76,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })
             }
         });
-    let report = mcp::serve(
+    let report = mcp::serve_with(
         listener,
         manager.clone(),
         service,
         stop,
         flags.shutdown_deadline(),
+        built.connections,
     )
     .await?;
     ops::announce_stopped(report.sessions_ended);

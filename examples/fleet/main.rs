@@ -1,7 +1,9 @@
 //! A fleet of `mcp_server` nodes behind a real nginx or HAProxy, every
 //! request routed to the node that holds its state by the first two hex
-//! digits of its id (a session's `MCP-Session-Id`, or a task's id in the
-//! `Mcp-Name` of a `tasks/*` request), with no state in the balancer.
+//! digits of its id (a session's `MCP-Session-Id`, a task's id in the
+//! `Mcp-Name` of a `tasks/*` request, or a basket's id in the
+//! `Mcp-Param-Basket` header of a `tools/call`), with no state in the
+//! balancer.
 //!
 //! ```text
 //! cargo run --release --example fleet -- --nodes 3 --balancer nginx
@@ -10,10 +12,11 @@
 //!
 //! 1. Builds `examples/mcp_server` with cargo (a no-op when it is up to
 //!    date; `SESSIONREG_MCP_SERVER=PATH` uses a binary of your own) and
-//!    starts N nodes on loopback, node i with `--node-id i`.
+//!    starts N nodes on loopback, node i with `--node-id i`, all with one
+//!    `--request-state-key-file` of the fleet's.
 //! 2. Starts the balancer from PATH with the configuration that
-//!    `deploy/render.sh` prints (the Debian package `nginx` or `haproxy`
-//!    must be installed).
+//!    `MCP_ROUTE_PARAMS=Basket deploy/render.sh` prints (the Debian
+//!    package `nginx` or `haproxy` must be installed).
 //! 3. Drives sessions through the balancer from many clients at once:
 //!    initialize, `notifications/initialized`, `tools/list`, tool calls,
 //!    a GET stream with a notification on it, a POST answered over SSE,
@@ -22,14 +25,24 @@
 //!    2026-07-28 client (no session) that declares the tasks extension:
 //!    `tools/call` of `sleep`, answered with a task (round-robin: it
 //!    names no node), then `tasks/get` with `Mcp-Name: <task id>` through
-//!    the balancer until the task has completed.
+//!    the balancer until the task has completed. And each makes a basket
+//!    (`basket_create`, round-robin), adds as many items to it as it has
+//!    rounds, each call naming the basket in `Mcp-Param-Basket` (as the
+//!    Python SDK mirrors the tool's `x-mcp-header` argument), and calls
+//!    `confirm`, whose input-required retry goes round-robin too: it opens
+//!    on whichever node it reaches, as they share the key file.
+//!    With `--python PYTHON` (an interpreter with interop/requirements.txt
+//!    installed), interop/fleet_client.py first drives the official Python
+//!    SDK's `Client(url)` through the balancer: 100 `basket_add` calls to
+//!    one basket, and a `confirm` it retries by itself.
 //! 4. Has every client start longer tasks, then kills one node (SIGKILL)
 //!    with those tasks running on it and a tool call in flight on it (502
 //!    is the one answer that call may get), and goes on: the clients whose
 //!    kept session was on it get 404 and re-initialize on a survivor (see
 //!    `mcp_test_client::Resilient`: what the official SDKs do not do yet);
 //!    the tasks it held are lost with it, so polling one answers "Task not
-//!    found" from a survivor, while the tasks of the other nodes complete.
+//!    found" from a survivor, while the tasks of the other nodes complete;
+//!    one of its baskets answers "no basket" from a survivor.
 //! 5. Prints, per node: sessions created, requests served, requests that
 //!    reached the wrong node (each node counts the ids of other nodes it
 //!    is sent, in `/metrics`: before the kill every such count must be 0,
@@ -40,19 +53,20 @@
 //!    killed node's task ids answered "Task not found", tasks running at
 //!    the end (0).
 //!
-//! Exits 1 on any misrouted request (of a session or a task: a node
-//! counted another live node's id, or a live node's task answered "Task
-//! not found"), leaked session, lost task of a live node or unexpected
-//! answer.
+//! Exits 1 on any misrouted request (of a session, a task or a basket: a
+//! node counted another live node's id, or a live node's task answered
+//! "Task not found", or its basket "no basket"), leaked session, lost task
+//! of a live node, refused `requestState` or unexpected answer.
 //!
 //! Steps 1 and 2, and the nodes' metrics, are the `fleet` crate's (shared
 //! with `tests/fleet.rs`); the clients are `mcp-test-client`'s.
 
 use clap::Parser;
-use fleet::{Fleet, Kind, Metrics, Node};
+use fleet::{calls, Fleet, Kind, Metrics, Node};
 use mcp_test_client::{result_text, Client, Error, Http, Resilient, Session, Task};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -87,6 +101,11 @@ struct Args {
     /// Keep the work directory (configuration and logs) after the run.
     #[arg(long)]
     keep_logs: bool,
+    /// A Python with the official SDK (`interop/requirements.txt`): runs
+    /// `interop/fleet_client.py` through the balancer before the clients
+    /// start (its exit status is checked like the rest).
+    #[arg(long, value_name = "PYTHON")]
+    python: Option<PathBuf>,
 }
 
 /// What the clients saw, summed over all of them.
@@ -113,6 +132,15 @@ struct Tally {
     tasks_lost: AtomicU64,
     /// `tasks/get` requests lost in flight (502, closed), sent again.
     task_poll_retries: AtomicU64,
+    /// Baskets made, by the node their id names, and the ids.
+    baskets_created: Mutex<BTreeMap<u8, u64>>,
+    baskets: Mutex<Vec<String>>,
+    /// `basket_add` calls answered by the basket (its new size).
+    basket_adds: AtomicU64,
+    /// `confirm` retries whose state opened (`confirmed ship`), of those
+    /// sent.
+    confirmed: AtomicU64,
+    confirms: AtomicU64,
     /// Answers that should not have happened, with what was being done.
     unexpected: Mutex<Vec<String>>,
 }
@@ -219,6 +247,81 @@ async fn poll_task(client: &Client, task: &Task, dead: Option<u8>, what: &str, t
     }
 }
 
+/// A basket made through the balancer (round-robin), `items` items added
+/// to it (each call naming it in `Mcp-Param-Basket`, so routed to its
+/// node: any other node answers "no basket"), then `confirm`, its
+/// input-required retry sent through the balancer too (round-robin: any
+/// node opens it, as they share the key file).
+async fn basket_round(client: &Client, items: usize, what: &str, tally: &Tally) {
+    let made = match calls::tool_result(client, 1, "basket_create", json!({})).await {
+        Ok(made) => made,
+        Err(error) => return tally.unexpected(format!("{what}, basket_create: {error}")),
+    };
+    let Some(basket) = made["structuredContent"]["basket"].as_str() else {
+        return tally.unexpected(format!("{what}, basket_create answered {made}"));
+    };
+    let node = Session::new(basket.to_string()).node().unwrap_or(255);
+    *tally
+        .baskets_created
+        .lock()
+        .unwrap()
+        .entry(node)
+        .or_default() += 1;
+    tally.baskets.lock().unwrap().push(basket.to_string());
+    for i in 0..items {
+        let item = json!({ "basket": basket, "item": format!("item {i}") });
+        match calls::tool_result(client, 2 + i as u64, "basket_add", item).await {
+            Ok(added) if result_text(&added) == Some(format!("{} items", i + 1).as_str()) => {
+                Tally::add(&tally.basket_adds, 1)
+            }
+            other => {
+                return tally.unexpected(format!(
+                    "{what}, basket_add {i} to a basket of node {node}: {other:?}"
+                ))
+            }
+        }
+    }
+    Tally::add(&tally.confirms, 1);
+    let state =
+        match calls::confirm_asked(client, 900, calls::confirm_arguments("ship", false)).await {
+            Ok(state) => state,
+            Err(error) => return tally.unexpected(format!("{what}, confirm: {error}")),
+        };
+    match calls::confirm_retry(client, 901, calls::confirm_arguments("ship", false), &state).await {
+        Ok(retry) if result_text(&retry.json()["result"]) == Some("confirmed ship") => {
+            Tally::add(&tally.confirmed, 1)
+        }
+        Ok(retry) => tally.unexpected(format!("{what}, confirm's retry: {}", retry.text())),
+        Err(error) => tally.unexpected(format!("{what}, confirm's retry: {error}")),
+    }
+}
+
+/// Runs `interop/fleet_client.py URL` with `python`, its output shown once
+/// it has ended: whether it succeeded.
+async fn python_client(python: PathBuf, url: String) -> Result<bool, String> {
+    let script = fleet::process::repo_root().join("interop/fleet_client.py");
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(&python)
+            .arg(&script)
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", python.display()))
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    println!("interop/fleet_client.py (the Python SDK's Client) through the balancer:");
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        println!("  {line}");
+    }
+    if !output.status.success() {
+        for line in String::from_utf8_lossy(&output.stderr).lines().take(20) {
+            println!("  {line}");
+        }
+    }
+    Ok(output.status.success())
+}
+
 /// Polls every task until it ends.
 async fn poll_tasks(client: &Client, tasks: &[Task], dead: Option<u8>, what: &str, tally: &Tally) {
     for task in tasks {
@@ -315,6 +418,7 @@ async fn phase(
             tally.unexpected(format!("{phase}, short session {round}: {error}"));
         }
     }
+    basket_round(&client, rounds, phase, &tally).await;
     poll_tasks(&client, &tasks, dead, phase, &tally).await;
     match kept.call("echo", json!({ "text": "still here" })).await {
         Ok(_) => Tally::add(&tally.requests, 1),
@@ -358,6 +462,14 @@ async fn run(args: Args) -> Result<bool, String> {
     );
     let http = fleet::http();
     let tally = Arc::new(Tally::default());
+
+    // The official Python SDK's client through the balancer, first, while
+    // nothing else runs (the demo's kept sessions, opened next, would idle
+    // out while it ran).
+    let python_ok = match args.python.clone() {
+        Some(python) => Some(python_client(python, fleet.balancer().url()).await?),
+        None => None,
+    };
 
     // Phase 1: every node up.
     let mut kept = Vec::new();
@@ -462,6 +574,29 @@ async fn run(args: Args) -> Result<bool, String> {
     {
         Err(Error::SessionGone) => {}
         other => tally.unexpected(format!("an id naming no node: {other:?}, not 404")),
+    }
+
+    // A basket of the killed node, if it made one: "no basket", from a
+    // survivor.
+    let victim_basket = tally
+        .baskets
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|b| Session::new(b.to_string()).node() == Some(victim))
+        .cloned();
+    let mut victim_basket_gone = None;
+    if let Some(basket) = &victim_basket {
+        let shown = calls::tool_result(&probe, 2, "basket_show", json!({ "basket": basket })).await;
+        let gone = shown.as_ref().is_ok_and(|r| {
+            r["isError"] == true && result_text(r).is_some_and(|t| t.starts_with("no basket"))
+        });
+        if !gone {
+            tally.unexpected(format!(
+                "a basket of the killed node: {shown:?}, not \"no basket\""
+            ));
+        }
+        victim_basket_gone = Some(gone);
     }
 
     // The tasks that ran across the kill, polled while phase 2 runs: the
@@ -740,6 +875,66 @@ async fn run(args: Args) -> Result<bool, String> {
             "the survivors' count of node {victim}'s ids ({victim_404s}) is the clients' count of 404s for them ({reinits_from_victim})"
         ),
     );
+    // Baskets: no node saw a basket of another live node (before the kill,
+    // of any other node of the fleet).
+    let mut baskets_misrouted = 0u64;
+    let mut victim_baskets_seen = 0u64;
+    for (i, node) in fleet.nodes().iter().enumerate() {
+        let id = node.id;
+        let pre = before[i].as_ref().expect("scraped before the kill");
+        baskets_misrouted += pre.foreign_handles_from(|o| usize::from(o) < n && o != id);
+        if let Some(post) = after[i].as_ref() {
+            baskets_misrouted += post.foreign_handles_from(|o| alive(o) && o != id)
+                - pre.foreign_handles_from(|o| alive(o) && o != id);
+            victim_baskets_seen += post.foreign_handles.get(&victim).copied().unwrap_or(0)
+                - pre.foreign_handles.get(&victim).copied().unwrap_or(0);
+        }
+    }
+    // Counters only grow: the survivors' at the end, the victim's at its
+    // death.
+    let states_refused = after
+        .iter()
+        .flatten()
+        .map(Metrics::states_rejected_total)
+        .sum::<u64>()
+        + victim_before.states_rejected_total();
+    let baskets_created = tally.baskets_created.lock().unwrap().clone();
+    println!(
+        "baskets: {} made {:?} (node: baskets), {} basket_add calls answered by their basket, {} misrouted; confirm: {} of {} input-required retries opened where they landed",
+        baskets_created.values().sum::<u64>(),
+        baskets_created,
+        tally.basket_adds.load(Ordering::Relaxed),
+        baskets_misrouted,
+        tally.confirmed.load(Ordering::Relaxed),
+        tally.confirms.load(Ordering::Relaxed),
+    );
+    check(
+        baskets_misrouted == 0,
+        format!("basket calls that reached the wrong node: {baskets_misrouted}"),
+    );
+    check(
+        tally.confirmed.load(Ordering::Relaxed) == tally.confirms.load(Ordering::Relaxed)
+            && states_refused == 0,
+        format!(
+            "input-required retries opened on the node they reached (one key file): {} of {}, requestStates refused: {states_refused}",
+            tally.confirmed.load(Ordering::Relaxed),
+            tally.confirms.load(Ordering::Relaxed)
+        ),
+    );
+    if let Some(gone) = victim_basket_gone {
+        check(
+            gone && victim_baskets_seen == 1,
+            format!(
+                "a basket of node {victim} answered \"no basket\" from a survivor (the survivors saw {victim_baskets_seen} call naming one)"
+            ),
+        );
+    }
+    if let Some(python_ok) = python_ok {
+        check(
+            python_ok,
+            "the Python SDK's Client through the balancer (interop/fleet_client.py)".to_string(),
+        );
+    }
     let unexpected = tally.unexpected.lock().unwrap();
     check(
         unexpected.is_empty(),

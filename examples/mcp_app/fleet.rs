@@ -110,14 +110,19 @@ pub fn browser_request(headers: &HeaderMap) -> Option<&'static str> {
 
 /// What a node counts about the requests it gets: all of them, and those
 /// carrying a well-formed id of another node, by owner: a session id
-/// (`MCP-Session-Id`), or a task id (the `Mcp-Name` of a `tasks/*` request,
-/// which a balancer routes by: `deploy/render.sh`).
+/// (`MCP-Session-Id`), a task id (the `Mcp-Name` of a `tasks/*` request),
+/// or a basket id (the `Mcp-Param-Basket` header of a `tools/call`), each
+/// of which a balancer routes by: `deploy/render.sh`.
 pub struct Routing {
     node: u8,
     requests: AtomicU64,
     foreign: [AtomicU64; 256],
     foreign_tasks: [AtomicU64; 256],
+    foreign_handles: [AtomicU64; 256],
 }
+
+/// The header a basket tool's `basket` argument is mirrored into.
+const BASKET_HEADER: &str = "mcp-param-basket";
 
 impl Routing {
     /// Counters for node `node`.
@@ -127,14 +132,16 @@ impl Routing {
             requests: AtomicU64::new(0),
             foreign: std::array::from_fn(|_| AtomicU64::new(0)),
             foreign_tasks: std::array::from_fn(|_| AtomicU64::new(0)),
+            foreign_handles: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
     /// Counts one request to `/mcp`. An id minted by another node means the
     /// balancer sent it here: a misroute if its owner is up, the expected
-    /// fallback if not (this node answers 404, or "Task not found", either
-    /// way). Task ids are read only where the balancer reads them: the
-    /// `Mcp-Name` of a request whose `Mcp-Method` begins with `tasks/`.
+    /// fallback if not (this node answers 404, "Task not found" or "no
+    /// basket", either way). Task and basket ids are read only where the
+    /// balancer reads them: the `Mcp-Name` of a request whose `Mcp-Method`
+    /// begins with `tasks/`, the `Mcp-Param-Basket` of a `tools/call`.
     pub fn observe(&self, headers: &HeaderMap) {
         // Relaxed: independent counters, read only for the metrics text.
         self.requests.fetch_add(1, Ordering::Relaxed);
@@ -154,11 +161,18 @@ impl Routing {
         if let Some(owner) = owner(mcp::headers::MCP_NAME).filter(|_| task_request) {
             self.foreign_tasks[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
         }
+        let call = headers
+            .get(mcp::headers::MCP_METHOD)
+            .is_some_and(|m| m.as_bytes() == b"tools/call");
+        if let Some(owner) = owner(BASKET_HEADER).filter(|_| call) {
+            self.foreign_handles[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// `GET /metrics`: the registry's counters, then
-    /// `mcp_server_requests_total`, `mcp_server_foreign_ids_total{owner}`
-    /// and `mcp_server_foreign_task_ids_total{owner}`.
+    /// `mcp_server_requests_total`, `mcp_server_foreign_ids_total{owner}`,
+    /// `mcp_server_foreign_task_ids_total{owner}` and
+    /// `mcp_server_foreign_handle_ids_total{owner}`.
     pub fn metrics(&self, manager: &SessionManager<Server>) -> Response<mcp::Body> {
         use std::fmt::Write;
         let mut text = manager.metrics();
@@ -191,6 +205,20 @@ impl Routing {
                 let _ = writeln!(
                     text,
                     "mcp_server_foreign_task_ids_total{{owner=\"{owner}\"}} {count}"
+                );
+            }
+        }
+        let _ = writeln!(
+            text,
+            "# HELP mcp_server_foreign_handle_ids_total Tool calls to /mcp whose Mcp-Param-Basket is a basket id of another node, by owner.\n\
+             # TYPE mcp_server_foreign_handle_ids_total counter"
+        );
+        for (owner, count) in self.foreign_handles.iter().enumerate() {
+            let count = count.load(Ordering::Relaxed);
+            if count > 0 {
+                let _ = writeln!(
+                    text,
+                    "mcp_server_foreign_handle_ids_total{{owner=\"{owner}\"}} {count}"
                 );
             }
         }
@@ -239,6 +267,9 @@ pub async fn serve_admin(
                 continue;
             }
         };
+        // As `serve` does for the public listener: a response's last write
+        // must not wait for the client's delayed ACK.
+        let _ = stream.set_nodelay(true);
         let manager = manager.clone();
         let requested = Arc::clone(&requested);
         let options = options.clone();

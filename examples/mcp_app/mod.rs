@@ -15,6 +15,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sessionreg::handles::{Handles, MintError, Resolved};
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
+use sessionreg::http::modern::{InputRequests, MirroredParams};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
 use std::collections::HashMap;
@@ -34,6 +35,11 @@ pub struct Server {
     made: Mutex<HashMap<Option<String>, Vec<String>>>,
     /// Tells the listeners of a basket (`basket://<id>`) that it changed.
     publisher: mcp::Publisher,
+    /// The mirrored parameters (`x-mcp-header`) of `basket_add` and
+    /// `basket_show`, built once from their input schemas; the layer checks
+    /// a call's `Mcp-Param-*` headers against its body with them.
+    add_params: Arc<MirroredParams>,
+    show_params: Arc<MirroredParams>,
 }
 
 /// Baskets kept at most, all principals together.
@@ -44,11 +50,21 @@ pub const BASKETS_PER_PRINCIPAL: usize = MAX_BASKETS / 10;
 
 impl Server {
     /// The application, its baskets living `lifetime` unused (the
-    /// default, one hour, is what `basket_create`'s description says); with
-    /// `principals` (requests are authenticated), each principal may keep
-    /// [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
-    pub fn new(lifetime: Duration, principals: bool) -> Result<Server, sessionreg::BuildError> {
-        let mut baskets = Handles::builder().lifetime(lifetime).capacity(MAX_BASKETS);
+    /// default, one hour, is what `basket_create`'s description says),
+    /// their ids beginning with `node` as two hex digits, as the session
+    /// and task ids of that node do: a balancer routes a call naming a
+    /// basket (its `Mcp-Param-Basket` header) to the node that holds it;
+    /// with `principals` (requests are authenticated), each principal may
+    /// keep [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
+    pub fn new(
+        lifetime: Duration,
+        principals: bool,
+        node: u8,
+    ) -> Result<Server, sessionreg::BuildError> {
+        let mut baskets = Handles::builder()
+            .lifetime(lifetime)
+            .capacity(MAX_BASKETS)
+            .node_id(node);
         if principals {
             baskets = baskets.owner_share(BASKETS_PER_PRINCIPAL);
         }
@@ -56,6 +72,8 @@ impl Server {
             baskets: baskets.build()?,
             made: Mutex::default(),
             publisher: mcp::Publisher::new(),
+            add_params: mirrored(&basket_add_schema()),
+            show_params: mirrored(&basket_show_schema()),
         })
     }
 
@@ -152,6 +170,14 @@ impl App for Server {
             capabilities: json!({ "tools": {}, "resources": { "subscribe": true } }),
             server_info: Some(server_info()),
             ..mcp::modern::Discovery::default()
+        }
+    }
+
+    fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
+        match tool {
+            "basket_add" => Some(Arc::clone(&self.add_params)),
+            "basket_show" => Some(Arc::clone(&self.show_params)),
+            _ => None,
         }
     }
 
@@ -280,19 +306,23 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             {
                 "name": "basket_add",
                 "description": "Adds an item to a basket (at most 1000).",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": { "basket": { "type": "string" }, "item": { "type": "string" } },
-                    "required": ["basket", "item"],
-                },
+                "inputSchema": basket_add_schema(),
             },
             {
                 "name": "basket_show",
                 "description": "Lists a basket's items, comma-separated.",
+                "inputSchema": basket_show_schema(),
+            },
+            {
+                "name": "confirm",
+                "description": "Asks the user to confirm `action` (2026-07-28 clients only: an input-required answer with a form elicitation, its state sealed by the server; `once: true` makes that state single use), then answers `confirmed ACTION` or `declined ACTION`.",
                 "inputSchema": {
                     "type": "object",
-                    "properties": { "basket": { "type": "string" } },
-                    "required": ["basket"],
+                    "properties": {
+                        "action": { "type": "string", "maxLength": MAX_ACTION },
+                        "once": { "type": "boolean" },
+                    },
+                    "required": ["action"],
                 },
             },
             {
@@ -344,6 +374,7 @@ async fn call_tool(
                 "sleep needs an integer argument `ms`, at most {MAX_SLEEP_MS}"
             ))),
         },
+        Some("confirm") => confirm(ctx, &args),
         Some("running") => {
             Reply::Result(text_content(&SLEEPING.load(Ordering::Relaxed).to_string()))
         }
@@ -531,6 +562,113 @@ const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// The most items one basket holds.
 const MAX_BASKET_ITEMS: usize = 1_000;
+
+/// The `basket` parameter as the basket tools declare it: mirrored into an
+/// `Mcp-Param-Basket` header (SEP-2243), which a 2026-07-28 client sends
+/// with every call naming a basket, and which a load balancer routes by
+/// (`deploy/render.sh`, `MCP_ROUTE_PARAMS=Basket`): a basket's id begins
+/// with its node's two hex digits. An id is no credential (a basket is
+/// its principal's alone), so it may be seen by intermediaries.
+fn basket_param() -> Value {
+    json!({
+        "type": "string",
+        "description": "The basket's id, from basket_create.",
+        "x-mcp-header": "Basket",
+    })
+}
+
+/// The mirrored parameters of an input schema of ours (a panic here is a
+/// mistake in the schemas above, found at startup).
+fn mirrored(schema: &Value) -> Arc<MirroredParams> {
+    Arc::new(MirroredParams::from_input_schema(schema).expect("a valid x-mcp-header annotation"))
+}
+
+/// `basket_add`'s input schema.
+fn basket_add_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "basket": basket_param(), "item": { "type": "string" } },
+        "required": ["basket", "item"],
+    })
+}
+
+/// `basket_show`'s input schema.
+fn basket_show_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "basket": basket_param() },
+        "required": ["basket"],
+    })
+}
+
+/// The longest `action` the `confirm` tool takes, in bytes (it travels
+/// sealed in the `requestState`).
+const MAX_ACTION: usize = 256;
+
+/// The `confirm` tool: a 2026-07-28 multi-round-trip call. The first round
+/// answers "input required" (a form elicitation), with the action as the
+/// application's state, which the layer seals (bound to the principal and
+/// this very call, with a short life; single use when `once` is true). The
+/// retry brings the state back with the user's answer: the layer opens it
+/// before this runs, on whichever node the retry reaches, if that node
+/// holds the key that sealed it (`--request-state-key-file`, shared by the
+/// nodes of a fleet); else it refuses the retry.
+fn confirm(ctx: &Context<Client>, args: &Value) -> Reply {
+    let action = match args.get("action") {
+        Some(Value::String(action)) if action.len() <= MAX_ACTION => action,
+        _ => {
+            return Reply::Error(RpcError::invalid_params(format!(
+                "confirm needs a string `action` of at most {MAX_ACTION} bytes"
+            )))
+        }
+    };
+    let once = match args.get("once") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(once)) => *once,
+        Some(_) => return Reply::Error(RpcError::invalid_params("confirm's `once` is a boolean")),
+    };
+    let Some(modern) = ctx.modern() else {
+        return Reply::Error(RpcError::invalid_params(
+            "confirm asks for input the 2026-07-28 way (input required); call it from a 2026-07-28 client",
+        ));
+    };
+    if let (Some(state), Some(answer)) = (modern.state(), modern.input_response("confirm")) {
+        // The layer has verified the state: sealed by a key of this fleet,
+        // for this principal and this call, unexpired (and unused, if
+        // single use). It holds the action the first round asked about.
+        if state != action.as_bytes() {
+            return Reply::Error(RpcError::invalid_params(
+                "the requestState is not this call's",
+            ));
+        }
+        let accepted = answer["action"] == "accept" && answer["content"]["confirm"] == true;
+        let verdict = if accepted { "confirmed" } else { "declined" };
+        return Reply::Result(text_content(&format!("{verdict} {action}")));
+    }
+    if !modern.declares("elicitation.form") {
+        return Reply::Error(RpcError::missing_capability(
+            json!({ "elicitation": { "form": {} } }),
+        ));
+    }
+    let mut ask = InputRequests::new()
+        .elicit(
+            "confirm",
+            &format!("Confirm: {action}?"),
+            json!({
+                "type": "object",
+                "properties": { "confirm": { "type": "boolean" } },
+                "required": ["confirm"],
+            }),
+        )
+        .state(action.as_bytes().to_vec());
+    if once {
+        ask = ask.single_use();
+    }
+    match modern.input_required(ask) {
+        Ok(asked) => Reply::InputRequired(asked),
+        Err(error) => Reply::Error(error),
+    }
+}
 
 /// A tool execution error (`isError: true`), as the spec has tools report
 /// what the model can act on.

@@ -6,6 +6,7 @@ use super::oauth::{self, OAuthFlags, ResourceServer};
 use super::Server;
 use clap::Args;
 use http::{HeaderValue, Response};
+use sessionreg::http::modern::RequestStateKeys;
 use sessionreg::http::{self as mcp, App, BearerTokens, SessionManager};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -59,9 +60,18 @@ pub struct Flags {
     #[arg(long, default_value_t = 10_000)]
     pub shutdown_deadline_ms: u64,
     /// This node's id in a fleet behind a load balancer: the first two hex
-    /// digits of the session ids it mints (0-255).
+    /// digits of the session, task and basket ids it mints (0-255).
     #[arg(long, default_value_t = 0)]
     pub node_id: u8,
+    /// The keys that seal and open 2026-07-28 `requestState`s (the
+    /// input-required answers' state): `ID=KEY` lines, ID 0-255 and KEY 64
+    /// hex digits (32 bytes), `#` comments; the first line's key seals, the
+    /// others still open (a rotation). The nodes of a fleet that share the
+    /// file open each other's states. Re-read on SIGHUP (a bad file keeps
+    /// the keys in force, and the reason is logged). Without it, a random
+    /// key of this process's own.
+    #[arg(long, value_name = "PATH")]
+    pub request_state_key_file: Option<PathBuf>,
     /// How often an SSE stream gets a keep-alive comment, in milliseconds;
     /// 0 sends none.
     #[arg(long, default_value_t = 15_000)]
@@ -89,6 +99,8 @@ pub struct Built<A: App = Server> {
     pub tokens: Option<BearerTokens>,
     /// The OAuth resource server, when the flags ask for one.
     pub oauth: Option<ResourceServer>,
+    /// The connection bounds to serve with (`mcp::serve_with`).
+    pub connections: mcp::Connections,
 }
 
 impl<A: App> Built<A> {
@@ -106,6 +118,7 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     let app = Server::new(
         lifetime,
         !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
+        flags.node_id,
     )?;
     // The basket updates the application publishes reach the manager's
     // listeners.
@@ -146,6 +159,11 @@ pub fn build_configured<A: App>(
         // and its `sleep` runs as a task for clients that ask for tasks.
         .serve_modern(true)
         .tasks(true);
+    if let Some(path) = &flags.request_state_key_file {
+        let keys = request_state_keys(path)?;
+        tracing::info!(file = %path.display(), ?keys, "request-state keys loaded");
+        builder = builder.request_state_keys(keys);
+    }
     builder = configure(flags.bounds.apply(builder));
     let tokens = match token_set(flags)? {
         Some(pairs) => {
@@ -157,6 +175,7 @@ pub fn build_configured<A: App>(
     };
     let (builder, oauth) = flags.oauth.apply(builder)?;
     oauth::prefetch(oauth.as_ref());
+    let connections = flags.bounds.connections()?;
     let manager = builder.build()?;
     let (origins, hosts) = allow_lists(flags)?;
     manager.set_allowed_origins(origins);
@@ -168,6 +187,7 @@ pub fn build_configured<A: App>(
         manager,
         tokens,
         oauth,
+        connections,
     })
 }
 
@@ -184,6 +204,25 @@ fn token_set(flags: &Flags) -> Result<Option<Vec<(String, String)>>, String> {
         pairs.extend(more);
     }
     Ok(Some(pairs))
+}
+
+/// The keys of a `--request-state-key-file` (never logged: only their ids).
+fn request_state_keys(path: &Path) -> Result<RequestStateKeys, String> {
+    let text = read(path)?;
+    let keys = RequestStateKeys::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0, |m| m.permissions().mode());
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                file = %path.display(),
+                mode = format!("{:o}", mode & 0o777),
+                "the request-state key file is readable by others than its owner (chmod 600 it)"
+            );
+        }
+    }
+    Ok(keys)
 }
 
 /// The allow-lists of the flags and files.
@@ -241,9 +280,9 @@ fn names(tokens: &BearerTokens) -> Vec<String> {
         .collect()
 }
 
-/// Re-reads the token and allow-list files on every SIGHUP, for as long as
-/// the manager lives. What cannot be read or is invalid is logged (never a
-/// token) and the set in force stays.
+/// Re-reads the token, allow-list and request-state key files on every
+/// SIGHUP, for as long as the manager lives. What cannot be read or is
+/// invalid is logged (never a token or a key) and the set in force stays.
 pub fn reload_on_sighup<A: App>(built: &Built<A>, flags: &Flags) {
     #[cfg(unix)]
     {
@@ -290,6 +329,17 @@ pub fn reload<A: App>(manager: &SessionManager<A>, tokens: Option<&BearerTokens>
             manager.set_allowed_hosts(hosts);
         }
         Err(error) => tracing::warn!(%error, "allow-lists not reloaded; the old ones stay"),
+    }
+    if let Some(path) = &flags.request_state_key_file {
+        match request_state_keys(path) {
+            Ok(keys) => {
+                tracing::info!(file = %path.display(), ?keys, "request-state keys reloaded");
+                manager.set_request_state_keys(keys);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "request-state keys not reloaded; the old keys stay")
+            }
+        }
     }
 }
 

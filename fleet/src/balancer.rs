@@ -84,9 +84,16 @@ pub struct Balancer {
 
 impl Balancer {
     /// Renders the configuration for `nodes` (node i at `nodes[i]`) into
-    /// `dir`, starts the balancer on a free loopback port and waits until
-    /// it accepts connections.
-    pub fn start(kind: Kind, nodes: &[SocketAddr], dir: &WorkDir) -> Result<Balancer, String> {
+    /// `dir`, routing a `tools/call` by the handle in each
+    /// `Mcp-Param-<Name>` header of `route_params` (`MCP_ROUTE_PARAMS`),
+    /// starts the balancer on a free loopback port and waits until it
+    /// accepts connections.
+    pub fn start(
+        kind: Kind,
+        nodes: &[SocketAddr],
+        route_params: &[&str],
+        dir: &WorkDir,
+    ) -> Result<Balancer, String> {
         let program = kind.locate()?;
         // A free port, found by binding port 0: another process could take
         // it before the balancer binds it, so a start that fails is tried
@@ -94,7 +101,7 @@ impl Balancer {
         let mut last_error = String::new();
         for _attempt in 0..5 {
             let port = free_port()?;
-            let config = render(kind, port, nodes, dir.path())?;
+            let config = render(kind, port, nodes, route_params, dir.path())?;
             let mut command = match kind {
                 Kind::Nginx => {
                     let mut c = Command::new(&program);
@@ -160,10 +167,18 @@ pub fn http() -> Http {
         .build_http()
 }
 
-/// `deploy/render.sh KIND PORT ADDR...` into `dir/KIND.conf`.
-fn render(kind: Kind, port: u16, nodes: &[SocketAddr], dir: &Path) -> Result<PathBuf, String> {
+/// `MCP_ROUTE_PARAMS=... deploy/render.sh KIND PORT ADDR...` into
+/// `dir/KIND.conf`.
+fn render(
+    kind: Kind,
+    port: u16,
+    nodes: &[SocketAddr],
+    route_params: &[&str],
+    dir: &Path,
+) -> Result<PathBuf, String> {
     let script = repo_root().join("deploy/render.sh");
     let output = Command::new("bash")
+        .env("MCP_ROUTE_PARAMS", route_params.join(","))
         .arg(&script)
         .arg(kind.name())
         .arg(port.to_string())

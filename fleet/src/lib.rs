@@ -2,12 +2,16 @@
 //! all on loopback: what `examples/fleet` (the demo) and `tests/fleet.rs`
 //! (its test) both run.
 //!
-//! * [`Fleet`]: N nodes ([`Node`], node i with `--node-id i`) and a
-//!   [`Balancer`] in front of them, configured by `deploy/render.sh`, in a
-//!   work directory of their own (configuration, logs, nginx's prefix).
+//! * [`Fleet`]: N nodes ([`Node`], node i with `--node-id i`, all sharing
+//!   one `--request-state-key-file`) and a [`Balancer`] in front of them,
+//!   configured by `deploy/render.sh` to route baskets by their
+//!   `Mcp-Param-Basket` header ([`ROUTE_PARAMS`]), in a work directory of
+//!   their own (configuration, key file, logs, nginx's prefix).
 //! * [`Node`]: one `mcp_server` process, its addresses, its `/metrics`
 //!   ([`Metrics`]), and the ways it ends (killed, drained by its admin
 //!   endpoint or by SIGUSR1).
+//! * [`calls`]: 2026-07-28 tool calls with their `Mcp-Param-*` headers,
+//!   as the Python SDK sends them (baskets, `confirm`).
 //! * [`process`]: child processes that cannot outlive their owner, however
 //!   it ends, and the `mcp_server` binary, built by cargo on demand.
 //!
@@ -18,6 +22,7 @@
 //! A dev-dependency of the workspace only (never published).
 
 mod balancer;
+pub mod calls;
 mod node;
 pub mod process;
 
@@ -26,6 +31,14 @@ pub use node::{Metrics, Node};
 pub use process::WorkDir;
 
 use std::path::{Path, PathBuf};
+
+/// The `x-mcp-header` names the balancer routes a `tools/call` by
+/// (`MCP_ROUTE_PARAMS`): `mcp_server`'s baskets.
+pub const ROUTE_PARAMS: [&str; 1] = ["Basket"];
+
+/// The key file every node of a fleet is started with, in its work
+/// directory.
+pub const KEY_FILE: &str = "request-state.keys";
 
 /// Nodes behind a balancer. Dropping it kills every process (balancer
 /// first), then removes the work directory, unless the thread is panicking:
@@ -38,8 +51,10 @@ pub struct Fleet {
 
 impl Fleet {
     /// Starts `n` nodes (ids `0..n`, at most 256) of the `mcp_server`
-    /// binary ([`process::server_binary`]), each with `flags`, and `kind` in
-    /// front of them; returns once all of them listen.
+    /// binary ([`process::server_binary`]), each with `flags` and the
+    /// fleet's key file ([`Fleet::key_file`]: one random key, id 1), and
+    /// `kind` in front of them, routing by [`ROUTE_PARAMS`] too; returns
+    /// once all of them listen.
     pub fn start(kind: Kind, n: usize, flags: &[String]) -> Result<Fleet, String> {
         if n > 256 {
             return Err(format!("{n} nodes: node ids are 0..=255"));
@@ -51,12 +66,17 @@ impl Fleet {
             balancer: None,
             dir: None,
         };
+        let keys = dir.path().join(KEY_FILE);
+        write_key_file(&keys, &format!("1={}\n", process::random_key()?))?;
+        let mut flags = flags.to_vec();
+        flags.push("--request-state-key-file".into());
+        flags.push(keys.display().to_string());
         for id in 0..n {
-            let node = Node::start(&binary, id as u8, dir.path(), flags)?;
+            let node = Node::start(&binary, id as u8, dir.path(), &flags)?;
             fleet.nodes.push(node);
         }
         let addrs: Vec<_> = fleet.nodes.iter().map(|node| node.addr).collect();
-        fleet.balancer = Some(Balancer::start(kind, &addrs, &dir)?);
+        fleet.balancer = Some(Balancer::start(kind, &addrs, &ROUTE_PARAMS, &dir)?);
         fleet.dir = Some(dir);
         Ok(fleet)
     }
@@ -81,6 +101,12 @@ impl Fleet {
         self.dir.as_ref().expect("made with the fleet").path()
     }
 
+    /// The request-state key file every node was started with (rewrite it
+    /// with [`write_key_file`], then [`Node::reload`] each node).
+    pub fn key_file(&self) -> PathBuf {
+        self.dir().join(KEY_FILE)
+    }
+
     /// Stops every process; then keeps the work directory if `keep_logs`
     /// (and returns its path), or removes it.
     pub fn stop(mut self, keep_logs: bool) -> Option<PathBuf> {
@@ -95,6 +121,21 @@ impl Fleet {
         self.balancer.take();
         self.nodes.clear();
     }
+}
+
+/// Writes a request-state key file (`ID=KEY` lines) readable by its owner
+/// only, as a node expects it.
+pub fn write_key_file(path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 impl Drop for Fleet {

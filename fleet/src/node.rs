@@ -26,6 +26,8 @@ pub struct Node {
     output: Arc<Mutex<Vec<String>>>,
     /// The thread reading them, until the node's stdout closes.
     reader: Option<std::thread::JoinHandle<()>>,
+    /// Its log file.
+    log: std::path::PathBuf,
 }
 
 impl Node {
@@ -33,8 +35,8 @@ impl Node {
     /// log (stderr) in `log_dir`, with `extra` flags; returns once it
     /// listens.
     pub fn start(binary: &Path, id: u8, log_dir: &Path, extra: &[String]) -> Result<Node, String> {
-        let log = File::create(log_dir.join(format!("node-{id}.log")))
-            .map_err(|e| format!("node {id}: log file: {e}"))?;
+        let log_path = log_dir.join(format!("node-{id}.log"));
+        let log = File::create(&log_path).map_err(|e| format!("node {id}: log file: {e}"))?;
         let mut command = Command::new(binary);
         command
             .args(["--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"])
@@ -82,6 +84,7 @@ impl Node {
             process,
             output,
             reader: Some(reader),
+            log: log_path,
         })
     }
 
@@ -108,6 +111,19 @@ impl Node {
             Ok((status, body)) => Err(format!("node {}: drain answered {status}: {body}", self.id)),
             Err(error) => Err(format!("node {}: drain: {error}", self.id)),
         }
+    }
+
+    /// Sends SIGHUP: the node re-reads its token, allow-list and key files
+    /// (and logs one line for each).
+    pub fn reload(&self) -> Result<(), String> {
+        self.process
+            .signal(libc::SIGHUP)
+            .map_err(|e| format!("node {}: SIGHUP: {e}", self.id))
+    }
+
+    /// Its log (stderr) so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Starts draining with SIGUSR1.
@@ -171,6 +187,13 @@ pub struct Metrics {
     /// `mcp_server_foreign_task_ids_total`, by owner: `tasks/*` requests
     /// naming another node's task id.
     pub foreign_tasks: BTreeMap<u8, u64>,
+    /// `mcp_server_foreign_handle_ids_total`, by owner: `tools/call`s
+    /// naming another node's basket in `Mcp-Param-Basket`.
+    pub foreign_handles: BTreeMap<u8, u64>,
+    /// `sessionreg_handles_minted_total`: baskets made.
+    pub handles_minted: u64,
+    /// `sessionreg_request_state_rejected_total`, by cause.
+    pub states_rejected: BTreeMap<String, u64>,
     /// `sessionreg_tasks_created_total`.
     pub tasks_created: u64,
     /// `sessionreg_tasks_running`: tasks whose work has not ended.
@@ -213,6 +236,15 @@ impl Metrics {
                         metrics.foreign_tasks.insert(owner, value);
                     }
                 }
+                ("mcp_server_foreign_handle_ids_total", Some(owner)) => {
+                    if let Ok(owner) = owner.parse() {
+                        metrics.foreign_handles.insert(owner, value);
+                    }
+                }
+                ("sessionreg_handles_minted_total", None) => metrics.handles_minted = value,
+                ("sessionreg_request_state_rejected_total", Some(cause)) => {
+                    metrics.states_rejected.insert(cause.to_string(), value);
+                }
                 ("sessionreg_tasks_created_total", None) => metrics.tasks_created = value,
                 ("sessionreg_tasks_running", None) => metrics.tasks_running = value,
                 ("sessionreg_tasks_ended_total", Some(outcome)) => {
@@ -237,6 +269,16 @@ impl Metrics {
     /// `tasks/*` requests that named a task id of one of `owners`.
     pub fn foreign_tasks_from(&self, owners: impl Fn(u8) -> bool) -> u64 {
         sum_of(&self.foreign_tasks, owners)
+    }
+
+    /// `tools/call`s that named a basket of one of `owners`.
+    pub fn foreign_handles_from(&self, owners: impl Fn(u8) -> bool) -> u64 {
+        sum_of(&self.foreign_handles, owners)
+    }
+
+    /// `requestState`s refused, all causes.
+    pub fn states_rejected_total(&self) -> u64 {
+        self.states_rejected.values().sum()
     }
 
     /// Tasks ended with `outcome` (`completed`, ...).
@@ -269,7 +311,11 @@ mod tests {
                     mcp_server_requests_total 30\n\
                     mcp_server_foreign_ids_total{owner=\"1\"} 3\n\
                     mcp_server_foreign_task_ids_total{owner=\"1\"} 4\n\
-                    mcp_server_foreign_task_ids_total{owner=\"9\"} 1\n";
+                    mcp_server_foreign_task_ids_total{owner=\"9\"} 1\n\
+                    mcp_server_foreign_handle_ids_total{owner=\"0\"} 6\n\
+                    sessionreg_handles_minted_total 8\n\
+                    sessionreg_request_state_rejected_total{cause=\"unknown_key\"} 2\n\
+                    sessionreg_request_state_rejected_total{cause=\"replayed\"} 1\n";
         let m = Metrics::parse(text);
         assert_eq!(m.node_id, Some(2));
         assert_eq!((m.created, m.live, m.terminated_total()), (5, 1, 4));
@@ -282,5 +328,9 @@ mod tests {
         assert_eq!(m.foreign_from(|o| o == 1), 3);
         assert_eq!(m.foreign_tasks_from(|o| o == 1), 4);
         assert_eq!(m.foreign_tasks_from(|_| true), 5);
+        assert_eq!(m.foreign_handles_from(|o| o == 0), 6);
+        assert_eq!(m.handles_minted, 8);
+        assert_eq!(m.states_rejected.get("unknown_key"), Some(&2));
+        assert_eq!(m.states_rejected_total(), 3);
     }
 }

@@ -122,6 +122,17 @@ impl WorkDir {
     }
 }
 
+/// A fresh 256-bit key as 64 hex digits (a line of a request-state key
+/// file), from the kernel's CSPRNG.
+pub fn random_key() -> Result<String, String> {
+    use std::io::Read;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut key))
+        .map_err(|e| format!("/dev/urandom: {e}"))?;
+    Ok(key.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The repository's root (where `deploy/` and the workspace's
 /// `Cargo.toml` are): this crate's parent directory.
 pub fn repo_root() -> &'static Path {

@@ -14,6 +14,8 @@
 
 #[path = "rmcp_server/app.rs"]
 mod app;
+#[path = "common/listen.rs"]
+mod listen;
 #[path = "common/process.rs"]
 mod process;
 

@@ -18,6 +18,8 @@
 
 #[path = "rmcp_tasks_server/app.rs"]
 mod app;
+#[path = "common/listen.rs"]
+mod listen;
 #[path = "common/process.rs"]
 mod process;
 

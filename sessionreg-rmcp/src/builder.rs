@@ -1,16 +1,19 @@
 //! Configuration of a [`RegistrySessionManager`], checked once by `build`.
 
+use crate::aliases::Aliases;
 use crate::entry::Entry;
 use crate::manager::RegistrySessionManager;
 use crate::state::State;
+use crate::workers::Workers;
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
+use rmcp::transport::streamable_http_server::session::EventStore;
 use sessionreg::{BuildError, Reason, Registry, SessionId};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// rmcp's default `keep_alive`, used here as the default idle timeout.
+/// rmcp's default `keep_alive`, and so the default idle timeout.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = SessionConfig::DEFAULT_KEEP_ALIVE;
 
 type OnClose = Arc<dyn Fn(&SessionId, Reason) + Send + Sync>;
@@ -33,9 +36,12 @@ type OnClose = Arc<dyn Fn(&SessionId, Reason) + Send + Sync>;
 #[must_use]
 pub struct Builder {
     capacity: usize,
-    idle_timeout: Option<Duration>,
+    /// Set by `idle_timeout` / `no_idle_timeout`; otherwise the session
+    /// config's `keep_alive` is the timeout.
+    idle_timeout: Option<Option<Duration>>,
     node: u8,
     session_config: SessionConfig,
+    event_store: Option<Arc<dyn EventStore>>,
     token: Option<CancellationToken>,
     on_close: Option<OnClose>,
 }
@@ -47,6 +53,7 @@ impl fmt::Debug for Builder {
             .field("idle_timeout", &self.idle_timeout)
             .field("node", &self.node)
             .field("session_config", &self.session_config)
+            .field("event_store", &self.event_store.is_some())
             .field("cancellation_token", &self.token.is_some())
             .field("on_close", &self.on_close.is_some())
             .finish()
@@ -61,8 +68,9 @@ impl RegistrySessionManager {
 }
 
 impl Default for RegistrySessionManager {
-    /// The defaults: capacity 65,536, idle timeout 300 s, node 0, rmcp's
-    /// default [`SessionConfig`] (without its `keep_alive`).
+    /// The defaults: capacity 65,536, idle timeout 300 s (rmcp's default
+    /// `keep_alive`), node 0, rmcp's default [`SessionConfig`], no event
+    /// store.
     fn default() -> Self {
         RegistrySessionManager::builder()
             .build()
@@ -74,9 +82,10 @@ impl Builder {
     fn new() -> Builder {
         Builder {
             capacity: sessionreg::DEFAULT_CAPACITY,
-            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            idle_timeout: None,
             node: 0,
             session_config: SessionConfig::default(),
+            event_store: None,
             token: None,
             on_close: None,
         }
@@ -91,17 +100,20 @@ impl Builder {
         self
     }
 
-    /// Ends sessions that had nothing in flight for this long (default
-    /// [`DEFAULT_IDLE_TIMEOUT`], rmcp's `keep_alive` default of 300 s).
+    /// Ends sessions that had nothing in flight for this long (default: the
+    /// [`session_config`](Self::session_config)'s `keep_alive`, rmcp's
+    /// [`DEFAULT_IDLE_TIMEOUT`] of 300 s unless set). Set here, it wins over
+    /// `keep_alive`.
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = Some(timeout);
+        self.idle_timeout = Some(Some(timeout));
         self
     }
 
     /// Sessions never expire; they end by `DELETE`, worker exit or shutdown
-    /// only.
+    /// only (what `keep_alive: None` asks of rmcp's manager). Wins over
+    /// `keep_alive`.
     pub fn no_idle_timeout(mut self) -> Self {
-        self.idle_timeout = None;
+        self.idle_timeout = Some(None);
         self
     }
 
@@ -114,11 +126,56 @@ impl Builder {
     }
 
     /// rmcp's per-session worker configuration (channel capacity, SSE retry,
-    /// `init_timeout`, ...). Its `keep_alive` is ignored: the registry's
-    /// idle timeout replaces it (rmcp's timer does not see requests in
-    /// flight).
+    /// `completed_cache_ttl`, `init_timeout`), as `LocalSessionManager`
+    /// takes it.
+    ///
+    /// Its `keep_alive` is the idle timeout (unless
+    /// [`idle_timeout`](Self::idle_timeout) or
+    /// [`no_idle_timeout`](Self::no_idle_timeout) sets one; `None` means no
+    /// timeout, as in rmcp), with this crate's rule of what idle means: a
+    /// session expires once nothing of it has been in flight for that long.
+    /// rmcp's worker restarts its `keep_alive` timer on its own events only,
+    /// and so ends a session whose tool call stays silent for longer (the
+    /// call is lost, and its client sees 404); here a request is in flight
+    /// until its answer stream ends, and an open GET stream while it is
+    /// open. The workers themselves run without rmcp's timer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rmcp::transport::streamable_http_server::session::local::SessionConfig;
+    /// use sessionreg_rmcp::RegistrySessionManager;
+    ///
+    /// let mut config = SessionConfig::default();
+    /// config.keep_alive = Some(Duration::from_secs(60));
+    /// let manager = RegistrySessionManager::builder()
+    ///     .session_config(config.clone())
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(manager.idle_timeout(), Some(Duration::from_secs(60)));
+    ///
+    /// config.keep_alive = None; // rmcp: never expire
+    /// let manager = RegistrySessionManager::builder()
+    ///     .session_config(config)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(manager.idle_timeout(), None);
+    /// ```
     pub fn session_config(mut self, config: SessionConfig) -> Self {
         self.session_config = config;
+        self
+    }
+
+    /// The SSE event store, as rmcp's `LocalSessionManager::with_event_store`
+    /// takes it (also [`RegistrySessionManager::with_event_store`]): every
+    /// session's worker stores each event it sends and the store's id goes
+    /// out as the SSE event id; a `GET` with `Last-Event-ID` replays from
+    /// the store (also after a restart, or on another node that restored
+    /// the session); and rmcp's stateless paths use it (persisted streams
+    /// for 2026-07-28 requests, and their replay by a `GET` without a
+    /// session). Without one, each worker keeps its own cache, as in
+    /// `LocalSessionManager` without a store.
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.event_store = Some(store);
         self
     }
 
@@ -143,30 +200,34 @@ impl Builder {
     /// Builds the manager, or says what is wrong with the configuration.
     pub fn build(self) -> Result<RegistrySessionManager, BuildError> {
         let hook = self.on_close;
+        let aliases = Arc::new(Aliases::default());
+        let restored = Arc::clone(&aliases);
+        let idle_timeout = self.idle_timeout.unwrap_or(self.session_config.keep_alive);
         let mut registry = Registry::builder()
             .capacity(self.capacity)
             .node_id(self.node)
             .on_close(move |id, entry: &Entry, reason| {
                 entry.worker.cancel();
+                if entry.restored {
+                    restored.remove(entry.handle.id(), *id);
+                }
                 if let Some(hook) = &hook {
                     hook(id, reason);
                 }
             });
-        if let Some(timeout) = self.idle_timeout {
+        if let Some(timeout) = idle_timeout {
             registry = registry.idle_timeout(timeout);
         }
         let registry = registry.build()?;
-        let mut config = self.session_config;
-        config.keep_alive = None;
-        // A quarter of the timeout, within 10 ms .. 1 s: as sessionreg's
-        // HTTP layer sweeps.
-        let reap_every = self
-            .idle_timeout
-            .map(|t| (t / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)));
+        let mut workers = Workers::new(self.session_config);
+        if let Some(store) = self.event_store {
+            workers.set_event_store(store);
+        }
         Ok(RegistrySessionManager::from_parts(
             State::new(registry, self.token),
-            config,
-            reap_every,
+            aliases,
+            workers,
+            idle_timeout,
         ))
     }
 }

@@ -1,6 +1,7 @@
 //! The manager's error type.
 
 use rmcp::transport::streamable_http_server::session::local::{EventIdParseError, SessionError};
+use rmcp::transport::streamable_http_server::session::EventStoreError;
 use std::fmt;
 
 /// Why a [`RegistrySessionManager`](crate::RegistrySessionManager) call
@@ -38,6 +39,14 @@ pub enum Error {
     Session(SessionError),
     /// A `Last-Event-ID` that is not one of this session's event ids.
     InvalidEventId(EventIdParseError),
+    /// The event store failed to replay the events after a `Last-Event-ID`
+    /// (rmcp then answers the `GET` with an empty stream, as with its own
+    /// manager).
+    EventStore(EventStoreError),
+    /// rmcp's `LocalSessionManager`, which makes the workers of a manager
+    /// with an event store, did not make one as rmcp 3.11 does (an rmcp
+    /// release that changed it); no session was created.
+    WorkerNotMade,
 }
 
 impl fmt::Display for Error {
@@ -53,6 +62,10 @@ impl fmt::Display for Error {
             Error::SessionNotFound => f.write_str("session not found"),
             Error::Session(e) => write!(f, "session worker: {e}"),
             Error::InvalidEventId(e) => write!(f, "invalid Last-Event-ID: {e}"),
+            Error::EventStore(e) => write!(f, "event store: {e}"),
+            Error::WorkerNotMade => {
+                f.write_str("rmcp's LocalSessionManager made no worker for the event store")
+            }
         }
     }
 }
@@ -62,6 +75,7 @@ impl std::error::Error for Error {
         match self {
             Error::Session(e) => Some(e),
             Error::InvalidEventId(e) => Some(e),
+            Error::EventStore(e) => Some(&**e),
             _ => None,
         }
     }

@@ -45,6 +45,12 @@ pub(crate) fn report(refusal: Refusal) -> bool {
     REFUSAL.try_with(|slot| slot.set(Some(refusal))).is_ok()
 }
 
+/// Withdraws a note left earlier in the current request: rmcp restored the
+/// session that `has_session` did not find, and the request goes on.
+pub(crate) fn withdraw() {
+    let _ = REFUSAL.try_with(|slot| slot.set(None));
+}
+
 /// JSON-RPC code of a transport-level refusal (as `sessionreg::http` uses).
 const SERVER_ERROR: i64 = -32000;
 /// JSON-RPC code for a session id that names no live session (as
@@ -57,7 +63,7 @@ const SESSION_NOT_FOUND: i64 = -32001;
 ///
 /// | the manager found | rmcp alone | behind this layer |
 /// |---|---|---|
-/// | the registry at capacity on `initialize` | 500 | 503, `Retry-After` |
+/// | the registry at capacity on `initialize`, or on a restore from rmcp's session store | 500 | 503, `Retry-After` |
 /// | the manager shutting down on `initialize` | 500 | 503 |
 /// | a `DELETE` of an unknown or ended id | 202 | 404 |
 /// | a session that ended under the request (a `DELETE` or the idle timeout between rmcp's check and its use) | 500 | 404 |

@@ -3,25 +3,43 @@
 
 use crate::entry::Entry;
 use futures_core::Stream;
-use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use rmcp::transport::streamable_http_server::session::{EventStream, ServerSseMessage};
 use sessionreg::InFlight;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::sync::mpsc::Receiver;
 
-/// A stream of messages from a session's worker (the answers to one
-/// request, or the standalone GET stream) that keeps its session from going
-/// idle while it is open: it holds an [`InFlight`] guard, dropped as soon as
-/// the worker closes the stream or rmcp drops it (the client went away).
+/// A stream of messages for one request (the answers to one request, the
+/// standalone GET stream, or events replayed after a `Last-Event-ID`) that
+/// keeps its session from going idle while it is open: it holds an
+/// [`InFlight`] guard, dropped as soon as the stream ends or rmcp drops it
+/// (the client went away).
 pub(crate) struct InFlightStream {
-    messages: Option<Receiver<ServerSseMessage>>,
+    messages: Option<Messages>,
     request: Option<InFlight<Entry>>,
 }
 
+/// Where the messages come from.
+enum Messages {
+    /// The session's worker.
+    Worker(Receiver<ServerSseMessage>),
+    /// The event store's replay.
+    Stored(EventStream),
+}
+
 impl InFlightStream {
+    /// Messages from the session's worker.
     pub(crate) fn new(messages: Receiver<ServerSseMessage>, request: InFlight<Entry>) -> Self {
         InFlightStream {
-            messages: Some(messages),
+            messages: Some(Messages::Worker(messages)),
+            request: Some(request),
+        }
+    }
+
+    /// Events the event store replays.
+    pub(crate) fn stored(events: EventStream, request: InFlight<Entry>) -> Self {
+        InFlightStream {
+            messages: Some(Messages::Stored(events)),
             request: Some(request),
         }
     }
@@ -40,13 +58,14 @@ impl Stream for InFlightStream {
     type Item = ServerSseMessage;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let Some(messages) = self.messages.as_mut() else {
-            return Poll::Ready(None);
+        let next = match self.messages.as_mut() {
+            None => return Poll::Ready(None),
+            Some(Messages::Worker(messages)) => messages.poll_recv(cx),
+            Some(Messages::Stored(events)) => events.as_mut().poll_next(cx),
         };
-        let next = messages.poll_recv(cx);
         if let Poll::Ready(None) = next {
-            // The worker closed it: the request is over, whenever rmcp gets
-            // round to dropping the stream.
+            // The worker closed it, or the replay is over: the request is
+            // over, whenever rmcp gets round to dropping the stream.
             self.messages = None;
             self.request = None;
         }

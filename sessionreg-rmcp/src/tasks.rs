@@ -8,8 +8,8 @@
 //! `DetailedTask`), so a server swaps it in one line:
 //!
 //! ```
-//! // was: use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
-//! use sessionreg_rmcp::tasks::{TaskExit, TaskManager, TaskOptions};
+//! // was: use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+//! use sessionreg_rmcp::tasks::{TaskContext, TaskExit, TaskManager, TaskOptions};
 //! use rmcp::model::{CallToolResult, ContentBlock, TaskStatus};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -61,7 +61,7 @@
 //! | capacity | none | [`capacity`](TaskManagerBuilder::capacity) (default 65,536 tasks held, running or retained): see [At capacity](#at-capacity) |
 //! | task ids | UUIDv4 (122 random bits) | the store's ids: 48 hex digits, the first two the node id ([`node_id`](TaskManagerBuilder::node_id), for a fleet that routes `tasks/*` by `Mcp-Name`), then slot, generation and a 128-bit secret from a CSPRNG; a reused slot gets a new generation, so an old id never names a new task |
 //! | unknown task error | message `unknown task: <id>` | message `unknown task`, without the id (ids grant access, and rmcp logs error answers at WARN) |
-//! | `running_task_count` | tasks not ended, after a sweep | tasks created and not yet ended, from the store's counters (a sum over their per-thread stripes, no lock) |
+//! | `running_task_count` | tasks not ended, after a sweep; 0 after `shutdown` | tasks created and not yet ended, from the store's counters (a sum over their per-thread stripes, no lock); 0 after `shutdown` |
 //! | a panicking operation | its task stays `working` until its TTL (for ever with `ttl_ms: None`) | its task fails at once ("task abandoned") |
 //! | `request_input` after `tasks/cancel` | waits for an answer no client sends | returns [`TaskExit::Cancelled`] at once |
 //! | a `request_input` future dropped unanswered | its request stays listed in `inputRequests` | its request is withdrawn |
@@ -428,8 +428,14 @@ impl TaskManager {
     }
 
     /// Number of tasks currently in a non-terminal state: created and not
-    /// yet ended, from the store's counters.
+    /// yet ended, from the store's counters. 0 from
+    /// [`shutdown`](Self::shutdown) on, as with rmcp's manager: every task
+    /// was aborted then (its work may still be unwinding; the store counts
+    /// it `abandoned` once its future is dropped).
     pub fn running_task_count(&self) -> usize {
+        if self.inner.closing.is_cancelled() {
+            return 0;
+        }
         usize::try_from(self.inner.store.stats().running()).unwrap_or(usize::MAX)
     }
 

@@ -13,6 +13,7 @@ use rmcp::RoleServer;
 use sessionreg::{InFlight, Reason, Session};
 use std::future::Future;
 use std::sync::Weak;
+use tokio_util::either::Either;
 
 /// The transport [`RegistrySessionManager`](crate::RegistrySessionManager)
 /// gives rmcp for each session: rmcp's own [`WorkerTransport`] over the
@@ -28,8 +29,10 @@ use std::sync::Weak;
 ///   [`Reason::Rejected`] if it never answered `initialize`,
 ///   [`Reason::Shutdown`] if the manager is shutting down).
 /// * **The `initialize` request is in flight** from `create_session` until
-///   its answer has been handed over, so the reaper cannot end a session
-///   before its first request is done, however the threads are scheduled.
+///   its answer is sent, so the reaper cannot end a session before its
+///   first request is done, however the threads are scheduled (from then
+///   on `initialize_session`'s own request holds it, until the worker has
+///   taken the answer).
 /// * **Nothing is sent to an ended session.** rmcp drains handlers that
 ///   were still running when a session ended and sends their answers on;
 ///   they go nowhere (the client ended the session, or it expired), so they
@@ -98,9 +101,14 @@ impl Transport<RoleServer> for SessionTransport {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        // The first message out is the answer to `initialize`; its request
-        // stays in flight until the worker has taken it.
-        let creating = self.creating.take();
+        // The first message out is the answer to `initialize` (a handler
+        // runs only once `initialize_session` has handed the worker its
+        // request): `initialize_session` holds that request in flight
+        // until the worker has taken the answer, so the creation's count
+        // can go now. (The worker's own future is returned as it is: a
+        // wrapper holding the count would carry the message twice in every
+        // serve loop's state.)
+        self.creating = None;
         // A result sent means the handshake went through (the first one is
         // `initialize`'s): a later exit of the worker is a failure, not a
         // rejected first request.
@@ -108,27 +116,19 @@ impl Transport<RoleServer> for SessionTransport {
             self.answered = true;
         }
         let ended = self.session.as_ref().is_none_or(Session::is_terminated);
-        let send = match &mut self.worker {
-            Some(worker) if !ended => Some(worker.send(item)),
+        match &mut self.worker {
+            Some(worker) if !ended => Either::Left(worker.send(item)),
             _ => {
                 tracing::debug!("dropped a message for a session that has ended");
-                None
+                Either::Right(std::future::ready(Ok(())))
             }
-        };
-        async move {
-            let sent = match send {
-                Some(send) => send.await,
-                None => Ok(()),
-            };
-            drop(creating);
-            sent
         }
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
         match self.worker.as_mut() {
-            Some(worker) => worker.receive().await,
-            None => None,
+            Some(worker) => Either::Left(worker.receive()),
+            None => Either::Right(std::future::ready(None)),
         }
     }
 

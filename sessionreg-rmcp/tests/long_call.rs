@@ -2,11 +2,14 @@
 //! session here, where rmcp's `LocalSessionManager` (its `keep_alive` set to
 //! the same timeout) loses it mid-call. Both run the example's server, over
 //! real sockets, with the same raw client. An open GET stream keeps its
-//! session too, and once it is dropped the session idles out.
+//! session too, and once it is dropped the session idles out. rmcp's own
+//! knob, `SessionConfig::keep_alive`, sets the same timeout with the same
+//! rule.
 
 mod support;
 
 use http::StatusCode;
+use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use serde_json::json;
 use sessionreg::Reason;
 use std::time::Duration;
@@ -18,6 +21,22 @@ const CALL_MS: u64 = 1_500;
 #[tokio::test]
 async fn a_silent_long_call_keeps_its_session() {
     let server = Server::start(|b| b.idle_timeout(TIMEOUT)).await;
+    a_silent_long_call_keeps(server).await;
+}
+
+/// An rmcp user's configuration, carried over: `keep_alive` is the idle
+/// timeout, with the in-flight rule (where rmcp's manager, given the same
+/// config, loses the call: `local_session_manager_loses_it`).
+#[tokio::test]
+async fn keep_alive_is_the_idle_timeout_and_a_silent_call_keeps_its_session() {
+    let mut config = SessionConfig::default();
+    config.keep_alive = Some(TIMEOUT);
+    let server = Server::start(|b| b.session_config(config)).await;
+    assert_eq!(server.manager.idle_timeout(), Some(TIMEOUT));
+    a_silent_long_call_keeps(server).await;
+}
+
+async fn a_silent_long_call_keeps(server: Server) {
     let client = server.client();
     let id = client.open().await;
 

@@ -1,12 +1,13 @@
 //! The manager driven through rmcp's `SessionManager` trait directly, as
 //! rmcp's tower service drives it: the interleavings a socket test cannot
 //! aim at (a session ending between rmcp's `has_session` and its next call),
-//! malformed ids, and the manager's drop.
+//! malformed ids, restores, and the manager's drop.
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_server::session::RestoreOutcome;
 use rmcp::transport::streamable_http_server::SessionManager;
 use serde_json::json;
 use sessionreg::{Miss, Reason, SessionId};
@@ -154,4 +155,69 @@ async fn dropping_the_manager_ends_what_is_live_as_shutdown() {
     // The transports' ends find their sessions over: no second close.
     drop(transports);
     assert_eq!(closes.lock().unwrap().len(), 3);
+}
+
+/// `restore_session` as rmcp calls it: a fresh entry (this node's prefix,
+/// not the client's id) that the client's id leads to until it ends; a
+/// second restore of a live one is `AlreadyPresent`; once it ends the id
+/// leads nowhere and can be restored again.
+#[tokio::test]
+async fn a_restored_session_is_a_fresh_entry_under_its_clients_id() {
+    let closes = Closes::default();
+    let log = closes.clone();
+    let manager = RegistrySessionManager::builder()
+        .node_id(0x2a)
+        .on_close(move |id, reason| log.lock().unwrap().push((*id, reason)))
+        .build()
+        .unwrap();
+    let theirs: Arc<str> = "0b0000000000000000c539bfd1175f2e0000000000000000".into();
+    assert!(!manager.has_session(&theirs).await.unwrap());
+    let RestoreOutcome::Restored(transport) =
+        manager.restore_session(theirs.clone()).await.unwrap()
+    else {
+        panic!("not restored");
+    };
+    assert!(manager.has_session(&theirs).await.unwrap());
+    assert_eq!(&**manager.session(&theirs).unwrap().id(), &*theirs);
+    assert!(matches!(
+        manager.restore_session(theirs.clone()).await.unwrap(),
+        RestoreOutcome::AlreadyPresent
+    ));
+    assert_eq!(manager.stats().created, 1);
+
+    manager.close_session(&theirs).await.unwrap();
+    assert!(!manager.has_session(&theirs).await.unwrap());
+    let ended: Vec<_> = closes.lock().unwrap().clone();
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0].1, Reason::Deleted);
+    assert_eq!(ended[0].0.node(), 0x2a, "the restoring node's entry");
+    assert_ne!(ended[0].0.to_string(), *theirs);
+    drop(transport);
+    assert!(matches!(
+        manager.restore_session(theirs.clone()).await.unwrap(),
+        RestoreOutcome::Restored(_)
+    ));
+    assert_eq!(manager.stats().created, 2);
+}
+
+#[tokio::test]
+async fn no_restore_while_shutting_down_or_at_capacity() {
+    let manager = RegistrySessionManager::builder()
+        .capacity(1)
+        .build()
+        .unwrap();
+    let (_id, _transport) = manager.create_session().await.unwrap();
+    let theirs: Arc<str> = "client-held id".into();
+    assert!(matches!(
+        manager.restore_session(theirs.clone()).await,
+        Err(Error::AtCapacity { capacity: 1 })
+    ));
+    assert!(!manager.has_session(&theirs).await.unwrap());
+    manager.shutdown();
+    assert!(matches!(
+        manager.restore_session(theirs.clone()).await,
+        Err(Error::ShuttingDown)
+    ));
+    assert!(!manager.has_session(&theirs).await.unwrap());
+    assert!(manager.sessions().is_empty());
 }

@@ -663,7 +663,16 @@ macro_rules! on_manager {
                 super::until(|| tasks.running_task_count() == 0).await;
                 seen.push(format!("{:?}", tasks.get_task(&parked.task_id).unwrap().status()));
                 seen.push(format!("{:?}", tasks.get_task("nope").unwrap_err().code));
+                let _forever = tasks.spawn(TaskOptions::new(), |_ctx| {
+                    Box::pin(async move {
+                        std::future::pending::<()>().await;
+                        Err(TaskExit::Cancelled)
+                    })
+                });
+                seen.push(format!("running {}", tasks.running_task_count()));
                 tasks.shutdown();
+                // At once, before any aborted work has unwound.
+                seen.push(format!("after shutdown {}", tasks.running_task_count()));
                 seen
             }
         }
@@ -684,6 +693,8 @@ async fn the_same_code_runs_alike_on_rmcps_manager_and_on_this_one() {
             "Completed",
             "Cancelled",
             "ErrorCode(-32602)",
+            "running 1",
+            "after shutdown 0",
         ]
     );
     assert_eq!(on_sessionreg::run().await, rmcp);

@@ -7,6 +7,8 @@
 
 #[path = "../examples/rmcp_tasks_server/app.rs"]
 mod app;
+#[path = "../examples/common/listen.rs"]
+mod listen;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
@@ -40,9 +42,7 @@ impl Server {
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let stopped = stop.clone().cancelled_owned();
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(stopped)
-                .await;
+            let _ = listen::serve(listener, router, stopped).await;
         });
         Server {
             url,

@@ -26,7 +26,7 @@ use std::time::Duration;
 /// ([`crate::http`]). One rule for "no bound": a bound that may be off
 /// takes an `Option` (`None`: none). [`build`](Builder::build) checks every
 /// value once: zero where zero means nothing, or a duration past
-/// [`MAX_DURATION`](super::MAX_DURATION), is a [`ConfigError`] naming the
+/// [`Defaults::DURATION_LIMIT`](crate::http::Defaults::DURATION_LIMIT), is a [`ConfigError`] naming the
 /// setting and what it allows, never a panic and never quietly changed.
 pub struct Builder<A: App> {
     app: A,
@@ -122,8 +122,8 @@ impl<A: App> Builder<A> {
     }
 
     /// How long a sealed `requestState` opens (default
-    /// [`DEFAULT_REQUEST_STATE_TTL`](super::DEFAULT_REQUEST_STATE_TTL); more
-    /// than zero, at most [`MAX_DURATION`](super::MAX_DURATION)): past it, a
+    /// [`Defaults::REQUEST_STATE_TTL`](crate::http::Defaults::REQUEST_STATE_TTL); more
+    /// than zero, at most [`Defaults::DURATION_LIMIT`](crate::http::Defaults::DURATION_LIMIT)): past it, a
     /// retry that carries it is refused (`-32602`, counted as `expired`).
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.config.request_state_ttl = ttl;
@@ -132,7 +132,7 @@ impl<A: App> Builder<A> {
 
     /// Single-use `requestState`s not used yet that are recorded at most,
     /// all principals together (default
-    /// [`DEFAULT_SINGLE_USE_STATES`](super::DEFAULT_SINGLE_USE_STATES); from 1
+    /// [`Defaults::SINGLE_USE_STATES`](crate::http::Defaults::SINGLE_USE_STATES); from 1
     /// to [`MAX_CAPACITY`](crate::MAX_CAPACITY)): past it, an answer that
     /// asks for one gets 503 saying so, with a `Retry-After` of when the
     /// soonest record expires (a record that is used makes room sooner).
@@ -144,7 +144,7 @@ impl<A: App> Builder<A> {
     /// Single-use `requestState`s one principal may have recorded and not
     /// used yet (default: a tenth of
     /// [`single_use_states`](Builder::single_use_states), rounded up, see
-    /// [`DEFAULT_SHARE_DIVISOR`](super::DEFAULT_SHARE_DIVISOR); from 1 to
+    /// [`Defaults::SHARE_DIVISOR`](crate::http::Defaults::SHARE_DIVISOR); from 1 to
     /// `single_use_states`; `None`: no per-principal bound). Past it, that
     /// principal's answer that asks for one gets 429 naming the bound, with
     /// a `Retry-After` of when its own soonest record expires; nobody else
@@ -165,7 +165,7 @@ impl<A: App> Builder<A> {
     }
 
     /// Tasks held at most, running or ended and retained, all principals
-    /// together (default [`DEFAULT_TASK_CAPACITY`](super::DEFAULT_TASK_CAPACITY);
+    /// together (default [`Defaults::TASK_CAPACITY`](crate::http::Defaults::TASK_CAPACITY);
     /// from 1 to [`MAX_CAPACITY`](crate::MAX_CAPACITY)): past it, a call that
     /// would create one gets 503 saying the task store is full, with a
     /// `Retry-After` of when the soonest retained task is freed.
@@ -177,7 +177,7 @@ impl<A: App> Builder<A> {
     /// Tasks one principal may hold, running or ended and retained (default:
     /// a tenth of [`task_capacity`](Builder::task_capacity), rounded up:
     /// 1,000 of the default 10,000, see
-    /// [`DEFAULT_SHARE_DIVISOR`](super::DEFAULT_SHARE_DIVISOR) for why; from
+    /// [`Defaults::SHARE_DIVISOR`](crate::http::Defaults::SHARE_DIVISOR) for why; from
     /// 1 to `task_capacity`; `None`: no per-principal bound). Past it, that
     /// principal's call that would create one gets 429 naming the bound,
     /// and no other principal notices. A server without an authenticator
@@ -188,8 +188,8 @@ impl<A: App> Builder<A> {
     }
 
     /// How long an ended task stays readable after its work ends (default
-    /// [`DEFAULT_TASK_RETENTION`](super::DEFAULT_TASK_RETENTION); more than
-    /// zero, at most [`MAX_DURATION`](super::MAX_DURATION)); the task's
+    /// [`Defaults::TASK_RETENTION`](crate::http::Defaults::TASK_RETENTION); more than
+    /// zero, at most [`Defaults::DURATION_LIMIT`](crate::http::Defaults::DURATION_LIMIT)); the task's
     /// `ttlMs`. A client that never polls costs its task this long, and the
     /// task counts against its principal's share meanwhile.
     pub fn task_retention(mut self, retention: Duration) -> Self {
@@ -200,7 +200,7 @@ impl<A: App> Builder<A> {
     /// How long a task's work waits for the client's input
     /// ([`TaskContext::input`](super::tasks::TaskContext::input)) before the
     /// task fails, with a status message saying so (default
-    /// [`DEFAULT_TASK_INPUT_TIMEOUT`](super::DEFAULT_TASK_INPUT_TIMEOUT);
+    /// [`Defaults::TASK_INPUT_TIMEOUT`](crate::http::Defaults::TASK_INPUT_TIMEOUT);
     /// `None`: it waits as long as the work runs). A task that asks and is
     /// never answered would otherwise hold its place forever.
     pub fn task_input_timeout(mut self, timeout: Option<Duration>) -> Self {
@@ -229,7 +229,7 @@ impl<A: App> Builder<A> {
     }
 
     /// Listen streams open at once, all principals together (default
-    /// [`DEFAULT_LISTEN_CAPACITY`]); past it a listen gets 503 with
+    /// [`Defaults::LISTEN_CAPACITY`](crate::http::Defaults::LISTEN_CAPACITY)); past it a listen gets 503 with
     /// `Retry-After`.
     pub fn listen_capacity(mut self, streams: usize) -> Self {
         self.config.listen_capacity = streams;
@@ -247,7 +247,7 @@ impl<A: App> Builder<A> {
     }
 
     /// Publications one listen stream may have waiting (default
-    /// [`DEFAULT_LISTEN_QUEUE`]): a stream whose client does not keep up is
+    /// [`Defaults::LISTEN_QUEUE`](crate::http::Defaults::LISTEN_QUEUE)): a stream whose client does not keep up is
     /// ended when it fills, gracefully (its client re-listens and refetches,
     /// as the spec says), never waited for.
     pub fn listen_queue(mut self, publications: usize) -> Self {
@@ -257,7 +257,7 @@ impl<A: App> Builder<A> {
 
     /// Resource URIs one listen filter (or one legacy session's
     /// `resources/subscribe`s) is honoured for (default
-    /// [`DEFAULT_LISTEN_URIS`]): the first ones; the acknowledgement says
+    /// [`Defaults::LISTEN_URIS`](crate::http::Defaults::LISTEN_URIS)): the first ones; the acknowledgement says
     /// which.
     pub fn listen_uris(mut self, uris: usize) -> Self {
         self.config.listen_uris = uris;
@@ -314,14 +314,14 @@ impl<A: App> Builder<A> {
 
     // --- requests ---------------------------------------------------------
 
-    /// Request bodies over `bytes` get 413 (default [`DEFAULT_MAX_BODY`]).
+    /// Request bodies over `bytes` get 413 (default [`Defaults::MAX_BODY`](crate::http::Defaults::MAX_BODY)).
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.config.max_body_bytes = bytes;
         self
     }
 
     /// How long a client may take to send a whole `POST` body; `None` never
-    /// times out (default [`DEFAULT_BODY_READ_TIMEOUT`]). A slower body gets
+    /// times out (default [`Defaults::BODY_READ_TIMEOUT`](crate::http::Defaults::BODY_READ_TIMEOUT)). A slower body gets
     /// 408 and its connection is closed. Applies wherever the manager is
     /// mounted.
     pub fn body_read_timeout(mut self, timeout: Option<Duration>) -> Self {
@@ -332,8 +332,8 @@ impl<A: App> Builder<A> {
     /// Requests a session may have in flight at once: a handler running, its
     /// SSE reply streaming, or the session's open `GET` stream (each keeps
     /// the session busy in the registry, and the cap is the registry's own
-    /// count of those) (default [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; from
-    /// 1 to [`MAX_REQUESTS_PER_SESSION`](super::MAX_REQUESTS_PER_SESSION)).
+    /// count of those) (default [`Defaults::MAX_REQUESTS_PER_SESSION`](crate::http::Defaults::MAX_REQUESTS_PER_SESSION); from
+    /// 1 to [`Defaults::REQUESTS_PER_SESSION_LIMIT`](crate::http::Defaults::REQUESTS_PER_SESSION_LIMIT)).
     /// The next one gets 429 with `Retry-After`; the session is
     /// not affected.
     pub fn max_requests_per_session(mut self, requests: usize) -> Self {
@@ -342,7 +342,7 @@ impl<A: App> Builder<A> {
     }
 
     /// Handlers in flight in the whole manager, all sessions together
-    /// (default [`DEFAULT_MAX_HANDLERS`]; at least 1). At the cap a request
+    /// (default [`Defaults::MAX_HANDLERS`](crate::http::Defaults::MAX_HANDLERS); at least 1). At the cap a request
     /// gets 503 with `Retry-After`. The cap counts handlers still running
     /// after their first poll (those that answer at once never reach it);
     /// it can be passed by at most one request per runtime worker thread.
@@ -353,7 +353,7 @@ impl<A: App> Builder<A> {
 
     /// How long a request's work may run: its handler, then its streamed
     /// reply; `None` lets it run for as long as its session lives (default
-    /// [`DEFAULT_HANDLER_TIMEOUT`]). Past it the work is dropped, the
+    /// [`Defaults::HANDLER_TIMEOUT`](crate::http::Defaults::HANDLER_TIMEOUT)). Past it the work is dropped, the
     /// request gets a JSON-RPC error (-32603, `data.timeoutMs`; at the end
     /// of a reply stream already started), and its places under
     /// [`max_handlers`](Builder::max_handlers) and
@@ -366,7 +366,7 @@ impl<A: App> Builder<A> {
 
     /// The `Retry-After` of a 503 at capacity or at the handler cap, and of
     /// a 429 at a session's request cap (more than zero, rounded up to whole
-    /// seconds; default [`DEFAULT_RETRY_AFTER`]). The refusals of a full
+    /// seconds; default [`Defaults::RETRY_AFTER`](crate::http::Defaults::RETRY_AFTER)). The refusals of a full
     /// task store or single-use record, and of a principal past its share,
     /// say instead when a place frees.
     pub fn retry_after(mut self, after: Duration) -> Self {
@@ -383,14 +383,14 @@ impl<A: App> Builder<A> {
     }
 
     /// The period of the keep-alive comments of SSE streams; `None` sends
-    /// none (default [`DEFAULT_SSE_KEEP_ALIVE`]).
+    /// none (default [`Defaults::SSE_KEEP_ALIVE`](crate::http::Defaults::SSE_KEEP_ALIVE)).
     pub fn sse_keep_alive(mut self, period: Option<Duration>) -> Self {
         self.config.sse_keep_alive = period;
         self
     }
 
     /// The `retry` field (reconnection delay) of priming events; `None`
-    /// sends none (default [`DEFAULT_SSE_RETRY`]).
+    /// sends none (default [`Defaults::SSE_RETRY`](crate::http::Defaults::SSE_RETRY)).
     pub fn sse_retry(mut self, retry: Option<Duration>) -> Self {
         self.config.sse_retry = retry;
         self
@@ -398,7 +398,7 @@ impl<A: App> Builder<A> {
 
     /// The queue of each SSE stream: at most `messages` messages and
     /// `bytes` bytes wait for a slow client (defaults
-    /// [`DEFAULT_STREAM_QUEUE_MESSAGES`], [`DEFAULT_STREAM_QUEUE_BYTES`];
+    /// [`Defaults::STREAM_QUEUE_MESSAGES`](crate::http::Defaults::STREAM_QUEUE_MESSAGES), [`Defaults::STREAM_QUEUE_BYTES`](crate::http::Defaults::STREAM_QUEUE_BYTES);
     /// each at least 1). One message larger than `bytes` still goes through
     /// an empty queue. A server message to the standalone stream that does
     /// not fit is dropped and counted
@@ -426,7 +426,7 @@ impl<A: App> Builder<A> {
     }
 
     /// The most bytes one session's event logs keep, all its streams
-    /// together (default [`DEFAULT_EVENT_LOG_SESSION_BYTES`]): past it the
+    /// together (default [`Defaults::EVENT_LOG_SESSION_BYTES`](crate::http::Defaults::EVENT_LOG_SESSION_BYTES)): past it the
     /// oldest events go first, those of finished streams before those of
     /// the stream being logged, and those before other streams'. A stream
     /// is logged only once a client has had it (the standalone stream from
@@ -437,7 +437,7 @@ impl<A: App> Builder<A> {
     }
 
     /// The most bytes every session's event logs keep together (default
-    /// [`DEFAULT_EVENT_LOG_TOTAL_BYTES`]): past it a session lets its own
+    /// [`Defaults::EVENT_LOG_TOTAL_BYTES`](crate::http::Defaults::EVENT_LOG_TOTAL_BYTES)): past it a session lets its own
     /// oldest events go to log a new one, or, with none, does not log it
     /// (it is still delivered to a connected client). The gauge
     /// `sessionreg_http_event_log_bytes` shows how much they hold.
@@ -451,58 +451,9 @@ impl<A: App> Builder<A> {
     /// session is then idle, and can expire), and [`serve`](super::serve)
     /// closes a connection whose socket has accepted no byte for this long
     /// while a write waits; `None` waits forever (default
-    /// [`DEFAULT_STALL_TIMEOUT`]).
+    /// [`Defaults::STALL_TIMEOUT`](crate::http::Defaults::STALL_TIMEOUT)).
     pub fn stall_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.config.stall_timeout = timeout;
-        self
-    }
-
-    // --- connections (applied by `serve`) ---------------------------------
-
-    /// How long a client may take to send a request's headers; `None`
-    /// never times out (default [`DEFAULT_HEADER_READ_TIMEOUT`]). Applied
-    /// by [`serve`](super::serve): on HTTP/1 through hyper's timer, which
-    /// also runs while a keep-alive connection waits for its next request;
-    /// a connection that has not started its first request in this time
-    /// (whatever its protocol) is closed.
-    pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.config.header_read_timeout = timeout;
-        self
-    }
-
-    /// How long a connection may stay open with no request in flight (an
-    /// open SSE stream is a request in flight) before [`serve`](super::serve)
-    /// shuts it down gracefully; `None` keeps it (default
-    /// [`DEFAULT_CONNECTION_IDLE_TIMEOUT`]). HTTP/1 connections idle between
-    /// requests are closed sooner, by the header read timeout.
-    pub fn connection_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.config.connection_idle_timeout = timeout;
-        self
-    }
-
-    /// Connections [`serve`](super::serve) holds open at most (default
-    /// [`DEFAULT_MAX_CONNECTIONS`]; at least 1). At the cap it stops
-    /// accepting until one closes: new clients wait in the kernel's accept
-    /// backlog, nothing is spun on and nothing crashes.
-    pub fn max_connections(mut self, connections: usize) -> Self {
-        self.config.max_connections = connections;
-        self
-    }
-
-    /// The HTTP/2 keep-alive ping period, which is also how long the peer
-    /// has to answer before the connection is closed; `None` sends no pings
-    /// (default [`DEFAULT_HTTP2_KEEP_ALIVE`]). Applied by
-    /// [`serve`](super::serve).
-    pub fn http2_keep_alive(mut self, period: Option<Duration>) -> Self {
-        self.config.http2_keep_alive = period;
-        self
-    }
-
-    /// Concurrent streams per HTTP/2 connection (default
-    /// [`DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS`]; at least 1). Applied by
-    /// [`serve`](super::serve).
-    pub fn http2_max_concurrent_streams(mut self, streams: u32) -> Self {
-        self.config.http2_max_concurrent_streams = streams;
         self
     }
 
@@ -584,7 +535,7 @@ fn registry_error(error: BuildError) -> ConfigError {
         BuildError::IdleTimeoutTooLong(t) => ConfigError::out_of_range(
             "idle_timeout",
             t,
-            format!("it must be at most {:?}", super::MAX_DURATION),
+            format!("it must be at most {:?}", MAX_DURATION),
         ),
         other => ConfigError::Registry(other),
     }

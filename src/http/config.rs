@@ -24,75 +24,61 @@ use crate::MAX_CAPACITY;
 use std::time::Duration;
 
 /// Request bodies larger than this are refused with 413 unless configured.
-pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// How long a client may take to send a whole request body unless
 /// configured.
-pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Requests in flight per session unless configured; the next gets 429.
-pub const DEFAULT_MAX_REQUESTS_PER_SESSION: usize = 100;
+pub(crate) const DEFAULT_MAX_REQUESTS_PER_SESSION: usize = 100;
 /// Handlers in flight in the whole manager unless configured; the next
 /// request gets 503.
-pub const DEFAULT_MAX_HANDLERS: usize = 10_000;
+pub(crate) const DEFAULT_MAX_HANDLERS: usize = 10_000;
 /// How long a request's work (its handler, then its streamed reply) may run
 /// unless configured.
-pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(300);
 /// The `Retry-After` of 503 and 429 answers unless configured.
-pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
-/// How long a client may take to send a request's headers (and, on an idle
-/// keep-alive connection, to start its next request) unless configured.
-pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a connection may stay open with no request in flight unless
-/// configured.
-pub const DEFAULT_CONNECTION_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Connections [`serve`](super::serve) holds open at most unless
-/// configured.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
-/// The HTTP/2 keep-alive ping period (and how long an answer may take)
-/// unless configured.
-pub const DEFAULT_HTTP2_KEEP_ALIVE: Duration = Duration::from_secs(20);
-/// Concurrent HTTP/2 streams per connection unless configured.
-pub const DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS: u32 = 100;
+pub(crate) const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 /// How long a write may make no progress before its stream (and, in
 /// `serve`, its connection) is ended, unless configured.
-pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often an SSE stream gets a keep-alive comment unless configured.
-pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+pub(crate) const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The reconnection delay priming events tell clients unless configured.
-pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
 /// Messages that may wait in one SSE stream's queue unless configured.
-pub const DEFAULT_STREAM_QUEUE_MESSAGES: usize = 64;
+pub(crate) const DEFAULT_STREAM_QUEUE_MESSAGES: usize = 64;
 /// Bytes that may wait in one SSE stream's queue unless configured (a
 /// single larger message still goes through an empty queue).
-pub const DEFAULT_STREAM_QUEUE_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_STREAM_QUEUE_BYTES: usize = 256 * 1024;
 /// Bytes a session's event logs keep at most, all its streams together,
 /// unless configured.
-pub const DEFAULT_EVENT_LOG_SESSION_BYTES: usize = 256 * 1024;
+pub(crate) const DEFAULT_EVENT_LOG_SESSION_BYTES: usize = 256 * 1024;
 /// Bytes every session's event logs keep at most, together, unless
 /// configured.
-pub const DEFAULT_EVENT_LOG_TOTAL_BYTES: usize = 128 * 1024 * 1024;
+pub(crate) const DEFAULT_EVENT_LOG_TOTAL_BYTES: usize = 128 * 1024 * 1024;
 
 /// How long a sealed `requestState` opens, unless configured.
-pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 /// Single-use `requestState`s recorded at most (not used yet) unless
 /// configured.
-pub const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
+pub(crate) const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
 
 /// Listen streams (`subscriptions/listen`) open at once unless configured.
-pub const DEFAULT_LISTEN_CAPACITY: usize = 10_000;
+pub(crate) const DEFAULT_LISTEN_CAPACITY: usize = 10_000;
 /// Publications one listen stream may have waiting unless configured; a
 /// stream whose queue fills is ended (its client re-listens).
-pub const DEFAULT_LISTEN_QUEUE: usize = 64;
+pub(crate) const DEFAULT_LISTEN_QUEUE: usize = 64;
 /// Resource URIs one listen filter is honoured for unless configured.
-pub const DEFAULT_LISTEN_URIS: usize = 256;
+pub(crate) const DEFAULT_LISTEN_URIS: usize = 256;
 
 /// Tasks held at most (running, or ended and retained) unless configured.
-pub const DEFAULT_TASK_CAPACITY: usize = 10_000;
+pub(crate) const DEFAULT_TASK_CAPACITY: usize = 10_000;
 /// How long an ended task stays readable unless configured (its `ttlMs`).
-pub const DEFAULT_TASK_RETENTION: Duration = crate::tasks::DEFAULT_RETENTION;
+pub(crate) const DEFAULT_TASK_RETENTION: Duration = crate::tasks::DEFAULT_RETENTION;
 /// How long a task's work waits for the client's input
 /// ([`TaskContext::input`](super::tasks::TaskContext::input)) unless
 /// configured; then the task fails.
-pub const DEFAULT_TASK_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_TASK_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Unless configured, a principal's share of a shared store (tasks,
 /// single-use `requestState`s) is the store's capacity divided by this,
@@ -102,19 +88,104 @@ pub const DEFAULT_TASK_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
 /// one heavy principal keeps 1,000 tasks at once (about 1.6 new ones a
 /// second, sustained, with the default 10-minute retention). A server with
 /// fewer, heavier principals raises it ([`Builder::task_share`](super::Builder::task_share)).
-pub const DEFAULT_SHARE_DIVISOR: usize = 10;
+pub(crate) const DEFAULT_SHARE_DIVISOR: usize = 10;
 
 /// The longest duration any setting takes. A bound that may be off takes an
 /// `Option` (`None`: none); a longer one is refused, not read as none.
-pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// The most requests in flight a session may be allowed (far below the
 /// eight million at which the registry's in-flight count would abort).
-pub const MAX_REQUESTS_PER_SESSION: usize = 1_000_000;
+pub(crate) const MAX_REQUESTS_PER_SESSION: usize = 1_000_000;
 
 /// A principal's share of a store of `capacity` unless configured.
 pub(crate) fn default_share(capacity: usize) -> usize {
     capacity.div_ceil(DEFAULT_SHARE_DIVISOR)
+}
+
+/// The defaults of a [`SessionManager`](super::SessionManager)'s bounds
+/// (what its [`Builder`](super::Builder) starts from), and the largest
+/// values the builder takes: associated constants, grouped out of the
+/// layer's root. The bounds table of [`crate::http`] says what each does.
+///
+/// ```
+/// use sessionreg::http::Defaults;
+///
+/// assert_eq!(Defaults::MAX_BODY, 4 * 1024 * 1024);
+/// assert!(Defaults::HANDLER_TIMEOUT < Defaults::DURATION_LIMIT);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults;
+
+impl Defaults {
+    /// Request bodies larger than this are refused with 413 unless configured.
+    pub const MAX_BODY: usize = DEFAULT_MAX_BODY;
+    /// How long a client may take to send a whole request body unless
+    /// configured.
+    pub const BODY_READ_TIMEOUT: Duration = DEFAULT_BODY_READ_TIMEOUT;
+    /// Requests in flight per session unless configured; the next gets 429.
+    pub const MAX_REQUESTS_PER_SESSION: usize = DEFAULT_MAX_REQUESTS_PER_SESSION;
+    /// Handlers in flight in the whole manager unless configured; the next
+    /// request gets 503.
+    pub const MAX_HANDLERS: usize = DEFAULT_MAX_HANDLERS;
+    /// How long a request's work (its handler, then its streamed reply) may run
+    /// unless configured.
+    pub const HANDLER_TIMEOUT: Duration = DEFAULT_HANDLER_TIMEOUT;
+    /// The `Retry-After` of 503 and 429 answers unless configured.
+    pub const RETRY_AFTER: Duration = DEFAULT_RETRY_AFTER;
+    /// How long a write may make no progress before its stream (and, in
+    /// `serve`, its connection) is ended, unless configured.
+    pub const STALL_TIMEOUT: Duration = DEFAULT_STALL_TIMEOUT;
+    /// How often an SSE stream gets a keep-alive comment unless configured.
+    pub const SSE_KEEP_ALIVE: Duration = DEFAULT_SSE_KEEP_ALIVE;
+    /// The reconnection delay priming events tell clients unless configured.
+    pub const SSE_RETRY: Duration = DEFAULT_SSE_RETRY;
+    /// Messages that may wait in one SSE stream's queue unless configured.
+    pub const STREAM_QUEUE_MESSAGES: usize = DEFAULT_STREAM_QUEUE_MESSAGES;
+    /// Bytes that may wait in one SSE stream's queue unless configured (a
+    /// single larger message still goes through an empty queue).
+    pub const STREAM_QUEUE_BYTES: usize = DEFAULT_STREAM_QUEUE_BYTES;
+    /// Bytes a session's event logs keep at most, all its streams together,
+    /// unless configured.
+    pub const EVENT_LOG_SESSION_BYTES: usize = DEFAULT_EVENT_LOG_SESSION_BYTES;
+    /// Bytes every session's event logs keep at most, together, unless
+    /// configured.
+    pub const EVENT_LOG_TOTAL_BYTES: usize = DEFAULT_EVENT_LOG_TOTAL_BYTES;
+    /// How long a sealed `requestState` opens, unless configured.
+    pub const REQUEST_STATE_TTL: Duration = DEFAULT_REQUEST_STATE_TTL;
+    /// Single-use `requestState`s recorded at most (not used yet) unless
+    /// configured.
+    pub const SINGLE_USE_STATES: usize = DEFAULT_SINGLE_USE_STATES;
+    /// Listen streams (`subscriptions/listen`) open at once unless configured.
+    pub const LISTEN_CAPACITY: usize = DEFAULT_LISTEN_CAPACITY;
+    /// Publications one listen stream may have waiting unless configured; a
+    /// stream whose queue fills is ended (its client re-listens).
+    pub const LISTEN_QUEUE: usize = DEFAULT_LISTEN_QUEUE;
+    /// Resource URIs one listen filter is honoured for unless configured.
+    pub const LISTEN_URIS: usize = DEFAULT_LISTEN_URIS;
+    /// Tasks held at most (running, or ended and retained) unless configured.
+    pub const TASK_CAPACITY: usize = DEFAULT_TASK_CAPACITY;
+    /// How long an ended task stays readable unless configured (its `ttlMs`).
+    pub const TASK_RETENTION: Duration = DEFAULT_TASK_RETENTION;
+    /// How long a task's work waits for the client's input
+    /// ([`TaskContext::input`](super::tasks::TaskContext::input)) unless
+    /// configured; then the task fails.
+    pub const TASK_INPUT_TIMEOUT: Duration = DEFAULT_TASK_INPUT_TIMEOUT;
+    /// Unless configured, a principal's share of a shared store (tasks,
+    /// single-use `requestState`s) is the store's capacity divided by this,
+    /// rounded up: 1,000 of the default 10,000 tasks, 10,000 of the default
+    /// 100,000 single-use states. A tenth: ten principals at their share fill a
+    /// store, so the rest need at least ten abusers to notice anything, while
+    /// one heavy principal keeps 1,000 tasks at once (about 1.6 new ones a
+    /// second, sustained, with the default 10-minute retention). A server with
+    /// fewer, heavier principals raises it ([`Builder::task_share`](super::Builder::task_share)).
+    pub const SHARE_DIVISOR: usize = DEFAULT_SHARE_DIVISOR;
+    /// The longest duration any setting takes. A bound that may be off takes an
+    /// `Option` (`None`: none); a longer one is refused, not read as none.
+    pub const DURATION_LIMIT: Duration = MAX_DURATION;
+    /// The most requests in flight a session may be allowed (far below the
+    /// eight million at which the registry's in-flight count would abort).
+    pub const REQUESTS_PER_SESSION_LIMIT: usize = MAX_REQUESTS_PER_SESSION;
 }
 
 /// Every bound and setting of a manager.
@@ -126,11 +197,6 @@ pub(crate) struct Config {
     pub(crate) max_handlers: usize,
     pub(crate) handler_timeout: Option<Duration>,
     pub(crate) retry_after: Duration,
-    pub(crate) header_read_timeout: Option<Duration>,
-    pub(crate) connection_idle_timeout: Option<Duration>,
-    pub(crate) max_connections: usize,
-    pub(crate) http2_keep_alive: Option<Duration>,
-    pub(crate) http2_max_concurrent_streams: u32,
     pub(crate) stall_timeout: Option<Duration>,
     pub(crate) sse_keep_alive: Option<Duration>,
     pub(crate) sse_retry: Option<Duration>,
@@ -177,11 +243,6 @@ impl Default for Config {
             max_handlers: DEFAULT_MAX_HANDLERS,
             handler_timeout: Some(DEFAULT_HANDLER_TIMEOUT),
             retry_after: DEFAULT_RETRY_AFTER,
-            header_read_timeout: Some(DEFAULT_HEADER_READ_TIMEOUT),
-            connection_idle_timeout: Some(DEFAULT_CONNECTION_IDLE_TIMEOUT),
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            http2_keep_alive: Some(DEFAULT_HTTP2_KEEP_ALIVE),
-            http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
             stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
             sse_keep_alive: Some(DEFAULT_SSE_KEEP_ALIVE),
             sse_retry: Some(DEFAULT_SSE_RETRY),
@@ -233,21 +294,6 @@ impl Config {
         count("max_handlers", self.max_handlers, 1, any)?;
         bound("handler_timeout", self.handler_timeout, false, max)?;
         duration("retry_after", self.retry_after, false, max)?;
-        bound("header_read_timeout", self.header_read_timeout, false, max)?;
-        bound(
-            "connection_idle_timeout",
-            self.connection_idle_timeout,
-            false,
-            max,
-        )?;
-        count("max_connections", self.max_connections, 1, any)?;
-        bound("http2_keep_alive", self.http2_keep_alive, false, max)?;
-        count(
-            "http2_max_concurrent_streams",
-            self.http2_max_concurrent_streams as usize,
-            1,
-            u32::MAX as usize,
-        )?;
         bound("stall_timeout", self.stall_timeout, false, max)?;
         bound("sse_keep_alive", self.sse_keep_alive, false, max)?;
         // A retry of 0 is a reconnection at once: meaningful.
@@ -387,10 +433,7 @@ mod tests {
         };
         assert_eq!(zero(|c| c.max_handlers = 0), Some("max_handlers"));
         assert_eq!(zero(|c| c.stream_queue_bytes = 0), Some("stream_queue"));
-        assert_eq!(
-            zero(|c| c.http2_max_concurrent_streams = 0),
-            Some("http2_max_concurrent_streams")
-        );
+        assert_eq!(zero(|c| c.listen_queue = 0), Some("listen_queue"));
         assert_eq!(
             zero(|c| c.stall_timeout = Some(Duration::ZERO)),
             Some("stall_timeout")

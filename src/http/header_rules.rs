@@ -5,7 +5,7 @@
 
 use super::headers;
 use super::protocol::{Version, DEFAULT_VERSION};
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::header::{HeaderName, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::HeaderMap;
 
 /// Reads `MCP-Protocol-Version`: absent means [`DEFAULT_VERSION`]; any
@@ -13,7 +13,7 @@ use http::HeaderMap;
 /// clients send an older one on some requests). `Err` carries the
 /// unsupported value.
 pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
-    let Some(value) = headers.get(headers::PROTOCOL_VERSION) else {
+    let Some(value) = headers.get(headers::name::PROTOCOL_VERSION) else {
         return Ok(Version::Legacy(DEFAULT_VERSION));
     };
     let text = value
@@ -28,20 +28,20 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
 /// which one counts would be a guess, and a proxy in front that guesses the
 /// other way (the last `Authorization`, say) would act on another request
 /// than this server does.
-pub(crate) const SINGLE_VALUED: [(&str, &str); 6] = [
-    (headers::SESSION_ID, "MCP-Session-Id"),
-    ("authorization", "Authorization"),
-    (headers::PROTOCOL_VERSION, "MCP-Protocol-Version"),
-    (headers::LAST_EVENT_ID, "Last-Event-ID"),
-    (headers::MCP_METHOD, "Mcp-Method"),
-    (headers::MCP_NAME, "Mcp-Name"),
+pub(crate) const SINGLE_VALUED: [(HeaderName, &str); 6] = [
+    (headers::name::SESSION_ID, "MCP-Session-Id"),
+    (AUTHORIZATION, "Authorization"),
+    (headers::name::PROTOCOL_VERSION, "MCP-Protocol-Version"),
+    (headers::name::LAST_EVENT_ID, "Last-Event-ID"),
+    (headers::name::MCP_METHOD, "Mcp-Method"),
+    (headers::name::MCP_NAME, "Mcp-Name"),
 ];
 
 /// The name of the first header of [`SINGLE_VALUED`] that `headers` carry
 /// more than once, if any.
 pub(crate) fn duplicated(headers: &HeaderMap) -> Option<&'static str> {
     SINGLE_VALUED.iter().find_map(|(name, shown)| {
-        let mut all = headers.get_all(*name).iter();
+        let mut all = headers.get_all(name).iter();
         (all.next().is_some() && all.next().is_some()).then_some(*shown)
     })
 }
@@ -49,28 +49,45 @@ pub(crate) fn duplicated(headers: &HeaderMap) -> Option<&'static str> {
 /// Whether the `Accept` headers admit `mime` (`type/subtype`); `*/*` and
 /// `type/*` count, a `q=0` entry does not.
 pub(crate) fn accepts(headers: &HeaderMap, mime: &str) -> bool {
-    let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
-    headers
+    accepts_all(headers, &[mime])
+}
+
+/// Whether the `Accept` headers admit every one of `mimes`, read in one
+/// pass over the header (a `POST` asks for two types).
+pub(crate) fn accepts_all(headers: &HeaderMap, mimes: &[&str]) -> bool {
+    let mut admitted = 0u32;
+    let all = (1u32 << mimes.len()) - 1;
+    let entries = headers
         .get_all(ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|entry| {
-            let mut parts = entry.split(';');
-            let range = parts.next().unwrap_or("").trim();
-            let refused = parts.any(|p| {
-                let p = p.trim();
-                p.starts_with("q=") && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
-            });
-            if refused {
-                return false;
-            }
-            range == "*/*"
+        .flat_map(|v| v.split(','));
+    for entry in entries {
+        let mut parts = entry.split(';');
+        let range = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            let p = p.trim();
+            p.starts_with("q=") && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+        });
+        if refused {
+            continue;
+        }
+        for (i, mime) in mimes.iter().enumerate() {
+            let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
+            let admits = range == "*/*"
                 || range.eq_ignore_ascii_case(mime)
                 || range
                     .strip_suffix("/*")
-                    .is_some_and(|k| k.eq_ignore_ascii_case(kind))
-        })
+                    .is_some_and(|k| k.eq_ignore_ascii_case(kind));
+            if admits {
+                admitted |= 1 << i;
+            }
+        }
+        if admitted == all {
+            return true;
+        }
+    }
+    admitted == all
 }
 
 /// Whether `Content-Type` is `application/json` (parameters such as
@@ -106,6 +123,16 @@ mod tests {
         assert!(accepts(&h, "text/event-stream"));
         let h = headers(&[("accept", "text/*;q=0, application/json")]);
         assert!(!accepts(&h, "text/event-stream"));
+        let both = ["application/json", "text/event-stream"];
+        let h = headers(&[
+            ("accept", "application/json"),
+            ("accept", "text/event-stream"),
+        ]);
+        assert!(accepts_all(&h, &both));
+        let h = headers(&[("accept", "application/json")]);
+        assert!(!accepts_all(&h, &both));
+        let h = headers(&[("accept", "*/*;q=0, application/*, text/event-stream")]);
+        assert!(accepts_all(&h, &both));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
     }
 
@@ -137,7 +164,7 @@ mod tests {
         assert_eq!(duplicated(&once), None);
         for (name, shown) in SINGLE_VALUED {
             let mut twice = once.clone();
-            twice.append(name, HeaderValue::from_static("a"));
+            twice.append(name.clone(), HeaderValue::from_static("a"));
             assert_eq!(duplicated(&twice), Some(shown), "{name}");
         }
     }

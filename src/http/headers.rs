@@ -16,3 +16,17 @@ pub const MCP_NAME: &str = "mcp-name";
 /// The prefix of the headers that mirror a tool's `x-mcp-header`
 /// parameters (SEP-2243): `Mcp-Param-{name}`.
 pub const MCP_PARAM_PREFIX: &str = "mcp-param-";
+
+/// The same names as `HeaderName`s, made once at compile time: a lookup by
+/// one does not parse (and check) its text again, as a lookup by `&str`
+/// does on every request.
+pub(crate) mod name {
+    use http::HeaderName;
+
+    pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static(super::SESSION_ID);
+    pub(crate) const PROTOCOL_VERSION: HeaderName =
+        HeaderName::from_static(super::PROTOCOL_VERSION);
+    pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static(super::LAST_EVENT_ID);
+    pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static(super::MCP_METHOD);
+    pub(crate) const MCP_NAME: HeaderName = HeaderName::from_static(super::MCP_NAME);
+}

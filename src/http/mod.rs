@@ -152,17 +152,17 @@
 //! source, which the README copies (CI checks the copy: `.ci/rule-tests`).
 //! A bound that may be off takes an `Option` (`None`: none);
 //! [`Builder::build`] refuses any value out of its range (zero where zero
-//! means nothing, a duration past [`MAX_DURATION`], a share past its
+//! means nothing, a duration past [`Defaults::DURATION_LIMIT`](crate::http::Defaults::DURATION_LIMIT), a share past its
 //! store) with a [`ConfigError`] naming the setting and what it allows.
 //!
 //! | bound | default | `Builder` method | flag |
 //! |---|---|---|---|
-//! | request headers (and, on HTTP/1, the next request of an idle connection) | 10 s, then closed | `header_read_timeout` | `--header-read-timeout-ms` |
+//! | request headers (and, on HTTP/1, the next request of an idle connection) | 10 s, then closed | `Connections::header_read_timeout` | `--header-read-timeout-ms` |
 //! | a whole `POST` body | 30 s, then 408 | `body_read_timeout` | `--body-read-timeout-ms` |
-//! | a connection with nothing in flight | 60 s, then closed | `connection_idle_timeout` | `--connection-idle-timeout-ms` |
-//! | open connections | 10 000; past it, no accepting | `max_connections` | `--max-connections` |
-//! | HTTP/2 keep-alive | a ping every 20 s, 20 s to answer | `http2_keep_alive` | `--http2-keep-alive-ms` |
-//! | HTTP/2 streams per connection | 100 | `http2_max_concurrent_streams` | `--http2-max-streams` |
+//! | a connection with nothing in flight | 60 s, then closed | `Connections::idle_timeout` | `--connection-idle-timeout-ms` |
+//! | open connections | 10 000; past it, no accepting | `Connections::max_connections` | `--max-connections` |
+//! | HTTP/2 keep-alive | a ping every 20 s, 20 s to answer | `Connections::http2_keep_alive` | `--http2-keep-alive-ms` |
+//! | HTTP/2 streams per connection | 100 | `Connections::http2_max_concurrent_streams` | `--http2-max-streams` |
 //! | requests in flight per session | 100; then 429 + `Retry-After` | `max_requests_per_session` | `--max-requests-per-session` |
 //! | handlers in flight overall | 10 000; then 503 + `Retry-After` | `max_handlers` | `--max-handlers` |
 //! | a request's work (its handler, then its streamed reply) | 300 s; then dropped, and the request gets a JSON-RPC error (-32603); it also ends with its session, by any path | `handler_timeout` | `--handler-timeout-ms` |
@@ -180,7 +180,8 @@
 //! | the same, per principal | a tenth (10 000); then 429 naming the bound; nobody else notices | `single_use_share` (`None`: off) | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
-//! HTTP/2, and the socket half of stalled writes) are applied by [`serve`];
+//! HTTP/2: [`Connections`], and the socket half of stalled writes) are
+//! applied by [`serve`] and [`serve_with`];
 //! a server that mounts the manager on a stack of its own sets that
 //! stack's (or serves its router through `serve`, as `examples/axum_server`
 //! does); all the others hold wherever the manager is mounted. A server on
@@ -288,23 +289,13 @@ pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Rep
 pub use asks::{ClientAnswer, ClientRequest};
 pub use body::Body;
 pub use builder::Builder;
-pub use config::{
-    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_EVENT_LOG_SESSION_BYTES,
-    DEFAULT_EVENT_LOG_TOTAL_BYTES, DEFAULT_HANDLER_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_HTTP2_KEEP_ALIVE, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_LISTEN_CAPACITY,
-    DEFAULT_LISTEN_QUEUE, DEFAULT_LISTEN_URIS, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_HANDLERS, DEFAULT_MAX_REQUESTS_PER_SESSION, DEFAULT_REQUEST_STATE_TTL,
-    DEFAULT_RETRY_AFTER, DEFAULT_SHARE_DIVISOR, DEFAULT_SINGLE_USE_STATES, DEFAULT_SSE_KEEP_ALIVE,
-    DEFAULT_SSE_RETRY, DEFAULT_STALL_TIMEOUT, DEFAULT_STREAM_QUEUE_BYTES,
-    DEFAULT_STREAM_QUEUE_MESSAGES, DEFAULT_TASK_CAPACITY, DEFAULT_TASK_INPUT_TIMEOUT,
-    DEFAULT_TASK_RETENTION, MAX_DURATION, MAX_REQUESTS_PER_SESSION,
-};
+pub use config::Defaults;
 pub use config_error::ConfigError;
 pub use counters::HttpStats;
 pub use drain::DrainReport;
 pub use listen::{Audience, Change, Publisher};
 pub use manager::SessionManager;
 pub use protocol::Version;
-pub use server::serve;
+pub use server::{serve, serve_with, Connections};
 pub use shutdown::ShutdownReport;
 pub use tasks::{TaskContext, TaskWork};

@@ -10,7 +10,9 @@ use http::{Method, StatusCode};
 use http_body_util::Full;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
-use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply, SessionManager};
+use sessionreg::http::{
+    self as mcp, App, Connections, Context, HandlerError, Reply, SessionManager,
+};
 use sessionreg::{Reason, SessionId};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -325,7 +327,27 @@ impl Server {
         configure: impl FnOnce(Builder) -> Builder,
         deadline: Duration,
     ) -> Server {
-        Server::start_on("127.0.0.1:0", configure, deadline).await
+        Server::start_on("127.0.0.1:0", configure, Connections::default(), deadline).await
+    }
+
+    /// With these connection bounds (which `serve_with` applies).
+    pub async fn start_connections(
+        configure: impl FnOnce(Builder) -> Builder,
+        connections: Connections,
+    ) -> Server {
+        Server::start_on(
+            "127.0.0.1:0",
+            configure,
+            connections,
+            Duration::from_secs(10),
+        )
+        .await
+    }
+
+    /// With the short bounds of [`short_bounds`] and
+    /// [`short_connections`], then `configure`.
+    pub async fn start_short(configure: impl FnOnce(Builder) -> Builder) -> Server {
+        Server::start_connections(|b| configure(short_bounds(b)), short_connections()).await
     }
 
     /// Bound to `bind` (e.g. `0.0.0.0:0`, as in a container); the client
@@ -333,6 +355,7 @@ impl Server {
     pub async fn start_on(
         bind: &str,
         configure: impl FnOnce(Builder) -> Builder,
+        connections: Connections,
         deadline: Duration,
     ) -> Server {
         let (manager, closes, probes, gate) = gated_manager(configure);
@@ -340,7 +363,7 @@ impl Server {
         let bound = listener.local_addr().unwrap();
         let addr = SocketAddr::from(([127, 0, 0, 1], bound.port()));
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(mcp::serve(
+        let task = tokio::spawn(mcp::serve_with(
             listener,
             manager.clone(),
             manager.clone(),
@@ -348,6 +371,7 @@ impl Server {
                 let _ = stopped.await;
             },
             deadline,
+            connections,
         ));
         Server {
             addr,
@@ -469,14 +493,19 @@ pub async fn with_headers(client: &Client, headers: &[(&str, &str)]) -> Answer {
 /// each test to seconds.
 pub const SHORT: Duration = Duration::from_millis(400);
 
-/// Short connection bounds. Sessions keep the default (no idle timeout):
-/// a test's own session must not expire between its requests on a loaded
-/// machine; the tests that need sessions reaped ask for it.
+/// Short bounds of the manager (a body's read, a stalled write). Sessions
+/// keep the default (no idle timeout): a test's own session must not
+/// expire between its requests on a loaded machine; the tests that need
+/// sessions reaped ask for it.
 pub fn short_bounds(b: Builder) -> Builder {
-    b.header_read_timeout(Some(SHORT))
-        .body_read_timeout(Some(SHORT))
-        .connection_idle_timeout(Some(SHORT))
-        .stall_timeout(Some(SHORT))
+    b.body_read_timeout(Some(SHORT)).stall_timeout(Some(SHORT))
+}
+
+/// Short connection bounds (a request's headers, an idle connection).
+pub fn short_connections() -> Connections {
+    Connections::default()
+        .header_read_timeout(Some(SHORT))
+        .idle_timeout(Some(SHORT))
 }
 
 /// A well-behaved client's whole session, from a fresh client: initialize,

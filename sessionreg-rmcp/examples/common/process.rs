@@ -1,6 +1,7 @@
 //! What both rmcp examples do as processes: their logging, their first
 //! stdout line, serving until Ctrl-C or SIGTERM. Included by each with
-//! `#[path = "common/process.rs"] mod process;`.
+//! `#[path = "common/process.rs"] mod process;` (beside `listen.rs`, which
+//! it serves with).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -52,11 +53,7 @@ pub async fn serve(
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;
     let stopped = token.clone().cancelled_owned();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stopped)
-            .await
-    });
+    let server = tokio::spawn(crate::listen::serve(listener, router, stopped));
     signalled.await;
     let ended = stop();
     token.cancel();

@@ -77,10 +77,17 @@ pub fn router<M: SessionManager>(
     token: CancellationToken,
     metrics: impl Fn() -> String + Clone + Send + Sync + 'static,
 ) -> Router {
-    let mcp = StreamableHttpService::new(
-        || Ok(Demo::default()),
-        manager,
-        StreamableHttpServerConfig::default().with_cancellation_token(token),
-    );
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(token);
+    router_with(manager, config, metrics)
+}
+
+/// [`router`] with rmcp's server configuration given whole (a
+/// `session_store`, say).
+pub fn router_with<M: SessionManager>(
+    manager: Arc<M>,
+    config: StreamableHttpServerConfig,
+    metrics: impl Fn() -> String + Clone + Send + Sync + 'static,
+) -> Router {
+    let mcp = StreamableHttpService::new(|| Ok(Demo::default()), manager, config);
     endpoint::endpoint(mcp, metrics)
 }

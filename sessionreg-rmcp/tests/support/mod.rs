@@ -5,8 +5,12 @@
 
 #[path = "../../examples/rmcp_server/app.rs"]
 pub mod app;
+#[path = "../../examples/common/listen.rs"]
+pub mod listen;
+pub mod stores;
 
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::Value;
 use sessionreg::{Reason, SessionId};
 use sessionreg_rmcp::{Builder, RegistrySessionManager};
@@ -19,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 /// The client, and the helpers these tests use. (Each test file uses some
 /// of them: the others are not unused.)
 #[allow(unused_imports)]
-pub use mcp_test_client::{eventually, Client, ACCEPT_BOTH};
+pub use mcp_test_client::{eventually, read_sse, sse_events, sse_ids, Client, ACCEPT_BOTH};
 
 /// Every close callback, so tests can check "exactly once, for this reason".
 #[derive(Default)]
@@ -71,6 +75,27 @@ impl Server {
         rmcp_token: CancellationToken,
         configure: impl FnOnce(Builder) -> Builder,
     ) -> Server {
+        let config = StreamableHttpServerConfig::default();
+        Server::start_full("127.0.0.1:0", rmcp_token, config, configure).await
+    }
+
+    /// [`start`](Server::start) with rmcp's server configuration given (a
+    /// `session_store`, say), bound to `bind` (`127.0.0.1:0`, or the
+    /// address a stopped server had, to play its restart).
+    pub async fn start_configured(
+        bind: &str,
+        config: StreamableHttpServerConfig,
+        configure: impl FnOnce(Builder) -> Builder,
+    ) -> Server {
+        Server::start_full(bind, CancellationToken::new(), config, configure).await
+    }
+
+    async fn start_full(
+        bind: &str,
+        rmcp_token: CancellationToken,
+        config: StreamableHttpServerConfig,
+        configure: impl FnOnce(Builder) -> Builder,
+    ) -> Server {
         let closes = Arc::new(Closes::default());
         let log = closes.clone();
         let manager = Arc::new(
@@ -83,8 +108,9 @@ impl Server {
             let manager = manager.clone();
             move || manager.metrics()
         };
-        let router = app::router(manager.clone(), rmcp_token.clone(), metrics);
-        let (url, stop, task) = serve(router).await;
+        let config = config.with_cancellation_token(rmcp_token.clone());
+        let router = app::router_with(manager.clone(), config, metrics);
+        let (url, stop, task) = serve_on(bind, router).await;
         Server {
             url,
             manager,
@@ -106,6 +132,14 @@ impl Server {
 
     pub fn live(&self) -> u64 {
         self.manager.stats().live
+    }
+
+    /// `host:port`.
+    pub fn addr(&self) -> String {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_string()
     }
 
     pub fn client(&self) -> Client {
@@ -163,17 +197,24 @@ impl Drop for LocalServer {
     }
 }
 
-async fn serve(router: axum::Router) -> (String, CancellationToken, JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+/// Serves `router` on 127.0.0.1:0 as the examples serve theirs.
+pub async fn serve(router: axum::Router) -> (String, CancellationToken, JoinHandle<()>) {
+    serve_on("127.0.0.1:0", router).await
+}
+
+/// [`serve`] on `bind`.
+pub async fn serve_on(
+    bind: &str,
+    router: axum::Router,
+) -> (String, CancellationToken, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind(bind)
         .await
-        .expect("bind 127.0.0.1:0");
+        .unwrap_or_else(|e| panic!("bind {bind}: {e}"));
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let stop = CancellationToken::new();
     let stopped = stop.clone().cancelled_owned();
     let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, router)
-            .with_graceful_shutdown(stopped)
-            .await;
+        let _ = listen::serve(listener, router, stopped).await;
     });
     (url, stop, task)
 }

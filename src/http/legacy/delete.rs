@@ -17,7 +17,7 @@ use http::{Response, StatusCode};
 /// nothing; then exactly the session found is ended
 /// ([`Registry::terminate_session`](crate::Registry::terminate_session)).
 pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
-    let Some(header) = request.headers().get(headers::SESSION_ID) else {
+    let Some(header) = request.headers().get(headers::name::SESSION_ID) else {
         return Reject::MissingSessionId.respond(None, &state.config);
     };
     let principal = request.extensions().get::<Principal>();

@@ -40,14 +40,14 @@ fn stream<A: App, B>(
         return Err(Reject::NotAcceptable("Accept must list text/event-stream"));
     }
     let header = headers
-        .get(headers::SESSION_ID)
+        .get(headers::name::SESSION_ID)
         .ok_or(Reject::MissingSessionId)?;
     let principal = request.extensions().get::<Principal>();
     let session = super::find(state, header.as_bytes(), principal)?;
     // An open stream is a request in flight: under the session's cap too.
     let in_flight = admission::begin(&session, state.config.max_requests_per_session)?;
     let logging = state.config.event_log_events > 0;
-    let last_event_id = match headers.get(headers::LAST_EVENT_ID) {
+    let last_event_id = match headers.get(headers::name::LAST_EVENT_ID) {
         None => None,
         Some(value) => match value.to_str().ok().and_then(EventId::parse) {
             Some(id) => Some(id),

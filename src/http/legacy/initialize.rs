@@ -106,7 +106,9 @@ pub(super) async fn open<A: App>(
         let mut text = [0u8; crate::SessionId::TEXT_LEN];
         let value =
             HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
-        response.headers_mut().insert(headers::SESSION_ID, value);
+        response
+            .headers_mut()
+            .insert(headers::name::SESSION_ID, value);
     }
     response
 }

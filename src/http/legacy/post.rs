@@ -42,7 +42,7 @@ where
     if let Err(reject) = state.runner.handlers.admit(config.max_handlers) {
         return reject.respond(id.as_ref(), config);
     }
-    let session_header = parts.headers.get(headers::SESSION_ID).cloned();
+    let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();
     if session_header.is_none() && carries_modern_meta(&message) {
         // A 2026-07-28 request that forgot its version header: a modern
         // error, so that a dual-era client does not fall back to

@@ -71,6 +71,11 @@ pub use crate::http::mirror::{MirrorError, MirroredParams};
 pub use crate::http::mrtr::sealing::{RequestStateKeys, StateRejection};
 pub use crate::http::mrtr::{InputRequests, InputRequired};
 
+/// Not part of the API: the sealer's bench hook (`benches/sealing.rs`).
+#[cfg(feature = "bench-hooks")]
+#[doc(hidden)]
+pub use crate::http::mrtr::sealing::bench as __bench_sealing;
+
 use crate::http::access::auth::Principal;
 use crate::http::app::{App, Context, ModernRequest};
 use crate::http::body::{self, Body};

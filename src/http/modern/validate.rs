@@ -2,11 +2,12 @@
 //! against its body (the transport page's "Server Validation", SEP-2243),
 //! before the application sees it.
 
-use crate::http::headers::{MCP_METHOD, MCP_NAME};
+use crate::http::headers::name::{MCP_METHOD, MCP_NAME};
 use crate::http::jsonrpc::{self, present, starts_with, Message, RpcError};
 use crate::http::meta::{META_CAPABILITIES, META_VERSION};
 use crate::http::protocol::MODERN_VERSION;
 use http::HeaderMap;
+use http::HeaderName;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -199,8 +200,8 @@ fn named_target(method: &str, checked: &Params<'_>) -> Option<String> {
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space
 /// and tab), which "Server Validation" counts as a failure.
-fn header_text(headers: &HeaderMap, name: &str) -> Result<Option<String>, RpcError> {
-    let mut values = headers.get_all(name).iter();
+fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<String>, RpcError> {
+    let mut values = headers.get_all(&name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
     };

@@ -21,8 +21,8 @@
 //! one it saw, so an idle connection is closed between one and two idle
 //! timeouts after its last request ended.
 
+use super::connections::Connections;
 use super::stall_io::StallIo;
-use crate::http::config::Config;
 use crate::http::counters::HttpCounters;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
@@ -54,19 +54,19 @@ pub(crate) enum Phase {
     Stopped,
 }
 
-/// The hyper connection builder for `config`.
-pub(crate) fn builder(config: &Config) -> auto::Builder<TokioExecutor> {
+/// The hyper connection builder for `connections`.
+pub(crate) fn builder(connections: &Connections) -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(config.header_read_timeout);
+        .header_read_timeout(connections.header_read_timeout);
     let http2 = &mut builder.http2();
     http2
         .timer(TokioTimer::new())
-        .max_concurrent_streams(config.http2_max_concurrent_streams)
-        .keep_alive_interval(config.http2_keep_alive);
-    if let Some(period) = config.http2_keep_alive {
+        .max_concurrent_streams(connections.http2_max_concurrent_streams)
+        .keep_alive_interval(connections.http2_keep_alive);
+    if let Some(period) = connections.http2_keep_alive {
         http2.keep_alive_timeout(period);
     }
     builder
@@ -81,11 +81,12 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    pub(crate) fn new(config: &Config) -> Watch {
+    /// The watch of `connections`, with the manager's `stall` timeout.
+    pub(crate) fn new(connections: &Connections, stall: Option<Duration>) -> Watch {
         Watch {
-            first_request: config.header_read_timeout,
-            idle: config.connection_idle_timeout,
-            stall: config.stall_timeout,
+            first_request: connections.header_read_timeout,
+            idle: connections.idle_timeout,
+            stall,
         }
     }
 

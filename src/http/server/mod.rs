@@ -6,6 +6,7 @@
 //! hyper-util's `server/graceful.rs`.
 
 pub(crate) mod connection;
+mod connections;
 mod stall_io;
 mod stop;
 
@@ -13,6 +14,7 @@ use crate::http::app::App;
 use crate::http::shutdown::ShutdownReport;
 use crate::http::SessionManager;
 use connection::{Phase, Watch};
+pub use connections::Connections;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use std::convert::Infallible;
@@ -34,18 +36,8 @@ const ACCEPT_LOG_PERIOD: Duration = Duration::from_secs(10);
 
 /// Serves `manager` on `listener` (HTTP/1.1 and HTTP/2) until `signal`
 /// resolves, then shuts down gracefully, waiting at most `deadline` for
-/// requests in flight. Starts the idle reaper, and tells the manager the
-/// address it is bound to (see [`SessionManager::set_bind_address`]).
-///
-/// Each connection gets the manager's connection bounds (see
-/// [`Builder::header_read_timeout`](super::Builder::header_read_timeout)
-/// and the methods after it): header and idle timeouts, stalled writes,
-/// HTTP/2 keep-alive and streams. At most
-/// [`max_connections`](super::Builder::max_connections) are open at once;
-/// past it `serve` stops accepting until one closes. An accept error that
-/// is not about one connection (out of file descriptors, say) pauses the
-/// loop, 10 ms at first and doubling up to 1 s while the errors go on, so
-/// it never spins.
+/// requests in flight; with the default [`Connections`] bounds (see
+/// [`serve_with`] to set them).
 ///
 /// `service` answers each request; pass `manager.clone()` to serve only the
 /// MCP endpoint, or a router that calls [`SessionManager::handle`] for it:
@@ -74,13 +66,56 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let defaults = Connections::default();
+    serve_with(listener, manager, service, signal, deadline, defaults).await
+}
+
+/// [`serve`] with these connection bounds: starts the idle reaper, tells
+/// the manager the address it is bound to (see
+/// [`SessionManager::set_bind_address`]), and gives each connection the
+/// bounds of `connections` (header and idle timeouts, HTTP/2 keep-alive
+/// and streams) and the manager's stalled-write timeout
+/// ([`Builder::stall_timeout`](super::Builder::stall_timeout)). At most
+/// [`Connections::max_connections`] are open at once; past it `serve`
+/// stops accepting until one closes. An accept error that is not about one
+/// connection (out of file descriptors, say) pauses the loop, 10 ms at
+/// first and doubling up to 1 s while the errors go on, so it never spins.
+///
+/// A setting of `connections` out of its range is refused before anything
+/// is served: an `InvalidInput` error whose inner error is the
+/// [`ConfigError`](super::ConfigError) naming it.
+pub async fn serve_with<A, S, F, B>(
+    listener: TcpListener,
+    manager: SessionManager<A>,
+    service: S,
+    signal: impl Future<Output = ()>,
+    deadline: Duration,
+    connections: Connections,
+) -> io::Result<ShutdownReport>
+where
+    A: App,
+    S: hyper::service::Service<
+            Request<Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+            Future = F,
+        > + Clone
+        + Send
+        + 'static,
+    F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    connections
+        .validate()
+        .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
     let state = manager.state();
-    let config = &state.config;
-    let builder = Arc::new(connection::builder(config));
-    let watch = Watch::new(config);
-    let max_connections = config.max_connections.min(u32::MAX as usize);
+    let builder = Arc::new(connection::builder(&connections));
+    let watch = Watch::new(&connections, state.config.stall_timeout);
+    let max_connections = connections.max_connections.min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max_connections));
     let (phase, phase_rx) = watch::channel(Phase::Serving);
     let mut errors = AcceptErrors::default();

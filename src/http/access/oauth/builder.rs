@@ -17,20 +17,20 @@ use std::time::Duration;
 
 /// How far `exp` and `nbf` may be off (clock skew between this server and
 /// the authorization server) unless configured.
-pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 /// How old the key set may grow before it is refreshed in the background
 /// unless configured.
-pub const DEFAULT_KEYS_MAX_AGE: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_KEYS_MAX_AGE: Duration = Duration::from_secs(300);
 /// The least time between two fetches of the key set unless configured.
-pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
 /// How long one exchange with the authorization server may take unless
 /// configured.
-pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Tokens kept in the cache of accepted tokens unless configured.
-pub const DEFAULT_TOKEN_CACHE: usize = 10_000;
+pub(crate) const DEFAULT_TOKEN_CACHE: usize = 10_000;
 /// How long an introspected token is trusted before it is asked about
 /// again unless configured.
-pub const DEFAULT_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
 /// The largest document (metadata, JWKS, introspection answer) read from
 /// the authorization server.
 const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
@@ -127,6 +127,25 @@ impl ResourceServer {
 }
 
 impl ResourceServerBuilder {
+    /// How far `exp` and `nbf` may be off (clock skew between this server and
+    /// the authorization server) unless configured.
+    pub const DEFAULT_LEEWAY: Duration = DEFAULT_LEEWAY;
+    /// How old the key set may grow before it is refreshed in the background
+    /// unless configured.
+    pub const DEFAULT_KEYS_MAX_AGE: Duration = DEFAULT_KEYS_MAX_AGE;
+    /// The least time between two fetches of the key set unless configured.
+    pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = DEFAULT_MIN_REFRESH_INTERVAL;
+    /// How long one exchange with the authorization server may take unless
+    /// configured.
+    pub const DEFAULT_FETCH_TIMEOUT: Duration = DEFAULT_FETCH_TIMEOUT;
+    /// Tokens kept in the cache of accepted tokens unless configured.
+    pub const DEFAULT_TOKEN_CACHE: usize = DEFAULT_TOKEN_CACHE;
+    /// How long an introspected token is trusted before it is asked about
+    /// again unless configured.
+    pub const DEFAULT_INTROSPECTION_TTL: Duration = DEFAULT_INTROSPECTION_TTL;
+}
+
+impl ResourceServerBuilder {
     /// A scope every request's token must grant: without it, 403
     /// `insufficient_scope` naming every required scope. Also listed in
     /// the metadata's `scopes_supported` and in the 401 challenge's `scope`.
@@ -181,21 +200,21 @@ impl ResourceServerBuilder {
     }
 
     /// How long an introspected token is trusted before the endpoint is
-    /// asked again (default [`DEFAULT_INTROSPECTION_TTL`]): a revoked
+    /// asked again (default [`ResourceServerBuilder::DEFAULT_INTROSPECTION_TTL`]): a revoked
     /// token keeps working for at most this long.
     pub fn introspection_ttl(mut self, ttl: Duration) -> Self {
         self.introspection_ttl = ttl;
         self
     }
 
-    /// How far `exp` and `nbf` may be off (default [`DEFAULT_LEEWAY`]).
+    /// How far `exp` and `nbf` may be off (default [`ResourceServerBuilder::DEFAULT_LEEWAY`]).
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
         self
     }
 
     /// How old the key set may grow before it is fetched again in the
-    /// background (default [`DEFAULT_KEYS_MAX_AGE`]): a key the
+    /// background (default [`ResourceServerBuilder::DEFAULT_KEYS_MAX_AGE`]): a key the
     /// authorization server withdrew is trusted for at most this long.
     pub fn keys_max_age(mut self, age: Duration) -> Self {
         self.max_age = age;
@@ -203,7 +222,7 @@ impl ResourceServerBuilder {
     }
 
     /// The least time between two fetches of the key set (default
-    /// [`DEFAULT_MIN_REFRESH_INTERVAL`]): tokens naming keys nobody knows
+    /// [`ResourceServerBuilder::DEFAULT_MIN_REFRESH_INTERVAL`]): tokens naming keys nobody knows
     /// cost the authorization server at most one fetch per interval.
     pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
         self.min_interval = interval;
@@ -211,14 +230,14 @@ impl ResourceServerBuilder {
     }
 
     /// How long one exchange with the authorization server may take
-    /// (default [`DEFAULT_FETCH_TIMEOUT`]).
+    /// (default [`ResourceServerBuilder::DEFAULT_FETCH_TIMEOUT`]).
     pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
         self.fetch_timeout = timeout;
         self
     }
 
     /// Tokens kept in the cache of accepted tokens (default
-    /// [`DEFAULT_TOKEN_CACHE`]; 0: none, every request verifies its
+    /// [`ResourceServerBuilder::DEFAULT_TOKEN_CACHE`]; 0: none, every request verifies its
     /// token).
     pub fn token_cache(mut self, tokens: usize) -> Self {
         self.cache = tokens;

@@ -69,10 +69,7 @@ mod stats;
 mod urls;
 mod verify;
 
-pub use builder::{
-    OAuthConfigError, ResourceServerBuilder, DEFAULT_FETCH_TIMEOUT, DEFAULT_INTROSPECTION_TTL,
-    DEFAULT_KEYS_MAX_AGE, DEFAULT_LEEWAY, DEFAULT_MIN_REFRESH_INTERVAL, DEFAULT_TOKEN_CACHE,
-};
+pub use builder::{OAuthConfigError, ResourceServerBuilder};
 pub use jwks::RefreshError;
 pub use stats::OAuthStats;
 
