@@ -34,7 +34,8 @@ GROUPS = [("tools", "toolsListChanged, bodies read between rounds (no waker regi
 def criterion_rows(root):
     rows = {}
     for group, _ in GROUPS:
-        d = os.path.join(root, "listen_publish", group)
+        # criterion names a group's directory after it, "/" made "_".
+        d = os.path.join(root, f"listen_publish_{group}")
         if not os.path.isdir(d):
             continue
         for n in os.listdir(d):
@@ -84,7 +85,7 @@ def main():
     times = criterion_rows(a.criterion)
     sizes = sorted({n for (_, n) in times})
     if times:
-        print("Publisher cost per matching listener: criterion's median time of one "
+        print("Publisher cost per matching listener: criterion's median of the publishing thread's CPU time for one "
               "`Publisher::publish` ÷ the listeners, ns (one run, 10 samples)\n")
         print("| listeners | " + " | ".join(g for g, _ in GROUPS) + " |")
         print("|---:|" + "---:|" * len(GROUPS))

@@ -26,6 +26,10 @@
 //! checked to be data, and the count of live listeners after the run too:
 //! a listener ended as lagging would fail the bench.
 //!
+//! What is timed is the publishing thread's CPU time
+//! (`CLOCK_THREAD_CPUTIME_ID`), not wall time: on a shared machine the
+//! publisher is preempted by other processes, which wall time would count.
+//!
 //! Sizes: 1,000 to `LISTEN_PUBLISH_MAX` (default 1,000,000) by tens.
 //! `cargo bench --bench listen_publish` (criterion; the per-listener figures:
 //! `python3 benches/listen_publish.py target/criterion`).
@@ -212,6 +216,22 @@ impl Held {
     }
 }
 
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): what the
+/// publisher's thread spent, not the time it waited while other processes
+/// of a shared machine ran (wall time on a loaded 2-core machine inflates
+/// several-fold; this does not, cache misses aside).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration;
+    // CLOCK_THREAD_CPUTIME_ID is supported on every Linux this runs on.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// One publication, as an application makes it.
 #[inline(never)]
 fn publish_once(publisher: &Publisher, topic: Topic) {
@@ -256,9 +276,9 @@ fn bench_polled(c: &mut Criterion, topic: Topic, cap: usize) {
                     if held.owed > DRAIN_EVERY {
                         held.drain();
                     }
-                    let t = Instant::now();
+                    let t = thread_cpu();
                     publish_once(&held.publisher, held.topic);
-                    total += t.elapsed();
+                    total += thread_cpu() - t;
                     held.owed += 1;
                 }
                 total
@@ -302,9 +322,9 @@ fn bench_tokio(c: &mut Criterion) {
                 rt.block_on(async {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let t = Instant::now();
+                        let t = thread_cpu();
                         publish_once(&held.publisher, Topic::Tools);
-                        total += t.elapsed();
+                        total += thread_cpu() - t;
                         expected += n;
                         wait_for(&frames, expected).await;
                     }
@@ -347,15 +367,19 @@ fn count(args: &[String]) {
             let per_listener = (counting::live_bytes() - bytes0) as f64 / n as f64;
             held.drain();
             let mut allocations = 0;
+            let mut cpu = Vec::with_capacity(publications);
             for _ in 0..publications {
                 if held.owed > DRAIN_EVERY {
                     held.drain();
                 }
                 let before = counting::allocations();
+                let t = thread_cpu();
                 publish_once(&held.publisher, topic);
+                cpu.push(thread_cpu() - t);
                 allocations += counting::allocations() - before;
                 held.owed += 1;
             }
+            cpu.sort_unstable();
             held.drain();
             assert_eq!(held.live(), n as u64, "every listener still open");
             assert_eq!(
@@ -370,6 +394,13 @@ fn count(args: &[String]) {
                 allocations as f64 / publications as f64
             );
             println!("allocations: {allocations}");
+            if let (Some(min), Some(median)) = (cpu.first(), cpu.get(cpu.len() / 2)) {
+                println!(
+                    "thread CPU ns per listener: min {:.1}, median {:.1}",
+                    min.as_nanos() as f64 / n as f64,
+                    median.as_nanos() as f64 / n as f64
+                );
+            }
         }
         "open-uri" | "open-tools" => {
             let topic = if what == "open-uri" {

@@ -340,7 +340,7 @@ listen() {
         "$@" 2> >(tee "$out/listen-progress.log" >&2) | tee -a "$out/listen.md"
     after | tee -a "$out/listen.md"
     machine | tee "$out/listen-publish.md"
-    rm -rf "$target/criterion/listen_publish"
+    rm -rf "$target/criterion/listen_publish_"*
     cargo bench --bench listen_publish > "$out/listen-publish-criterion.txt" 2>&1
     python3 benches/listen_publish.py --criterion "$target/criterion" --bin "$pbin" \
         --json "$out/listen-publish.json" | tee -a "$out/listen-publish.md"

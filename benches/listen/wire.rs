@@ -105,7 +105,7 @@ fn message(bytes: &[u8]) -> Option<Value> {
     text.lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .filter_map(|d| serde_json::from_str(d.trim()).ok())
-        .last()
+        .next_back()
 }
 
 /// A keep-alive HTTP/1.1 connection for `tools/call`s.
