@@ -30,6 +30,11 @@
 #   benches/run.sh tasks       # the task store against rmcp 3.11's TaskManager and moka, the
 #                              # slot-read floor (benches/tasks/), TASKS_RUNS criterion runs
 #                              # (default 1), the tables, then heap bytes per idle task
+#   benches/run.sh listen      # subscriptions/listen: RSS per idle listener (HTTP/1.1, HTTP/2) and
+#                              # one resources/updated to 10,000 listeners, mcp_server beside the
+#                              # Python and TypeScript SDKs' listen servers and hyper alone (the
+#                              # floor); then the publisher's cost per listener in-process up to 1M
+#                              # (criterion, callgrind, the counting allocator)
 #   benches/run.sh peers       # installs the Python and TypeScript SDK servers (benches/peers/)
 #   benches/run.sh --snapshot STEP   # any step, built from a clean `git archive HEAD`
 #                                    # (other people's uncommitted edits stay out)
@@ -306,6 +311,42 @@ tasks() {
     { machine; cargo bench -p tasks-bench --bench tasks_memory 2>/dev/null; after; } | tee "$out/tasks-memory.md"
 }
 
+# subscriptions/listen (issue 26). Over sockets (benches/listen/), each
+# server started afresh per measurement, rounds rotating: RSS per idle
+# listener, 5,000 each on its own HTTP/1.1 connection and 5,000 multiplexed
+# on HTTP/2 (100 per connection; h2c: mcp_server and hyper alone only), and
+# one resources/updated to 10,000 listeners each on its own connection;
+# mcp_server against the Python SDK 2.3 and TypeScript SDK v2 listen
+# servers, their cap of 1,024 listen streams raised to 20,000 with their
+# own knobs, and hyper alone holding SSE streams (e2e-rmcp's stream_floor)
+# for the memory. In-process (benches/listen_publish.rs): the publisher's
+# time per matching listener up to 1M listeners, then the instructions,
+# allocations and heap bytes of the same code (benches/listen_publish.py).
+# Not a step of `report` (about 40 minutes more; its BENCHMARKS.md section
+# is written from this step's output by hand), nor of CI.
+LISTEN_DEFAULTS=(--rss 5000 --h2 5000 --fanout 10000 --publications 5 --rounds 3)
+listen() {
+    build_servers
+    peers > "$out/peers.txt"
+    local bin pbin
+    bin=$(bench_bin --bench listen)
+    pbin=$(bench_bin --bench listen_publish)
+    { machine; cat "$out/peers.txt"; echo "settings: ${LISTEN_DEFAULTS[*]} $*"; } | tee "$out/listen.md"
+    "$bin" "${LISTEN_DEFAULTS[@]}" --json "$out/listen.json" \
+        --sessionreg "mcp_server=$target/release/examples/mcp_server --max-connections 20000" \
+        --peer "python_sdk=$PYTHON benches/peers/python_listen_server.py --max-listeners 20000" \
+        --peer "typescript_sdk=$NODE benches/peers/ts_listen_server.mjs --max-listeners 20000" \
+        --floor "hyper_alone=$target/release/stream_floor" \
+        "$@" 2> >(tee "$out/listen-progress.log" >&2) | tee -a "$out/listen.md"
+    after | tee -a "$out/listen.md"
+    machine | tee "$out/listen-publish.md"
+    rm -rf "$target/criterion/listen_publish_"*
+    cargo bench --bench listen_publish > "$out/listen-publish-criterion.txt" 2>&1
+    python3 benches/listen_publish.py --criterion "$target/criterion" --bin "$pbin" \
+        --json "$out/listen-publish.json" | tee -a "$out/listen-publish.md"
+    after | tee -a "$out/listen-publish.md"
+}
+
 # Every table of BENCHMARKS.md, each step timed; then the headline picture
 # and the tables spliced into BENCHMARKS.md (between its <!-- table:NAME -->
 # markers) by benches/report.py.
@@ -355,7 +396,8 @@ case "$step" in
     callgrind) callgrind "$@" ;;
     sealing) sealing "$@" ;;
     tasks) tasks "$@" ;;
+    listen) listen "$@" ;;
     peers) peers ;;
     report | all) report ;;
-    *) echo "usage: $0 [--snapshot] [report|registry|memory|e2e-modern|e2e-legacy|e2e|e2e-alone|e2e-rmcp|e2e-tasks|e2e-before|callgrind|sealing|tasks|peers] [harness args]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--snapshot] [report|registry|memory|e2e-modern|e2e-legacy|e2e|e2e-alone|e2e-rmcp|e2e-tasks|e2e-before|callgrind|sealing|tasks|listen|peers] [harness args]" >&2; exit 2 ;;
 esac
