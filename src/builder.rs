@@ -235,7 +235,7 @@ pub enum BuildError {
     /// A per-owner share of zero (`HandlesBuilder::owner_share`) would
     /// refuse every owner.
     ZeroShare,
-    /// [`Builder::test_widths`] asked for a generation or tag width of zero
+    /// `Builder::test_widths` (feature `internals`) asked for a generation or tag width of zero
     /// or wider than its field (generation, tag).
     #[doc(hidden)]
     Widths(u32, u32),
