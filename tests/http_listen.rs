@@ -5,6 +5,7 @@
 //! listener that does not read is ended, never waited for; a resource's
 //! update reaches only the principals it is published to; and the same
 //! publication reaches legacy sessions as their revision has it.
+#![cfg(feature = "http")]
 
 mod http_support;
 
