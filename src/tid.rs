@@ -167,10 +167,20 @@ pub(crate) fn current() -> usize {
 mod tests {
     use super::*;
 
+    /// The two tests below each look at which ids are free: run them one at
+    /// a time (the first takes 200 ids at once, which would take the ids the
+    /// second's threads give back before it can see them reused).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The bitmap hands out the smallest free id, never one twice, and
     /// nothing past its last word; what is given back is taken again.
     #[test]
     fn the_bitmap_takes_the_smallest_free_id() {
+        let _one = one_at_a_time();
         // Other tests' threads hold ids meanwhile: work above them.
         let held: Vec<usize> = std::iter::from_fn(bitmap::take).take(200).collect();
         let mut sorted = held.clone();
@@ -193,6 +203,7 @@ mod tests {
 
     #[test]
     fn living_threads_hold_distinct_ids_and_exits_give_them_back() {
+        let _one = one_at_a_time();
         let here = current();
         assert_eq!(current(), here, "stable within a thread");
         let barrier = std::sync::Barrier::new(4);
