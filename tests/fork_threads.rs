@@ -12,6 +12,15 @@
 //! the mutex's free list made) and the process forks; then forks again
 //! while threads keep starting and exiting.
 //!
+//! The child starts its thread with `pthread_create`, not
+//! `std::thread::spawn`: std's spawn takes process-wide locks of its own (the
+//! stack-overflow handler's table of thread stacks is behind a mutex), which
+//! the parent's threads, spawning and exiting in part 2, may hold at the
+//! fork. A child stuck there is std's limit (POSIX allows a child of a
+//! threaded parent only async-signal-safe calls), not the registry's, and the
+//! test would fail on it about one run in fifteen. What is tested is that
+//! nothing of ours waits in the child.
+//!
 //! A child that deadlocks is ended by `alarm` (the deadlock's only visible
 //! sign: the test waits for its children, and would hang). Its own test
 //! binary, with one test: it forks, and parks an allocation.
@@ -65,28 +74,65 @@ unsafe impl GlobalAlloc for Parking {
 #[global_allocator]
 static ALLOCATOR: Parking = Parking;
 
+/// The child's new thread: takes a thread id (registry inserts count on
+/// it) and inserts three sessions into the registry `arg` points to.
+/// Returns non-null if they were all inserted.
+extern "C" fn insert_three(arg: *mut libc::c_void) -> *mut libc::c_void {
+    // SAFETY: `arg` is the `&Registry<()>` that `start_and_join` lent; it
+    // joins this thread before the borrow ends.
+    let registry = unsafe { &*arg.cast::<Registry<()>>() };
+    // AssertUnwindSafe: on a panic the thread only reports failure; the
+    // registry is not looked at again.
+    let inserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for _ in 0..3 {
+            registry.insert(()).unwrap();
+        }
+    }));
+    // Any non-null pointer says yes: nothing reads through it.
+    if inserted.is_ok() {
+        std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+    } else {
+        std::ptr::null_mut()
+    }
+}
+
+/// Runs `start(registry)` on a thread started with `pthread_create` (none of
+/// std's spawn locks) and joins it; true if it returned non-null.
+fn start_and_join(
+    start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    registry: &Registry<()>,
+) -> bool {
+    let arg = std::ptr::from_ref(registry)
+        .cast_mut()
+        .cast::<libc::c_void>();
+    // SAFETY: zeroed storage for the thread handle, written by
+    // `pthread_create` before it is read.
+    let mut thread: libc::pthread_t = unsafe { std::mem::zeroed() };
+    // SAFETY: default attributes; `start` catches every panic and `arg`
+    // outlives the thread, which is joined below.
+    let started = unsafe { libc::pthread_create(&mut thread, std::ptr::null(), start, arg) };
+    assert_eq!(started, 0, "pthread_create failed");
+    let mut returned = std::ptr::null_mut();
+    // SAFETY: `thread` was started above and is joined once.
+    assert_eq!(unsafe { libc::pthread_join(thread, &mut returned) }, 0);
+    !returned.is_null()
+}
+
 /// Forks; the child runs `child` on a new thread (which takes a thread id
 /// and counts), and exits 0 if it finished and the counts are right; a
 /// deadlocked child is killed by `alarm`. Returns the child's exit status.
 fn fork_and_start_a_counting_thread() -> libc::c_int {
-    // SAFETY: the child only starts a thread, inserts into a registry and
-    // `_exit`s.
+    // SAFETY: the child only starts a thread (`pthread_create`), inserts
+    // into a registry and `_exit`s.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
         // SAFETY: ends a deadlocked child after 30 s; plain libc calls.
         unsafe { libc::alarm(30) };
         let counted = std::panic::catch_unwind(|| {
-            let registry = Arc::new(Registry::builder().build().unwrap());
-            let on_thread = Arc::clone(&registry);
-            std::thread::spawn(move || {
-                for _ in 0..3 {
-                    on_thread.insert(()).unwrap();
-                }
-            })
-            .join()
-            .unwrap();
-            registry.len() == 3 && registry.stats().created == 3
+            let registry: Registry<()> = Registry::builder().build().unwrap();
+            let inserted = start_and_join(insert_three, &registry);
+            inserted && registry.len() == 3 && registry.stats().created == 3
         });
         let code = i32::from(!matches!(counted, Ok(true)));
         // SAFETY: ends the child without the parent's atexit handlers or
