@@ -85,6 +85,8 @@ mod occupancy;
 mod outcome;
 mod pack;
 mod pages;
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+mod prefetch;
 mod reason;
 mod registry;
 mod secret;

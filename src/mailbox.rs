@@ -327,6 +327,28 @@ impl<T> Mailbox<T> {
         Pushed::Queued
     }
 
+    /// Brings close the memory the next [`push`](Self::push) writes (the
+    /// slot's stamp and value at the current tail): what a caller that
+    /// pushes into many mailboxes in turn calls a few mailboxes ahead, so
+    /// that their cache misses overlap. Only a hint: a push between this and
+    /// the caller's may move the tail.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn prefetch_push(&self) {
+        // Relaxed: a guess at the tail for a hint; nothing is read through
+        // it.
+        let tail = TAIL.get(self.state.load(Ordering::Relaxed));
+        let slot = self.slot(tail);
+        crate::prefetch::prefetch(&self.stamps[slot]);
+        crate::prefetch::prefetch(&self.values[slot]);
+    }
+
+    /// Where this mailbox's state word is: for a caller to prefetch it
+    /// before it can read it (see [`prefetch_push`](Self::prefetch_push)).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn prefetch_state(&self) {
+        crate::prefetch::prefetch(&self.state);
+    }
+
     /// Closes the mailbox: no push is queued and no pop yields an item after
     /// it, and the call that closes it drops every item queued then (its
     /// winner). Never waits: an item whose push reserved its place before

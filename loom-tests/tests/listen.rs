@@ -1,8 +1,10 @@
 //! A listen stream's life, as the HTTP layer builds it out of the core
 //! (`src/http/listen/`): each listener is an entry of a [`Registry`] whose
 //! value holds its [`Mailbox`]; the terminate winner's close callback
-//! closes the mailbox; a publisher finds a listener by id and pushes into
-//! its mailbox; the listener's stream pops. Under every interleaving loom
+//! closes the mailbox; a topic holds the listener's mailbox itself (the
+//! layer's `Tap`), and a publisher pushes into it with no lookup by id, so
+//! nothing but the mailbox's close stands between a publication and an
+//! ended listener; the listener's stream pops. Under every interleaving loom
 //! explores:
 //!
 //! * a publisher racing the listener's end (a terminate by another path):
@@ -41,20 +43,22 @@ fn listeners(cleanups: &Arc<AtomicUsize>) -> Registry<Listener> {
         .unwrap()
 }
 
-/// One listener, registered: its id and its stream's consumer.
-fn open(registry: &Registry<Listener>) -> (SessionId, Consumer<Tracked>) {
+/// What a topic holds of a listener: its mailbox (the layer's `Tap`).
+type Tap = std::sync::Arc<Mailbox<Tracked>>;
+
+/// One listener, registered: its id, its topic's hold on it and its
+/// stream's consumer.
+fn open(registry: &Registry<Listener>) -> (SessionId, Tap, Consumer<Tracked>) {
     let (mailbox, consumer) = Mailbox::with_capacity(2).unwrap();
+    let tap = std::sync::Arc::clone(&mailbox);
     let id = registry.insert(Listener { mailbox }).ok().unwrap();
-    (id, consumer)
+    (id, tap, consumer)
 }
 
-/// What the layer's `Listeners::offer` does: find the listener, push.
-/// Whether the event was queued.
-fn publish(registry: &Registry<Listener>, id: &SessionId, event: Tracked) -> bool {
-    match registry.get(id) {
-        Some(listener) => matches!(listener.mailbox.push(event), Pushed::Queued),
-        None => false,
-    }
+/// What the layer's `Listeners::offer` does with a topic's member: push
+/// into its mailbox. Whether the event was queued.
+fn publish(tap: &Tap, event: Tracked) -> bool {
+    matches!(tap.push(event), Pushed::Queued)
 }
 
 /// A publisher pushes an event while another thread ends the listener.
@@ -67,10 +71,10 @@ fn no_event_is_delivered_after_the_listeners_cleanup_ran() {
         let log = Log::new();
         let cleanups = Arc::new(AtomicUsize::new(0));
         let registry = Arc::new(listeners(&cleanups));
-        let (id, mut consumer) = open(&registry);
+        let (id, tap, mut consumer) = open(&registry);
         let publisher = {
-            let (registry, event) = (Arc::clone(&registry), log.value());
-            thread::spawn(move || publish(&registry, &id, event))
+            let event = log.value();
+            thread::spawn(move || publish(&tap, event))
         };
         let ender = {
             let registry = Arc::clone(&registry);
@@ -101,10 +105,10 @@ fn a_stream_popping_during_the_end_gets_an_event_only_before_it() {
         let log = Log::new();
         let cleanups = Arc::new(AtomicUsize::new(0));
         let registry = Arc::new(listeners(&cleanups));
-        let (id, mut consumer) = open(&registry);
+        let (id, tap, mut consumer) = open(&registry);
         let publisher = {
-            let (registry, event) = (Arc::clone(&registry), log.value());
-            thread::spawn(move || publish(&registry, &id, event))
+            let event = log.value();
+            thread::spawn(move || publish(&tap, event))
         };
         let stream = thread::spawn(move || {
             let first = match consumer.pop() {
@@ -135,7 +139,7 @@ fn two_ends_of_one_listener_have_one_winner_and_one_cleanup() {
     model(|| {
         let cleanups = Arc::new(AtomicUsize::new(0));
         let registry = Arc::new(listeners(&cleanups));
-        let (id, consumer) = open(&registry);
+        let (id, _tap, consumer) = open(&registry);
         let disconnect = {
             let registry = Arc::clone(&registry);
             thread::spawn(move || registry.terminate(&id, Reason::Disconnected).is_won())

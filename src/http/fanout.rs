@@ -15,8 +15,8 @@ impl<A: App> Sink for State<A> {
         let mut queued = 0;
         self.listeners.topics.visit(&topic, |member| {
             let took = match member {
-                Member::Listener(id) => self.listeners.offer(&id, publication),
-                Member::Session(id) => notify_session(self, &id, publication),
+                Member::Listener(tap) => self.listeners.offer(tap, publication),
+                Member::Session(id) => notify_session(self, id, publication),
             };
             queued += usize::from(took);
         });

@@ -89,7 +89,7 @@ pub(crate) fn close<S>(
     entry.streams.close();
     let uris = std::mem::take(&mut *entry.uris.lock().unwrap_or_else(|e| e.into_inner()));
     for uri in uris {
-        topics.leave(&Topic::Uri(uri), Member::Session(*id));
+        topics.leave(&Topic::Uri(uri), &Member::Session(*id));
     }
     // `?id`: the Debug form (index, generation, node) names the session
     // without its secret; the Display form is a credential.

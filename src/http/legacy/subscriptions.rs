@@ -24,7 +24,7 @@ impl ListChanges {
     pub(super) fn join(topics: &Arc<Topics>, id: SessionId) -> ListChanges {
         let member = Member::Session(id);
         for topic in &KINDS {
-            topics.join(topic, member);
+            topics.join(topic, &member);
         }
         ListChanges {
             topics: Arc::clone(topics),
@@ -36,7 +36,7 @@ impl ListChanges {
 impl Drop for ListChanges {
     fn drop(&mut self) {
         for topic in &KINDS {
-            self.topics.leave(topic, self.member);
+            self.topics.leave(topic, &self.member);
         }
     }
 }
@@ -68,14 +68,14 @@ pub(super) fn subscribe<S>(
     let topic = Topic::Uri(uri.into_boxed_str());
     match (joining, at) {
         (true, None) if uris.len() < max => {
-            topics.join(&topic, Member::Session(id));
+            topics.join(&topic, &Member::Session(id));
             if let Topic::Uri(uri) = topic {
                 uris.push(uri);
             }
         }
         (false, Some(at)) => {
             uris.swap_remove(at);
-            topics.leave(&topic, Member::Session(id));
+            topics.leave(&topic, &Member::Session(id));
         }
         _ => {}
     }

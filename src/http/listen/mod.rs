@@ -48,7 +48,7 @@ pub use publisher::Publisher;
 #[cfg(feature = "redis")]
 pub(crate) use change::Publication;
 pub(crate) use change::Shared;
-pub(crate) use inbox::Offered;
+pub(crate) use inbox::{Offered, Tap};
 pub(crate) use publisher::Sink;
 #[cfg(feature = "redis")]
 pub(crate) use publisher::WeakPublisher;
@@ -76,9 +76,8 @@ const HELD: &str = "open listen streams";
 
 /// One listen stream, as its registry keeps it.
 pub(crate) struct Listener {
-    /// The principal that opened it: only publications whose audience
-    /// admits it reach it.
-    pub(crate) owner: Option<Principal>,
+    /// Its queue, which also knows its principal (only publications whose
+    /// audience admits it reach it) and its id: what its topics hold.
     pub(crate) inbox: Arc<Inbox>,
     /// The topics it joined, left at its end.
     topics: Vec<Topic>,
@@ -139,8 +138,9 @@ impl Listeners {
                 // The one end, run by the terminate winner: nothing more is
                 // delivered, the topics forget it, the stream ends.
                 listener.inbox.close(reason);
+                let member = Member::Listener(Tap(Arc::clone(&listener.inbox)));
                 for topic in &listener.topics {
-                    index.leave(topic, Member::Listener(*id));
+                    index.leave(topic, &member);
                 }
                 tracing::debug!(listener = ?id, reason = reason.as_str(), "listen stream ended");
             })
@@ -188,10 +188,9 @@ impl Listeners {
             }
             _ => None,
         };
-        let (inbox, outbox) = Inbox::new(self.queue);
+        let (inbox, outbox) = Inbox::new(self.queue, owner);
         let topics: Vec<Topic> = filter.topics().collect();
         let listener = Listener {
-            owner,
             inbox,
             topics,
             _share: share,
@@ -209,9 +208,12 @@ impl Listeners {
         // Not idle-timed (a listen stream is open while its client holds
         // it): the in-flight count is not needed past the insert.
         drop(held);
-        let member = Member::Listener(handle.id());
+        // The id first: a publisher that finds the queue full ends the
+        // listener by it.
+        handle.inbox.set_id(handle.id());
+        let member = Member::Listener(Tap(Arc::clone(&handle.inbox)));
         for topic in &handle.topics {
-            self.topics.join(topic, member);
+            self.topics.join(topic, &member);
         }
         if let Some(reason) = closing() {
             // Registered while a shutdown or a drain swept: end it too.
@@ -221,7 +223,7 @@ impl Listeners {
             // Ended (by a sweep) while it joined: it may have left before
             // it joined; leave again.
             for topic in &handle.topics {
-                self.topics.leave(topic, member);
+                self.topics.leave(topic, &member);
             }
         }
         let id_text: Box<str> = serde_json::to_string(id)
@@ -250,24 +252,22 @@ impl Listeners {
         ))
     }
 
-    /// Offers a publication to the listener `id`, if it is live and its
+    /// Offers a publication to the listener a topic holds (`tap`), if its
     /// principal is in the audience; ends it ([`Reason::Lagged`]) if its
-    /// queue is full. Whether it was queued.
-    pub(crate) fn offer(&self, id: &SessionId, publication: &Shared) -> bool {
-        let Some(listener) = self.registry.get(id) else {
-            return false;
-        };
-        if !publication
-            .publication
-            .audience
-            .admits(listener.owner.as_ref())
-        {
+    /// queue is full. Whether it was queued. An ended listener's queue is
+    /// closed (before its cleanup leaves the topics): nothing is queued
+    /// for it.
+    pub(crate) fn offer(&self, tap: &Tap, publication: &Shared) -> bool {
+        let inbox = &tap.0;
+        if !publication.publication.audience.admits(inbox.owner()) {
             return false;
         }
-        match listener.inbox.offer(publication) {
+        match inbox.offer(publication) {
             Offered::Queued => true,
             Offered::Full => {
-                let _ = self.registry.terminate_session(&listener, Reason::Lagged);
+                if let Some(id) = inbox.id() {
+                    let _ = self.registry.terminate(id, Reason::Lagged);
+                }
                 false
             }
             Offered::Closed => false,
