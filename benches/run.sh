@@ -60,8 +60,8 @@ if [ "${1:-}" = "--snapshot" ]; then
     rm -rf "$src" && mkdir -p "$src"
     git archive HEAD | tar -x -C "$src"
     git rev-parse --short HEAD > "$src/.commit"
-    # The TypeScript peer's packages: this tree's (the export has none).
-    [ -d "$PEERS_DIR/node_modules" ] && ln -s "$PEERS_DIR/node_modules" "$src/benches/peers/node_modules"
+    # The TypeScript peer's packages are this tree's (the export has none):
+    # linked by `peers`, which installs them first when missing.
     # The report is spliced into this tree's BENCHMARKS.md.
     export REPORT_INTO="${REPORT_INTO:-$PWD}"
     echo "building a clean export of commit $(cat "$src/.commit") in $src" >&2
@@ -104,6 +104,12 @@ peers() {
     fi
     if ! [ -x "$NODE" ]; then
         (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+    # In a snapshot, the servers run from the export, whose peers have no
+    # node_modules: link this tree's (installed just above if missing).
+    if [ "$(cd "$PEERS_DIR" && pwd -P)" != "$(cd benches/peers && pwd -P)" ] \
+        && ! [ -e benches/peers/node_modules ]; then
+        ln -s "$PEERS_DIR/node_modules" benches/peers/node_modules
     fi
     echo "python: $("$PYTHON" --version 2>&1), mcp $("$PYTHON" -c 'from importlib.metadata import version; print(version("mcp"))')"
     echo "node: $("$NODE" --version), @modelcontextprotocol/server $(python3 -c "import json; print(json.load(open('$PEERS_DIR/node_modules/@modelcontextprotocol/server/package.json'))['version'])")"

@@ -36,14 +36,15 @@ impl Closes {
             .sum()
     }
 
-    /// One line per reason, then the number of callbacks.
+    /// One line per reason a session ends for ([`Reason::SESSION`]), one
+    /// for any other reason seen (a listen stream's, which no session of
+    /// this demo should get), then the number of callbacks.
     pub fn print(&self) {
         for (reason, count) in Reason::ALL.iter().zip(&self.by_reason) {
-            println!(
-                "closed {:<10} {}",
-                reason.as_str(),
-                count.load(Ordering::Relaxed)
-            );
+            let count = count.load(Ordering::Relaxed);
+            if Reason::SESSION.contains(reason) || count > 0 {
+                println!("closed {:<10} {}", reason.as_str(), count);
+            }
         }
         println!("close callbacks  {}", self.calls());
     }
