@@ -31,6 +31,8 @@ const ACKNOWLEDGED: &[u8] = b"notifications/subscriptions/acknowledged";
 pub struct Shared {
     kind: Kind,
     uri: String,
+    /// Listen to `toolsListChanged` instead of `uri` (memory runs only).
+    tools: bool,
     /// The instant arrivals are counted from.
     base: Instant,
     /// Per publication, per listener: its arrival, ns after `base`, plus
@@ -49,11 +51,18 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(kind: Kind, uri: &str, listeners: usize, publications: usize) -> Arc<Shared> {
+    pub fn new(
+        kind: Kind,
+        uri: &str,
+        tools: bool,
+        listeners: usize,
+        publications: usize,
+    ) -> Arc<Shared> {
         let slots = || (0..listeners).map(|_| AtomicU64::new(0)).collect();
         Arc::new(Shared {
             kind,
             uri: uri.to_string(),
+            tools,
             base: Instant::now(),
             arrivals: (0..publications).map(|_| slots()).collect(),
             arrived: (0..publications).map(|_| AtomicUsize::new(0)).collect(),
@@ -63,6 +72,11 @@ impl Shared {
             ended: AtomicUsize::new(0),
             refusals: Mutex::new(Vec::new()),
         })
+    }
+
+    /// What each listener asks for: one URI's updates, or a kind.
+    fn filter(&self) -> Option<&str> {
+        (!self.tools).then_some(self.uri.as_str())
     }
 
     /// Listeners whose stream is open and acknowledged now.
@@ -198,8 +212,13 @@ impl Listeners {
                             (Arc::clone(&gate), Arc::clone(&shared), sender.clone());
                         tokio::spawn(async move {
                             let permit = gate.acquire_owned().await.expect("the gate stays open");
-                            let request =
-                                wire::listen(shared.kind, addr, Target::H2, i as u64, &shared.uri);
+                            let request = wire::listen(
+                                shared.kind,
+                                addr,
+                                Target::H2,
+                                i as u64,
+                                shared.filter(),
+                            );
                             let response = match sender.ready().await {
                                 Ok(()) => sender.send_request(request).await,
                                 Err(e) => Err(e),
@@ -243,7 +262,7 @@ async fn open_h1(
         .await
         .map_err(|e| format!("handshake: {e}"))?;
     tokio::spawn(conn);
-    let request = wire::listen(shared.kind, addr, Target::H1, i as u64, &shared.uri);
+    let request = wire::listen(shared.kind, addr, Target::H1, i as u64, shared.filter());
     sender
         .send_request(request)
         .await

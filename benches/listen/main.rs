@@ -22,7 +22,8 @@
 //!   what the listeners will listen to is made (then 1 s), and again
 //!   `--settle-s` (2) seconds after the last acknowledgement; the difference
 //!   ÷ the listeners held. As `benches/stream_floor.py` measures a held
-//!   `GET` stream.
+//!   `GET` stream. `--listen-to tools`: they listen to
+//!   `toolsListChanged` (a kind) instead of one resource URI.
 //! * `--h2 N`: the same with the N listeners multiplexed on HTTP/2
 //!   (cleartext, prior knowledge: hyper's client `http2::handshake`, which
 //!   our `serve` and hyper alone accept through hyper-util's auto builder),
@@ -143,7 +144,7 @@ async fn memory(spec: &Spec, n: usize, h2: Option<usize>, o: &Options) -> Memory
     let topic = Topic::make(spec.kind, &mut caller).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before = server.rss();
-    let shared = Shared::new(spec.kind, &topic.uri, n, 0);
+    let shared = Shared::new(spec.kind, &topic.uri, o.listen_to_tools, n, 0);
     let (listeners, connections) = match h2 {
         None => (Listeners::h1(server.addr, n, o.opening, &shared), n),
         Some(streams) => (
@@ -172,7 +173,7 @@ async fn fanout(spec: &Spec, n: usize, o: &Options) -> Fanout {
     let mut server = Server::spawn(spec);
     let mut caller = Caller::connect(server.addr).await;
     let topic = Topic::make(spec.kind, &mut caller).await;
-    let shared = Shared::new(spec.kind, &topic.uri, n, o.publications);
+    let shared = Shared::new(spec.kind, &topic.uri, false, n, o.publications);
     let listeners = Listeners::h1(server.addr, n, o.opening, &shared);
     open_all(&shared, n, o, &spec.name).await;
     tokio::time::sleep(Duration::from_secs(1)).await;

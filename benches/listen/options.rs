@@ -73,6 +73,9 @@ pub struct Options {
     /// Seconds between the last listener's acknowledgement and reading the
     /// RSS (as `benches/stream_floor.py` waits).
     pub settle_s: u64,
+    /// `--listen-to tools`: the memory runs' listeners ask for
+    /// `toolsListChanged` (a kind) instead of one resource URI.
+    pub listen_to_tools: bool,
     /// The client's tokio worker threads.
     pub client_threads: usize,
     pub servers: Vec<Spec>,
@@ -91,6 +94,7 @@ impl Options {
             opening: 128,
             timeout_s: 180,
             settle_s: 2,
+            listen_to_tools: false,
             client_threads: 2,
             servers: Vec::new(),
             json: None,
@@ -112,6 +116,11 @@ impl Options {
                 "--opening" => o.opening = number(value()).max(1),
                 "--timeout-s" => o.timeout_s = number(value()) as u64,
                 "--settle-s" => o.settle_s = number(value()) as u64,
+                "--listen-to" => match value().as_str() {
+                    "tools" => o.listen_to_tools = true,
+                    "uri" => o.listen_to_tools = false,
+                    other => panic!("--listen-to tools|uri, not {other}"),
+                },
                 "--client-threads" => o.client_threads = number(value()).max(1),
                 "--sessionreg" => o.servers.push(Spec::parse(Kind::Sessionreg, &value())),
                 "--peer" => o.servers.push(Spec::parse(Kind::Peer, &value())),

@@ -49,14 +49,15 @@ fn builder(addr: SocketAddr, target: Target, method: Method) -> http::request::B
 }
 
 /// The request that opens listener `id`: a `subscriptions/listen` of
-/// `resources/updated` for `uri` (request id `id`, its subscription id),
-/// or, to hyper alone, a `GET` of an SSE stream.
+/// `resources/updated` for `uri` (`None`: of `tools/list_changed`; request
+/// id `id`, its subscription id), or, to hyper alone, a `GET` of an SSE
+/// stream.
 pub fn listen(
     kind: Kind,
     addr: SocketAddr,
     target: Target,
     id: u64,
-    uri: &str,
+    uri: Option<&str>,
 ) -> Request<Full<Bytes>> {
     if kind == Kind::Floor {
         return builder(addr, target, Method::GET)
@@ -64,7 +65,10 @@ pub fn listen(
             .body(Full::new(Bytes::new()))
             .expect("a request");
     }
-    let notifications = json!({ "notifications": { "resourceSubscriptions": [uri] } });
+    let notifications = match uri {
+        Some(uri) => json!({ "notifications": { "resourceSubscriptions": [uri] } }),
+        None => json!({ "notifications": { "toolsListChanged": true } }),
+    };
     builder(addr, target, Method::POST)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
