@@ -5,11 +5,13 @@
 //! change every one of them listens to, timed, ÷ the listeners.
 //!
 //! * `listen_publish/tools/N`: N listeners of `toolsListChanged` (a kind:
-//!   its members are one concurrent set), `Publisher::tools_changed()`.
+//!   its members are one persistent tree, `roster.rs`),
+//!   `Publisher::tools_changed()`.
 //! * `listen_publish/uri/N`: N listeners of one resource URI,
 //!   `Publisher::resource_updated(uri, Audience::Everyone)`. (A URI's
-//!   members are one slice copied whole on every join and leave: opening N
-//!   listeners on one URI costs O(N²), so this group stops at 10,000; see
+//!   members are chunks of 128 whose list is copied on every join and
+//!   leave: opening N listeners on one URI costs O(N²/128), so this group
+//!   stops at 10,000; see
 //!   `--count open-uri` below.)
 //! * `listen_publish/tools_tokio/N`: as `tools`, each body read by a tokio
 //!   task of a current-thread runtime parked on it, as a connection's task

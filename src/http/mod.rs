@@ -174,7 +174,9 @@
 //! * The filter and the topic index:
 //!   `filter::tests::honours_every_kind_and_a_bounded_list_of_uris`,
 //!   `filter::tests::an_empty_filter_hears_nothing_and_a_bad_one_is_refused`,
-//!   `topics::tests::members_join_and_leave_kinds_and_uris`; a publication
+//!   `topics::tests::members_join_and_leave_kinds_and_uris`,
+//!   `roster::tests::joins_and_leaves_match_a_model_at_every_height`,
+//!   `roster::tests::walks_racing_leaves_see_every_member_that_stays`; a publication
 //!   racing a listener's end (nothing delivered after its cleanup ran,
 //!   cleanup once): the loom model `loom-tests/tests/listen.rs`.
 //!

@@ -40,6 +40,7 @@ mod filter;
 mod inbox;
 pub(crate) mod metrics;
 mod publisher;
+mod roster;
 mod topics;
 
 pub use change::{Audience, Change};

@@ -4,12 +4,15 @@
 //! that a publication visits only the ones that asked for it: fan-out costs
 //! O(matching listeners), whatever else is listening.
 //!
-//! Reads take no lock: the index is [`papaya`]'s concurrent maps, whose
-//! reads never block (a publisher pins, iterates and lets go). The three
-//! kinds are each a concurrent set (joins and leaves cost O(1)); each URI's
+//! Reads take no lock. The three kinds are each a [`Roster`]: its members
+//! in one persistent tree of small contiguous leaves, published whole, so
+//! a publication walks a million of them a few hundred bytes at a time and
+//! a join or a leave costs O(log N) under the roster's own lock
+//! (`roster.rs`). The URIs are [`papaya`]'s concurrent map, whose reads
+//! never block (a publisher pins, iterates and lets go); each URI's
 //! members are an immutable value replaced whole on a join or a leave, one
-//! atomic step per URI (`compute`), so a URI's entry is removed exactly when
-//! its last member leaves and no join can land in a removed entry.
+//! atomic step per URI (`compute`), so a URI's entry is removed exactly
+//! when its last member leaves and no join can land in a removed entry.
 //!
 //! That value is a list of chunks of [`CHUNK`] members ([`Chunks`]), every
 //! chunk full but the last, so that a join or a leave copies at most two
@@ -22,15 +25,16 @@
 //! A listener is a member by its inbox ([`Tap`]), delivered to with no
 //! lookup; a visit walks the members a window ahead ([`AHEAD`]), asking
 //! for the next ones' inboxes and queue slots while it delivers to this
-//! one. A kind's members are each an entry of the concurrent set,
-//! allocated apart: reaching each is a cache miss the window cannot hide
-//! (at 100,000 listeners a kind's delivery costs three times a URI's per
-//! listener: `cargo bench --bench listen_publish -- --count tools|uri`).
+//! one. (A kind's members were once each an entry of a concurrent set,
+//! allocated apart: reaching each was a cache miss the window could not
+//! hide, 452 ns per listener at a million against the roster's figure in
+//! BENCHMARKS.md: `cargo bench --bench listen_publish -- --count tools N`.)
 
 use super::change::Change;
 use super::inbox::Tap;
+use super::roster::Roster;
 use crate::SessionId;
-use papaya::{Compute, HashMap, HashSet, Operation};
+use papaya::{Compute, HashMap, Operation};
 use std::sync::Arc;
 
 /// What a listener (or a legacy session) can listen to.
@@ -95,32 +99,59 @@ impl Member {
 /// (at a million listeners, each one's lines are in no cache).
 const AHEAD: usize = 8;
 
-/// Calls `visit` for every member `members` yields, in order, bringing the
-/// memory of the next ones' deliveries close beforehand (see [`AHEAD`]).
-fn visit_ahead<'m>(members: impl Iterator<Item = &'m Member>, mut visit: impl FnMut(&Member)) {
-    let mut window: [Option<&Member>; AHEAD] = [None; AHEAD];
-    let mut entered = 0usize;
-    for member in members {
+/// A walk a window ahead (see [`AHEAD`]): members enter it in order, and
+/// each is visited when it leaves the window, its memory brought close by
+/// then.
+struct Ahead<'m> {
+    window: [Option<&'m Member>; AHEAD],
+    entered: usize,
+}
+
+impl<'m> Ahead<'m> {
+    fn new() -> Ahead<'m> {
+        Ahead {
+            window: [None; AHEAD],
+            entered: 0,
+        }
+    }
+
+    /// `member` enters the window; the oldest one leaves it, visited.
+    #[inline]
+    fn enter(&mut self, member: &'m Member, visit: &mut impl FnMut(&Member)) {
+        let entered = self.entered;
         member.prefetch();
         // The member that entered half a window ago, and the one two turns
         // from its delivery.
-        if let Some(half) = window[(entered + AHEAD / 2) % AHEAD] {
+        if let Some(half) = self.window[(entered + AHEAD / 2) % AHEAD] {
             half.prefetch_queue();
         }
-        if let Some(soon) = window[(entered + 2) % AHEAD] {
+        if let Some(soon) = self.window[(entered + 2) % AHEAD] {
             soon.prefetch_slot();
         }
-        // The oldest member leaves the window for its delivery.
-        if let Some(due) = window[entered % AHEAD].replace(member) {
+        if let Some(due) = self.window[entered % AHEAD].replace(member) {
             visit(due);
         }
-        entered += 1;
+        self.entered = entered + 1;
     }
-    for k in 0..AHEAD {
-        if let Some(due) = window[(entered + k) % AHEAD].take() {
-            visit(due);
+
+    /// Visits the members still in the window, oldest first.
+    fn finish(mut self, visit: &mut impl FnMut(&Member)) {
+        for k in 0..AHEAD {
+            if let Some(due) = self.window[(self.entered + k) % AHEAD].take() {
+                visit(due);
+            }
         }
     }
+}
+
+/// Calls `visit` for every member `members` yields, in order, bringing the
+/// memory of the next ones' deliveries close beforehand (see [`AHEAD`]).
+fn visit_ahead<'m>(members: impl Iterator<Item = &'m Member>, mut visit: impl FnMut(&Member)) {
+    let mut ahead = Ahead::new();
+    for member in members {
+        ahead.enter(member, &mut visit);
+    }
+    ahead.finish(&mut visit);
 }
 
 /// Members per chunk of a URI's [`Chunks`]: a join or a leave copies at
@@ -192,14 +223,14 @@ fn find(chunks: &[Arc<[Member]>], member: &Member) -> Option<(usize, usize)> {
 /// The index of one endpoint.
 #[derive(Default)]
 pub(crate) struct Topics {
-    tools: HashSet<Member>,
-    prompts: HashSet<Member>,
-    resources: HashSet<Member>,
+    tools: Roster<Member>,
+    prompts: Roster<Member>,
+    resources: Roster<Member>,
     uris: HashMap<Box<str>, Chunks>,
 }
 
 impl Topics {
-    fn kind(&self, topic: &Topic) -> Option<&HashSet<Member>> {
+    fn kind(&self, topic: &Topic) -> Option<&Roster<Member>> {
         match topic {
             Topic::Tools => Some(&self.tools),
             Topic::Prompts => Some(&self.prompts),
@@ -211,8 +242,9 @@ impl Topics {
     /// `member` joins `topic` (a second join of the same member is one).
     pub(crate) fn join(&self, topic: &Topic, member: &Member) {
         match (self.kind(topic), topic) {
-            (Some(set), _) => {
-                set.pin().insert(member.clone());
+            (Some(roster), _) => {
+                // A second join of the same member is one.
+                let _ = roster.join(member);
             }
             (None, Topic::Uri(uri)) => {
                 let uris = self.uris.pin();
@@ -230,8 +262,9 @@ impl Topics {
     /// by its last member is removed.
     pub(crate) fn leave(&self, topic: &Topic, member: &Member) {
         match (self.kind(topic), topic) {
-            (Some(set), _) => {
-                set.pin().remove(member);
+            (Some(roster), _) => {
+                // Leaving a kind one did not join changes nothing.
+                let _ = roster.leave(member);
             }
             (None, Topic::Uri(uri)) => {
                 let uris = self.uris.pin();
@@ -258,9 +291,16 @@ impl Topics {
     /// bringing the next members' memory close while it visits one.
     pub(crate) fn visit(&self, topic: &Topic, visit: impl FnMut(&Member)) {
         match (self.kind(topic), topic) {
-            (Some(set), _) => {
-                let set = set.pin();
-                visit_ahead(set.iter(), visit);
+            (Some(roster), _) => {
+                let members = roster.members();
+                let mut ahead = Ahead::new();
+                let mut visit = visit;
+                members.leaves(|leaf| {
+                    for member in leaf {
+                        ahead.enter(member, &mut visit);
+                    }
+                });
+                ahead.finish(&mut visit);
             }
             (None, Topic::Uri(uri)) => {
                 let uris = self.uris.pin();
