@@ -289,9 +289,9 @@ impl<T: Clone + Eq + Hash> Default for Roster<T> {
 
 impl<T: Clone + Eq + Hash> Roster<T> {
     fn book(&self) -> MutexGuard<'_, Book<T>> {
-        // A writer that panicked left the book as it was before its change
-        // or after it (the tree is replaced whole, after the positions are
-        // written): either is consistent, so a poisoned lock is taken.
+        // A writer makes its new version before it changes the book (the
+        // positions and the version change last, and neither can panic), so
+        // one that panicked changed nothing: a poisoned lock is taken.
         self.book
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -313,18 +313,20 @@ impl<T: Clone + Eq + Hash> Roster<T> {
     /// `member` leaves: the last member takes its place.
     pub(crate) fn leave(&self, member: &T) -> Left {
         let mut book = self.book();
-        let Some(position) = book.at.remove(member) else {
+        let Some(&position) = book.at.get(member) else {
             return Left::Absent;
         };
         let last = book.tree.len - 1;
-        let tree = if position == last {
-            book.tree.popped()
+        let (tree, moved) = if position == last {
+            (book.tree.popped(), None)
         } else {
             let moved = book.tree.get(last).clone();
-            let tree = book.tree.set(position, moved.clone()).popped();
-            book.at.insert(moved, position);
-            tree
+            (book.tree.set(position, moved.clone()).popped(), Some(moved))
         };
+        book.at.remove(member);
+        if let Some(moved) = moved {
+            book.at.insert(moved, position);
+        }
         let left = if tree.len == 0 {
             Left::Emptied
         } else {
