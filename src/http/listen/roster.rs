@@ -14,9 +14,10 @@
 //! walk that races another's leave (a leave moves the last member into the
 //! leaver's place: in the version the walk holds, it has not moved).
 //!
-//! Writers (joins and leaves) take the roster's lock ([`Book`]): it keeps
-//! each member's position, so a leave finds its place in O(1) and a second
-//! join of the same member is one.
+//! Writers (joins and leaves) take the roster's lock, which keeps each
+//! member's position in the version last published (the only one a writer
+//! changes: versions are published under the lock), so a leave finds its
+//! place in O(1) and a second join of the same member is one.
 
 use arc_swap::ArcSwap;
 use std::collections::HashMap;
@@ -26,8 +27,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Bits of a position per level of the tree.
 const BITS: u32 = 4;
 
-/// Entries per leaf and per branch: a leaf of 16 members of 24 bytes is
-/// six cache lines, read in order; a path copy is at most 16 entries per
+/// Entries per leaf and per branch: a leaf of 16 members of 32 bytes is
+/// eight cache lines, read in order; a path copy is at most 16 entries per
 /// level (five levels at a million members).
 const FAN: usize = 1 << BITS;
 
@@ -261,84 +262,73 @@ pub(crate) enum Left {
     Absent,
 }
 
-/// The writers' side of a roster: the version last published, and each
-/// member's position in it.
-struct Book<T> {
-    tree: Arc<Tree<T>>,
-    at: HashMap<T, usize>,
-}
-
 /// A topic's members (see the module's docs).
 pub(crate) struct Roster<T> {
+    /// The version walks read; replaced only under `positions`' lock.
     published: ArcSwap<Tree<T>>,
-    book: Mutex<Book<T>>,
+    /// Each member's position in the published version: the writers' lock.
+    positions: Mutex<HashMap<T, usize>>,
 }
 
 impl<T: Clone + Eq + Hash> Default for Roster<T> {
     fn default() -> Self {
-        let tree = Arc::new(Tree::empty());
         Roster {
-            published: ArcSwap::new(Arc::clone(&tree)),
-            book: Mutex::new(Book {
-                tree,
-                at: HashMap::new(),
-            }),
+            published: ArcSwap::from_pointee(Tree::empty()),
+            positions: Mutex::new(HashMap::new()),
         }
     }
 }
 
 impl<T: Clone + Eq + Hash> Roster<T> {
-    fn book(&self) -> MutexGuard<'_, Book<T>> {
-        // A writer makes its new version before it changes the book (the
-        // positions and the version change last, and neither can panic), so
-        // one that panicked changed nothing: a poisoned lock is taken.
-        self.book
+    /// The writers' lock, and the version it guards.
+    fn book(&self) -> (MutexGuard<'_, HashMap<T, usize>>, Arc<Tree<T>>) {
+        // A writer makes its new version before it changes the positions
+        // (they and the version change last, and neither panics), so one
+        // that panicked changed nothing: a poisoned lock is taken.
+        let positions = self
+            .positions
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Under the lock, the published version is the last one written.
+        (positions, self.published.load_full())
     }
 
     /// `member` joins (a second join of the same member is one).
     pub(crate) fn join(&self, member: &T) -> Joined {
-        let mut book = self.book();
-        if book.at.contains_key(member) {
+        let (mut positions, tree) = self.book();
+        if positions.contains_key(member) {
             return Joined::Already;
         }
-        let position = book.tree.len;
-        let tree = Arc::new(book.tree.pushed(member.clone()));
-        book.at.insert(member.clone(), position);
-        self.publish(&mut book, tree);
+        let joined = tree.pushed(member.clone());
+        positions.insert(member.clone(), tree.len);
+        self.published.store(Arc::new(joined));
         Joined::Added
     }
 
     /// `member` leaves: the last member takes its place.
     pub(crate) fn leave(&self, member: &T) -> Left {
-        let mut book = self.book();
-        let Some(&position) = book.at.get(member) else {
+        let (mut positions, tree) = self.book();
+        let Some(&position) = positions.get(member) else {
             return Left::Absent;
         };
-        let last = book.tree.len - 1;
-        let (tree, moved) = if position == last {
-            (book.tree.popped(), None)
+        let last = tree.len - 1;
+        let (fewer, moved) = if position == last {
+            (tree.popped(), None)
         } else {
-            let moved = book.tree.get(last).clone();
-            (book.tree.set(position, moved.clone()).popped(), Some(moved))
+            let moved = tree.get(last).clone();
+            (tree.set(position, moved.clone()).popped(), Some(moved))
         };
-        book.at.remove(member);
+        positions.remove(member);
         if let Some(moved) = moved {
-            book.at.insert(moved, position);
+            positions.insert(moved, position);
         }
-        let left = if tree.len == 0 {
+        let left = if fewer.len == 0 {
             Left::Emptied
         } else {
             Left::Removed
         };
-        self.publish(&mut book, Arc::new(tree));
+        self.published.store(Arc::new(fewer));
         left
-    }
-
-    fn publish(&self, book: &mut Book<T>, tree: Arc<Tree<T>>) {
-        book.tree = Arc::clone(&tree);
-        self.published.store(tree);
     }
 
     /// The members now: a version that no join or leave changes.
@@ -390,7 +380,7 @@ mod tests {
     }
 
     /// Every leaf full but the last, no part empty, no root of one part,
-    /// each member where the book says.
+    /// each member where the positions say.
     fn check(roster: &Roster<u32>) {
         fn shape(part: &Node<u32>, height: u32, rightmost: bool, leaves: &mut Vec<usize>) {
             match part {
@@ -409,8 +399,7 @@ mod tests {
                 }
             }
         }
-        let book = roster.book();
-        let tree = &book.tree;
+        let (positions, tree) = roster.book();
         let mut leaves = Vec::new();
         shape(&tree.root, tree.height, true, &mut leaves);
         if let Some((last, full)) = leaves.split_last() {
@@ -425,11 +414,12 @@ mod tests {
             assert!(parts.len() > 1, "the tree keeps its least height");
         }
         assert!(tree.len <= capacity(tree.height));
-        assert_eq!(book.at.len(), tree.len);
-        for (member, at) in &book.at {
+        assert_eq!(positions.len(), tree.len);
+        for (member, at) in positions.iter() {
             assert_eq!(tree.get(*at), member);
         }
-        assert!(Arc::ptr_eq(tree, &roster.published.load_full()));
+        // Walks see the version the positions describe.
+        assert!(Arc::ptr_eq(&tree, &roster.members().0));
     }
 
     /// A small random generator (xorshift): the test needs no crate.
