@@ -7,10 +7,11 @@
 //! One state word holds everything a decision needs:
 //!
 //! ```text
-//!  63   62             42 41                                  0
-//! +------+----------------+------------------------------------+
-//! |closed|    len (21)    |               tail (42)            |
-//! +------+----------------+------------------------------------+
+//!  63   62     60 59             39 38                          0
+//! +------+---------+----------------+-----------------------------+
+//! |closed| signals |    len (21)    |          tail (39)          |
+//! |      |   (3)   |                |                             |
+//! +------+---------+----------------+-----------------------------+
 //! ```
 //!
 //! * `tail` is the next position a push takes; `len` the positions taken
@@ -30,11 +31,18 @@
 //!   the word it read says which positions hold items (`tail - len` up to
 //!   `tail`), and it drops those whose stamp says they are written. No push
 //!   reserves, and no pop commits, after it.
+//! * Beside the items, the word holds [`SIGNALS`] **signals**: flags that
+//!   carry no value and coalesce ("the list changed": two changes before the
+//!   consumer looks say no more than one). A **raise** is one `fetch_or` of
+//!   its bit, which never fails and needs no slot; the consumer **takes**
+//!   them all with one `fetch_and` that clears them. A raise after the close
+//!   is refused, and a take after it finds the mailbox closed.
 //!
-//! Every push, pop and close decides on this one word, so they are all
-//! totally ordered by its modification order, and close is linearizable: a
-//! pop returns an item only if its commit came before the close, a push is
-//! queued only if its reservation did; anything after sees `closed`.
+//! Every push, pop, raise, take and close decides on this one word, so they
+//! are all totally ordered by its modification order, and close is
+//! linearizable: a pop returns an item (a take, signals) only if its commit
+//! came before the close, a push is queued (a raise raised) only if its
+//! reservation did; anything after sees `closed`.
 //!
 //! ```text
 //!  slot stamp:  lap(p)  ──push of p: value written, store lap(p)+1 (Release)──▶  lap(p)+1
@@ -58,16 +66,21 @@ use std::fmt;
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-const TAIL: Field = Field::lowest(42);
+const TAIL: Field = Field::lowest(39);
 const LEN: Field = TAIL.then(21);
-const CLOSED: Field = LEN.then(1);
+const RAISED: Field = LEN.then(SIGNALS);
+const CLOSED: Field = RAISED.then(1);
 const _: () = assert!(CLOSED.end() == 64);
 const _: () = assert!(LEN.max() >= MAX_CAPACITY as u64, "len holds every count");
-// Positions wrap at 2^42. A slot's index and its lap mod 256 must read the
+// Positions wrap at 2^39. A slot's index and its lap mod 256 must read the
 // same on both sides of that wrap: R (at most MAX_CAPACITY, a power of two)
-// divides 2^42, and so does 256 R.
+// divides 2^39, and so does 256 R.
 const _: () = assert!(MAX_CAPACITY.is_power_of_two());
 const _: () = assert!(TAIL.bits() >= MAX_CAPACITY.trailing_zeros() + 8);
+
+/// How many distinct signals a mailbox carries beside its items (see
+/// [`Signal`]).
+pub const SIGNALS: u32 = 3;
 
 /// The largest capacity a mailbox takes (2^20): the ring is allocated whole
 /// at creation, and a mailbox is a queue of work one consumer falls behind
@@ -113,7 +126,10 @@ pub const MAX_CAPACITY: usize = 1 << 20;
 /// ```
 ///
 /// A push that lands between the two pops is seen by the second; one that
-/// lands after it wakes the registered waker. A position whose push is still
+/// lands after it wakes the registered waker. A consumer that also takes
+/// [signals](Signal) takes them at both looks, and every raise that puts one
+/// up ([`Raised::Up`]) wakes, as a queued push does.
+/// A position whose push is still
 /// writing reads as `Empty` even when later ones are written; its producer
 /// wakes the consumer when it has written it, so nothing behind it is lost.
 pub struct Mailbox<T> {
@@ -208,6 +224,86 @@ impl Closing {
     pub fn is_won(&self) -> bool {
         matches!(self, Closing::Won)
     }
+}
+
+/// One of a mailbox's [`SIGNALS`] signals: a flag beside its items that
+/// carries no value, raised by any thread ([`Mailbox::raise`]) and taken by
+/// the consumer ([`Consumer::take_signals`]). Raising one that is up already
+/// changes nothing: signals coalesce, so they suit news whose repeats say
+/// nothing more ("the list changed") and that must never fill the queue.
+///
+/// Signals are not ordered with the items: a signal raised after a push may
+/// be taken before the item is popped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Signal(u8);
+
+impl Signal {
+    /// Signal `index`, if it is under [`SIGNALS`].
+    pub const fn new(index: u32) -> Option<Signal> {
+        if index < SIGNALS {
+            Some(Signal(index as u8))
+        } else {
+            None
+        }
+    }
+
+    /// Its index, under [`SIGNALS`].
+    pub const fn index(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// Its bit in the state word.
+    const fn bit(self) -> u64 {
+        RAISED.one() << self.0
+    }
+}
+
+/// A set of signals, as [`Consumer::take_signals`] finds them raised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Signals(u8);
+
+impl Signals {
+    /// Whether `signal` is in the set.
+    pub fn contains(self, signal: Signal) -> bool {
+        self.0 & (1 << signal.0) != 0
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The signals in the set, lowest index first.
+    pub fn iter(self) -> impl Iterator<Item = Signal> {
+        (0..SIGNALS as u8)
+            .filter(move |i| self.0 & (1 << i) != 0)
+            .map(Signal)
+    }
+}
+
+/// What [`Mailbox::raise`] did.
+#[must_use = "a signal that went up must wake the consumer"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Raised {
+    /// The signal was down and is up now: wake the consumer.
+    Up,
+    /// The signal was up already, not taken yet: nothing changed, and the
+    /// raise that put it up wakes the consumer (this one need not).
+    AlreadyUp,
+    /// The mailbox is closed: no signal will be taken from it.
+    Closed,
+}
+
+/// What [`Consumer::take_signals`] found.
+#[must_use = "signals taken are cleared: dropping them loses them"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// These signals were up (never empty); they are down now.
+    Signals(Signals),
+    /// No signal is up.
+    None,
+    /// The mailbox is closed: no signal will ever come out of it.
+    Closed,
 }
 
 /// Why [`Mailbox::with_capacity`] refused a capacity.
@@ -374,6 +470,26 @@ impl<T> Mailbox<T> {
         Closing::Won
     }
 
+    /// Raises `signal` (see [`Signal`]), unless the mailbox is closed. Never
+    /// waits, never fails for want of room: one `fetch_or`, wait-free.
+    ///
+    /// Wake the consumer after [`Raised::Up`], as after a queued push; the
+    /// consumer's protocol (pop, register, pop again) covers signals when it
+    /// takes them at each of its two looks.
+    pub fn raise(&self, signal: Signal) -> Raised {
+        // Release: what the raiser did before it happens before the take
+        // that clears the bit (its Acquire RMW reads this one, or a later
+        // RMW of the word's release sequence).
+        let before = self.state.fetch_or(signal.bit(), Ordering::Release);
+        if CLOSED.get(before) != 0 {
+            Raised::Closed
+        } else if before & signal.bit() != 0 {
+            Raised::AlreadyUp
+        } else {
+            Raised::Up
+        }
+    }
+
     /// Whether the mailbox is closed.
     pub fn is_closed(&self) -> bool {
         // Relaxed: a yes/no about the one word; nothing is read after it.
@@ -510,6 +626,34 @@ impl<T> Consumer<T> {
         // SAFETY: the commit took the position, so the copy is the item,
         // moved out: nobody else reads or drops it (the slot counts as free).
         Popped::Item(unsafe { copy.assume_init() })
+    }
+
+    /// Takes every signal that is up (see [`Signal`]), leaving them down.
+    ///
+    /// Never waits; wait-free (a load, and one RMW only when a signal is
+    /// up). After a [`close`](Mailbox::close) that happened before this
+    /// call, [`Taken::Closed`]; signals it returns were raised before any
+    /// close, and cleared before it.
+    pub fn take_signals(&mut self) -> Taken {
+        let state = &self.mailbox.state;
+        // Relaxed: a look for the common case, nothing up; a raise that
+        // happened before this call (the one that woke it) is seen by
+        // coherence, as in `pop`.
+        let word = state.load(Ordering::Relaxed);
+        if CLOSED.get(word) != 0 {
+            return Taken::Closed;
+        }
+        if RAISED.get(word) == 0 {
+            return Taken::None;
+        }
+        // Acquire: pairs with the raises' Release (see `raise`).
+        let before = state.fetch_and(!RAISED.mask(), Ordering::Acquire);
+        if CLOSED.get(before) != 0 {
+            // The close came first: the signals died with it.
+            return Taken::Closed;
+        }
+        // Only this consumer clears them: what the load saw up is up still.
+        Taken::Signals(Signals(RAISED.get(before) as u8))
     }
 
     /// The mailbox this consumer pops from (to close it, or to push).
@@ -732,7 +876,7 @@ mod tests {
 
     #[test]
     fn positions_wrap_at_the_tail_fields_end() {
-        // Start a few positions before the 42-bit tail wraps to zero, and go
+        // Start a few positions before the 39-bit tail wraps to zero, and go
         // across it: pushes, pops, a close and the drop all find their
         // items on the other side.
         for capacity in [1, 3, 4] {
@@ -947,11 +1091,114 @@ mod tests {
         }
     }
 
+    #[test]
+    fn signals_coalesce_are_taken_once_and_die_with_the_close() {
+        let (mailbox, mut consumer) = Mailbox::with_capacity(1).unwrap();
+        let [a, b, c] = [0, 1, 2].map(|i| Signal::new(i).unwrap());
+        assert_eq!(Signal::new(SIGNALS), None);
+        assert_eq!(consumer.take_signals(), Taken::None);
+        assert_eq!(mailbox.raise(a), Raised::Up);
+        assert_eq!(mailbox.raise(a), Raised::AlreadyUp, "coalesced");
+        assert_eq!(mailbox.raise(c), Raised::Up);
+        // A full queue does not refuse a signal, and a signal takes no
+        // place in the queue.
+        assert_eq!(mailbox.push(7), Pushed::Queued);
+        assert_eq!(mailbox.push(8), Pushed::Full(8));
+        assert_eq!(mailbox.len(), 1);
+        let Taken::Signals(up) = consumer.take_signals() else {
+            panic!("two signals were up");
+        };
+        assert!(up.contains(a) && !up.contains(b) && up.contains(c));
+        assert_eq!(up.iter().collect::<Vec<_>>(), [a, c]);
+        assert_eq!(consumer.take_signals(), Taken::None, "taken once");
+        assert_eq!(consumer.pop(), Popped::Item(7), "the item is untouched");
+        assert_eq!(mailbox.raise(b), Raised::Up);
+        assert_eq!(mailbox.close(), Closing::Won);
+        assert_eq!(
+            consumer.take_signals(),
+            Taken::Closed,
+            "died with the close"
+        );
+        assert_eq!(mailbox.raise(a), Raised::Closed);
+        assert_eq!(consumer.take_signals(), Taken::Closed);
+        assert_eq!(consumer.pop(), Popped::Closed);
+    }
+
+    #[test]
+    fn signals_raised_between_pushes_and_pops_leave_the_queue_whole() {
+        // Raises change the word under a push's CAS and around a pop's
+        // commit: every item still comes out once, in order, across the
+        // tail's wrap.
+        let (mailbox, mut consumer) = starting_at(3, TAIL.max() - 5);
+        let signal = Signal::new(1).unwrap();
+        let mut next = 0;
+        for i in 0..40u32 {
+            assert!(mailbox.push(i).is_queued());
+            let _ = mailbox.raise(signal);
+            if i % 3 == 2 {
+                assert!(matches!(consumer.take_signals(), Taken::Signals(_)));
+                while let Popped::Item(got) = consumer.pop() {
+                    assert_eq!(got, next);
+                    next += 1;
+                    let _ = mailbox.raise(signal);
+                }
+            }
+        }
+        assert_eq!(next, 39);
+        assert_eq!(consumer.pop(), Popped::Item(39));
+        assert_eq!(mailbox.len(), 0);
+    }
+
+    #[test]
+    fn raisers_racing_the_consumer_lose_no_signal_before_the_close() {
+        // Each raiser raises its own signal again and again; the consumer
+        // takes. A raise that found its signal down was taken afterwards,
+        // unless the close came first: counted on both sides.
+        let (mailbox, mut consumer) = Mailbox::<()>::with_capacity(1).unwrap();
+        let raisers: Vec<_> = (0..SIGNALS)
+            .map(|i| {
+                let mailbox = Arc::clone(&mailbox);
+                std::thread::spawn(move || {
+                    let signal = Signal::new(i).unwrap();
+                    let mut ups = 0u64;
+                    loop {
+                        match mailbox.raise(signal) {
+                            Raised::Up => ups += 1,
+                            Raised::AlreadyUp => std::thread::yield_now(),
+                            Raised::Closed => return ups,
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut taken = [0u64; SIGNALS as usize];
+        for _ in 0..20_000 {
+            if let Taken::Signals(up) = consumer.take_signals() {
+                for signal in up.iter() {
+                    taken[signal.index() as usize] += 1;
+                }
+            }
+        }
+        // Whatever is up at the close is lost with it; count it first.
+        assert_eq!(mailbox.close(), Closing::Won);
+        let ups: Vec<u64> = raisers.into_iter().map(|r| r.join().unwrap()).collect();
+        for i in 0..SIGNALS as usize {
+            assert!(
+                ups[i] == taken[i] || ups[i] == taken[i] + 1,
+                "signal {i}: up {} times, taken {}",
+                ups[i],
+                taken[i]
+            );
+        }
+    }
+
     #[derive(Clone, Debug)]
     enum Op {
         Push,
         Pop,
         Close,
+        Raise(u32),
+        Take,
     }
 
     proptest! {
@@ -963,7 +1210,13 @@ mod tests {
             capacity in 1usize..6,
             start in prop_oneof![Just(0u64), Just(TAIL.max() - 7), any::<u64>()],
             ops in proptest::collection::vec(
-                prop_oneof![6 => Just(Op::Push), 5 => Just(Op::Pop), 1 => Just(Op::Close)],
+                prop_oneof![
+                    6 => Just(Op::Push),
+                    5 => Just(Op::Pop),
+                    1 => Just(Op::Close),
+                    3 => (0..SIGNALS).prop_map(Op::Raise),
+                    2 => Just(Op::Take),
+                ],
                 0..80,
             ),
         ) {
@@ -971,6 +1224,7 @@ mod tests {
             let (mailbox, mut consumer) = starting_at(capacity, start);
             let mut model: VecDeque<usize> = VecDeque::new();
             let mut closed = false;
+            let mut up = [false; SIGNALS as usize];
             for op in ops {
                 match op {
                     Op::Push => {
@@ -999,6 +1253,31 @@ mod tests {
                         Popped::Empty => prop_assert!(!closed && model.is_empty()),
                         Popped::Closed => prop_assert!(closed),
                     },
+                    Op::Raise(i) => {
+                        let raised = mailbox.raise(Signal::new(i).unwrap());
+                        let expected = match (closed, up[i as usize]) {
+                            (true, _) => Raised::Closed,
+                            (false, true) => Raised::AlreadyUp,
+                            (false, false) => Raised::Up,
+                        };
+                        prop_assert_eq!(raised, expected);
+                        up[i as usize] |= !closed;
+                    }
+                    Op::Take => {
+                        let taken = consumer.take_signals();
+                        let expected: Vec<u32> =
+                            (0..SIGNALS).filter(|i| up[*i as usize]).collect();
+                        match taken {
+                            Taken::Closed => prop_assert!(closed),
+                            Taken::None => prop_assert!(!closed && expected.is_empty()),
+                            Taken::Signals(set) => {
+                                prop_assert!(!closed);
+                                let got: Vec<u32> = set.iter().map(Signal::index).collect();
+                                prop_assert_eq!(got, expected);
+                            }
+                        }
+                        up = [false; SIGNALS as usize];
+                    }
                     Op::Close => {
                         let won = mailbox.close().is_won();
                         prop_assert_eq!(won, !closed);

@@ -13,7 +13,11 @@
 //! * a ring of one slot, lapped three times by a producer while the consumer
 //!   pops: every item comes out once, in order;
 //! * a panicking item `Drop` in a close racing a push: every item is still
-//!   dropped once and the panic comes out of the close.
+//!   dropped once and the panic comes out of the close;
+//! * a signal raised while the consumer takes and the mailbox closes: taken
+//!   at most once, only if the raise put it up, never after the close has
+//!   returned; a raise racing a push: both land (the push's CAS sees the
+//!   raise's `fetch_or`), the item popped whole and the signal taken.
 //!
 //! Items are [`Tracked`]: every drop is counted, a second drop or a read
 //! after the drop fails, and loom's cell flags a read racing the drop. The
@@ -27,7 +31,7 @@ use loom::thread;
 use loom_tests::{
     assert_planned, model, quiet_planned_panics, race_point, Fate, Log, StorageWatch, Tracked,
 };
-use sessionreg::mailbox::{Closing, Consumer, Mailbox, Popped, Pushed};
+use sessionreg::mailbox::{Closing, Consumer, Mailbox, Popped, Pushed, Raised, Signal, Taken};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{Acquire, Release};
 
@@ -316,5 +320,85 @@ fn a_panicking_drop_in_a_close_racing_a_push() {
         drop((mailbox, consumer));
         log.assert_all_dropped_once();
         watch.assert_freed();
+    });
+}
+
+/// Signal 0 is raised while the consumer takes (twice) and the main thread
+/// closes. A take returns the signal only if the raise put it up
+/// (`Raised::Up`), at most once over both takes, and a take that begins
+/// after the close has returned finds the mailbox closed. A raise after the
+/// close is refused.
+///
+/// Fails if a take clears the signals with a load and a store rather than
+/// one RMW: the store undoes a close (or a raise) that came between.
+#[test]
+fn a_raise_racing_a_take_and_a_close_is_taken_once_and_never_after_the_close() {
+    model(|| {
+        let (mailbox, mut consumer) = Mailbox::<Tracked>::with_capacity(1).unwrap();
+        let signal = Signal::new(0).unwrap();
+        let closed = Arc::new(AtomicBool::new(false));
+        let raiser = {
+            let mailbox = mailbox.clone();
+            thread::spawn(move || mailbox.raise(signal))
+        };
+        let taker = {
+            let closed = closed.clone();
+            thread::spawn(move || {
+                let first = consumer.take_signals();
+                let saw_close = closed.load(Acquire);
+                let second = consumer.take_signals();
+                if saw_close {
+                    assert_eq!(second, Taken::Closed, "taken after the close returned");
+                }
+                [first, second]
+            })
+        };
+        race_point();
+        assert_eq!(mailbox.close(), Closing::Won);
+        closed.store(true, Release);
+        let raised = raiser.join().unwrap();
+        let taken = taker.join().unwrap();
+
+        let times = taken
+            .iter()
+            .filter(|t| matches!(t, Taken::Signals(up) if up.contains(signal)))
+            .count();
+        assert!(times <= 1, "{taken:?}");
+        if times == 1 {
+            assert_eq!(raised, Raised::Up, "{taken:?}");
+        }
+        assert_ne!(raised, Raised::AlreadyUp, "nobody else raised it");
+        assert_eq!(mailbox.raise(signal), Raised::Closed);
+    });
+}
+
+/// A raise races a push into an empty mailbox of one: the push's CAS
+/// expects the whole word, which the raise changes, so it tries again; both
+/// land. The consumer then pops the item whole and takes the signal, once.
+///
+/// Fails if a push writes its reservation with a plain store (it would
+/// overwrite the raised bit: the signal is lost).
+#[test]
+fn a_raise_racing_a_push_keeps_both() {
+    model(|| {
+        let log = Log::new();
+        let (mailbox, mut consumer) = mailbox_with(&log, 1, 0);
+        let signal = Signal::new(2).unwrap();
+        let raiser = {
+            let mailbox = mailbox.clone();
+            thread::spawn(move || mailbox.raise(signal))
+        };
+        race_point();
+        assert_eq!(push(&mailbox, log.value()), Ok(0));
+        assert_eq!(raiser.join().unwrap(), Raised::Up);
+        let Taken::Signals(up) = consumer.take_signals() else {
+            panic!("the signal was lost");
+        };
+        assert_eq!(up.iter().collect::<Vec<_>>(), [signal]);
+        assert_eq!(consumer.take_signals(), Taken::None);
+        assert_eq!(pop(&mut consumer), Popped::Item(0));
+        assert_eq!(pop(&mut consumer), Popped::Empty);
+        drop((mailbox, consumer));
+        log.assert_all_dropped_once();
     });
 }
