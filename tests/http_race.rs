@@ -246,7 +246,19 @@ async fn idle_expiry_racing_requests_never_5xx() {
     for task in tasks {
         task.await.unwrap();
     }
-    assert!(http_support::eventually(|| server.live() == 0).await);
+    // A session's end is counted (so `live` falls) before its close
+    // callback runs: wait for both, or a reaper still in a callback reads as
+    // a close lost.
+    assert!(
+        http_support::eventually(|| {
+            server.live() == 0 && server.closes.count() as u64 == server.created()
+        })
+        .await,
+        "live {}, closes {}, created {}",
+        server.live(),
+        server.closes.count(),
+        server.created()
+    );
     // A session may idle out between its insert and its initialize handler
     // (the timeout here is shorter than a scheduling delay); the client then
     // got a fresh one, so count against what was created.
