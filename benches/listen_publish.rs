@@ -19,14 +19,19 @@
 //!   publish alone; the tasks run between publications, untimed.
 //!
 //! The bodies nobody polls fill their queues (64 publications by default)
-//! and their listeners are then ended as lagging; so in `tools` and `uri`
-//! the harness reads every body's waiting frames after every 32
-//! publications (untimed: exactly the frames waiting, with a no-op waker,
-//! never reaching `Pending`, so no waker is registered and the publish
-//! wakes nobody, as for a stream whose connection task is busy; the
-//! `tools_tokio` group has the parked task's waker). Every read frame is
-//! checked to be data, and the count of live listeners after the run too:
-//! a listener ended as lagging would fail the bench.
+//! and their listeners are then ended as lagging; so in `uri` the harness
+//! reads every body's waiting frames after every 32 publications (untimed:
+//! exactly the frames waiting, with a no-op waker, never reaching
+//! `Pending`, so no waker is registered and the publish wakes nobody, as
+//! for a stream whose connection task is busy; the `tools_tokio` group has
+//! the parked task's waker). A list change is not queued but raised, and a
+//! second one before the stream reads merges into the first (`inbox.rs`),
+//! which costs less; so in `tools` the harness reads every body before
+//! every publication, and each delivery is a full one: the change's signal
+//! found down, raised. Every read frame is checked to be data, and after
+//! the run the count of live listeners (one ended as lagging would fail
+//! the bench) and, in `--count`, of notifications (one per listener per
+//! publication: none merged).
 //!
 //! What is timed is the publishing thread's CPU time
 //! (`CLOCK_THREAD_CPUTIME_ID`), not wall time: on a shared machine the
@@ -76,8 +81,8 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Frames read from every body after this many publications (under the
-/// default queue of 64).
+/// A resource's updates: frames read from every body after this many
+/// publications (under the default queue of 64).
 const DRAIN_EVERY: usize = 32;
 const URI: &str = "bench://listen";
 
@@ -189,6 +194,16 @@ fn open(rt: &tokio::runtime::Runtime, n: usize, topic: Topic) -> Held {
 }
 
 impl Held {
+    /// Whether the bodies are read before the next publication: every time
+    /// for a list change (each delivery raises a signal that is down, none
+    /// merges), every [`DRAIN_EVERY`] for a resource's updates.
+    fn due(&self) -> bool {
+        match self.topic {
+            Topic::Tools => self.owed > 0,
+            Topic::Uri => self.owed > DRAIN_EVERY,
+        }
+    }
+
     /// Reads every body's waiting frames, without ever reaching `Pending`.
     fn drain(&mut self) {
         let mut cx = std::task::Context::from_waker(Waker::noop());
@@ -275,7 +290,7 @@ fn bench_polled(c: &mut Criterion, topic: Topic, cap: usize) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    if held.owed > DRAIN_EVERY {
+                    if held.due() {
                         held.drain();
                     }
                     let t = thread_cpu();
@@ -371,7 +386,7 @@ fn count(args: &[String]) {
             let mut allocations = 0;
             let mut cpu = Vec::with_capacity(publications);
             for _ in 0..publications {
-                if held.owed > DRAIN_EVERY {
+                if held.due() {
                     held.drain();
                 }
                 let before = counting::allocations();

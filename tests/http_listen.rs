@@ -250,38 +250,34 @@ async fn a_listen_flood_by_one_principal_is_429_and_nobody_else_notices() {
     );
 }
 
-/// A listener whose client reads nothing is ended when its queue fills
-/// (`lagged`), gracefully if it ever reads again; the publisher never
-/// waits for it, and a reading listener beside it keeps receiving.
+/// A listener whose client reads nothing is ended when its queue of a
+/// resource's updates fills (`lagged`), gracefully if it ever reads again;
+/// the publisher never waits for it, and a reading listener beside it keeps
+/// receiving.
 #[tokio::test]
 async fn a_listener_that_never_reads_is_ended_and_slows_nobody() {
     let publisher = Publisher::new();
     let server = start(&publisher, |b| b.listen_queue(4)).await;
     let client = Client::new(&server.url);
-    let (_, stalled, _) = listen(
-        &client,
-        json!("stalled"),
-        json!({ "toolsListChanged": true }),
-    )
-    .await;
+    let filter = json!({ "toolsListChanged": true, "resourceSubscriptions": ["basket://s"] });
+    let (_, stalled, _) = listen(&client, json!("stalled"), filter.clone()).await;
     let stalled = stalled.unwrap();
-    let (_, reader, _) = listen(
-        &client,
-        json!("reader"),
-        json!({ "toolsListChanged": true }),
-    )
-    .await;
+    let (_, reader, _) = listen(&client, json!("reader"), filter).await;
     let mut reader = reader.unwrap();
     next(&mut reader).await.unwrap();
     // Publish until the stalled listener's socket buffers and queue are
     // full and it is ended (a bounded number of publications); the reader
-    // takes each publication as it comes, and is never the one ended.
+    // takes each publication as it comes, and is never the one ended. The
+    // queue holds the resource's updates; the list changes merge.
     let mut published = 0u64;
     let ended = loop {
         publisher.tools_changed();
+        publisher.resource_updated("basket://s", Audience::Everyone);
         published += 1;
         let message = next(&mut reader).await.unwrap();
         assert_eq!(message["method"], "notifications/tools/list_changed");
+        let message = next(&mut reader).await.unwrap();
+        assert_eq!(message["method"], "notifications/resources/updated");
         if published % 256 == 0
             && metrics(&server)["sessionreg_listeners_ended_total{reason=\"lagged\"}"] >= 1.0
         {
@@ -305,6 +301,55 @@ async fn a_listener_that_never_reads_is_ended_and_slows_nobody() {
         "the reader lives on"
     );
     drop(stalled);
+}
+
+/// A burst of list changes (a server registering tools one by one, each
+/// publishing the change) while a listener does not read: they merge, one
+/// per kind, so the listener is not ended however long the burst, and it
+/// then hears each list changed once, in one frame, and nothing more.
+#[tokio::test]
+async fn a_burst_of_list_changes_merges_and_ends_nobody() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| b.listen_queue(4)).await;
+    let client = Client::new(&server.url);
+    let filter = json!({ "toolsListChanged": true, "promptsListChanged": true });
+    let (_, stream, _) = listen(&client, json!("burst"), filter).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await.unwrap();
+    let before = metrics(&server);
+    for _ in 0..1_000 {
+        publisher.tools_changed();
+        publisher.prompts_changed();
+    }
+    let mut heard = vec![
+        next(&mut stream).await.unwrap()["method"].clone(),
+        next(&mut stream).await.unwrap()["method"].clone(),
+    ];
+    heard.sort_by_key(|m| m.to_string());
+    assert_eq!(
+        heard,
+        [
+            json!("notifications/prompts/list_changed"),
+            json!("notifications/tools/list_changed")
+        ]
+    );
+    let after = metrics(&server);
+    assert_eq!(after["sessionreg_listeners_live"], 1.0, "not ended");
+    assert_eq!(
+        after["sessionreg_listeners_ended_total{reason=\"lagged\"}"],
+        before["sessionreg_listeners_ended_total{reason=\"lagged\"}"]
+    );
+    // The test's runtime has one thread, which the burst holds: the
+    // stream took nothing before it ended. Two changes raised, the rest
+    // merged into them.
+    let notified = after["sessionreg_listeners_notifications_total"]
+        - before["sessionreg_listeners_notifications_total"];
+    assert_eq!(notified, 2.0);
+    assert_eq!(after["sessionreg_listeners_merged_total"], 1_998.0);
+    // Nothing else is waiting: the next change is the next thing heard.
+    publisher.prompts_changed();
+    let more = next(&mut stream).await.unwrap();
+    assert_eq!(more["method"], "notifications/prompts/list_changed");
 }
 
 /// A filter of ten thousand resource URIs costs what the bound allows: the
@@ -338,23 +383,20 @@ async fn an_update_reaches_only_its_audience() {
     let server = start(&publisher, two_principals).await;
     let ada = Client::with_bearer(&server.url, "token-ada");
     let eve = Client::with_bearer(&server.url, "token-eve");
-    let filter = json!({ "resourceSubscriptions": ["basket://ada"], "toolsListChanged": true });
+    let filter = json!({ "resourceSubscriptions": ["basket://ada", "basket://public"] });
     let (_, a, _) = listen(&ada, json!(1), filter.clone()).await;
     let (_, e, _) = listen(&eve, json!(1), filter).await;
     let (mut a, mut e) = (a.unwrap(), e.unwrap());
     next(&mut a).await.unwrap();
     next(&mut e).await.unwrap();
     publisher.resource_updated("basket://ada", Audience::principal(Principal::new("ada")));
-    publisher.tools_changed();
-    assert_eq!(
-        next(&mut a).await.unwrap()["method"],
-        "notifications/resources/updated"
-    );
-    // Eve's next message is the tools change: ada's update never reached her.
-    assert_eq!(
-        next(&mut e).await.unwrap()["method"],
-        "notifications/tools/list_changed"
-    );
+    publisher.resource_updated("basket://public", Audience::Everyone);
+    // A listener's updates come in the order they were published.
+    let uri = |m: Value| m["params"]["uri"].clone();
+    assert_eq!(uri(next(&mut a).await.unwrap()), "basket://ada");
+    assert_eq!(uri(next(&mut a).await.unwrap()), "basket://public");
+    // Eve's next message is the public update: ada's never reached her.
+    assert_eq!(uri(next(&mut e).await.unwrap()), "basket://public");
 }
 
 /// At a legacy version there is no `subscriptions/listen`: the session

@@ -12,6 +12,9 @@
 //!   returned (its cleanup ran), the stream pops nothing more, so no event
 //!   is delivered after the cleanup; the event is popped or dropped exactly
 //!   once, never both, never lost;
+//! * a list change (a kind's signal, raised rather than pushed) racing the
+//!   listener's end: once the terminate that won has returned, the stream
+//!   takes no signal; a signal it took was raised before the end;
 //! * two ends racing (the client going away, the server shutting down):
 //!   one winner, one cleanup, its reason the winner's.
 #![cfg(sessionreg_loom)]
@@ -20,7 +23,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 use loom_tests::{model, race_point, Log, Tracked};
-use sessionreg::mailbox::{Consumer, Mailbox, Popped, Pushed};
+use sessionreg::mailbox::{Consumer, Mailbox, Popped, Pushed, Raised, Signal, Taken};
 use sessionreg::{Reason, Registry, SessionId};
 
 /// A listener: its mailbox (the layer's `Inbox`, without the waker).
@@ -129,6 +132,42 @@ fn a_stream_popping_during_the_end_gets_an_event_only_before_it() {
         drop(registry);
         assert_eq!(cleanups.load(Ordering::SeqCst), 1);
         log.assert_all_dropped_once();
+    });
+}
+
+/// A publisher raises a kind's signal (the layer's list changes coalesce:
+/// `Inbox::signal`) while the stream takes and another thread ends the
+/// listener. Once the end that won has returned, its cleanup ran once and
+/// the stream takes nothing more; a signal it took was raised (`Up`).
+#[test]
+fn no_list_change_is_taken_after_the_listeners_cleanup_ran() {
+    model(|| {
+        let cleanups = Arc::new(AtomicUsize::new(0));
+        let registry = Arc::new(listeners(&cleanups));
+        let (id, tap, mut consumer) = open(&registry);
+        let tools = Signal::new(0).unwrap();
+        let publisher = thread::spawn(move || tap.raise(tools));
+        let stream = thread::spawn(move || {
+            let first = consumer.take_signals();
+            (first, consumer)
+        });
+        race_point();
+        assert!(registry.terminate(&id, Reason::Drained).is_won());
+        assert_eq!(cleanups.load(Ordering::SeqCst), 1);
+        let (first, mut consumer) = stream.join().unwrap();
+        assert_eq!(
+            consumer.take_signals(),
+            Taken::Closed,
+            "nothing after the end"
+        );
+        let raised = publisher.join().unwrap();
+        if matches!(first, Taken::Signals(_)) {
+            assert_eq!(raised, Raised::Up);
+        }
+        assert_eq!(consumer.take_signals(), Taken::Closed);
+        drop(consumer);
+        drop(registry);
+        assert_eq!(cleanups.load(Ordering::SeqCst), 1);
     });
 }
 

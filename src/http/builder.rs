@@ -266,10 +266,16 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Publications one listen stream may have waiting (default
+    /// Resource updates one listen stream may have waiting (default
     /// [`Defaults::LISTEN_QUEUE`](crate::http::Defaults::LISTEN_QUEUE)): a stream whose client does not keep up is
     /// ended when it fills, gracefully (its client re-listens and refetches,
     /// as the spec says), never waited for.
+    ///
+    /// List changes (`tools`, `prompts`, `resources`) take no place in it:
+    /// each kind is one flag, and changes made before the stream writes the
+    /// first are heard as one (the client refetches the list once; counted
+    /// in `sessionreg_listeners_merged_total`). A burst of them ends nobody,
+    /// and a stream that listens to no resource gets a queue of one.
     pub fn listen_queue(mut self, publications: usize) -> Self {
         self.config.listen_queue = publications;
         self

@@ -65,7 +65,7 @@ pub(crate) const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
 
 /// Listen streams (`subscriptions/listen`) open at once unless configured.
 pub(crate) const DEFAULT_LISTEN_CAPACITY: usize = 10_000;
-/// Publications one listen stream may have waiting unless configured; a
+/// Resource updates one listen stream may have waiting unless configured; a
 /// stream whose queue fills is ended (its client re-listens).
 pub(crate) const DEFAULT_LISTEN_QUEUE: usize = 64;
 /// Resource URIs one listen filter is honoured for unless configured.
@@ -158,7 +158,7 @@ impl Defaults {
     pub const SINGLE_USE_STATES: usize = DEFAULT_SINGLE_USE_STATES;
     /// Listen streams (`subscriptions/listen`) open at once unless configured.
     pub const LISTEN_CAPACITY: usize = DEFAULT_LISTEN_CAPACITY;
-    /// Publications one listen stream may have waiting unless configured; a
+    /// Resource updates one listen stream may have waiting unless configured; a
     /// stream whose queue fills is ended (its client re-listens).
     pub const LISTEN_QUEUE: usize = DEFAULT_LISTEN_QUEUE;
     /// Resource URIs one listen filter is honoured for unless configured.

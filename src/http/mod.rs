@@ -163,9 +163,12 @@
 //!   notices (`::a_listen_flood_by_one_principal_is_429_and_nobody_else_notices`);
 //!   past the capacity 503 naming it
 //!   (`::a_full_listen_store_is_503_naming_its_bound_and_an_ended_stream_makes_room`);
-//!   a listener that does not read is ended when its queue fills
-//!   (`lagged`), never waited for, and slows nobody
-//!   (`::a_listener_that_never_reads_is_ended_and_slows_nobody`); a filter
+//!   a listener that does not read is ended when its queue of a
+//!   resource's updates fills (`lagged`), never waited for, and slows
+//!   nobody (`::a_listener_that_never_reads_is_ended_and_slows_nobody`);
+//!   list changes take no place in the queue: each kind is one signal,
+//!   and a burst of them merges, heard once, ending nobody
+//!   (`::a_burst_of_list_changes_merges_and_ends_nobody`); a filter
 //!   is honoured for its first `listen_uris` URIs
 //!   (`::ten_thousand_uris_in_one_filter_are_bounded`).
 //! * The same publication reaches legacy sessions as their revision has
@@ -178,7 +181,8 @@
 //!   `roster::tests::joins_and_leaves_match_a_model_at_every_height`,
 //!   `roster::tests::walks_racing_leaves_see_every_member_that_stays`; a publication
 //!   racing a listener's end (nothing delivered after its cleanup ran,
-//!   cleanup once): the loom model `loom-tests/tests/listen.rs`.
+//!   cleanup once; a list change's signal too): the loom model
+//!   `loom-tests/tests/listen.rs`.
 //!
 //! Bounds: the table below, each at work in `http_hostile`,
 //! `http_connections`, `http_memory` and `http_emfile`; shutdown in

@@ -10,6 +10,7 @@
 //! publication the publisher shared with every listener: the publisher
 //! pays one queue push per listener, not a serialization.
 
+use super::change::Change;
 use super::inbox::{Next, Outbox};
 use super::Listeners;
 use crate::http::counters::HttpCounters;
@@ -120,6 +121,18 @@ impl HttpBody for ListenBody {
                     &publication.params_tail,
                 );
                 Poll::Ready(Some(Ok(Frame::data(frame))))
+            }
+            Poll::Ready(Next::ListsChanged(changed)) => {
+                if let Some(interval) = &mut this.keep_alive {
+                    interval.reset();
+                }
+                // One frame for them all: each its own SSE event.
+                let mut events = Vec::new();
+                for signal in changed.iter() {
+                    let method = Change::of_signal(signal).method();
+                    events.extend_from_slice(&this.notification(method, ""));
+                }
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from(events)))))
             }
             Poll::Ready(Next::Ended(reason)) => {
                 this.done = true;

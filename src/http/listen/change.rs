@@ -3,6 +3,7 @@
 //! endpoint (and, in a fleet, to every node) that has listeners.
 
 use crate::http::access::auth::Principal;
+use crate::mailbox::Signal;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -89,6 +90,34 @@ pub(crate) struct Prepared {
     /// The notification's params after `_meta` (`,"uri":"..."`, or
     /// nothing), JSON-escaped once.
     pub(crate) params_tail: String,
+    /// A list change's signal in each listener's mailbox (raised, not
+    /// queued: `inbox.rs`); `None` for a resource's update.
+    pub(crate) signal: Option<Signal>,
+}
+
+impl Change {
+    /// The signal a list change raises in a listener's mailbox: list
+    /// changes coalesce (two before the stream writes say no more than one),
+    /// so they never take a place in its queue. `None` for a resource's
+    /// update, which is queued.
+    pub(crate) fn signal(&self) -> Option<Signal> {
+        let index = match self {
+            Change::ToolsListChanged => 0,
+            Change::PromptsListChanged => 1,
+            Change::ResourcesListChanged => 2,
+            Change::ResourceUpdated { .. } => return None,
+        };
+        Signal::new(index)
+    }
+
+    /// The list change a signal stands for (see [`Change::signal`]).
+    pub(crate) fn of_signal(signal: Signal) -> Change {
+        match signal.index() {
+            0 => Change::ToolsListChanged,
+            1 => Change::PromptsListChanged,
+            _ => Change::ResourcesListChanged,
+        }
+    }
 }
 
 impl Prepared {
@@ -100,9 +129,36 @@ impl Prepared {
             ),
             _ => String::new(),
         };
+        let signal = publication.change.signal();
         Arc::new(Prepared {
             publication,
             params_tail,
+            signal,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_list_change_has_its_own_signal_and_back() {
+        let kinds = [
+            Change::ToolsListChanged,
+            Change::PromptsListChanged,
+            Change::ResourcesListChanged,
+        ];
+        let mut seen = Vec::new();
+        for kind in kinds {
+            let signal = kind.signal().expect("a list change is a signal");
+            assert!(!seen.contains(&signal), "{kind:?} shares a signal");
+            seen.push(signal);
+            assert_eq!(Change::of_signal(signal), kind);
+        }
+        let update = Change::ResourceUpdated {
+            uri: "a://b".into(),
+        };
+        assert_eq!(update.signal(), None, "a resource's update is queued");
     }
 }

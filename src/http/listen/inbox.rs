@@ -3,10 +3,15 @@
 //! and the reason it ended.
 //!
 //! Publishers offer (any thread, no lock, no allocation: one `Arc` clone);
-//! the listener's body pops. A topic holds each of its listeners' inboxes
-//! directly ([`Tap`]), so a delivery goes from the topic to the queue with
-//! no lookup of the listener by id, and the fan-out can bring the next
-//! listeners' queues into the cache while it delivers to this one
+//! the listener's body pops. A list change is not queued: it raises its
+//! kind's signal in the mailbox (one `fetch_or`, no slot, no clone), and a
+//! second one before the body takes it changes nothing (the client hears
+//! once that the list changed, and fetches it once). So a listener's queue
+//! holds resource updates only, and list changes can neither fill it nor
+//! be lost to a full one. A topic holds each of its listeners' inboxes and
+//! mailboxes directly ([`Tap`]), so a delivery goes from the topic to the
+//! queue with no lookup of the listener by id, and the fan-out can bring
+//! the next listeners' queues into the cache while it delivers to this one
 //! ([`Tap::prefetch`]). A full inbox is a listener that fell behind:
 //! the offer fails, and the publisher ends the listener (it is never waited
 //! for and never grows). The listener's end closes the inbox: after that,
@@ -15,7 +20,7 @@
 
 use super::change::Shared;
 use crate::http::access::auth::Principal;
-use crate::mailbox::{Consumer, Mailbox, Popped, Pushed};
+use crate::mailbox::{Consumer, Mailbox, Popped, Pushed, Raised, Signal, Signals, Taken};
 use crate::{Reason, SessionId};
 use futures_util::task::AtomicWaker;
 use std::fmt;
@@ -39,13 +44,20 @@ pub(crate) struct Inbox {
 }
 
 /// A topic's hold on one listener: its inbox, compared and hashed by
-/// identity (one listener, one inbox).
+/// identity (one listener, one inbox), and the inbox's mailbox beside it, so
+/// that a walk over a topic's members finds both lines a delivery touches
+/// (the waker's, the queue's state word) in the member itself and can ask
+/// for them together, neither waiting on the other. Two pointers: a kind's
+/// member stays 32 bytes.
 #[derive(Clone)]
-pub(crate) struct Tap(pub(crate) Arc<Inbox>);
+pub(crate) struct Tap {
+    inbox: Arc<Inbox>,
+    mailbox: Arc<Mailbox<Shared>>,
+}
 
 impl PartialEq for Tap {
     fn eq(&self, other: &Tap) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.inbox, &other.inbox)
     }
 }
 
@@ -53,38 +65,73 @@ impl Eq for Tap {}
 
 impl Hash for Tap {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        Arc::as_ptr(&self.0).hash(state);
+        Arc::as_ptr(&self.inbox).hash(state);
     }
 }
 
 impl fmt::Debug for Tap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The Debug form of an id names it without its secret.
-        match self.0.id.get() {
+        match self.inbox.id.get() {
             Some(id) => write!(f, "Tap({id:?})"),
-            None => write!(f, "Tap({:p})", Arc::as_ptr(&self.0)),
+            None => write!(f, "Tap({:p})", Arc::as_ptr(&self.inbox)),
         }
     }
 }
 
 impl Tap {
-    /// First step of a delivery ahead of time: the inbox itself.
+    /// A topic's hold on the listener of `inbox`.
+    pub(crate) fn new(inbox: &Arc<Inbox>) -> Tap {
+        Tap {
+            inbox: Arc::clone(inbox),
+            mailbox: Arc::clone(&inbox.mailbox),
+        }
+    }
+
+    /// The listener's inbox.
+    pub(crate) fn inbox(&self) -> &Inbox {
+        &self.inbox
+    }
+
+    /// First step of a delivery ahead of time: the inbox (its waker) and
+    /// its queue's state word, both found in the member.
     #[inline]
     pub(crate) fn prefetch(&self) {
-        crate::prefetch::prefetch(Arc::as_ptr(&self.0));
+        crate::prefetch::prefetch(Arc::as_ptr(&self.inbox));
+        self.mailbox.prefetch_state();
     }
 
-    /// Second step, once the inbox is close: its queue's state word.
-    #[inline]
-    pub(crate) fn prefetch_queue(&self) {
-        self.0.mailbox.prefetch_state();
-    }
-
-    /// Third step, once the state word is close: the slot the next offer
-    /// writes.
+    /// Second step, for a queued offer, once the state word is close: the
+    /// slot the next offer writes.
     #[inline]
     pub(crate) fn prefetch_slot(&self) {
-        self.0.mailbox.prefetch_push();
+        self.mailbox.prefetch_push();
+    }
+
+    /// Offers a publication, without waiting, and wakes the stream.
+    pub(crate) fn offer(&self, publication: &Shared) -> Offered {
+        match self.mailbox.push(Arc::clone(publication)) {
+            Pushed::Queued => {
+                self.inbox.waker.wake();
+                Offered::Queued
+            }
+            Pushed::Full(_) => Offered::Full,
+            Pushed::Closed(_) => Offered::Closed,
+        }
+    }
+
+    /// Raises a list change's signal, without waiting, and wakes the
+    /// stream if it was down.
+    pub(crate) fn signal(&self, signal: Signal) -> Offered {
+        match self.mailbox.raise(signal) {
+            Raised::Up => {
+                self.inbox.waker.wake();
+                Offered::Queued
+            }
+            // The raise that put it up woke the stream.
+            Raised::AlreadyUp => Offered::Merged,
+            Raised::Closed => Offered::Closed,
+        }
     }
 }
 
@@ -92,8 +139,12 @@ impl Tap {
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Offered {
-    /// Queued for the listener's stream.
+    /// Queued for the listener's stream (or, a list change, its signal
+    /// raised).
     Queued,
+    /// A list change the listener had waiting already: it hears the two
+    /// as one.
+    Merged,
     /// The queue is full: the listener has fallen behind (end it).
     Full,
     /// The listener has ended.
@@ -109,6 +160,8 @@ pub(crate) struct Outbox {
 /// What the listener's stream sends next.
 pub(crate) enum Next {
     Publication(Shared),
+    /// These lists changed (each signal a kind: `Change::of_signal`).
+    ListsChanged(Signals),
     /// The listener ended, for this reason: nothing more comes.
     Ended(Reason),
 }
@@ -148,18 +201,6 @@ impl Inbox {
         self.id.get()
     }
 
-    /// Offers a publication, without waiting, and wakes the stream.
-    pub(crate) fn offer(&self, publication: &Shared) -> Offered {
-        match self.mailbox.push(Arc::clone(publication)) {
-            Pushed::Queued => {
-                self.waker.wake();
-                Offered::Queued
-            }
-            Pushed::Full(_) => Offered::Full,
-            Pushed::Closed(_) => Offered::Closed,
-        }
-    }
-
     /// Ends the queue (the listener's end, once): nothing queued or offered
     /// from now on is delivered, and the stream ends, for `reason`.
     pub(crate) fn close(&self, reason: Reason) {
@@ -188,12 +229,23 @@ impl Outbox {
     }
 
     fn try_next(&mut self) -> Option<Next> {
+        // List changes first: they are not ordered with the resource
+        // updates (each is news of a different thing).
+        match self.consumer.take_signals() {
+            Taken::Signals(changed) => return Some(Next::ListsChanged(changed)),
+            Taken::Closed => return Some(self.ended()),
+            Taken::None => {}
+        }
         match self.consumer.pop() {
             Popped::Item(publication) => Some(Next::Publication(publication)),
             Popped::Empty => None,
-            Popped::Closed => Some(Next::Ended(
-                self.inbox.ended.get().copied().unwrap_or(Reason::Shutdown),
-            )),
+            Popped::Closed => Some(self.ended()),
         }
+    }
+
+    /// The end, with the reason the terminate winner set before it closed
+    /// the mailbox.
+    fn ended(&self) -> Next {
+        Next::Ended(self.inbox.ended.get().copied().unwrap_or(Reason::Shutdown))
     }
 }

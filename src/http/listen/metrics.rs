@@ -7,6 +7,7 @@
 //! sessionreg_listeners_ended_total{reason}       counter  ... ended: disconnected | lagged | shutdown | drained | unavailable
 //! sessionreg_listeners_resources                 gauge    resource URIs some stream (or session) listens to
 //! sessionreg_listeners_notifications_total       counter  publications queued for a stream (or sent to a session)
+//! sessionreg_listeners_merged_total              counter  list changes a stream had waiting already (heard as one)
 //! sessionreg_publications_total                  counter  publications made through the endpoint's publisher
 //! ```
 //!
@@ -74,6 +75,11 @@ fn write_all(out: &mut String, listeners: &Listeners, publisher: &Publisher) -> 
             "sessionreg_listeners_notifications_total",
             "Publications queued for a listen stream or sent to a legacy session.",
             listeners.delivered(),
+        ),
+        (
+            "sessionreg_listeners_merged_total",
+            "List changes a listen stream had waiting already: the client hears them as one.",
+            listeners.merged(),
         ),
         (
             "sessionreg_publications_total",

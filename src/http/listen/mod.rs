@@ -104,6 +104,8 @@ pub(crate) struct Listeners {
     retry_after: u64,
     /// Publications queued for a stream or sent to a session, in all.
     delivered: AtomicU64,
+    /// List changes a stream had waiting already (heard as one).
+    merged: AtomicU64,
 }
 
 /// The bounds of an endpoint's listeners.
@@ -139,7 +141,7 @@ impl Listeners {
                 // The one end, run by the terminate winner: nothing more is
                 // delivered, the topics forget it, the stream ends.
                 listener.inbox.close(reason);
-                let member = Member::Listener(Tap(Arc::clone(&listener.inbox)));
+                let member = Member::Listener(Tap::new(&listener.inbox));
                 for topic in &listener.topics {
                     index.leave(topic, &member);
                 }
@@ -160,6 +162,7 @@ impl Listeners {
             counters,
             retry_after: bounds.retry_after,
             delivered: AtomicU64::new(0),
+            merged: AtomicU64::new(0),
         })
     }
 
@@ -189,8 +192,15 @@ impl Listeners {
             }
             _ => None,
         };
-        let (inbox, outbox) = Inbox::new(self.queue, owner);
         let topics: Vec<Topic> = filter.topics().collect();
+        // Only resource updates are queued (list changes are signals): a
+        // listener of no URI gets the smallest queue, which stays empty.
+        let queue = if topics.iter().any(|t| matches!(t, Topic::Uri(_))) {
+            self.queue
+        } else {
+            1
+        };
+        let (inbox, outbox) = Inbox::new(queue, owner);
         let listener = Listener {
             inbox,
             topics,
@@ -212,7 +222,7 @@ impl Listeners {
         // The id first: a publisher that finds the queue full ends the
         // listener by it.
         handle.inbox.set_id(handle.id());
-        let member = Member::Listener(Tap(Arc::clone(&handle.inbox)));
+        let member = Member::Listener(Tap::new(&handle.inbox));
         for topic in &handle.topics {
             self.topics.join(topic, &member);
         }
@@ -259,12 +269,21 @@ impl Listeners {
     /// closed (before its cleanup leaves the topics): nothing is queued
     /// for it.
     pub(crate) fn offer(&self, tap: &Tap, publication: &Shared) -> bool {
-        let inbox = &tap.0;
+        let inbox = tap.inbox();
         if !publication.publication.audience.admits(inbox.owner()) {
             return false;
         }
-        match inbox.offer(publication) {
+        let offered = match publication.signal {
+            Some(signal) => tap.signal(signal),
+            None => tap.offer(publication),
+        };
+        match offered {
             Offered::Queued => true,
+            Offered::Merged => {
+                // Relaxed: a count for the metric, ordering nothing.
+                self.merged.fetch_add(1, Ordering::Relaxed);
+                false
+            }
             Offered::Full => {
                 if let Some(id) = inbox.id() {
                     let _ = self.registry.terminate(id, Reason::Lagged);
@@ -287,6 +306,11 @@ impl Listeners {
     /// Publications delivered, in all.
     pub(crate) fn delivered(&self) -> u64 {
         self.delivered.load(Ordering::Relaxed)
+    }
+
+    /// List changes merged into one a stream had waiting, in all.
+    pub(crate) fn merged(&self) -> u64 {
+        self.merged.load(Ordering::Relaxed)
     }
 
     /// Ends every listen stream (gracefully: each gets its result) for

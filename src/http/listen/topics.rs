@@ -22,13 +22,14 @@
 //! connection's buffers, touched: about 9 KiB of RSS per idle listener in
 //! `cargo bench --bench listen -- --rss 5000`), and is about 2 KB.
 //!
-//! A listener is a member by its inbox ([`Tap`]), delivered to with no
-//! lookup; a visit walks the members a window ahead ([`AHEAD`]), asking
-//! for the next ones' inboxes and queue slots while it delivers to this
-//! one. (A kind's members were once each an entry of a concurrent set,
-//! allocated apart: reaching each was a cache miss the window could not
-//! hide, 216.5 ns per listener at a million against the tree's 82.7 in the
-//! same run: `cargo bench --bench listen_publish -- --count tools N 8`.)
+//! A listener is a member by its inbox and mailbox ([`Tap`]), delivered to
+//! with no lookup; a visit walks the members a window ahead ([`AHEAD`]),
+//! asking for the next ones' inboxes, queue state words and (for a queued
+//! update) slots while it delivers to this one. (A kind's members were once
+//! each an entry of a concurrent set, allocated apart: reaching each was a
+//! cache miss the window could not hide, 216.5 ns per listener at a million
+//! against the tree's 82.7 in the same run: `cargo bench --bench
+//! listen_publish -- --count tools N 8`.)
 
 use super::change::Change;
 use super::inbox::Tap;
@@ -66,6 +67,9 @@ pub(crate) enum Member {
     Session(SessionId),
 }
 
+// Half a cache line: a leaf of 16 is eight lines (`roster.rs`).
+const _: () = assert!(std::mem::size_of::<Member>() == 32);
+
 impl Member {
     /// The first step of a delivery ahead (a listener's inbox); a session
     /// is looked up by id when its turn comes.
@@ -73,13 +77,6 @@ impl Member {
     fn prefetch(&self) {
         if let Member::Listener(tap) = self {
             tap.prefetch();
-        }
-    }
-
-    #[inline]
-    fn prefetch_queue(&self) {
-        if let Member::Listener(tap) = self {
-            tap.prefetch_queue();
         }
     }
 
@@ -92,8 +89,11 @@ impl Member {
 }
 
 /// How many members ahead of the one being delivered to a visit brings a
-/// listener's inbox into the cache; its queue's state word is brought half
-/// as far ahead, and the slot the delivery writes two ahead. Each step
+/// listener's inbox and its queue's state word into the cache (the member
+/// holds both pointers), and (a resource's update, which is queued) the
+/// slot the delivery writes two ahead, once the state word that says which
+/// slot is close. A list change raises a signal in the state word and
+/// writes no slot: a kind's walk asks for none. Each step
 /// needs the line the step before brought, so a delivery waits for none of
 /// its misses, and the misses of several listeners are in flight together
 /// (at a million listeners, each one's lines are in no cache).
@@ -105,13 +105,16 @@ const AHEAD: usize = 8;
 struct Ahead<'m> {
     window: [Option<&'m Member>; AHEAD],
     entered: usize,
+    /// Whether the deliveries write a queue slot (bring it close too).
+    slots: bool,
 }
 
 impl<'m> Ahead<'m> {
-    fn new() -> Ahead<'m> {
+    fn new(slots: bool) -> Ahead<'m> {
         Ahead {
             window: [None; AHEAD],
             entered: 0,
+            slots,
         }
     }
 
@@ -120,13 +123,11 @@ impl<'m> Ahead<'m> {
     fn enter(&mut self, member: &'m Member, visit: &mut impl FnMut(&Member)) {
         let entered = self.entered;
         member.prefetch();
-        // The member that entered half a window ago, and the one two turns
-        // from its delivery.
-        if let Some(half) = self.window[(entered + AHEAD / 2) % AHEAD] {
-            half.prefetch_queue();
-        }
-        if let Some(soon) = self.window[(entered + 2) % AHEAD] {
-            soon.prefetch_slot();
+        // The member two turns from its delivery.
+        if self.slots {
+            if let Some(soon) = self.window[(entered + 2) % AHEAD] {
+                soon.prefetch_slot();
+            }
         }
         if let Some(due) = self.window[entered % AHEAD].replace(member) {
             visit(due);
@@ -147,7 +148,7 @@ impl<'m> Ahead<'m> {
 /// Calls `visit` for every member `members` yields, in order, bringing the
 /// memory of the next ones' deliveries close beforehand (see [`AHEAD`]).
 fn visit_ahead<'m>(members: impl Iterator<Item = &'m Member>, mut visit: impl FnMut(&Member)) {
-    let mut ahead = Ahead::new();
+    let mut ahead = Ahead::new(true);
     for member in members {
         ahead.enter(member, &mut visit);
     }
@@ -293,7 +294,8 @@ impl Topics {
         match (self.kind(topic), topic) {
             (Some(roster), _) => {
                 let members = roster.members();
-                let mut ahead = Ahead::new();
+                // A kind's publication raises a signal: no slot to bring.
+                let mut ahead = Ahead::new(false);
                 let mut visit = visit;
                 members.leaves(|leaf| {
                     for member in leaf {
@@ -336,7 +338,7 @@ mod tests {
             .map(|id| {
                 let (inbox, _) = Inbox::new(1, None);
                 inbox.set_id(id);
-                Member::Listener(Tap(inbox))
+                Member::Listener(Tap::new(&inbox))
             })
             .collect()
     }
