@@ -26,7 +26,8 @@
 //!   `toolsListChanged` (a kind) instead of one resource URI.
 //! * `--h2 N`: the same with the N listeners multiplexed on HTTP/2
 //!   (cleartext, prior knowledge: hyper's client `http2::handshake`, which
-//!   our `serve` and hyper alone accept through hyper-util's auto builder),
+//!   our `serve` accepts by its preface and hyper alone through hyper-util's
+//!   auto builder),
 //!   `--h2-streams` (100, the layer's default concurrent streams per
 //!   connection) per connection. Only for the servers that speak h2c: uvicorn
 //!   (h11) and `node:http` do not.

@@ -1,5 +1,6 @@
 //! One connection served by [`serve`](crate::http::serve): hyper (HTTP/1.1 or
-//! HTTP/2, whichever the client speaks) with the connection bounds, and the
+//! HTTP/2, whichever the client speaks: `protocol.rs`) with the connection
+//! bounds, and the
 //! watch that closes a connection which never starts a request, or sits
 //! with none in flight.
 //!
@@ -22,12 +23,11 @@
 //! timeouts after its last request ended.
 
 use super::connections::Connections;
+use super::protocol::Protocols;
 use super::stall_io::StallIo;
 use crate::http::counters::HttpCounters;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use pin_project_lite::pin_project;
 use std::future::Future;
 use std::pin::Pin;
@@ -52,24 +52,6 @@ pub(crate) enum Phase {
     Draining,
     /// The deadline passed: drop the connection now.
     Stopped,
-}
-
-/// The hyper connection builder for `connections`.
-pub(crate) fn builder(connections: &Connections) -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(connections.header_read_timeout);
-    let http2 = &mut builder.http2();
-    http2
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(connections.http2_max_concurrent_streams)
-        .keep_alive_interval(connections.http2_keep_alive);
-    if let Some(period) = connections.http2_keep_alive {
-        http2.keep_alive_timeout(period);
-    }
-    builder
 }
 
 /// The timeouts the watch applies.
@@ -264,7 +246,7 @@ impl Watch {
 pub(crate) async fn drive<S, B>(
     stream: TcpStream,
     service: S,
-    builder: Arc<auto::Builder<TokioExecutor>>,
+    protocols: Arc<Protocols>,
     watch: Watch,
     mut phase: watch::Receiver<Phase>,
     counters: Arc<HttpCounters>,
@@ -280,12 +262,12 @@ pub(crate) async fn drive<S, B>(
     counters.connection_opened();
     let _open = OpenConnection(counters, permit);
     let activity = Arc::new(Activity::default());
-    let io = TokioIo::new(StallIo::new(stream, watch.stall));
+    let io = StallIo::new(stream, watch.stall);
     let tracked = Tracked {
         inner: service,
         activity: Arc::clone(&activity),
     };
-    let connection = builder.serve_connection(io, tracked);
+    let connection = protocols.serve(io, tracked);
     tokio::pin!(connection);
     let mut closing = false;
     let accepted = Instant::now();

@@ -7,6 +7,7 @@
 
 pub(crate) mod connection;
 mod connections;
+mod protocol;
 mod stall_io;
 mod stop;
 
@@ -17,6 +18,7 @@ use connection::{Phase, Watch};
 pub use connections::Connections;
 use http::{Request, Response};
 use hyper::body::Incoming;
+use protocol::Protocols;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
@@ -113,7 +115,7 @@ where
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
     let state = manager.state();
-    let builder = Arc::new(connection::builder(&connections));
+    let protocols = Arc::new(Protocols::new(&connections));
     let watch = Watch::new(&connections, state.config.stall_timeout);
     let max_connections = connections.max_connections.min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max_connections));
@@ -150,7 +152,7 @@ where
         tokio::spawn(connection::drive(
             stream,
             service.clone(),
-            Arc::clone(&builder),
+            Arc::clone(&protocols),
             watch,
             phase_rx.clone(),
             Arc::clone(&state.counters),
