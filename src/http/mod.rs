@@ -226,7 +226,7 @@
 //! | the same, per principal | a tenth (10 000); then 429 naming the bound; nobody else notices | `single_use_share` (`None`: off) | — |
 //! | listen streams (`subscriptions/listen`, 2026-07-28), all principals together | 10 000; then 503 + `Retry-After` | `listen_capacity` | — |
 //! | the same, per principal | a tenth (1 000); then 429 naming the bound; nobody else notices | `listen_share` (`None`: off) | — |
-//! | publications waiting for one listen stream | 64; then the stream is ended with its result (the client re-listens and refetches), counted `lagged`; the publisher never waits | `listen_queue` | — |
+//! | resource updates waiting for one listen stream (list changes wait as one flag per kind, merged) | 64; then the stream is ended with its result (the client re-listens and refetches), counted `lagged`; the publisher never waits | `listen_queue` | — |
 //! | resource URIs in one listen filter | 256; the first ones are honoured, and the acknowledgement lists them | `listen_uris` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
