@@ -8,7 +8,8 @@
 //!
 //! Each frame is written here, on the listener's own connection, from the
 //! publication the publisher shared with every listener: the publisher
-//! pays one queue push per listener, not a serialization.
+//! pays one queue push (a list change: one flag) per listener, not a
+//! serialization.
 
 use super::change::Change;
 use super::inbox::{Next, Outbox};

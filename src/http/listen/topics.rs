@@ -71,8 +71,8 @@ pub(crate) enum Member {
 const _: () = assert!(std::mem::size_of::<Member>() == 32);
 
 impl Member {
-    /// The first step of a delivery ahead (a listener's inbox); a session
-    /// is looked up by id when its turn comes.
+    /// The first step of a delivery ahead (a listener's inbox and queue
+    /// state word); a session is looked up by id when its turn comes.
     #[inline]
     fn prefetch(&self) {
         if let Member::Listener(tap) = self {
