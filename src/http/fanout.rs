@@ -4,7 +4,7 @@
 //! revision), if its principal is in the publication's audience.
 
 use super::app::App;
-use super::listen::{Member, Shared, Sink, Topic};
+use super::listen::{Member, Offered, Shared, Sink, Topic};
 use super::state::State;
 use crate::SessionId;
 use serde_json::{json, Value};
@@ -12,15 +12,16 @@ use serde_json::{json, Value};
 impl<A: App> Sink for State<A> {
     fn deliver(&self, publication: &Shared) -> usize {
         let topic = Topic::of(&publication.publication.change);
-        let mut queued = 0;
-        self.listeners.topics.visit(&topic, |member| {
-            let took = match member {
-                Member::Listener(tap) => self.listeners.offer(tap, publication),
-                Member::Session(id) => notify_session(self, id, publication),
-            };
-            queued += usize::from(took);
+        let (mut queued, mut merged) = (0, 0);
+        self.listeners.topics.visit(&topic, |member| match member {
+            Member::Listener(tap) => match self.listeners.offer(tap, publication) {
+                Offered::Queued => queued += 1,
+                Offered::Merged => merged += 1,
+                Offered::Full | Offered::Closed | Offered::Excluded => {}
+            },
+            Member::Session(id) => queued += usize::from(notify_session(self, id, publication)),
         });
-        self.listeners.delivered_to(queued);
+        self.listeners.delivered_to(queued, merged);
         queued
     }
 

@@ -149,6 +149,9 @@ pub(crate) enum Offered {
     Full,
     /// The listener has ended.
     Closed,
+    /// Not offered: the listener's principal is not in the publication's
+    /// audience.
+    Excluded,
 }
 
 /// The consumer's side: the listener's stream holds it.

@@ -265,41 +265,39 @@ impl Listeners {
 
     /// Offers a publication to the listener a topic holds (`tap`), if its
     /// principal is in the audience; ends it ([`Reason::Lagged`]) if its
-    /// queue is full. Whether it was queued. An ended listener's queue is
-    /// closed (before its cleanup leaves the topics): nothing is queued
-    /// for it.
-    pub(crate) fn offer(&self, tap: &Tap, publication: &Shared) -> bool {
+    /// queue is full. What became of it: `Queued`, `Merged` (a list change
+    /// it had waiting), or neither (`Full`: now ended; `Closed`: ended
+    /// before; `Excluded`: not in the audience). The caller counts them
+    /// once per publication ([`delivered_to`](Self::delivered_to)), not
+    /// per listener. An ended listener's queue is closed (before its
+    /// cleanup leaves the topics): nothing is queued for it.
+    pub(crate) fn offer(&self, tap: &Tap, publication: &Shared) -> Offered {
         let inbox = tap.inbox();
         if !publication.publication.audience.admits(inbox.owner()) {
-            return false;
+            return Offered::Excluded;
         }
         let offered = match publication.signal {
             Some(signal) => tap.signal(signal),
             None => tap.offer(publication),
         };
-        match offered {
-            Offered::Queued => true,
-            Offered::Merged => {
-                // Relaxed: a count for the metric, ordering nothing.
-                self.merged.fetch_add(1, Ordering::Relaxed);
-                false
+        if offered == Offered::Full {
+            if let Some(id) = inbox.id() {
+                let _ = self.registry.terminate(id, Reason::Lagged);
             }
-            Offered::Full => {
-                if let Some(id) = inbox.id() {
-                    let _ = self.registry.terminate(id, Reason::Lagged);
-                }
-                false
-            }
-            Offered::Closed => false,
         }
+        offered
     }
 
-    /// Counts `n` deliveries of one publication (one update per
-    /// publication, not per listener).
-    pub(crate) fn delivered_to(&self, n: usize) {
+    /// Counts one publication's deliveries: `n` queued (or sent), and
+    /// `merged` list changes a stream had waiting (one update of each
+    /// counter per publication, not per listener).
+    pub(crate) fn delivered_to(&self, n: usize, merged: usize) {
+        // Relaxed, both: counts for the metrics, ordering nothing.
         if n > 0 {
-            // Relaxed: a count for the metric, ordering nothing.
             self.delivered.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        if merged > 0 {
+            self.merged.fetch_add(merged as u64, Ordering::Relaxed);
         }
     }
 

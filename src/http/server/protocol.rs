@@ -64,8 +64,8 @@ impl Protocols {
         S: HttpService<Incoming>,
     {
         Serving::Reading {
-            io: Some(io),
-            service: Some(service),
+            io,
+            service,
             protocols: Arc::clone(self),
             seen: [0; PREFACE.len()],
             len: 0,
@@ -111,14 +111,14 @@ pin_project! {
     /// One connection: reading its first bytes, then served by hyper in the
     /// protocol they say, until it ends.
     #[project = ServingProj]
+    #[project_replace = ServingOwn]
     pub(crate) enum Serving<I, S>
     where
         S: HttpService<Incoming>,
     {
         Reading {
-            // Taken when the protocol is known.
-            io: Option<I>,
-            service: Option<S>,
+            io: I,
+            service: S,
             protocols: Arc<Protocols>,
             seen: [u8; PREFACE.len()],
             len: usize,
@@ -171,27 +171,27 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         loop {
             let next = match self.as_mut().project() {
-                ServingProj::Reading {
-                    io,
-                    service,
-                    protocols,
-                    seen,
-                    len,
-                } => {
-                    let Some(reading) = io.as_mut() else {
-                        return Poll::Ready(Ok(()));
-                    };
-                    let protocol = match ready!(poll_protocol(reading, seen, len, cx)) {
+                ServingProj::Reading { io, seen, len, .. } => {
+                    let protocol = match ready!(poll_protocol(io, seen, len, cx)) {
                         Ok(protocol) => protocol,
                         Err(error) => {
                             self.set(Serving::Done);
                             return Poll::Ready(Err(error.into()));
                         }
                     };
-                    let (Some(io), Some(service)) = (io.take(), service.take()) else {
-                        return Poll::Ready(Ok(()));
+                    // The protocol is known: the reading state's parts move
+                    // into its connection.
+                    let ServingOwn::Reading {
+                        io,
+                        service,
+                        protocols,
+                        seen,
+                        len,
+                    } = self.as_mut().project_replace(Serving::Done)
+                    else {
+                        unreachable!("projected as Reading above");
                     };
-                    let io = TokioIo::new(Prefixed::new(io, *seen, *len));
+                    let io = TokioIo::new(Prefixed::new(io, seen, len));
                     match protocol {
                         Protocol::Http1 => Serving::Http1 {
                             connection: protocols.http1.serve_connection(io, service),
