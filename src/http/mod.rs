@@ -140,7 +140,7 @@
 //!
 //! Listen streams (`subscriptions/listen`, 2026-07-28, SEP-2575): `http_listen`,
 //! whose tests cite the subscriptions page's sections; against the official
-//! clients, `interop/run.sh listen`:
+//! clients, `tests/interop/run.sh listen`:
 //!
 //! * The acknowledgement first, with the honoured filter; then only the
 //!   kinds asked for (a kind or a URI not asked for, published first, never

@@ -2,18 +2,18 @@
 # Interop: our servers against MCP clients nobody here wrote, and the
 # official conformance suite as the referee for protocol behaviour.
 #
-#   bash interop/run.sh              # both targets
-#   bash interop/run.sh examples     # mcp_server, axum_server, conformance_server (steps 2-6)
-#   bash interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 7)
-#   bash interop/run.sh oauth        # mcp_server as an OAuth resource server only (step 8)
-#   bash interop/run.sh listen       # subscriptions/listen with both official clients (step 9)
+#   bash tests/interop/run.sh              # both targets
+#   bash tests/interop/run.sh examples     # mcp_server, axum_server, conformance_server (steps 2-6)
+#   bash tests/interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 7)
+#   bash tests/interop/run.sh oauth        # mcp_server as an OAuth resource server only (step 8)
+#   bash tests/interop/run.sh listen       # subscriptions/listen with both official clients (step 9)
 #
-# 1. npm ci in interop/ (pinned: the official TypeScript SDK 1.x and v2
+# 1. npm ci in tests/interop/ (pinned: the official TypeScript SDK 1.x and v2
 #    client, the official conformance suite, and Node 22 from npm's `node`
 #    package, since the suite needs Node >= 22). Nothing is installed
 #    globally.
-# 2. A Python venv in interop/.venv with the official Python SDK, pinned in
-#    interop/requirements.txt (kept between local runs; a clean clone makes
+# 2. A Python venv in tests/interop/.venv with the official Python SDK, pinned in
+#    tests/interop/requirements.txt (kept between local runs; a clean clone makes
 #    it).
 # 3. cargo build --release of the three examples; each is started on
 #    127.0.0.1:0 and its bound URL read from its first stdout line.
@@ -39,7 +39,7 @@
 #    TaskManager (INTEROP_TASKS_MANAGERS="sessionreg rmcp" also runs them on
 #    rmcp's own TaskManager, for comparison).
 # 8. OAuth (issue 29): a real authorization server on a loopback port of its
-#    own (interop/oauth_server.mjs: the npm package oauth2-mock-server, with
+#    own (tests/interop/oauth_server.mjs: the npm package oauth2-mock-server, with
 #    the audience and scope an operator configures), and cargo build
 #    --features oauth --example mcp_server (debug: a functional check) run
 #    as its resource server (--oauth-issuer, --resource on a port picked
@@ -84,7 +84,7 @@ esac
 want() { [[ $TARGET == all || $TARGET == "$1" ]]; }
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
 SPEC_VERSION=2025-11-25
 # The revisions the whole suite runs pinned to, against conformance_server.
 REQUIREMENTS=(2025-11-25 2026-07-28)
@@ -184,7 +184,7 @@ show_log() { sed 's/^/    | /' "$1" | tail -n "${2:-80}"; }
 cd "$HERE"
 t=$SECONDS
 if ! npm ci --no-audit --no-fund --loglevel=error </dev/null >"$WORK/npm-ci.log" 2>&1; then
-  step_fail npm-ci "npm ci failed in interop/"
+  step_fail npm-ci "npm ci failed in tests/interop/"
   show_log "$WORK/npm-ci.log"
   abort
 fi
@@ -207,7 +207,7 @@ PYTHON="$VENV/bin/python"
 if ! { [[ -x $PYTHON ]] || python3 -m venv "$VENV"; } >"$WORK/venv.log" 2>&1 ||
   ! "$PYTHON" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements.txt" \
     </dev/null >>"$WORK/venv.log" 2>&1; then
-  step_fail python-sdk "could not make interop/.venv with interop/requirements.txt"
+  step_fail python-sdk "could not make tests/interop/.venv with tests/interop/requirements.txt"
   show_log "$WORK/venv.log"
   abort
 fi
@@ -632,7 +632,7 @@ if want oauth; then
     sleep 0.1
   done
   if [[ -z $ISSUER ]]; then
-    step_fail "server-start (oauth_server)" "no 'issuer URL' line from interop/oauth_server.mjs"
+    step_fail "server-start (oauth_server)" "no 'issuer URL' line from tests/interop/oauth_server.mjs"
     show_log "$WORK/oauth_server.stdout" 10
     show_log "$WORK/oauth_server.stderr" 40
     abort

@@ -8,7 +8,7 @@ to /authorize with PKCE, `resource` (RFC 8707) and the challenged scope
 server answers with), trades the code for a token and retries. Then it
 lists the tools and calls one, whose text must be EXPECTED_TEXT.
 
-    python interop/py_oauth_client.py URL MODE TOOL EXPECTED_TEXT
+    python tests/interop/py_oauth_client.py URL MODE TOOL EXPECTED_TEXT
 
 MODE: legacy (initialize, a session), 2026-07-28 (pinned, no session) or
 auto (server/discover first: 2026-07-28 with our servers). The client

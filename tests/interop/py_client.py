@@ -3,7 +3,7 @@ runs it: `Client(url)` with no options (mode "auto": `server/discover`,
 else `initialize`). Lists the tools, calls one, checks its text, and says
 which protocol revision the client settled on.
 
-    python interop/py_client.py URL TOOL ARGS_JSON EXPECTED_TEXT [EXPECTED_VERSION]
+    python tests/interop/py_client.py URL TOOL ARGS_JSON EXPECTED_TEXT [EXPECTED_VERSION]
 
 Exits 0 on success; on failure prints "FAIL at step STEP: WHY" and exits 1.
 """

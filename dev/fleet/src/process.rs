@@ -134,11 +134,12 @@ pub fn random_key() -> Result<String, String> {
 }
 
 /// The repository's root (where `deploy/` and the workspace's
-/// `Cargo.toml` are): this crate's parent directory.
+/// `Cargo.toml` are): two levels above this crate (`dev/fleet/`).
 pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("fleet/ sits in the repository")
+        .ancestors()
+        .nth(2)
+        .expect("dev/fleet/ sits in the repository")
 }
 
 /// The `mcp_server` example's binary: `$SESSIONREG_MCP_SERVER` if set,

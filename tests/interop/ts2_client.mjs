@@ -2,7 +2,7 @@
 // against one of our servers: connect with the given version negotiation,
 // list the tools, call one and check its text, close.
 //
-//   node interop/ts2_client.mjs URL MODE TOOL ARGS_JSON EXPECTED_TEXT
+//   node tests/interop/ts2_client.mjs URL MODE TOOL ARGS_JSON EXPECTED_TEXT
 //
 // MODE: auto | legacy | a revision to pin (2026-07-28). In auto and pinned
 // mode the client must settle on 2026-07-28 (our servers serve it); in

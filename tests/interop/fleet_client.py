@@ -3,7 +3,7 @@ through its load balancer, as a user runs it: `Client(url)` (mode "auto",
 so 2026-07-28 without sessions), with a form-elicitation callback that
 accepts.
 
-    python interop/fleet_client.py URL [ADDS]
+    python tests/interop/fleet_client.py URL [ADDS]
 
 1. Lists the tools: the SDK then mirrors every argument a tool's input
    schema marks with `x-mcp-header` into an `Mcp-Param-<Name>` header
@@ -21,7 +21,7 @@ accepts.
 Prints one line per step; exits 0 on success, 1 with "FAIL at step STEP:
 WHY" otherwise. Run by `examples/fleet --python PYTHON` (before its own
 clients start), which `.ci/fleet-python` runs with the venv of
-interop/requirements.txt.
+tests/interop/requirements.txt.
 """
 
 import asyncio

@@ -13,7 +13,7 @@
 // client is pre-registered (the mock has no registration endpoint): the
 // interop clients send client_id "sessionreg-interop" and no secret.
 //
-//   node interop/oauth_server.mjs [PORT]
+//   node tests/interop/oauth_server.mjs [PORT]
 //
 // First stdout line: "issuer http://127.0.0.1:PORT". Runs until SIGTERM.
 import { OAuth2Server } from "oauth2-mock-server";

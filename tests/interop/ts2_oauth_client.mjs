@@ -9,7 +9,7 @@
 // code for a token, and a new transport connects with it. Then the tools
 // are listed and one is called, whose text must be EXPECTED_TEXT.
 //
-//   node interop/ts2_oauth_client.mjs URL MODE TOOL EXPECTED_TEXT
+//   node tests/interop/ts2_oauth_client.mjs URL MODE TOOL EXPECTED_TEXT
 //
 // MODE: auto | legacy | a revision to pin (2026-07-28). The client is
 // pre-registered at the authorization server as "sessionreg-interop".

@@ -3,7 +3,7 @@
 in its default mode, then `async with client.listen(...) as sub: async for
 event in sub`.
 
-    python interop/py_listen.py URL READY_FILE
+    python tests/interop/py_listen.py URL READY_FILE
 
 0. Listens for the tools list and leaves the block at once: the SDK
    closes that stream (the server counts it `disconnected`).

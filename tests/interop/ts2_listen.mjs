@@ -4,7 +4,7 @@
 // registered with setNotificationHandler, then `listen(filter)`, then
 // `await subscription.closed`.
 //
-//   node interop/ts2_listen.mjs URL READY_FILE
+//   node tests/interop/ts2_listen.mjs URL READY_FILE
 //
 // 0. Listens for the tools list and closes it at once (subscription.close:
 //    the stream aborted and notifications/cancelled sent): it must close
