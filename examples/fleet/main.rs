@@ -951,7 +951,8 @@ async fn run(args: Args) -> Result<bool, String> {
     if let Some(python_ok) = python_ok {
         check(
             python_ok,
-            "the Python SDK's Client through the balancer (tests/interop/fleet_client.py)".to_string(),
+            "the Python SDK's Client through the balancer (tests/interop/fleet_client.py)"
+                .to_string(),
         );
     }
     check(
