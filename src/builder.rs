@@ -5,12 +5,12 @@
 use crate::activity::MAX_TIMEOUT;
 use crate::clock::{Clock, IdleClock, ManualClock};
 use crate::config::{Config, OnClose, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
-use crate::free_list::TAGS;
 use crate::id::SessionId;
-use crate::lifecycle::GENERATIONS;
 use crate::reason::Reason;
 use crate::registry::Registry;
-use crate::storage::Storage;
+use crate::slab::free_list::TAGS;
+use crate::slab::lifecycle::GENERATIONS;
+use crate::slab::storage::Storage;
 use crate::wrap::Wrap;
 use std::fmt;
 use std::marker::PhantomData;

@@ -70,11 +70,9 @@ mod builder;
 mod clock;
 mod config;
 pub mod docs;
-mod free_list;
 pub mod handles;
 mod id;
 mod insert;
-mod lifecycle;
 mod live;
 mod lookup;
 // What a listen stream reads from (src/http/listen/): a bounded queue that
@@ -88,21 +86,17 @@ pub mod mailbox;
 #[allow(dead_code, unused_imports)]
 pub(crate) mod mailbox;
 pub mod metrics;
-mod occupancy;
 mod outcome;
 mod pack;
-mod pages;
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod prefetch;
 mod reason;
 mod registry;
 mod secret;
 mod session;
-mod shards;
 pub mod shares;
-mod slot;
+mod slab;
 mod stats;
-mod storage;
 mod striped;
 mod sweep;
 mod sync;

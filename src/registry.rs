@@ -4,8 +4,8 @@
 
 use crate::config::OnClose;
 use crate::reason::{Miss, Reason};
+use crate::slab::storage::Storage;
 use crate::stats::Stats;
-use crate::storage::Storage;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;

@@ -4,7 +4,7 @@
 //! value never stops a sweep from ending the sessions after it.
 //!
 //! A sweep visits the page table page by page, and skips a page whose
-//! occupancy (`occupancy.rs`) shows nothing live since the last sweep saw
+//! occupancy (`slab/occupancy.rs`) shows nothing live since the last sweep saw
 //! it empty: a pass costs one look per page plus the slots of the pages
 //! that may hold a session, not every slot ever used. A step stops after a
 //! budget of slots and resumes where the last step stopped (a cursor shared
@@ -13,10 +13,10 @@
 
 use crate::activity::Expire;
 use crate::id::SessionId;
-use crate::lifecycle::{Acquire, Holding, Terminate, Word};
 use crate::reason::Reason;
 use crate::registry::Registry;
-use crate::slot::Slot;
+use crate::slab::lifecycle::{Acquire, Holding, Terminate, Word};
+use crate::slab::slot::Slot;
 use crate::sync::Ordering;
 use crate::terminate::Hold;
 use std::any::Any;

@@ -10,10 +10,10 @@
 //! its session is the release protocol's, in `storage.rs`.
 
 use crate::config::MAX_SHARDS;
-use crate::free_list::{Empty, FreeList};
-use crate::occupancy::Occupancy;
-use crate::pages::Pages;
-use crate::slot::Slot;
+use crate::slab::free_list::{Empty, FreeList};
+use crate::slab::occupancy::Occupancy;
+use crate::slab::pages::Pages;
+use crate::slab::slot::Slot;
 use crate::sync::{AtomicU64, Ordering};
 use crate::wrap::Wrap;
 use crossbeam_utils::CachePadded;

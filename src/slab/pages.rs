@@ -10,9 +10,9 @@
 //! indirection on the lookup path. Only allocation and freeing, which know
 //! their shard, convert between a shard's own numbering and global indices.
 
-use crate::occupancy::Occupancy;
 use crate::secret::fresh_secret;
-use crate::slot::Slot;
+use crate::slab::occupancy::Occupancy;
+use crate::slab::slot::Slot;
 use crate::sync::{AtomicPtr, Ordering};
 use crossbeam_utils::CachePadded;
 use std::ptr;

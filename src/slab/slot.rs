@@ -11,8 +11,8 @@
 //! * dropped only by the last one out of `TERMINATED`.
 
 use crate::activity::Activity;
-use crate::lifecycle::Lifecycle;
 use crate::secret::Secret;
+use crate::slab::lifecycle::Lifecycle;
 use crate::sync::{AtomicU64, Ordering, UnsafeCell};
 use std::mem::MaybeUninit;
 

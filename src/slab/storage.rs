@@ -13,9 +13,9 @@
 
 use crate::clock::IdleClock;
 use crate::config::Config;
-use crate::lifecycle::{Finished, Release};
-use crate::shards::Shards;
-use crate::slot::Slot;
+use crate::slab::lifecycle::{Finished, Release};
+use crate::slab::shards::Shards;
+use crate::slab::slot::Slot;
 use crate::stats::Counters;
 use crate::sync::{AtomicU64, Ordering};
 use crate::wrap::Wrap;
