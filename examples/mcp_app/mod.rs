@@ -34,6 +34,8 @@ pub struct Server {
     /// The baskets each owner made, for `resources/list` (pruned of those
     /// that have ended whenever it is read).
     made: Mutex<HashMap<Option<String>, Vec<String>>>,
+    /// Bytes of the client names the live sessions keep.
+    client_names: Arc<AtomicUsize>,
     /// Tells the listeners of a basket (`basket://<id>`) that it changed.
     publisher: mcp::Publisher,
     /// The mirrored parameters (`x-mcp-header`) of `basket_add` and
@@ -59,19 +61,22 @@ impl Server {
     /// keep [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
     pub fn new(
         lifetime: Duration,
+        capacity: usize,
+        share: usize,
         principals: bool,
         node: u8,
     ) -> Result<Server, sessionreg::BuildError> {
         let mut baskets = Handles::builder()
             .lifetime(lifetime)
-            .capacity(MAX_BASKETS)
+            .capacity(capacity)
             .node_id(node);
         if principals {
-            baskets = baskets.owner_share(BASKETS_PER_PRINCIPAL);
+            baskets = baskets.owner_share(share);
         }
         Ok(Server {
             baskets: baskets.build()?,
             made: Mutex::default(),
+            client_names: Arc::default(),
             publisher: mcp::Publisher::new(),
             add_params: mirrored(&basket_add_schema()),
             show_params: mirrored(&basket_show_schema()),
@@ -118,9 +123,43 @@ fn audience(owner: &Option<String>) -> mcp::Audience {
     }
 }
 
+/// One gauge of the application's, in Prometheus text.
+fn gauge(out: &mut String, name: &str, help: &str, value: usize) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        out,
+        "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+    );
+}
+
+/// Bytes counted in a gauge for as long as this lives.
+struct Counted {
+    gauge: Arc<AtomicUsize>,
+    bytes: usize,
+}
+
+impl Counted {
+    fn new(gauge: &Arc<AtomicUsize>, bytes: usize) -> Counted {
+        // Relaxed: a gauge read on its own, ordering nothing else.
+        gauge.fetch_add(bytes, Ordering::Relaxed);
+        Counted {
+            gauge: Arc::clone(gauge),
+            bytes,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.gauge.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
 /// What the server remembers about a session.
 pub struct Client {
     name: String,
+    /// `name`'s bytes, in `mcp_app_client_name_bytes`.
+    _counted: Counted,
     principal: Option<String>,
     initialized: AtomicBool,
     /// Wakes this session's `hold` call (a permit is kept if none waits).
@@ -143,6 +182,7 @@ impl App for Server {
             .unwrap_or("unknown")
             .to_string();
         Ok(Client {
+            _counted: Counted::new(&self.client_names, name.len()),
             name,
             // With --bearer-token, who opened the session (it is bound to them).
             principal: mcp::Principal::of(request).map(ToString::to_string),
@@ -188,6 +228,29 @@ impl App for Server {
 
     fn metrics(&self, out: &mut String) {
         sessionreg::metrics::write_handles(out, &self.baskets.stats());
+        let (indexed, owners) = {
+            let made = self.made.lock().unwrap_or_else(|e| e.into_inner());
+            (made.values().map(Vec::len).sum::<usize>(), made.len())
+        };
+        let names = self.client_names.load(Ordering::Relaxed);
+        gauge(
+            out,
+            "mcp_app_baskets_indexed",
+            "Baskets in the owners' lists (resources/list).",
+            indexed,
+        );
+        gauge(
+            out,
+            "mcp_app_basket_owners_indexed",
+            "Owners with a list of baskets.",
+            owners,
+        );
+        gauge(
+            out,
+            "mcp_app_client_name_bytes",
+            "Bytes of the client names (clientInfo.name) the live sessions keep.",
+            names,
+        );
     }
 
     fn closed(&self, id: &SessionId, client: &Client, reason: Reason) {

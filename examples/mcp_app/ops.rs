@@ -28,6 +28,14 @@ pub struct Flags {
     /// How long a basket (the `basket_*` tools' handle) lives unused.
     #[arg(long, default_value_t = 3_600_000)]
     pub basket_lifetime_ms: u64,
+    /// Baskets kept at most, all principals together; past it
+    /// `basket_create` answers "too many baskets".
+    #[arg(long, default_value_t = super::MAX_BASKETS)]
+    pub max_baskets: usize,
+    /// Baskets one principal may keep at once; past it `basket_create`
+    /// answers "you keep N baskets already".
+    #[arg(long, default_value_t = super::BASKETS_PER_PRINCIPAL)]
+    pub baskets_per_principal: usize,
     /// An Origin allowed besides loopback ones (repeatable); allowed
     /// origins get CORS headers.
     #[arg(long = "allowed-origin")]
@@ -121,6 +129,8 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
     let app = Server::new(
         lifetime,
+        flags.max_baskets,
+        flags.baskets_per_principal,
         !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
         flags.node_id,
     )?;
