@@ -552,3 +552,185 @@ async fn both_listeners_set_nodelay_on_the_connections_they_accept() {
     admin_task.abort();
     assert!(server.shutdown().await);
 }
+
+// ------------------------------------------------ the baskets, bounded
+
+/// A `tools/call` of `tool` at 2026-07-28 (no session), with `token` if
+/// given, its `basket` argument mirrored into `Mcp-Param-Basket`: the
+/// call's `result`.
+async fn modern_tool(
+    url: &str,
+    token: Option<&str>,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> serde_json::Value {
+    let client = match token {
+        Some(token) => Client::with_bearer(url, token),
+        None => Client::new(url),
+    };
+    let basket = arguments["basket"].as_str().map(str::to_string);
+    let body = http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": tool, "arguments": arguments } }));
+    let mut headers = vec![("mcp-method", "tools/call"), ("mcp-name", tool)];
+    if let Some(basket) = &basket {
+        headers.push(("mcp-param-basket", basket));
+    }
+    let answer = client.post_modern(&body, &headers).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    answer.json()
+}
+
+/// `basket_create`'s basket id, or the tool error's text.
+async fn create_basket(url: &str, token: Option<&str>) -> Result<String, String> {
+    let answer = modern_tool(url, token, "basket_create", json!({})).await;
+    let result = &answer["result"];
+    match result["structuredContent"]["basket"].as_str() {
+        Some(id) if result["isError"] == false => Ok(id.to_string()),
+        _ => Err(result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("basket_create: {answer}"))
+            .to_string()),
+    }
+}
+
+/// Every principal holds at most its share of the baskets, however it was
+/// authenticated: an OAuth access token's principal (`ISSUER#SUBJECT`) as
+/// a static token's; past it `basket_create` says so, and no other
+/// principal notices.
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn every_principal_gets_its_basket_share_an_oauth_one_too() {
+    let authority = oauth::Authority::start().await;
+    let share = ["--max-baskets", "100", "--baskets-per-principal", "2"];
+    let oauth_only = start(
+        &[
+            ["--oauth-issuer", &authority.issuer].as_slice(),
+            &["--resource", oauth::RESOURCE],
+            &share,
+        ]
+        .concat(),
+    )
+    .await;
+    let static_only =
+        start(&[["--bearer-token", "carol=t-carol"].as_slice(), &share].concat()).await;
+    let (ada, bob) = (authority.token("ada"), authority.token("bob"));
+    for (server, token) in [(&oauth_only, ada.as_str()), (&static_only, "t-carol")] {
+        for _ in 0..2 {
+            create_basket(&server.url, Some(token)).await.unwrap();
+        }
+        assert_eq!(
+            create_basket(&server.url, Some(token)).await,
+            Err("you keep 2 baskets already, the most one may; let one expire first".into()),
+            "a principal past its share"
+        );
+    }
+    create_basket(&oauth_only.url, Some(&bob)).await.unwrap();
+    assert!(oauth_only.shutdown().await);
+    assert!(static_only.shutdown().await);
+}
+
+/// Anonymous callers share one owner: the share is no bound of theirs (it
+/// would let a few of them lock every other out), the store's capacity is.
+#[tokio::test]
+async fn anonymous_callers_keep_the_global_basket_bound() {
+    let server = start(&["--max-baskets", "3", "--baskets-per-principal", "1"]).await;
+    for _ in 0..3 {
+        create_basket(&server.url, None).await.unwrap();
+    }
+    assert_eq!(
+        create_basket(&server.url, None).await,
+        Err("too many baskets; try again later".into())
+    );
+    assert!(server.shutdown().await);
+}
+
+/// The test's authorization server: its OpenID metadata and its JWKS (one
+/// RSA key, `tests/oauth_keys/rsa-a.pem`), on 127.0.0.1:0; and the access
+/// tokens it would issue.
+#[cfg(feature = "oauth")]
+mod oauth {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use hyper_util::rt::TokioIo;
+    use jsonwebtoken::jwk::Jwk;
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    use serde_json::json;
+
+    /// The resource the tokens are for (their `aud`).
+    pub const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+    pub struct Authority {
+        pub issuer: String,
+        key: EncodingKey,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Authority {
+        pub async fn start() -> Authority {
+            let pem = std::fs::read(format!(
+                "{}/tests/oauth_keys/rsa-a.pem",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap();
+            let key = EncodingKey::from_rsa_pem(&pem).unwrap();
+            let mut jwk = Jwk::from_encoding_key(&key, Algorithm::RS256).unwrap();
+            jwk.common.key_id = Some("a".into());
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let issuer = format!("http://{}", listener.local_addr().unwrap());
+            let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                                   "response_types_supported": ["code"] });
+            let jwks = json!({ "keys": [jwk] });
+            let task = tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    let (metadata, jwks) = (metadata.to_string(), jwks.to_string());
+                    tokio::spawn(async move {
+                        let service =
+                            hyper::service::service_fn(move |request: http::Request<_>| {
+                                let body = match request.uri().path() {
+                                    "/.well-known/openid-configuration" => Some(metadata.clone()),
+                                    "/jwks" => Some(jwks.clone()),
+                                    _ => None,
+                                };
+                                async move {
+                                    let mut response = http::Response::new(Full::new(Bytes::from(
+                                        body.clone().unwrap_or_default(),
+                                    )));
+                                    if body.is_none() {
+                                        *response.status_mut() = http::StatusCode::NOT_FOUND;
+                                    }
+                                    response.headers_mut().insert(
+                                        "content-type",
+                                        "application/json".parse().unwrap(),
+                                    );
+                                    Ok::<_, std::convert::Infallible>(response)
+                                }
+                            });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+            });
+            Authority { issuer, key, task }
+        }
+
+        /// An access token of `sub` for [`RESOURCE`], valid for an hour.
+        pub fn token(&self, sub: &str) -> String {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let claims = json!({ "iss": self.issuer, "sub": sub, "aud": RESOURCE,
+                                 "iat": now, "exp": now + 3600 });
+            let mut header = Header::new(Algorithm::RS256);
+            header.kid = Some("a".into());
+            jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
+        }
+    }
+
+    impl Drop for Authority {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+}

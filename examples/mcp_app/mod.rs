@@ -6,22 +6,24 @@
 //! `#[path = "mcp_app/mod.rs"] mod mcp_app;`.
 #![allow(dead_code)]
 
+pub mod baskets;
 pub mod bounds;
 pub mod bus;
 pub mod fleet;
 pub mod oauth;
 pub mod ops;
 
+use baskets::flags::BasketFlags;
+use baskets::{Baskets, Owner, Refused};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use sessionreg::handles::{Handles, MintError, Resolved};
+use sessionreg::handles::Resolved;
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::modern::{InputRequests, MirroredParams};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 
@@ -30,10 +32,7 @@ use tokio::sync::Notify;
 /// session, so they serve 2026-07-28 clients too (for which `ctx.state()`
 /// is `None`).
 pub struct Server {
-    baskets: Handles<Option<String>, Mutex<Vec<String>>>,
-    /// The baskets each owner made, for `resources/list` (pruned of those
-    /// that have ended whenever it is read).
-    made: Mutex<HashMap<Option<String>, Vec<String>>>,
+    baskets: Baskets,
     /// Bytes of the client names the live sessions keep.
     client_names: Arc<AtomicUsize>,
     /// Tells the listeners of a basket (`basket://<id>`) that it changed.
@@ -45,37 +44,14 @@ pub struct Server {
     show_params: Arc<MirroredParams>,
 }
 
-/// Baskets kept at most, all principals together.
-pub const MAX_BASKETS: usize = 100_000;
-/// Baskets one principal may keep at once, when requests have principals
-/// (`--bearer-token`): a tenth of the store, as the layer's own stores.
-pub const BASKETS_PER_PRINCIPAL: usize = MAX_BASKETS / 10;
-
 impl Server {
-    /// The application, its baskets living `lifetime` unused (the
-    /// default, one hour, is what `basket_create`'s description says),
-    /// their ids beginning with `node` as two hex digits, as the session
-    /// and task ids of that node do: a balancer routes a call naming a
-    /// basket (its `Mcp-Param-Basket` header) to the node that holds it;
-    /// with `principals` (requests are authenticated), each principal may
-    /// keep [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
-    pub fn new(
-        lifetime: Duration,
-        capacity: usize,
-        share: usize,
-        principals: bool,
-        node: u8,
-    ) -> Result<Server, sessionreg::BuildError> {
-        let mut baskets = Handles::builder()
-            .lifetime(lifetime)
-            .capacity(capacity)
-            .node_id(node);
-        if principals {
-            baskets = baskets.owner_share(share);
-        }
+    /// The application, its baskets bounded as `flags` say (each
+    /// principal, however authenticated, may keep its share of them, so
+    /// none can take them all), their ids beginning with `node` as two hex
+    /// digits.
+    pub fn new(flags: &BasketFlags, node: u8) -> Result<Server, String> {
         Ok(Server {
-            baskets: baskets.build()?,
-            made: Mutex::default(),
+            baskets: Baskets::new(flags, node)?,
             client_names: Arc::default(),
             publisher: mcp::Publisher::new(),
             add_params: mirrored(&basket_add_schema()),
@@ -92,13 +68,10 @@ impl Server {
     }
 
     /// The baskets of `owner` still live, as resources.
-    fn basket_resources(&self, owner: &Option<String>) -> Vec<Value> {
-        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(ids) = made.get_mut(owner) else {
-            return Vec::new();
-        };
-        ids.retain(|id| matches!(self.baskets.resolve_text(id, owner), Resolved::Found(_)));
-        ids.iter()
+    fn basket_resources(&self, owner: &Owner) -> Vec<Value> {
+        self.baskets
+            .listed(owner)
+            .iter()
             .map(|id| {
                 json!({
                     "uri": format!("{BASKET_SCHEME}{id}"),
@@ -116,9 +89,9 @@ const BASKET_SCHEME: &str = "basket://";
 /// Who may hear of a change to `owner`'s basket: its owner (or, on a
 /// server without principals, everyone: they all share the anonymous
 /// owner).
-fn audience(owner: &Option<String>) -> mcp::Audience {
+fn audience(owner: &Owner) -> mcp::Audience {
     match owner {
-        Some(principal) => mcp::Audience::principal(mcp::Principal::new(principal.as_str())),
+        Some(principal) => mcp::Audience::principal(principal.clone()),
         None => mcp::Audience::Everyone,
     }
 }
@@ -228,10 +201,7 @@ impl App for Server {
 
     fn metrics(&self, out: &mut String) {
         sessionreg::metrics::write_handles(out, &self.baskets.stats());
-        let (indexed, owners) = {
-            let made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-            (made.values().map(Vec::len).sum::<usize>(), made.len())
-        };
+        let baskets::Counts { indexed, owners } = self.baskets.counts();
         let names = self.client_names.load(Ordering::Relaxed);
         gauge(
             out,
@@ -292,7 +262,7 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             Reply::Result(json!({}))
         }
         "resources/list" => {
-            let owner = ctx.principal().map(|p| p.as_str().to_string());
+            let owner = ctx.principal().cloned();
             Reply::Result(json!({ "resources": server.basket_resources(&owner) }))
         }
         "resources/templates/list" => Reply::Result(json!({ "resourceTemplates": [{
@@ -526,10 +496,10 @@ async fn call_tool(
 /// its lifetime unused (`--basket-lifetime-ms`); a call while it is in use
 /// holds that off.
 fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> Option<Reply> {
-    let owner = ctx.principal().map(|p| p.as_str().to_string());
-    let with_basket = |f: &dyn Fn(&Mutex<Vec<String>>) -> Reply| {
+    let owner = ctx.principal().cloned();
+    let with_basket = |f: &dyn Fn(&baskets::Basket) -> Reply| {
         let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
-        match server.baskets.resolve_text(handle, &owner) {
+        match server.baskets.resolve(handle, &owner) {
             Resolved::Found(basket) => f(basket.value()),
             // The guidance's answer: a tool error that says what to do.
             Resolved::Ended => tool_error(&format!(
@@ -541,30 +511,20 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
         }
     };
     Some(match name {
-        "basket_create" => match server.baskets.mint(owner.clone(), Mutex::new(Vec::new())) {
-            Ok(id) => {
-                let text = id.to_string();
-                server
-                    .made
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entry(owner.clone())
-                    .or_default()
-                    .push(text);
-                Reply::Result(json!({
-                "content": [{ "type": "text", "text": id.to_string() }],
-                "structuredContent": { "basket": id.to_string() },
-                "isError": false,
-                }))
-            }
-            Err(MintError::OverShare { limit, .. }) => tool_error(&format!(
+        "basket_create" => match server.baskets.create(&owner) {
+            Ok(id) => Reply::Result(json!({
+            "content": [{ "type": "text", "text": id.to_string() }],
+            "structuredContent": { "basket": id.to_string() },
+            "isError": false,
+            })),
+            Err(Refused::OverShare { limit }) => tool_error(&format!(
                 "you keep {limit} baskets already, the most one may; let one expire first"
             )),
-            Err(MintError::AtCapacity(_)) => tool_error("too many baskets; try again later"),
+            Err(Refused::AtCapacity) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
             Some(item) => with_basket(&|basket| {
-                let mut items = basket.lock().unwrap_or_else(|e| e.into_inner());
+                let mut items = basket.items();
                 if items.len() >= MAX_BASKET_ITEMS {
                     return tool_error(&format!("a basket holds at most {MAX_BASKET_ITEMS} items"));
                 }
@@ -581,7 +541,7 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
         "basket_show" => with_basket(&|basket| {
-            let items = basket.lock().unwrap_or_else(|e| e.into_inner());
+            let items = basket.items();
             Reply::Result(text_content(&items.join(", ")))
         }),
         _ => return None,
@@ -600,13 +560,13 @@ fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Rep
             "resources/read needs a string `uri`",
         ));
     };
-    let owner = ctx.principal().map(|p| p.as_str().to_string());
+    let owner = ctx.principal().cloned();
     let found = uri
         .strip_prefix(BASKET_SCHEME)
-        .map(|id| server.baskets.resolve_text(id, &owner));
+        .map(|id| server.baskets.resolve(id, &owner));
     match found {
         Some(Resolved::Found(basket)) => {
-            let items = basket.value().lock().unwrap_or_else(|e| e.into_inner());
+            let items = basket.value().items();
             Reply::Result(json!({ "contents": [{
                 "uri": uri,
                 "mimeType": "text/plain",

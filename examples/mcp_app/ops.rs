@@ -1,6 +1,7 @@
 //! What both example servers do around the application: flags, the manager
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
+use super::baskets::flags::BasketFlags;
 use super::bounds::Bounds;
 use super::bus::{self, BusFlags};
 use super::oauth::{self, OAuthFlags, ResourceServer};
@@ -25,17 +26,9 @@ pub struct Flags {
     /// Maximum live sessions; more get 503.
     #[arg(long, default_value_t = 10_000)]
     pub max_sessions: usize,
-    /// How long a basket (the `basket_*` tools' handle) lives unused.
-    #[arg(long, default_value_t = 3_600_000)]
-    pub basket_lifetime_ms: u64,
-    /// Baskets kept at most, all principals together; past it
-    /// `basket_create` answers "too many baskets".
-    #[arg(long, default_value_t = super::MAX_BASKETS)]
-    pub max_baskets: usize,
-    /// Baskets one principal may keep at once; past it `basket_create`
-    /// answers "you keep N baskets already".
-    #[arg(long, default_value_t = super::BASKETS_PER_PRINCIPAL)]
-    pub baskets_per_principal: usize,
+    /// The baskets' bounds.
+    #[command(flatten)]
+    pub baskets: BasketFlags,
     /// An Origin allowed besides loopback ones (repeatable); allowed
     /// origins get CORS headers.
     #[arg(long = "allowed-origin")]
@@ -126,14 +119,7 @@ impl<A: App> Built<A> {
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
-    let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
-    let app = Server::new(
-        lifetime,
-        flags.max_baskets,
-        flags.baskets_per_principal,
-        !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
-        flags.node_id,
-    )?;
+    let app = Server::new(&flags.baskets, flags.node_id)?;
     // The basket updates the application publishes reach the manager's
     // listeners (and, with a bus, every node's).
     let publisher = app.publisher();
