@@ -555,6 +555,16 @@ async fn both_listeners_set_nodelay_on_the_connections_they_accept() {
 
 // ------------------------------------------------ the baskets, bounded
 
+/// The next message of a stream (a safety bound against one that never
+/// delivers, not a measure).
+async fn next(stream: &mut mcp_test_client::SseStream) -> serde_json::Value {
+    stream
+        .next_within(Duration::from_secs(10))
+        .await
+        .expect("the stream reads")
+        .expect("a message")
+}
+
 /// A `tools/call` of `tool` at 2026-07-28 (no session), with `token` if
 /// given, its `basket` argument mirrored into `Mcp-Param-Basket`: the
 /// call's `result`.
@@ -641,6 +651,69 @@ async fn anonymous_callers_keep_the_global_basket_bound() {
         create_basket(&server.url, None).await,
         Err("too many baskets; try again later".into())
     );
+    assert!(server.shutdown().await);
+}
+
+/// `basket_add` publishes its update under the basket's canonical URI (the
+/// one `resources/list` shows), whatever padding the id it was given had:
+/// a listener of that URI hears an add made with a padded id, before an
+/// add to another basket made after it.
+#[tokio::test]
+async fn a_listener_of_a_baskets_uri_hears_an_add_made_with_a_padded_id() {
+    let server = start(&[]).await;
+    let padded = create_basket(&server.url, None).await.unwrap();
+    let other = create_basket(&server.url, None).await.unwrap();
+    let (padded_uri, other_uri) = (format!("basket://{padded}"), format!("basket://{other}"));
+    // The URIs resources/list shows.
+    let client = Client::new(&server.url);
+    let session = client.open().await;
+    let listed = client
+        .post(
+            Some(&session),
+            &json!({ "jsonrpc": "2.0", "id": 2, "method": "resources/list" }),
+        )
+        .await
+        .json();
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, [padded_uri.as_str(), other_uri.as_str()]);
+    // A 2026-07-28 listener of both.
+    let body = http_support::with_meta(
+        json!({ "jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
+        "params": { "notifications": { "resourceSubscriptions": [padded_uri, other_uri] } } }),
+    );
+    let request =
+        client.modern_request(body.to_string(), &[("mcp-method", "subscriptions/listen")]);
+    let response = client.send_raw(request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = mcp_test_client::SseStream::new(response.into_body());
+    let ack = next(&mut stream).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // The add with a padded id (a legacy session's call: no mirrored
+    // header to match), then one to the other basket.
+    for (basket, item) in [(format!(" {padded}\n"), "tea"), (other.clone(), "milk")] {
+        let added = client
+            .call(
+                &session,
+                "basket_add",
+                json!({ "basket": basket, "item": item }),
+            )
+            .await
+            .json();
+        assert_eq!(added["result"]["content"][0]["text"], "1 items", "{added}");
+    }
+    let first = next(&mut stream).await;
+    assert_eq!(first["method"], "notifications/resources/updated");
+    assert_eq!(
+        first["params"]["uri"], padded_uri,
+        "the padded add is heard first, under the canonical URI: {first}"
+    );
+    assert_eq!(next(&mut stream).await["params"]["uri"], other_uri);
+    drop(stream);
     assert!(server.shutdown().await);
 }
 

@@ -71,11 +71,13 @@ impl Server {
     fn basket_resources(&self, owner: &Owner) -> Vec<Value> {
         self.baskets
             .listed(owner)
-            .iter()
+            .into_iter()
             .map(|id| {
+                let uri = basket_uri(id);
+                let name = format!("basket {}", &uri[BASKET_SCHEME.len()..][..8]);
                 json!({
-                    "uri": format!("{BASKET_SCHEME}{id}"),
-                    "name": format!("basket {}", &id[..8.min(id.len())]),
+                    "uri": uri,
+                    "name": name,
                     "mimeType": "text/plain",
                 })
             })
@@ -85,6 +87,13 @@ impl Server {
 
 /// The URI scheme of a basket as a resource: `basket://<basket id>`.
 const BASKET_SCHEME: &str = "basket://";
+
+/// A basket's URI as a resource, in its one canonical form (the id's own
+/// text): what `resources/list` shows, what `resources/read` answers with,
+/// what an update is published under.
+fn basket_uri(id: SessionId) -> String {
+    format!("{BASKET_SCHEME}{id}")
+}
 
 /// Who may hear of a change to `owner`'s basket: its owner (or, on a
 /// server without principals, everyone: they all share the anonymous
@@ -497,10 +506,11 @@ async fn call_tool(
 /// holds that off.
 fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> Option<Reply> {
     let owner = ctx.principal().cloned();
-    let with_basket = |f: &dyn Fn(&baskets::Basket) -> Reply| {
+    // The basket's own id (the argument's text may be padded) and value.
+    let with_basket = |f: &dyn Fn(SessionId, &baskets::Basket) -> Reply| {
         let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
         match server.baskets.resolve(handle, &owner) {
-            Resolved::Found(basket) => f(basket.value()),
+            Resolved::Found(basket) => f(basket.id(), basket.value()),
             // The guidance's answer: a tool error that says what to do.
             Resolved::Ended => tool_error(&format!(
                 "basket `{handle}` has expired; call basket_create to start a new one"
@@ -523,7 +533,7 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
             Err(Refused::AtCapacity) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
-            Some(item) => with_basket(&|basket| {
+            Some(item) => with_basket(&|id, basket| {
                 let mut items = basket.items();
                 if items.len() >= MAX_BASKET_ITEMS {
                     return tool_error(&format!("a basket holds at most {MAX_BASKET_ITEMS} items"));
@@ -532,15 +542,16 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
                 let count = items.len();
                 drop(items);
                 // Its listeners (listen streams, subscribed sessions) refetch.
-                let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
+                // Published under the URI resources/list shows, the one
+                // they listen to, whatever padding the argument had.
                 server
                     .publisher
-                    .resource_updated(format!("{BASKET_SCHEME}{handle}"), audience(&owner));
+                    .resource_updated(basket_uri(id), audience(&owner));
                 Reply::Result(text_content(&format!("{count} items")))
             }),
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
-        "basket_show" => with_basket(&|basket| {
+        "basket_show" => with_basket(&|_, basket| {
             let items = basket.items();
             Reply::Result(text_content(&items.join(", ")))
         }),
@@ -568,7 +579,7 @@ fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Rep
         Some(Resolved::Found(basket)) => {
             let items = basket.value().items();
             Reply::Result(json!({ "contents": [{
-                "uri": uri,
+                "uri": basket_uri(basket.id()),
                 "mimeType": "text/plain",
                 "text": items.join("\n"),
             }]}))

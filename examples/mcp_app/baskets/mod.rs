@@ -30,7 +30,7 @@ pub struct Baskets {
     shares: Shares<Principal>,
     /// The baskets each owner made, for `resources/list` (pruned of those
     /// that have ended whenever it is read).
-    made: Mutex<HashMap<Owner, Vec<String>>>,
+    made: Mutex<HashMap<Owner, Vec<SessionId>>>,
 }
 
 /// One basket: its items, and its owner's place under the share, given
@@ -107,7 +107,7 @@ impl Baskets {
             .unwrap_or_else(|e| e.into_inner())
             .entry(owner.clone())
             .or_default()
-            .push(id.to_string());
+            .push(id);
         Ok(id)
     }
 
@@ -118,12 +118,12 @@ impl Baskets {
     }
 
     /// The ids of `owner`'s baskets still live, oldest first.
-    pub fn listed(&self, owner: &Owner) -> Vec<String> {
+    pub fn listed(&self, owner: &Owner) -> Vec<SessionId> {
         let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
         let Some(ids) = made.get_mut(owner) else {
             return Vec::new();
         };
-        ids.retain(|id| matches!(self.handles.resolve_text(id, owner), Resolved::Found(_)));
+        ids.retain(|id| matches!(self.handles.resolve(id, owner), Resolved::Found(_)));
         ids.clone()
     }
 
