@@ -603,6 +603,31 @@ async fn create_basket(url: &str, token: Option<&str>) -> Result<String, String>
     }
 }
 
+/// The value of a sample of `/metrics`, by name.
+async fn sample(server: &Running, name: &str) -> u64 {
+    server.metric(name).await.parse().unwrap()
+}
+
+/// Polls `/metrics` until `done` holds of the samples named (a safety
+/// deadline, not a measure); returns them as last read.
+async fn samples_until(
+    server: &Running,
+    names: &[&str],
+    done: impl Fn(&[u64]) -> bool,
+) -> Vec<u64> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut values = Vec::new();
+        for name in names {
+            values.push(sample(server, name).await);
+        }
+        if done(&values) || tokio::time::Instant::now() > deadline {
+            return values;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Every principal holds at most its share of the baskets, however it was
 /// authenticated: an OAuth access token's principal (`ISSUER#SUBJECT`) as
 /// a static token's; past it `basket_create` says so, and no other
@@ -714,6 +739,40 @@ async fn a_listener_of_a_baskets_uri_hears_an_add_made_with_a_padded_id() {
     );
     assert_eq!(next(&mut stream).await["params"]["uri"], other_uri);
     drop(stream);
+    assert!(server.shutdown().await);
+}
+
+/// A basket that expires leaves every structure that indexes it (its
+/// owner's list), whether or not the owner ever lists its baskets: after
+/// 20 baskets of an owner that never lists have expired, none is indexed
+/// and no owner is.
+#[tokio::test]
+async fn expired_baskets_leave_their_owners_list_without_a_listing() {
+    let server = start(&["--bearer-token", "ada=t-ada", "--basket-lifetime-ms", "500"]).await;
+    for i in 0..20 {
+        let basket = create_basket(&server.url, Some("t-ada")).await.unwrap();
+        let item = format!("item {i}");
+        let added = modern_tool(
+            &server.url,
+            Some("t-ada"),
+            "basket_add",
+            json!({ "basket": basket, "item": item }),
+        )
+        .await;
+        assert_eq!(added["result"]["content"][0]["text"], "1 items", "{added}");
+    }
+    assert_eq!(sample(&server, "mcp_app_baskets_indexed").await, 20);
+    let names = [
+        "sessionreg_handles_live",
+        "mcp_app_baskets_indexed",
+        "mcp_app_basket_owners_indexed",
+    ];
+    let left = samples_until(&server, &names, |v| v.iter().all(|&n| n == 0)).await;
+    assert_eq!(
+        left,
+        [0, 0, 0],
+        "live baskets, baskets indexed, owners indexed, once all expired"
+    );
     assert!(server.shutdown().await);
 }
 

@@ -7,17 +7,20 @@
 //! (`--baskets-per-principal`), whatever authenticated it (a static
 //! token, an OAuth access token, a middleware of one's own). Anonymous
 //! callers all count as one owner, so a share would let a few of them
-//! lock every other out: they have the store's capacity alone.
+//! lock every other out: they have the store's capacity alone. A basket
+//! that ends leaves every structure that indexes it when it is freed: its
+//! owner's place under the share, its entry in the [ledger](ledger).
 
 pub mod flags;
+pub mod ledger;
 
 use flags::BasketFlags;
+use ledger::{Entry, Ledger};
 use sessionreg::handles::{Handles, Resolved};
 use sessionreg::http::Principal;
 use sessionreg::shares::{Share, ShareFull, Shares};
 use sessionreg::SessionId;
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Who a basket belongs to: the principal of the request that made it, or
 /// `None` for an anonymous one.
@@ -28,17 +31,17 @@ pub struct Baskets {
     handles: Handles<Owner, Basket>,
     /// The principals' shares (anonymous callers take none).
     shares: Shares<Principal>,
-    /// The baskets each owner made, for `resources/list` (pruned of those
-    /// that have ended whenever it is read).
-    made: Mutex<HashMap<Owner, Vec<SessionId>>>,
+    /// The baskets each owner made, for `resources/list`.
+    ledger: Arc<Ledger>,
 }
 
-/// One basket: its items, and its owner's place under the share, given
-/// back when the basket is freed (expired, and let go by every call using
-/// it).
+/// One basket: its items; its owner's place under the share and its
+/// entry in the ledger, both given back when the basket is freed (ended,
+/// and let go by every call using it).
 pub struct Basket {
     items: Mutex<Vec<String>>,
     _share: Option<Share<Principal>>,
+    _entry: Entry,
 }
 
 /// Why [`Baskets::create`] made no basket.
@@ -79,7 +82,7 @@ impl Baskets {
         Ok(Baskets {
             handles,
             shares,
-            made: Mutex::default(),
+            ledger: Arc::default(),
         })
     }
 
@@ -93,21 +96,21 @@ impl Baskets {
             ),
             None => None,
         };
+        // The entry is opened first, so that it is there to close however
+        // soon the basket is freed.
+        let entry = self.ledger.open(owner);
+        let number = entry.number();
         let basket = Basket {
             items: Mutex::default(),
             _share: share,
+            _entry: entry,
         };
-        // Refused, the basket (and its place under the share) is dropped.
+        // Refused, the basket is dropped: its place and entry with it.
         let id = self
             .handles
             .mint(owner.clone(), basket)
             .map_err(|_| Refused::AtCapacity)?;
-        self.made
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(owner.clone())
-            .or_default()
-            .push(id);
+        self.ledger.minted(owner, number, id);
         Ok(id)
     }
 
@@ -119,12 +122,11 @@ impl Baskets {
 
     /// The ids of `owner`'s baskets still live, oldest first.
     pub fn listed(&self, owner: &Owner) -> Vec<SessionId> {
-        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(ids) = made.get_mut(owner) else {
-            return Vec::new();
-        };
+        // Resolved with the ledger unlocked: a resolved basket let go here
+        // may be the last one out, whose entry then closes.
+        let mut ids = self.ledger.listed(owner);
         ids.retain(|id| matches!(self.handles.resolve(id, owner), Resolved::Found(_)));
-        ids.clone()
+        ids
     }
 
     /// Ends the baskets unused for their lifetime.
@@ -139,11 +141,8 @@ impl Baskets {
 
     /// What the store keeps.
     pub fn counts(&self) -> Counts {
-        let made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-        Counts {
-            indexed: made.values().map(Vec::len).sum(),
-            owners: made.len(),
-        }
+        let (indexed, owners) = self.ledger.counts();
+        Counts { indexed, owners }
     }
 }
 
