@@ -743,9 +743,9 @@ async fn a_listener_of_a_baskets_uri_hears_an_add_made_with_a_padded_id() {
 }
 
 /// A basket that expires leaves every structure that indexes it (its
-/// owner's list), whether or not the owner ever lists its baskets: after
-/// 20 baskets of an owner that never lists have expired, none is indexed
-/// and no owner is.
+/// owner's list, the bytes counted against its owner), whether or not the
+/// owner ever lists its baskets: after 20 baskets of an owner that never
+/// lists have expired, none is indexed and no owner is.
 #[tokio::test]
 async fn expired_baskets_leave_their_owners_list_without_a_listing() {
     let server = start(&["--bearer-token", "ada=t-ada", "--basket-lifetime-ms", "500"]).await;
@@ -762,17 +762,107 @@ async fn expired_baskets_leave_their_owners_list_without_a_listing() {
         assert_eq!(added["result"]["content"][0]["text"], "1 items", "{added}");
     }
     assert_eq!(sample(&server, "mcp_app_baskets_indexed").await, 20);
+    // Each item costs its bytes and 24 more.
+    let charged: usize = (0..20).map(|i| format!("item {i}").len() + 24).sum();
+    assert_eq!(
+        sample(&server, "mcp_app_basket_item_bytes").await,
+        charged as u64
+    );
     let names = [
         "sessionreg_handles_live",
         "mcp_app_baskets_indexed",
         "mcp_app_basket_owners_indexed",
+        "mcp_app_basket_item_bytes",
     ];
     let left = samples_until(&server, &names, |v| v.iter().all(|&n| n == 0)).await;
     assert_eq!(
         left,
-        [0, 0, 0],
-        "live baskets, baskets indexed, owners indexed, once all expired"
+        [0, 0, 0, 0],
+        "live baskets, baskets indexed, owners indexed, item bytes, once all expired"
     );
+    assert!(server.shutdown().await);
+}
+
+/// A basket's item is bounded in bytes (the schema's `maxLength`): a
+/// longer one is refused (-32602) and the basket keeps nothing of it.
+#[tokio::test]
+async fn a_basket_item_is_bounded_in_bytes() {
+    let server = start(&[]).await;
+    let basket = create_basket(&server.url, None).await.unwrap();
+    let long = "x".repeat(64 * 1024);
+    let refused = modern_tool(
+        &server.url,
+        None,
+        "basket_add",
+        json!({ "basket": basket, "item": long }),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let shown = modern_tool(
+        &server.url,
+        None,
+        "basket_show",
+        json!({ "basket": basket }),
+    )
+    .await;
+    assert_eq!(shown["result"]["content"][0]["text"], "", "{shown}");
+    assert!(server.shutdown().await);
+}
+
+/// The items' bytes are bounded per principal and in all (each item costs
+/// its bytes and 24 more): past its bytes a principal hears so, in any of
+/// its baskets, and another principal can still add; past all, everyone
+/// hears that the baskets are full.
+#[tokio::test]
+async fn the_baskets_bytes_are_bounded_per_principal_and_in_all() {
+    let server = start(&[
+        "--bearer-token",
+        "ada=t-ada",
+        "--bearer-token",
+        "bob=t-bob",
+        "--bearer-token",
+        "carol=t-carol",
+        "--basket-bytes",
+        "4096",
+        "--basket-bytes-per-principal",
+        "2048",
+    ])
+    .await;
+    // 1,000 bytes: 1,024 charged.
+    let item = "x".repeat(1000);
+    let add = |token: &'static str, basket: String| {
+        let (url, item) = (server.url.clone(), item.clone());
+        async move {
+            let answer = modern_tool(
+                &url,
+                Some(token),
+                "basket_add",
+                json!({ "basket": basket, "item": item }),
+            )
+            .await;
+            answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("basket_add: {answer}"))
+                .to_string()
+        }
+    };
+    let ada = create_basket(&server.url, Some("t-ada")).await.unwrap();
+    assert_eq!(add("t-ada", ada.clone()).await, "1 items");
+    assert_eq!(add("t-ada", ada.clone()).await, "2 items");
+    let over = "your baskets hold 2048 bytes already, and 2048 is the most one's may; \
+                let one expire first";
+    assert_eq!(add("t-ada", ada).await, over);
+    let another = create_basket(&server.url, Some("t-ada")).await.unwrap();
+    assert_eq!(add("t-ada", another).await, over, "all of ada's baskets");
+    let bob = create_basket(&server.url, Some("t-bob")).await.unwrap();
+    assert_eq!(add("t-bob", bob.clone()).await, "1 items");
+    assert_eq!(add("t-bob", bob).await, "2 items");
+    let carol = create_basket(&server.url, Some("t-carol")).await.unwrap();
+    assert_eq!(
+        add("t-carol", carol).await,
+        "the baskets hold all the bytes they may; try again later"
+    );
+    assert_eq!(sample(&server, "mcp_app_basket_item_bytes").await, 4096);
     assert!(server.shutdown().await);
 }
 

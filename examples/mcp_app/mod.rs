@@ -13,8 +13,8 @@ pub mod fleet;
 pub mod oauth;
 pub mod ops;
 
-use baskets::flags::BasketFlags;
-use baskets::{Baskets, Owner, Refused};
+use baskets::flags::{BasketFlags, ITEMS_PER_BASKET, ITEM_BYTES};
+use baskets::{Baskets, Owner, Refused, Unadded};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sessionreg::handles::Resolved;
@@ -210,7 +210,11 @@ impl App for Server {
 
     fn metrics(&self, out: &mut String) {
         sessionreg::metrics::write_handles(out, &self.baskets.stats());
-        let baskets::Counts { indexed, owners } = self.baskets.counts();
+        let baskets::Counts {
+            indexed,
+            owners,
+            bytes,
+        } = self.baskets.counts();
         let names = self.client_names.load(Ordering::Relaxed);
         gauge(
             out,
@@ -223,6 +227,12 @@ impl App for Server {
             "mcp_app_basket_owners_indexed",
             "Owners with a list of baskets.",
             owners,
+        );
+        gauge(
+            out,
+            "mcp_app_basket_item_bytes",
+            "Bytes the baskets' items hold (each item: its bytes and 24 more).",
+            bytes,
         );
         gauge(
             out,
@@ -348,7 +358,7 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             },
             {
                 "name": "basket_add",
-                "description": "Adds an item to a basket (at most 1000).",
+                "description": format!("Adds an item (at most {ITEM_BYTES} bytes) to a basket (at most {ITEMS_PER_BASKET} items)."),
                 "inputSchema": basket_add_schema(),
             },
             {
@@ -533,28 +543,36 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
             Err(Refused::AtCapacity) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
-            Some(item) => with_basket(&|id, basket| {
-                let mut items = basket.items();
-                if items.len() >= MAX_BASKET_ITEMS {
-                    return tool_error(&format!("a basket holds at most {MAX_BASKET_ITEMS} items"));
+            Some(item) => with_basket(&|id, basket| match basket.add(item) {
+                Ok(count) => {
+                    // Its listeners (listen streams, subscribed sessions)
+                    // refetch. Published under the URI resources/list
+                    // shows, the one they listen to, whatever padding the
+                    // argument had.
+                    server
+                        .publisher
+                        .resource_updated(basket_uri(id), audience(&owner));
+                    Reply::Result(text_content(&format!("{count} items")))
                 }
-                items.push(item.to_string());
-                let count = items.len();
-                drop(items);
-                // Its listeners (listen streams, subscribed sessions) refetch.
-                // Published under the URI resources/list shows, the one
-                // they listen to, whatever padding the argument had.
-                server
-                    .publisher
-                    .resource_updated(basket_uri(id), audience(&owner));
-                Reply::Result(text_content(&format!("{count} items")))
+                Err(Unadded::TooLong) => Reply::Error(RpcError::invalid_params(format!(
+                    "basket_add's `item` is at most {ITEM_BYTES} bytes"
+                ))),
+                Err(Unadded::Full) => {
+                    tool_error(&format!("a basket holds at most {ITEMS_PER_BASKET} items"))
+                }
+                Err(Unadded::OverShare { held, limit }) => tool_error(&format!(
+                    "your baskets hold {held} bytes already, and {limit} is the most \
+                     one's may; let one expire first"
+                )),
+                Err(Unadded::AtCapacity) => {
+                    tool_error("the baskets hold all the bytes they may; try again later")
+                }
             }),
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
-        "basket_show" => with_basket(&|_, basket| {
-            let items = basket.items();
-            Reply::Result(text_content(&items.join(", ")))
-        }),
+        "basket_show" => {
+            with_basket(&|_, basket| Reply::Result(text_content(&basket.joined(", "))))
+        }
         _ => return None,
     })
 }
@@ -576,14 +594,11 @@ fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Rep
         .strip_prefix(BASKET_SCHEME)
         .map(|id| server.baskets.resolve(id, &owner));
     match found {
-        Some(Resolved::Found(basket)) => {
-            let items = basket.value().items();
-            Reply::Result(json!({ "contents": [{
-                "uri": basket_uri(basket.id()),
-                "mimeType": "text/plain",
-                "text": items.join("\n"),
-            }]}))
-        }
+        Some(Resolved::Found(basket)) => Reply::Result(json!({ "contents": [{
+            "uri": basket_uri(basket.id()),
+            "mimeType": "text/plain",
+            "text": basket.value().joined("\n"),
+        }]})),
         _ => {
             let mut error = RpcError::new(RESOURCE_NOT_FOUND, "Resource not found");
             error.data = Some(json!({ "uri": uri }));
@@ -594,9 +609,6 @@ fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Rep
 
 /// MCP's error code for a resource that does not exist.
 const RESOURCE_NOT_FOUND: i64 = -32002;
-
-/// The most items one basket holds.
-const MAX_BASKET_ITEMS: usize = 1_000;
 
 /// The `basket` parameter as the basket tools declare it: mirrored into an
 /// `Mcp-Param-Basket` header (SEP-2243), which a 2026-07-28 client sends
@@ -622,7 +634,10 @@ fn mirrored(schema: &Value) -> Arc<MirroredParams> {
 fn basket_add_schema() -> Value {
     json!({
         "type": "object",
-        "properties": { "basket": basket_param(), "item": { "type": "string" } },
+        "properties": {
+            "basket": basket_param(),
+            "item": { "type": "string", "maxLength": ITEM_BYTES },
+        },
         "required": ["basket", "item"],
     })
 }

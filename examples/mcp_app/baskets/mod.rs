@@ -7,15 +7,20 @@
 //! (`--baskets-per-principal`), whatever authenticated it (a static
 //! token, an OAuth access token, a middleware of one's own). Anonymous
 //! callers all count as one owner, so a share would let a few of them
-//! lock every other out: they have the store's capacity alone. A basket
-//! that ends leaves every structure that indexes it when it is freed: its
-//! owner's place under the share, its entry in the [ledger](ledger).
+//! lock every other out: they have the store's capacity alone. The items'
+//! bytes are bounded the same way: in all (`--basket-bytes`) and per
+//! principal (`--basket-bytes-per-principal`), each item at most
+//! [`ITEM_BYTES`](flags::ITEM_BYTES) long and a basket at most
+//! [`ITEMS_PER_BASKET`](flags::ITEMS_PER_BASKET) items. A basket that ends
+//! leaves every structure that indexes it when it is freed: its owner's
+//! place under the share, its entry and its bytes in the
+//! [ledger](ledger).
 
 pub mod flags;
 pub mod ledger;
 
-use flags::BasketFlags;
-use ledger::{Entry, Ledger};
+use flags::{BasketFlags, ITEMS_PER_BASKET, ITEM_BYTES, ITEM_OVERHEAD};
+use ledger::{Entry, Ledger, Over};
 use sessionreg::handles::{Handles, Resolved};
 use sessionreg::http::Principal;
 use sessionreg::shares::{Share, ShareFull, Shares};
@@ -31,17 +36,43 @@ pub struct Baskets {
     handles: Handles<Owner, Basket>,
     /// The principals' shares (anonymous callers take none).
     shares: Shares<Principal>,
-    /// The baskets each owner made, for `resources/list`.
+    /// The baskets each owner made, for `resources/list`, and the bytes
+    /// their items hold.
     ledger: Arc<Ledger>,
 }
 
-/// One basket: its items; its owner's place under the share and its
-/// entry in the ledger, both given back when the basket is freed (ended,
-/// and let go by every call using it).
+/// One basket: its items (and its entry in the ledger, which their bytes
+/// are charged to), and its owner's place under the share; the entry and
+/// the place are given back when the basket is freed (ended, and let go
+/// by every call using it).
 pub struct Basket {
-    items: Mutex<Vec<String>>,
+    items: Mutex<Items>,
     _share: Option<Share<Principal>>,
-    _entry: Entry,
+}
+
+/// A basket's items, and its entry in the ledger (under the basket's lock,
+/// so that an item and its charge go in together).
+pub struct Items {
+    list: Vec<String>,
+    entry: Entry,
+}
+
+/// Why [`Basket::add`] added nothing.
+#[derive(Debug)]
+pub enum Unadded {
+    /// The item is longer than [`ITEM_BYTES`].
+    TooLong,
+    /// The basket holds [`ITEMS_PER_BASKET`] items.
+    Full,
+    /// The principal's baskets hold `held` bytes; `limit` is theirs.
+    OverShare {
+        /// Bytes their items hold.
+        held: usize,
+        /// Bytes they may hold.
+        limit: usize,
+    },
+    /// All baskets together hold as many bytes as they may.
+    AtCapacity,
 }
 
 /// Why [`Baskets::create`] made no basket.
@@ -62,6 +93,8 @@ pub struct Counts {
     pub indexed: usize,
     /// Owners with a list.
     pub owners: usize,
+    /// Bytes the items hold, as charged.
+    pub bytes: usize,
 }
 
 impl Baskets {
@@ -82,7 +115,10 @@ impl Baskets {
         Ok(Baskets {
             handles,
             shares,
-            ledger: Arc::default(),
+            ledger: Arc::new(Ledger::new(
+                flags.basket_bytes,
+                flags.basket_bytes_per_principal,
+            )),
         })
     }
 
@@ -101,9 +137,11 @@ impl Baskets {
         let entry = self.ledger.open(owner);
         let number = entry.number();
         let basket = Basket {
-            items: Mutex::default(),
+            items: Mutex::new(Items {
+                list: Vec::new(),
+                entry,
+            }),
             _share: share,
-            _entry: entry,
         };
         // Refused, the basket is dropped: its place and entry with it.
         let id = self
@@ -141,14 +179,44 @@ impl Baskets {
 
     /// What the store keeps.
     pub fn counts(&self) -> Counts {
-        let (indexed, owners) = self.ledger.counts();
-        Counts { indexed, owners }
+        let held = self.ledger.held();
+        Counts {
+            indexed: held.entries,
+            owners: held.owners,
+            bytes: held.bytes,
+        }
     }
 }
 
 impl Basket {
-    /// The basket's items, locked.
-    pub fn items(&self) -> MutexGuard<'_, Vec<String>> {
+    fn locked(&self) -> MutexGuard<'_, Items> {
         self.items.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds `item`, if it is short enough and the basket, its owner's
+    /// baskets and all baskets have room for it; the basket's item count.
+    /// An item costs its bytes and [`ITEM_OVERHEAD`].
+    pub fn add(&self, item: &str) -> Result<usize, Unadded> {
+        if item.len() > ITEM_BYTES {
+            return Err(Unadded::TooLong);
+        }
+        let mut items = self.locked();
+        if items.list.len() >= ITEMS_PER_BASKET {
+            return Err(Unadded::Full);
+        }
+        items
+            .entry
+            .charge(item.len() + ITEM_OVERHEAD)
+            .map_err(|over| match over {
+                Over::Share { held, limit } => Unadded::OverShare { held, limit },
+                Over::Total => Unadded::AtCapacity,
+            })?;
+        items.list.push(item.to_string());
+        Ok(items.list.len())
+    }
+
+    /// The basket's items joined by `separator`.
+    pub fn joined(&self, separator: &str) -> String {
+        self.locked().list.join(separator)
     }
 }
