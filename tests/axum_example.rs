@@ -866,6 +866,23 @@ async fn the_baskets_bytes_are_bounded_per_principal_and_in_all() {
     assert!(server.shutdown().await);
 }
 
+/// A session keeps at most 64 bytes of the client's name (it is only ever
+/// logged), however long the name `initialize` sent.
+#[tokio::test]
+async fn a_session_keeps_a_bounded_client_name() {
+    let server = start(&[]).await;
+    let client = Client::new(&server.url);
+    let answer = client
+        .post(None, &initialize_body(&"n".repeat(100_000)))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(
+        sample(&server, "mcp_app_client_name_bytes").await,
+        axum_server::mcp_app::CLIENT_NAME_BYTES as u64
+    );
+    assert!(server.shutdown().await);
+}
+
 /// The test's authorization server: its OpenID metadata and its JWKS (one
 /// RSA key, `tests/oauth_keys/rsa-a.pem`), on 127.0.0.1:0; and the access
 /// tokens it would issue.

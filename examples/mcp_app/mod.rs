@@ -137,12 +137,27 @@ impl Drop for Counted {
     }
 }
 
+/// The most bytes of a client's name (`clientInfo.name`) a session keeps:
+/// it is only ever logged, and a name of any length would otherwise be kept
+/// for as long as the session lives.
+pub const CLIENT_NAME_BYTES: usize = 64;
+
+/// `name`, cut to at most [`CLIENT_NAME_BYTES`] on a character boundary.
+fn bounded_name(name: &str) -> String {
+    let mut end = name.len().min(CLIENT_NAME_BYTES);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
 /// What the server remembers about a session.
 pub struct Client {
+    /// The client's name, at most [`CLIENT_NAME_BYTES`].
     name: String,
     /// `name`'s bytes, in `mcp_app_client_name_bytes`.
     _counted: Counted,
-    principal: Option<String>,
+    principal: Option<mcp::Principal>,
     initialized: AtomicBool,
     /// Wakes this session's `hold` call (a permit is kept if none waits).
     release: Arc<Notify>,
@@ -161,13 +176,13 @@ impl App for Server {
         let name = params
             .pointer("/clientInfo/name")
             .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_string();
+            .map_or_else(|| "unknown".to_string(), bounded_name);
         Ok(Client {
             _counted: Counted::new(&self.client_names, name.len()),
             name,
-            // With --bearer-token, who opened the session (it is bound to them).
-            principal: mcp::Principal::of(request).map(ToString::to_string),
+            // With an authenticator, who opened the session (it is bound
+            // to them).
+            principal: mcp::Principal::of(request).cloned(),
             initialized: AtomicBool::new(false),
             release: Arc::new(Notify::new()),
         })
@@ -793,4 +808,20 @@ fn server_info() -> Value {
 
 fn text_content(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": false })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_name_is_cut_on_a_character_boundary() {
+        assert_eq!(bounded_name("claude"), "claude");
+        let long = "é".repeat(CLIENT_NAME_BYTES);
+        let cut = bounded_name(&long);
+        assert_eq!(cut.len(), CLIENT_NAME_BYTES);
+        // 63 bytes of "a", then a two-byte character: it does not fit.
+        let straddling = format!("{}é", "a".repeat(CLIENT_NAME_BYTES - 1));
+        assert_eq!(bounded_name(&straddling), "a".repeat(CLIENT_NAME_BYTES - 1));
+    }
 }
