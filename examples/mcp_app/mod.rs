@@ -225,17 +225,17 @@ impl App for Server {
 
     fn metrics(&self, out: &mut String) {
         sessionreg::metrics::write_handles(out, &self.baskets.stats());
-        let baskets::Counts {
-            indexed,
+        let baskets::ledger::Held {
+            entries,
             owners,
             bytes,
-        } = self.baskets.counts();
+        } = self.baskets.held();
         let names = self.client_names.load(Ordering::Relaxed);
         gauge(
             out,
             "mcp_app_baskets_indexed",
             "Baskets in the owners' lists (resources/list).",
-            indexed,
+            entries,
         );
         gauge(
             out,
@@ -548,9 +548,9 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
     Some(match name {
         "basket_create" => match server.baskets.create(&owner) {
             Ok(id) => Reply::Result(json!({
-            "content": [{ "type": "text", "text": id.to_string() }],
-            "structuredContent": { "basket": id.to_string() },
-            "isError": false,
+                "content": [{ "type": "text", "text": id.to_string() }],
+                "structuredContent": { "basket": id.to_string() },
+                "isError": false,
             })),
             Err(Refused::OverShare { limit }) => tool_error(&format!(
                 "you keep {limit} baskets already, the most one may; let one expire first"

@@ -20,7 +20,7 @@ pub mod flags;
 pub mod ledger;
 
 use flags::{BasketFlags, ITEMS_PER_BASKET, ITEM_BYTES, ITEM_OVERHEAD};
-use ledger::{Entry, Ledger, Over};
+use ledger::{Entry, Held, Ledger, Over};
 use sessionreg::handles::{Handles, Resolved};
 use sessionreg::http::Principal;
 use sessionreg::shares::{Share, ShareFull, Shares};
@@ -85,16 +85,6 @@ pub enum Refused {
     },
     /// The store holds as many baskets as it may.
     AtCapacity,
-}
-
-/// What the store keeps, for `/metrics`.
-pub struct Counts {
-    /// Baskets in the owners' lists.
-    pub indexed: usize,
-    /// Owners with a list.
-    pub owners: usize,
-    /// Bytes the items hold, as charged.
-    pub bytes: usize,
 }
 
 impl Baskets {
@@ -177,14 +167,10 @@ impl Baskets {
         self.handles.stats()
     }
 
-    /// What the store keeps.
-    pub fn counts(&self) -> Counts {
-        let held = self.ledger.held();
-        Counts {
-            indexed: held.entries,
-            owners: held.owners,
-            bytes: held.bytes,
-        }
+    /// What the ledger holds: the baskets in the owners' lists, the owners
+    /// with one, the bytes the items hold (for `/metrics`).
+    pub fn held(&self) -> Held {
+        self.ledger.held()
     }
 }
 
