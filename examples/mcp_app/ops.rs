@@ -1,6 +1,7 @@
 //! What both example servers do around the application: flags, the manager
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
+use super::baskets::flags::BasketFlags;
 use super::bounds::Bounds;
 use super::bus::{self, BusFlags};
 use super::oauth::{self, OAuthFlags, ResourceServer};
@@ -25,9 +26,9 @@ pub struct Flags {
     /// Maximum live sessions; more get 503.
     #[arg(long, default_value_t = 10_000)]
     pub max_sessions: usize,
-    /// How long a basket (the `basket_*` tools' handle) lives unused.
-    #[arg(long, default_value_t = 3_600_000)]
-    pub basket_lifetime_ms: u64,
+    /// The baskets' bounds.
+    #[command(flatten)]
+    pub baskets: BasketFlags,
     /// An Origin allowed besides loopback ones (repeatable); allowed
     /// origins get CORS headers.
     #[arg(long = "allowed-origin")]
@@ -118,12 +119,7 @@ impl<A: App> Built<A> {
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
-    let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
-    let app = Server::new(
-        lifetime,
-        !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
-        flags.node_id,
-    )?;
+    let app = Server::new(&flags.baskets, flags.node_id)?;
     // The basket updates the application publishes reach the manager's
     // listeners (and, with a bus, every node's).
     let publisher = app.publisher();
