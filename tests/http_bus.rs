@@ -7,7 +7,9 @@
 //! refuses new listens and single-use retries with 503 (counted) while
 //! tools are served on; Redis back (empty, as one without persistence comes
 //! back), listens work again, and no state sealed before it lost its keys
-//! opens (one of them was used), while one sealed after opens once.
+//! opens (one of them was used), while one sealed after opens once; Redis
+//! flushed, or restarted from a snapshot older than a state's use, that
+//! state is refused at once, by the step that would record it.
 //!
 //! Needs `redis-server` (Debian's package; `.ci/redis` installs it).
 //! Without it the tests are skipped with a loud message, except under CI
@@ -92,12 +94,14 @@ struct Node {
 impl Node {
     /// A node on `redis`, sealing with `keys` (shared by the fleet), whose
     /// requests carry the principal of their bearer token (`ada`, `eve`).
-    async fn start(redis: &RedisServer, keys: &RequestStateKeys) -> Node {
+    /// Its link is checked every `heartbeat` (a connection that closes is
+    /// noticed at once, whatever it is).
+    async fn start(redis: &RedisServer, keys: &RequestStateKeys, heartbeat: Duration) -> Node {
         let publisher = Publisher::new();
         let bus = RedisBus::builder(redis.url())
             // Quick to notice and to come back: the test waits for both.
             .backoff(Duration::from_millis(20), Duration::from_millis(200))
-            .heartbeat(Duration::from_millis(200))
+            .heartbeat(heartbeat)
             .start(&publisher)
             .expect("the bus starts");
         let tokens = BearerTokens::new(
@@ -165,14 +169,32 @@ fn redis_present() -> bool {
 
 /// Redis and three nodes on it, their buses up.
 async fn fleet() -> (RedisServer, Vec<Node>) {
+    fleet_with(Duration::from_millis(200)).await
+}
+
+/// [`fleet`], each node's link checked every `heartbeat`.
+async fn fleet_with(heartbeat: Duration) -> (RedisServer, Vec<Node>) {
     let redis = RedisServer::start().expect("redis-server starts");
     let keys = RequestStateKeys::new(1, [7; 32]);
     let mut nodes = Vec::new();
     for _ in 0..3 {
-        nodes.push(Node::start(&redis, &keys).await);
+        nodes.push(Node::start(&redis, &keys, heartbeat).await);
     }
     all_up(&nodes, true).await;
     (redis, nodes)
+}
+
+/// Another client of the same Redis, as any program with its address (and
+/// password, if it has one) can be: not a node, holding no key.
+fn outsider(redis: &RedisServer) -> redis::Connection {
+    redis::Client::open(redis.url())
+        .and_then(|client| client.get_connection())
+        .expect("a plain Redis client connects")
+}
+
+/// `command` on `connection`, its answer as text (`OK`, a count, a bulk).
+fn run(connection: &mut redis::Connection, command: &mut redis::Cmd) -> redis::Value {
+    command.query(connection).expect("Redis answers")
 }
 
 /// Waits until every node's bus is `up` (or down).
@@ -475,5 +497,79 @@ async fn redis_away_and_back() {
     for node in &nodes {
         assert_eq!(node.metric("sessionreg_bus_reconnects_total"), 1.0);
         assert_eq!(node.metric("sessionreg_bus_up"), 1.0);
+        assert_eq!(node.metric("sessionreg_bus_record_resets_total"), 1.0);
+    }
+}
+
+/// A `FLUSHALL` takes the record of used states with it: a state used
+/// before is refused at once (`expired`), by the same step that would have
+/// recorded it, however long until the next heartbeat (here: one an hour);
+/// the node that saw it takes the record's new epoch, and a state sealed
+/// then opens once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flush_refuses_a_used_state_at_once() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet_with(Duration::from_secs(3600)).await;
+    let used = ask(&nodes[0].client("ada"), 1).await;
+    assert_opened(&retry(&nodes[1].client("ada"), 1, &used).await, 1);
+    let flushed = run(&mut outsider(&redis), &mut redis::cmd("FLUSHALL"));
+    assert_eq!(flushed, redis::Value::Okay);
+    // At once: no heartbeat has run since.
+    assert_invalid(&retry(&nodes[2].client("ada"), 1, &used).await);
+    assert_eq!(nodes[2].rejected(StateRejection::Expired), 1);
+    let opened: usize = nodes
+        .iter()
+        .map(|n| n.manager.app().opened.load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(opened, 1, "the application saw the state once");
+    // The node that refused it took the record's new epoch (said once).
+    let resets = "sessionreg_bus_record_resets_total";
+    assert!(eventually(|| nodes[2].metric(resets) == 1.0).await);
+    let fresh = ask(&nodes[2].client("ada"), 2).await;
+    assert_opened(&retry(&nodes[0].client("ada"), 2, &fresh).await, 2);
+    assert_invalid(&retry(&nodes[1].client("ada"), 2, &fresh).await);
+    assert_eq!(nodes[1].rejected(StateRejection::Replayed), 1);
+}
+
+/// Redis restarted from a snapshot taken before a state was used (`SAVE`,
+/// the state used, `kill -9`, started again on the same directory): the
+/// snapshot brings the record's epoch back but not the used state's key.
+/// The epoch follows the instance (its `run_id`), so the state is refused
+/// (`expired`), and each node says once that the record changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_from_a_snapshot_refuses_a_state_used_after_it() {
+    if !redis_present() {
+        return;
+    }
+    let (mut redis, nodes) = fleet().await;
+    let used = ask(&nodes[0].client("ada"), 1).await;
+    let saved = run(&mut outsider(&redis), &mut redis::cmd("SAVE"));
+    assert_eq!(saved, redis::Value::Okay);
+    assert_opened(&retry(&nodes[1].client("ada"), 1, &used).await, 1);
+    redis.kill().expect("redis-server killed");
+    all_up(&nodes, false).await;
+    redis
+        .restart()
+        .expect("redis-server back, from its snapshot");
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("sessionreg:*")
+        .query(&mut outsider(&redis))
+        .expect("KEYS");
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| !k.starts_with("sessionreg:used:")),
+        "the snapshot holds the record's epoch, not the used state: {keys:?}"
+    );
+    all_up(&nodes, true).await;
+    assert_invalid(&retry(&nodes[2].client("ada"), 1, &used).await);
+    assert_eq!(nodes[2].rejected(StateRejection::Expired), 1);
+    let opened: usize = nodes
+        .iter()
+        .map(|n| n.manager.app().opened.load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(opened, 1, "the application saw the state once");
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_bus_record_resets_total"), 1.0);
     }
 }

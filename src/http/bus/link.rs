@@ -3,20 +3,22 @@
 //! subscribed to the fleet's channel), keeps them while they work, and
 //! makes them again, with backoff, when they do not.
 //!
-//! While they work it does three things, one at a time: delivers what the
+//! While they work it does four things, one at a time: delivers what the
 //! channel brings (another node's publication to this node's listeners;
 //! its own echo dropped), hands the queued publications of this node to
 //! Redis (a pipeline of `PUBLISH`es, as many as are waiting, up to a
-//! batch), and checks both connections every heartbeat (a `PING` on the
+//! batch), checks both connections every heartbeat (a `PING` on the
 //! subscription's, a read of the record's epoch on the other, each
 //! answered within the timeout), so a Redis that went away without a word
-//! is found too.
+//! is found too, and reads the record's epoch again when a redemption
+//! found this node's copy behind.
 //!
-//! The record's epoch: before the link is marked up, the task sets
-//! `NAMESPACE:epoch` to a fresh random number unless it is set, and reads
-//! it (every node of the fleet reads the same). A Redis that lost its keys
-//! lost the epoch with them: the next reader sets a new one, and states
-//! sealed in the old one are refused (`record.rs`).
+//! The record's epoch (`epoch.rs`): before the link is marked up, the task
+//! reads it, making a new one if there is none or if it is another Redis
+//! instance's (every node of the fleet reads the same). A change from the
+//! one it had is said in one log line and counted
+//! (`sessionreg_bus_record_resets_total`): states sealed before are refused
+//! (`record.rs`, which does not wait for this task to find out).
 //!
 //! The link's state is one for all uses (publishing, listening, the
 //! record of used states) and changes only here: up once both connections
@@ -25,6 +27,7 @@
 //! gracefully, and no new one opens, and single-use states are refused).
 //! Each change is one log line; attempts in between are DEBUG.
 
+use super::epoch::{self, Adopted};
 use super::wire::{self, Heard, Origin};
 use super::Shared as BusShared;
 use crate::http::listen::{Shared, WeakPublisher};
@@ -140,6 +143,7 @@ impl Task {
         if let Err(why) = self.read_epoch(&mut connections.commands).await {
             return Ended::Down(why);
         }
+        self.check_eviction(&mut connections.commands).await;
         self.shared
             .commands
             .store(Some(Arc::new(connections.commands.clone())));
@@ -205,6 +209,11 @@ impl Task {
                     }
                     self.shared.link.published(n as u64);
                     if let Err(why) = self.say_lost(&mut connections.commands).await {
+                        return Ended::Down(why);
+                    }
+                },
+                () = self.shared.epoch_behind.notified() => {
+                    if let Err(why) = self.read_epoch(&mut connections.commands).await {
                         return Ended::Down(why);
                     }
                 },
@@ -281,60 +290,76 @@ impl Task {
         said
     }
 
-    /// Sets the record's epoch unless it is set, and reads it: the one in
-    /// force from now on (a change is said in one log line).
+    /// Reads the record's epoch (making a new one if there is none, or if
+    /// it is another instance's): the one in force from now on. A change
+    /// is said in one log line and counted.
     async fn read_epoch(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
-        let fresh = loop {
-            let mut bytes = [0u8; 8];
-            crate::secret::fill_random(&mut bytes);
-            let epoch = u64::from_be_bytes(bytes);
-            if epoch != 0 {
-                break epoch;
-            }
-        };
-        let mut pipe = redis::pipe();
-        pipe.cmd("SET")
-            .arg(&self.shared.epoch_key)
-            .arg(format!("{fresh:016x}"))
-            .arg("NX")
-            .ignore()
-            .cmd("GET")
-            .arg(&self.shared.epoch_key);
-        let (text,): (Option<String>,) =
-            within(self.shared.timeout, pipe.query_async(commands)).await?;
-        let epoch = text
-            .as_deref()
-            .and_then(|text| u64::from_str_radix(text, 16).ok())
-            .filter(|&epoch| epoch != 0)
-            .ok_or_else(|| format!("{} holds no epoch of ours", self.shared.epoch_key))?;
-        let before = self.shared.epoch.swap(epoch, Ordering::Relaxed);
-        if before != 0 && before != epoch {
-            tracing::warn!(
-                url = %self.url,
-                "fleet bus: Redis lost the record of used single-use requestStates \
-                 (restarted without its data, or flushed); states sealed before are refused"
-            );
+        let adopted = within(
+            self.shared.timeout,
+            epoch::adopt(commands, &self.shared.epoch_key),
+        )
+        .await??;
+        let now = adopted.epoch();
+        // Relaxed: the record reads it alone (see `Record::epoch`); the link
+        // is marked up (SeqCst) after the first store.
+        let before = self.shared.epoch.swap(now, Ordering::Relaxed);
+        if before == 0 || before == now {
+            return Ok(());
         }
+        self.shared.link.record_reset();
+        let why = match adopted {
+            Adopted::Made(_) => "its epoch key was gone (flushed, or a Redis without the data)",
+            Adopted::Replaced(_) => {
+                "its epoch was another Redis process's (restarted from a snapshot or an AOF, \
+                 or failed over to a replica)"
+            }
+            Adopted::Kept(_) => "another node found it lost first",
+        };
+        tracing::warn!(
+            url = %self.url,
+            why,
+            "fleet bus: the record of used single-use requestStates may have lost entries; \
+             every state sealed before is refused (expired), and new ones are sealed in a new epoch"
+        );
         Ok(())
     }
 
-    /// Checks each connection within the timeout: the record's epoch read
-    /// on the commands connection (still the one in force?), a `PING` on
-    /// the subscription's.
-    async fn check(&self, connections: &mut Connections) -> Result<(), String> {
-        let limit = self.shared.timeout;
-        let epoch: Option<String> = within(
-            limit,
-            redis::cmd("GET")
-                .arg(&self.shared.epoch_key)
-                .query_async(&mut connections.commands),
+    /// Warns (once per link up) if Redis may evict keys: a used state's key
+    /// evicted early would let its state open again.
+    async fn check_eviction(&self, commands: &mut MultiplexedConnection) {
+        let info = within(
+            self.shared.timeout,
+            redis::cmd("INFO")
+                .arg("memory")
+                .query_async::<String>(commands),
         )
-        .await?;
-        let known = format!("{:016x}", self.shared.epoch.load(Ordering::Relaxed));
-        if epoch.as_deref() != Some(known.as_str()) {
-            self.read_epoch(&mut connections.commands).await?;
+        .await;
+        let policy = info.ok().and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("maxmemory_policy:"))
+                .map(|policy| policy.trim().to_string())
+        });
+        match policy.as_deref() {
+            Some("noeviction") => {}
+            Some(policy) => tracing::warn!(
+                url = %self.url,
+                policy,
+                "fleet bus: Redis may evict keys (maxmemory-policy is not noeviction): a used \
+                 single-use requestState's key evicted early lets its state open again"
+            ),
+            None => tracing::debug!(
+                url = %self.url,
+                "fleet bus: Redis's maxmemory-policy could not be read"
+            ),
         }
-        within(limit, connections.sink.ping::<redis::Value>())
+    }
+
+    /// Checks each connection within the timeout: the record's epoch read
+    /// on the commands connection (still the one in force, and this
+    /// instance's?), a `PING` on the subscription's.
+    async fn check(&self, connections: &mut Connections) -> Result<(), String> {
+        self.read_epoch(&mut connections.commands).await?;
+        within(self.shared.timeout, connections.sink.ping::<redis::Value>())
             .await
             .map_err(|why| format!("the subscription's connection: {why}"))?;
         Ok(())

@@ -11,11 +11,14 @@
 //!   origin id, and a node drops its own echo.
 //! * **Single-use `requestState`s**: the record of used ones is Redis's
 //!   (`record.rs`): a retry that carries one, on whichever node, is one
-//!   `SET key 1 NX PX <its remaining life>` of a key derived from the state.
-//!   No other request touches Redis. The record's epoch (a random number
-//!   kept under `NAMESPACE:epoch`, sealed into every state) tells when Redis
-//!   lost its keys (restarted without its data): states sealed before are
-//!   refused then, as a used one might be among them.
+//!   script that makes a key derived from the state (`SET key 1 NX PX <its
+//!   remaining life>`) if the state's epoch is the record's. No other
+//!   request touches Redis. The record's epoch (a random number kept under
+//!   `NAMESPACE:epoch` with the Redis process's `run_id`, sealed into every
+//!   state: `epoch.rs`) tells, in the same atomic step, when Redis may have
+//!   lost used keys (flushed, restarted from older data, failed over):
+//!   states sealed before are refused then, as a used one might be among
+//!   them.
 //!
 //! **When Redis is away** (`link.rs`): the node keeps serving everything
 //! that needs no bus. Its listen streams are ended gracefully
@@ -52,9 +55,13 @@
 //! ```
 //!
 //! Redis must keep what it is told to (`maxmemory-policy noeviction`, its
-//! default): a used state's key evicted early would let its state open
-//! again. A Redis that refuses a write (out of memory) refuses the retry.
+//! default; the task warns when it is not): a used state's key evicted
+//! early would let its state open again. A Redis that refuses a write (out
+//! of memory) refuses the retry. The record runs Lua scripts that call
+//! `INFO` (Redis 5 or later, where scripts replicate by their effects; a
+//! single Redis or a primary with replicas, not Redis Cluster).
 
+mod epoch;
 mod link;
 mod outbox;
 mod record;
@@ -94,10 +101,14 @@ struct Shared {
     channel: String,
     /// The prefix of the record's keys.
     used_prefix: String,
-    /// The key of the record's epoch.
+    /// The key of the record's epoch (`epoch.rs`).
     epoch_key: String,
-    /// The record's epoch, as last read (0: never read yet).
+    /// The record's epoch, as last read (0: never read yet): the one this
+    /// node seals single-use states in.
     epoch: AtomicU64,
+    /// Told by the record when a redemption finds `epoch` behind Redis's:
+    /// the task reads it again at once.
+    epoch_behind: tokio::sync::Notify,
     /// The commands connection while the link is up (`PUBLISH`, `SET`,
     /// `PING`); `None` while it is down.
     commands: ArcSwapOption<redis::aio::MultiplexedConnection>,
@@ -243,6 +254,7 @@ impl RedisBusBuilder {
             used_prefix: format!("{}:used:", self.namespace),
             epoch_key: format!("{}:epoch", self.namespace),
             epoch: AtomicU64::new(0),
+            epoch_behind: tokio::sync::Notify::new(),
             commands: ArcSwapOption::empty(),
             link: Arc::new(BusLink::default()),
             lost: AtomicBool::new(false),

@@ -47,6 +47,9 @@ pub(crate) struct BusLink {
     received: AtomicU64,
     /// Publications of this node the bus could not carry.
     dropped: AtomicU64,
+    /// Times the fleet's record of used single-use states was found lost
+    /// or replaced (its epoch changed).
+    record_resets: AtomicU64,
 }
 
 /// A snapshot of a [`BusLink`]'s counts.
@@ -57,6 +60,7 @@ pub(crate) struct BusCounts {
     pub(crate) published: u64,
     pub(crate) received: u64,
     pub(crate) dropped: u64,
+    pub(crate) record_resets: u64,
 }
 
 impl BusLink {
@@ -97,6 +101,11 @@ impl BusLink {
         self.dropped.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Counts a change of the record's epoch.
+    pub(crate) fn record_reset(&self) {
+        self.record_resets.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The counts now.
     pub(crate) fn counts(&self) -> BusCounts {
         BusCounts {
@@ -105,6 +114,7 @@ impl BusLink {
             published: self.published.load(Ordering::Relaxed),
             received: self.received.load(Ordering::Relaxed),
             dropped: self.dropped.load(Ordering::Relaxed),
+            record_resets: self.record_resets.load(Ordering::Relaxed),
         }
     }
 }

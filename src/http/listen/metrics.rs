@@ -20,6 +20,7 @@
 //! sessionreg_bus_published_total                 counter  publications of this node handed to the bus
 //! sessionreg_bus_received_total                  counter  publications of other nodes delivered here
 //! sessionreg_bus_dropped_total                   counter  publications of this node the bus could not carry
+//! sessionreg_bus_record_resets_total             counter  times the record of used single-use states was found lost or replaced
 //! ```
 
 use super::{Listeners, Publisher};
@@ -142,6 +143,12 @@ fn write_bus(out: &mut String, publisher: &Publisher) -> std::fmt::Result {
             "counter",
             "Publications of this node the fleet's bus could not carry (its queue full, or its link down).",
             counts.map(|c| c.dropped),
+        ),
+        (
+            "sessionreg_bus_record_resets_total",
+            "counter",
+            "Times the fleet's record of used single-use requestStates was found lost or replaced (flushed, restarted, failed over): states sealed before are refused.",
+            counts.map(|c| c.record_resets),
         ),
     ];
     for (name, kind, help, value) in families {
