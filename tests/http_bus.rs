@@ -26,8 +26,8 @@ use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::modern::{InputRequests, RequestStateKeys, StateRejection};
 use sessionreg::http::{
-    App, Audience, BearerTokens, Context, HandlerError, Principal, Publisher, RedisBus, Reply,
-    SessionManager,
+    App, Audience, BearerTokens, BusKeys, Context, HandlerError, Principal, Publisher, RedisBus,
+    Reply, SessionManager,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,13 +92,20 @@ struct Node {
 }
 
 impl Node {
-    /// A node on `redis`, sealing with `keys` (shared by the fleet), whose
-    /// requests carry the principal of their bearer token (`ada`, `eve`).
-    /// Its link is checked every `heartbeat` (a connection that closes is
-    /// noticed at once, whatever it is).
-    async fn start(redis: &RedisServer, keys: &RequestStateKeys, heartbeat: Duration) -> Node {
+    /// A node on `redis`, sealing states with `keys` and frames with
+    /// `bus_keys` (both shared by the fleet), whose requests carry the
+    /// principal of their bearer token (`ada`, `eve`). Its link is checked
+    /// every `heartbeat` (a connection that closes is noticed at once,
+    /// whatever it is).
+    async fn start(
+        redis: &RedisServer,
+        keys: &RequestStateKeys,
+        bus_keys: BusKeys,
+        heartbeat: Duration,
+    ) -> Node {
         let publisher = Publisher::new();
         let bus = RedisBus::builder(redis.url())
+            .keys(bus_keys)
             // Quick to notice and to come back: the test waits for both.
             .backoff(Duration::from_millis(20), Duration::from_millis(200))
             .heartbeat(heartbeat)
@@ -175,14 +182,33 @@ async fn fleet() -> (RedisServer, Vec<Node>) {
 /// [`fleet`], each node's link checked every `heartbeat`.
 async fn fleet_with(heartbeat: Duration) -> (RedisServer, Vec<Node>) {
     let redis = RedisServer::start().expect("redis-server starts");
-    let keys = RequestStateKeys::new(1, [7; 32]);
     let mut nodes = Vec::new();
     for _ in 0..3 {
-        nodes.push(Node::start(&redis, &keys, heartbeat).await);
+        nodes.push(Node::start(&redis, &state_keys(), fleet_keys(), heartbeat).await);
     }
     all_up(&nodes, true).await;
     (redis, nodes)
 }
+
+/// The fleet's `requestState` keys.
+fn state_keys() -> RequestStateKeys {
+    RequestStateKeys::new(1, [7; 32])
+}
+
+/// The fleet's bus keys.
+fn fleet_keys() -> BusKeys {
+    BusKeys::new(1, [9; 32])
+}
+
+/// The count of frames a node dropped for `cause`.
+fn rejected_frames(node: &Node, cause: &str) -> f64 {
+    node.metric(&format!(
+        "sessionreg_bus_frames_rejected_total{{cause=\"{cause}\"}}"
+    ))
+}
+
+/// The fleet's channel (the default namespace's).
+const CHANNEL: &str = "sessionreg:publications";
 
 /// Another client of the same Redis, as any program with its address (and
 /// password, if it has one) can be: not a node, holding no key.
@@ -571,5 +597,184 @@ async fn a_restart_from_a_snapshot_refuses_a_state_used_after_it() {
     assert_eq!(opened, 1, "the application saw the state once");
     for node in &nodes {
         assert_eq!(node.metric("sessionreg_bus_record_resets_total"), 1.0);
+    }
+}
+
+/// A `resources/updated` frame forged by another client of the same Redis
+/// (it can `PUBLISH` on the channel: the frame's old, unsealed shape,
+/// naming Ada as its audience), or sealed by a bus of its own under
+/// another key (of the fleet's key id, or of another), reaches no listener
+/// on any node, and each node counts it by cause; the fleet's own
+/// publication after them is heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_update_reaches_no_listener_and_is_counted() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet().await;
+    let (forged, real) = ("basket://00ab", "basket://00ef");
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "ada", &[forged, real]).await;
+    let mut ada = stream.unwrap();
+    let frame = json!({
+        "origin": "0123456789abcdef",
+        "publication": {
+            "change": { "kind": "resource_updated", "uri": forged },
+            "audience": { "audience": "principals", "principals": ["ada"] },
+        },
+    });
+    let receivers = run(
+        &mut outsider(&redis),
+        redis::cmd("PUBLISH").arg(CHANNEL).arg(frame.to_string()),
+    );
+    assert_eq!(receivers, redis::Value::Int(3), "every node subscribed");
+    // Buses of their own on the same Redis, under keys not the fleet's.
+    for (strangers, cause) in [
+        (BusKeys::new(1, [6; 32]), "unauthenticated"),
+        (BusKeys::new(42, [9; 32]), "unknown_key"),
+    ] {
+        let mallory = Node::start(&redis, &state_keys(), strangers, Duration::from_secs(1)).await;
+        all_up(std::slice::from_ref(&mallory), true).await;
+        mallory
+            .publisher
+            .resource_updated(forged, Audience::principal(Principal::new("ada")));
+        assert!(
+            eventually(|| nodes.iter().all(|n| rejected_frames(n, cause) == 1.0)).await,
+            "every node dropped mallory's frame ({cause})"
+        );
+    }
+    for node in &nodes {
+        assert_eq!(rejected_frames(node, "malformed"), 1.0);
+    }
+    nodes[0]
+        .publisher
+        .resource_updated(real, Audience::Everyone);
+    // The forged ones would have come first.
+    hears(&mut ada, "ada", real).await;
+    assert_eq!(nodes[1].metric("sessionreg_bus_received_total"), 1.0);
+}
+
+/// A forged "lost" frame (which tells every node to end its listen
+/// streams) ends none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_lost_frame_ends_no_stream() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet().await;
+    let uri = "basket://00ab";
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "ada", &[uri]).await;
+    let mut ada = stream.unwrap();
+    let frame = json!({ "origin": "0123456789abcdef", "lost": true });
+    run(
+        &mut outsider(&redis),
+        redis::cmd("PUBLISH").arg(CHANNEL).arg(frame.to_string()),
+    );
+    nodes[0].publisher.resource_updated(uri, Audience::Everyone);
+    // Not the listen request's result: the stream goes on.
+    hears(&mut ada, "ada", uri).await;
+    for node in &nodes {
+        assert_eq!(
+            node.metric("sessionreg_listeners_ended_total{reason=\"unavailable\"}"),
+            0.0
+        );
+    }
+    let malformed = "sessionreg_bus_frames_rejected_total{cause=\"malformed\"}";
+    assert!(eventually(|| nodes.iter().all(|n| n.metric(malformed) == 1.0)).await);
+}
+
+/// A frame of the fleet's, recorded by another client of the same Redis
+/// and published again: the nodes that heard it hear it once
+/// (`replayed`, counted); the next real one is heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_frame_is_heard_once() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet().await;
+    let (first, second) = ("basket://00ab", "basket://00ef");
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "ada", &[first, second]).await;
+    let mut ada = stream.unwrap();
+    let mut recorder = outsider(&redis);
+    let mut pubsub = recorder.as_pubsub();
+    pubsub.subscribe(CHANNEL).expect("SUBSCRIBE");
+    nodes[0]
+        .publisher
+        .resource_updated(first, Audience::Everyone);
+    hears(&mut ada, "ada", first).await;
+    pubsub
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let recorded: Vec<u8> = pubsub
+        .get_message()
+        .expect("the frame, recorded")
+        .get_payload()
+        .expect("bytes");
+    drop(pubsub);
+    // Opaque on the wire: neither the URI nor the audience shows.
+    let text = String::from_utf8_lossy(&recorded);
+    assert!(
+        !text.contains("basket") && !text.contains("everyone"),
+        "{text}"
+    );
+    run(
+        &mut outsider(&redis),
+        redis::cmd("PUBLISH").arg(CHANNEL).arg(recorded),
+    );
+    nodes[0]
+        .publisher
+        .resource_updated(second, Audience::Everyone);
+    // Not the first one again.
+    hears(&mut ada, "ada", second).await;
+    let replayed = "sessionreg_bus_frames_rejected_total{cause=\"replayed\"}";
+    assert!(
+        eventually(|| nodes[1].metric(replayed) == 1.0 && nodes[2].metric(replayed) == 1.0).await
+    );
+    assert_eq!(nodes[1].metric("sessionreg_bus_received_total"), 2.0);
+}
+
+/// A rotation of the bus keys, node by node: node A seals with the new
+/// key (and still opens the old), node B with the old (and opens the new):
+/// each hears the other. Node C, holding the old key only, does not hear
+/// A (`unknown_key`, counted) but hears B; given the new key at run time,
+/// it hears A's next publication.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotation_keeps_the_nodes_hearing_each_other() {
+    if !redis_present() {
+        return;
+    }
+    let redis = RedisServer::start().expect("redis-server starts");
+    let (old, new) = ([1; 32], [2; 32]);
+    let both_new_first = || BusKeys::new(1, old).rotated(2, new, 2);
+    let both_old_first = BusKeys::new(2, new).rotated(1, old, 2);
+    let heartbeat = Duration::from_millis(200);
+    let a = Node::start(&redis, &state_keys(), both_new_first(), heartbeat).await;
+    let b = Node::start(&redis, &state_keys(), both_old_first, heartbeat).await;
+    let c = Node::start(&redis, &state_keys(), BusKeys::new(1, old), heartbeat).await;
+    let nodes = [a, b, c];
+    all_up(&nodes, true).await;
+    let uris = ["basket://0001", "basket://0002", "basket://0003"];
+    let mut streams = Vec::new();
+    for (node, id) in nodes.iter().zip(["a", "b", "c"]) {
+        let (_, stream, _) = listen(&node.client("ada"), id, &uris).await;
+        streams.push(stream.unwrap());
+    }
+    let [a, b, c] = &nodes;
+    a.publisher.resource_updated(uris[0], Audience::Everyone);
+    hears(&mut streams[0], "a", uris[0]).await;
+    hears(&mut streams[1], "b", uris[0]).await;
+    assert!(eventually(|| rejected_frames(c, "unknown_key") == 1.0).await);
+    b.publisher.resource_updated(uris[1], Audience::Everyone);
+    for (stream, id) in streams.iter_mut().zip(["a", "b", "c"]) {
+        // For C, the first it hears: A's never came.
+        hears(stream, id, uris[1]).await;
+    }
+    c.bus.set_keys(both_new_first());
+    a.publisher.resource_updated(uris[2], Audience::Everyone);
+    for (stream, id) in streams.iter_mut().zip(["a", "b", "c"]) {
+        hears(stream, id, uris[2]).await;
+    }
+    assert_eq!(rejected_frames(c, "unknown_key"), 1.0);
+    for node in &nodes {
+        assert_eq!(rejected_frames(node, "unauthenticated"), 0.0);
     }
 }

@@ -344,7 +344,7 @@ pub use body::Body;
 pub use builder::Builder;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use bus::{BusError, RedisBus};
+pub use bus::{BusError, BusKeys, RedisBus};
 pub use config::Defaults;
 pub use config_error::ConfigError;
 pub use counters::HttpStats;

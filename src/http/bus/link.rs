@@ -28,8 +28,9 @@
 //! Each change is one log line; attempts in between are DEBUG.
 
 use super::epoch::{self, Adopted};
-use super::wire::{self, Heard, Origin};
+use super::wire::{self, Heard, Replays, Sender};
 use super::Shared as BusShared;
+use crate::http::listen::bus::FrameRejection;
 use crate::http::listen::{Shared, WeakPublisher};
 use crate::Reason;
 use futures_util::StreamExt;
@@ -51,7 +52,12 @@ pub(super) struct Task {
     /// The task ends when the publisher is gone.
     pub(super) publisher: WeakPublisher,
     pub(super) queue: mpsc::Receiver<Shared>,
-    pub(super) origin: Origin,
+    /// This node's frames: its origin and sequence numbers (`wire.rs`).
+    pub(super) sender: Sender,
+    /// The other nodes' frames heard: replays are told by them.
+    pub(super) replays: Replays,
+    /// The causes of dropped frames already said at WARN (each once).
+    pub(super) said_rejected: Vec<FrameRejection>,
     pub(super) backoff: (Duration, Duration),
     pub(super) heartbeat: Duration,
     /// The Redis URL without its password, for the log lines.
@@ -198,10 +204,16 @@ impl Task {
                     if n == 0 {
                         return Ended::PublisherGone;
                     }
+                    let keys = self.shared.keys.load();
+                    let now = wire::now_ms();
                     let frames: Vec<Vec<u8>> = batch
                         .drain(..)
-                        .map(|p| wire::publication(self.origin, &p.publication))
+                        .map(|p| {
+                            self.sender
+                                .publication(&keys, &self.shared.channel, &p.publication, now)
+                        })
                         .collect();
+                    drop(keys);
                     if let Err(why) = self.publish(&mut connections.commands, &frames).await {
                         self.shared.link.dropped(n as u64);
                         self.shared.lost.store(true, Ordering::Relaxed);
@@ -218,6 +230,7 @@ impl Task {
                     }
                 },
                 _ = heartbeat.tick() => {
+                    self.replays.forget(wire::now_ms());
                     if let Err(why) = self.check(connections).await {
                         return Ended::Down(why);
                     }
@@ -230,8 +243,16 @@ impl Task {
     }
 
     /// What a frame from the channel says, done.
-    fn heard(&self, payload: &[u8]) {
-        match wire::read(self.origin, payload) {
+    fn heard(&mut self, payload: &[u8]) {
+        let heard = wire::read(
+            &self.shared.keys.load(),
+            &self.shared.channel,
+            &self.sender,
+            &mut self.replays,
+            payload,
+            wire::now_ms(),
+        );
+        match heard {
             Heard::Echo => {}
             Heard::Publication(publication) => {
                 if let Some(publisher) = self.publisher.upgrade() {
@@ -248,11 +269,25 @@ impl Task {
                     );
                 }
             }
-            Heard::Unreadable => {
-                tracing::debug!(
-                    bytes = payload.len(),
-                    "fleet bus: a frame that is not ours, skipped"
-                );
+            Heard::Rejected(cause) => {
+                self.shared.link.frame_rejected(cause);
+                if self.said_rejected.contains(&cause) {
+                    tracing::debug!(
+                        cause = cause.as_str(),
+                        bytes = payload.len(),
+                        "fleet bus: a frame dropped unread"
+                    );
+                } else {
+                    self.said_rejected.push(cause);
+                    tracing::warn!(
+                        cause = cause.as_str(),
+                        bytes = payload.len(),
+                        "fleet bus: a frame on the channel was dropped unread (not sealed under \
+                         the fleet's keys, sent too long ago, or heard already): another client \
+                         of the Redis publishes on it, or a node holds other keys; counted in \
+                         sessionreg_bus_frames_rejected_total, said once per cause"
+                    );
+                }
             }
         }
     }
@@ -275,11 +310,16 @@ impl Task {
 
     /// If this node lost publications, tells every node (their listeners
     /// may have missed one); marked lost again if that fails.
-    async fn say_lost(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
+    async fn say_lost(&mut self, commands: &mut MultiplexedConnection) -> Result<(), String> {
         if !self.shared.lost.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
-        let said = self.publish(commands, &[wire::lost(self.origin)]).await;
+        let frame = self.sender.lost(
+            &self.shared.keys.load(),
+            &self.shared.channel,
+            wire::now_ms(),
+        );
+        let said = self.publish(commands, &[frame]).await;
         match &said {
             Ok(()) => tracing::warn!(
                 "fleet bus: this node could not hand publications to Redis; every node's \

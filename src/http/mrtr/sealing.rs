@@ -198,6 +198,13 @@ impl RequestStateKeys {
         self
     }
 
+    /// The id of the key that seals, and every key held (the bus's keys
+    /// are kept as these: `bus/keys.rs`).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn held(&self) -> (u8, &[(u8, [u8; 32])]) {
+        (self.current, &self.keys)
+    }
+
     /// Reads `ID=KEY` lines, KEY 64 hex digits (blank lines and `#`
     /// comments skipped); the first line's key seals, the others open.
     pub fn parse(text: &str) -> Result<RequestStateKeys, &'static str> {
