@@ -9,7 +9,10 @@
 //! back), listens work again, and no state sealed before it lost its keys
 //! opens (one of them was used), while one sealed after opens once; Redis
 //! flushed, or restarted from a snapshot older than a state's use, that
-//! state is refused at once, by the step that would record it.
+//! state is refused at once, by the step that would record it. Frames are
+//! sealed under the fleet's bus keys: one forged by another client of the
+//! Redis, sealed under other keys, or recorded and published again reaches
+//! no listener and is counted; keys rotate node by node.
 //!
 //! Needs `redis-server` (Debian's package; `.ci/redis` installs it).
 //! Without it the tests are skipped with a loud message, except under CI
