@@ -106,6 +106,9 @@ pub struct Built<A: App = Server> {
     pub oauth: Option<ResourceServer>,
     /// The connection bounds to serve with (`mcp::serve_with`).
     pub connections: mcp::Connections,
+    /// The fleet's bus, when the flags ask for one (SIGHUP re-reads its
+    /// keys).
+    pub bus: Option<bus::Bus>,
 }
 
 impl<A: App> Built<A> {
@@ -124,9 +127,12 @@ pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
     // listeners (and, with a bus, every node's).
     let publisher = app.publisher();
     let bus = flags.bus.start(&publisher)?;
-    build_configured(app, flags, move |b| {
+    let kept = bus.clone();
+    let mut built = build_configured(app, flags, move |b| {
         bus::attach(b.publisher(publisher), bus)
-    })
+    })?;
+    built.bus = kept;
+    Ok(built)
 }
 
 /// What a server does with a configuration it cannot start with (a setting
@@ -191,6 +197,7 @@ pub fn build_configured<A: App>(
         tokens,
         oauth,
         connections,
+        bus: None,
     })
 }
 
@@ -213,6 +220,13 @@ fn token_set(flags: &Flags) -> Result<Option<Vec<(String, String)>>, String> {
 fn request_state_keys(path: &Path) -> Result<RequestStateKeys, String> {
     let text = read(path)?;
     let keys = RequestStateKeys::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    warn_if_shared(path, "the request-state key file");
+    Ok(keys)
+}
+
+/// Warns if the key file at `path` (`what`) is readable by others than its
+/// owner.
+pub fn warn_if_shared(path: &Path, what: &str) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -221,11 +235,12 @@ fn request_state_keys(path: &Path) -> Result<RequestStateKeys, String> {
             tracing::warn!(
                 file = %path.display(),
                 mode = format!("{:o}", mode & 0o777),
-                "the request-state key file is readable by others than its owner (chmod 600 it)"
+                "{what} is readable by others than its owner (chmod 600 it)"
             );
         }
     }
-    Ok(keys)
+    #[cfg(not(unix))]
+    let _ = (path, what);
 }
 
 /// The allow-lists of the flags and files.
@@ -283,9 +298,10 @@ fn names(tokens: &BearerTokens) -> Vec<String> {
         .collect()
 }
 
-/// Re-reads the token, allow-list and request-state key files on every
-/// SIGHUP, for as long as the manager lives. What cannot be read or is
-/// invalid is logged (never a token or a key) and the set in force stays.
+/// Re-reads the token, allow-list, request-state key and bus key files on
+/// every SIGHUP, for as long as the manager lives. What cannot be read or
+/// is invalid is logged (never a token or a key) and the set in force
+/// stays.
 pub fn reload_on_sighup<A: App>(built: &Built<A>, flags: &Flags) {
     #[cfg(unix)]
     {
@@ -299,10 +315,12 @@ pub fn reload_on_sighup<A: App>(built: &Built<A>, flags: &Flags) {
         };
         let manager = built.manager.clone();
         let tokens = built.tokens.clone();
+        let bus = built.bus.clone();
         let flags = flags.clone();
         tokio::spawn(async move {
             while hangups.recv().await.is_some() {
                 reload(&manager, tokens.as_ref(), &flags);
+                flags.bus.reload(bus.as_ref());
             }
         });
     }

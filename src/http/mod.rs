@@ -184,6 +184,27 @@
 //!   cleanup once; a list change's signal too): the loom model
 //!   `loom-tests/tests/listen.rs`.
 //!
+//! The fleet's bus on Redis (feature `redis`, module `bus`): `http_bus`, on a
+//! real `redis-server`:
+//!
+//! * A publication reaches the matching listeners of every node once, and
+//!   only its audience: `http_bus::a_publication_reaches_every_nodes_listeners_once_and_only_its_audience`.
+//! * A single-use `requestState` opens on any node once:
+//!   `::a_single_use_state_opens_on_any_node_once`; and stays used when
+//!   Redis loses data (the record's epoch, with the Redis process's
+//!   `run_id`, checked in the script that records the use):
+//!   `::a_flush_refuses_a_used_state_at_once`,
+//!   `::a_restart_from_a_snapshot_refuses_a_state_used_after_it`,
+//!   `::redis_away_and_back`.
+//! * Every frame is sealed under the fleet's keys; a frame forged, sealed
+//!   under other keys or published again reaches no listener and is
+//!   counted by cause: `::a_forged_update_reaches_no_listener_and_is_counted`,
+//!   `::a_forged_lost_frame_ends_no_stream`, `::a_replayed_frame_is_heard_once`,
+//!   `wire::tests::forged_changed_foreign_and_unknown_frames_are_rejected_by_cause`,
+//!   `wire::tests::a_frame_is_heard_once_and_only_within_its_age`; keys
+//!   rotate: `http_bus::a_rotation_keeps_the_nodes_hearing_each_other`; no
+//!   bus starts without them: `bus::tests::a_bus_without_keys_does_not_start`.
+//!
 //! Bounds: the table below, each at work in `http_hostile`,
 //! `http_connections`, `http_memory` and `http_emfile`; shutdown in
 //! `http_failures::graceful_shutdown_ends_sessions_and_waits_for_requests`
@@ -344,7 +365,7 @@ pub use body::Body;
 pub use builder::Builder;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use bus::{BusError, RedisBus};
+pub use bus::{BusError, BusKeys, RedisBus};
 pub use config::Defaults;
 pub use config_error::ConfigError;
 pub use counters::HttpStats;
