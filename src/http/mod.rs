@@ -337,6 +337,7 @@ pub use access::oauth;
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use access::oauth::ResourceServer;
 pub use access::scopes::Scopes;
+pub use access::validity::{Validity, Withdrawal};
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
 pub use asks::{ClientAnswer, ClientRequest};
