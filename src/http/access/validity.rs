@@ -11,15 +11,17 @@
 //! stream's body already has for its keep-alive comments (`sse/beat.rs`):
 //! no timer of its own, and it is read from the clock reading each frame
 //! already takes. A withdrawal is a flag shared by every request of the
-//! token: each frame reads it (a load of a line nobody writes until the
-//! withdrawal), and a stream going quiet registers its waker with it, under
-//! the flag's lock, only when the waker differs from the one registered
-//! before (once per stream, on a connection's one task). The withdrawal
+//! token: each frame reads it (a load of a line of its own, which nobody
+//! writes until the withdrawal), and a stream going quiet registers its
+//! waker with it, under the flag's lock, only when the waker differs from
+//! the one registered before (once per stream, on a connection's one
+//! task). The withdrawal
 //! sets the flag and wakes the streams that registered: the work is the
 //! reload's (a rare admin action), in the number of streams of the tokens
 //! withdrawn. Nothing is on the publisher's path, and no request walks the
 //! streams.
 
+use crossbeam_utils::CachePadded;
 use http::request::Parts;
 use std::fmt;
 use std::future::Future;
@@ -152,7 +154,10 @@ pub struct Withdrawal {
 
 #[derive(Default)]
 struct Flag {
-    withdrawn: AtomicBool,
+    /// A line of its own: every request of the token clones and drops the
+    /// `Arc` (writes to its counts), while every frame of its streams
+    /// reads the flag.
+    withdrawn: CachePadded<AtomicBool>,
     /// Wakes the streams waiting on the flag.
     notify: Notify,
 }
