@@ -50,7 +50,8 @@ pub struct Flags {
     #[arg(long = "bearer-token", value_name = "NAME=TOKEN")]
     pub bearer_tokens: Vec<String>,
     /// A file of `NAME=TOKEN` lines, added to --bearer-token; re-read on
-    /// SIGHUP (a bad file keeps the tokens in force, and the reason is
+    /// SIGHUP (a token the file no longer gives its NAME ends the streams
+    /// it opened; a bad file keeps the tokens in force, and the reason is
     /// logged).
     #[arg(long, value_name = "PATH")]
     pub bearer_token_file: Option<PathBuf>,

@@ -39,6 +39,20 @@
 //!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
 //!   `::stateless_requests_are_authenticated`; tokens kept as digests:
 //!   `bearer::tests::tokens_are_kept_and_compared_as_digests`.
+//! * A stream holds its credential: a listen stream ends gracefully (with
+//!   its result) and a legacy session's `GET` stream ends (the session
+//!   stays: it belongs to the principal) when the credential it was opened
+//!   with expires (an OAuth token's `exp`, plus the leeway, has passed) or
+//!   is withdrawn (a static token that a reload of the set drops or gives
+//!   to another principal), counted by reason
+//!   (`credential_expired`, `credential_withdrawn`); a stream of another
+//!   token stays. `http_listen::a_withdrawn_token_ends_its_streams_and_no_other_ones`,
+//!   `http_oauth::a_listen_stream_ends_with_its_result_when_its_token_expires`,
+//!   `::a_get_stream_ends_when_its_token_expires_and_its_session_stays`;
+//!   `bearer::tests::a_replacement_withdraws_the_tokens_it_drops_and_no_other`,
+//!   `validity::tests::a_withdrawal_wakes_the_stream_that_waits_on_it_once_registered`,
+//!   `beat::tests::keep_alives_come_after_a_quiet_period_and_the_deadline_once`,
+//!   `beat::tests::a_busy_stream_still_finds_its_deadline_and_none_has_no_timer`.
 //! * OAuth (feature `oauth`, module `oauth`): the metadata at the well-known
 //!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
 //!   checked against the issuer's keys, rotation and its bound, an issuer
@@ -358,6 +372,7 @@ pub use access::oauth;
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use access::oauth::ResourceServer;
 pub use access::scopes::Scopes;
+pub use access::validity::{Validity, Withdrawal};
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
 pub use asks::{ClientAnswer, ClientRequest};

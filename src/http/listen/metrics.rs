@@ -5,6 +5,7 @@
 //! sessionreg_listeners_capacity                  gauge    listen streams open at most
 //! sessionreg_listeners_opened_total              counter  listen streams opened
 //! sessionreg_listeners_ended_total{reason}       counter  ... ended: disconnected | lagged | shutdown | drained | unavailable
+//!                                                          | credential_expired | credential_withdrawn
 //! sessionreg_listeners_resources                 gauge    resource URIs some stream (or session) listens to
 //! sessionreg_listeners_notifications_total       counter  publications queued for a stream (or sent to a session)
 //! sessionreg_listeners_merged_total              counter  list changes a stream had waiting already (heard as one)
@@ -30,12 +31,14 @@ use crate::Reason;
 use std::fmt::Write;
 
 /// The reasons a listen stream ends for, in label order.
-const ENDS: [Reason; 5] = [
+const ENDS: [Reason; 7] = [
     Reason::Disconnected,
     Reason::Lagged,
     Reason::Shutdown,
     Reason::Drained,
     Reason::Unavailable,
+    Reason::CredentialExpired,
+    Reason::CredentialWithdrawn,
 ];
 
 /// Appends the listen streams' metrics to `out`.
