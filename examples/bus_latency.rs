@@ -37,7 +37,8 @@ use mcp_test_client::{with_meta, Client, SseStream};
 use serde_json::json;
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::{
-    self as mcp, App, Audience, Context, HandlerError, Publisher, RedisBus, Reply, SessionManager,
+    self as mcp, App, Audience, BusKeys, Context, HandlerError, Publisher, RedisBus, Reply,
+    SessionManager,
 };
 use std::time::{Duration, Instant};
 
@@ -77,6 +78,9 @@ async fn node(
 ) -> Result<(Publisher, RedisBus, String, SessionManager<Quiet>), String> {
     let publisher = Publisher::new();
     let bus = RedisBus::builder(redis.url())
+        // The two nodes' shared key: every frame is sealed (what the
+        // measure includes).
+        .keys(BusKeys::new(1, [9; 32]))
         .start(&publisher)
         .map_err(|e| format!("bus: {e}"))?;
     let manager = SessionManager::builder(Quiet)

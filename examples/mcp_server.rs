@@ -15,8 +15,8 @@
 //! Prometheus text, and shuts down gracefully on Ctrl-C or SIGTERM. With
 //! `--bearer-token`/`--bearer-token-file`, every `/mcp` request needs
 //! `Authorization: Bearer TOKEN` and sessions are bound to the token's
-//! name; SIGHUP re-reads the token, allow-list and request-state key
-//! files. With
+//! name; SIGHUP re-reads the token, allow-list, request-state key and bus
+//! key files. With
 //! `--oauth-issuer URL --resource URL [--required-scope S]...` (feature
 //! `oauth`), it is an OAuth 2.1 resource server: `/mcp` needs an access
 //! token of that issuer for that resource (401 names the metadata, at
@@ -37,6 +37,9 @@
 //! * `--request-state-key-file PATH`: the keys that seal the `requestState`
 //!   of an input-required answer (the `confirm` tool's), shared by the
 //!   nodes so that a retry opens on any of them; re-read on SIGHUP.
+//! * `--redis-url URL --bus-key-file PATH` (feature `redis`): the fleet's
+//!   bus, its frames sealed under the keys of PATH (the same file on every
+//!   node; the bus does not start without it); re-read on SIGHUP.
 //! * `GET /health/ready` is 200 while the node takes new sessions, 503 while
 //!   it drains (or is full); `GET /health/live` is 200 while it serves its
 //!   sessions, draining or not.

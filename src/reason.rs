@@ -25,11 +25,17 @@ pub enum Reason {
     Drained,
     /// A service it needed went away (a fleet's bus, for a listen stream).
     Unavailable,
+    /// The credential it was opened with expired (an access token's `exp`,
+    /// plus the leeway, passed: a listen stream).
+    CredentialExpired,
+    /// The credential it was opened with was withdrawn (a static token
+    /// removed by a reload of the token set: a listen stream).
+    CredentialWithdrawn,
 }
 
 impl Reason {
     /// Every reason, in declaration order.
-    pub const ALL: [Reason; 9] = [
+    pub const ALL: [Reason; 11] = [
         Reason::Deleted,
         Reason::IdleTimeout,
         Reason::Failed,
@@ -39,6 +45,8 @@ impl Reason {
         Reason::Lagged,
         Reason::Drained,
         Reason::Unavailable,
+        Reason::CredentialExpired,
+        Reason::CredentialWithdrawn,
     ];
 
     /// The reasons a session of the HTTP layer (or a registry used as the
@@ -53,8 +61,8 @@ impl Reason {
     ];
 
     /// The metric label value: `deleted`, `idle_timeout`, `failed`,
-    /// `shutdown`, `rejected`, `disconnected`, `lagged`, `drained` or
-    /// `unavailable`.
+    /// `shutdown`, `rejected`, `disconnected`, `lagged`, `drained`,
+    /// `unavailable`, `credential_expired` or `credential_withdrawn`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Reason::Deleted => "deleted",
@@ -66,6 +74,8 @@ impl Reason {
             Reason::Lagged => "lagged",
             Reason::Drained => "drained",
             Reason::Unavailable => "unavailable",
+            Reason::CredentialExpired => "credential_expired",
+            Reason::CredentialWithdrawn => "credential_withdrawn",
         }
     }
 

@@ -552,3 +552,424 @@ async fn both_listeners_set_nodelay_on_the_connections_they_accept() {
     admin_task.abort();
     assert!(server.shutdown().await);
 }
+
+// ------------------------------------------------ the baskets, bounded
+
+/// The next message of a stream (a safety bound against one that never
+/// delivers, not a measure).
+async fn next(stream: &mut mcp_test_client::SseStream) -> serde_json::Value {
+    stream
+        .next_within(Duration::from_secs(10))
+        .await
+        .expect("the stream reads")
+        .expect("a message")
+}
+
+/// A `tools/call` of `tool` at 2026-07-28 (no session), with `token` if
+/// given, its `basket` argument mirrored into `Mcp-Param-Basket`: the
+/// call's `result`.
+async fn modern_tool(
+    url: &str,
+    token: Option<&str>,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> serde_json::Value {
+    let client = match token {
+        Some(token) => Client::with_bearer(url, token),
+        None => Client::new(url),
+    };
+    let basket = arguments["basket"].as_str().map(str::to_string);
+    let body = http_support::with_meta(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": tool, "arguments": arguments } }));
+    let mut headers = vec![("mcp-method", "tools/call"), ("mcp-name", tool)];
+    if let Some(basket) = &basket {
+        headers.push(("mcp-param-basket", basket));
+    }
+    let answer = client.post_modern(&body, &headers).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    answer.json()
+}
+
+/// `basket_create`'s basket id, or the tool error's text.
+async fn create_basket(url: &str, token: Option<&str>) -> Result<String, String> {
+    let answer = modern_tool(url, token, "basket_create", json!({})).await;
+    let result = &answer["result"];
+    match result["structuredContent"]["basket"].as_str() {
+        Some(id) if result["isError"] == false => Ok(id.to_string()),
+        _ => Err(result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("basket_create: {answer}"))
+            .to_string()),
+    }
+}
+
+/// The value of a sample of `/metrics`, by name.
+async fn sample(server: &Running, name: &str) -> u64 {
+    server.metric(name).await.parse().unwrap()
+}
+
+/// Polls `/metrics` until `done` holds of the samples named (a safety
+/// deadline, not a measure); returns them as last read.
+async fn samples_until(
+    server: &Running,
+    names: &[&str],
+    done: impl Fn(&[u64]) -> bool,
+) -> Vec<u64> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut values = Vec::new();
+        for name in names {
+            values.push(sample(server, name).await);
+        }
+        if done(&values) || tokio::time::Instant::now() > deadline {
+            return values;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Every principal holds at most its share of the baskets, however it was
+/// authenticated: an OAuth access token's principal (`ISSUER#SUBJECT`) as
+/// a static token's; past it `basket_create` says so, and no other
+/// principal notices.
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn every_principal_gets_its_basket_share_an_oauth_one_too() {
+    let authority = oauth::Authority::start().await;
+    let share = ["--max-baskets", "100", "--baskets-per-principal", "2"];
+    let oauth_only = start(
+        &[
+            ["--oauth-issuer", &authority.issuer].as_slice(),
+            &["--resource", oauth::RESOURCE],
+            &share,
+        ]
+        .concat(),
+    )
+    .await;
+    let static_only =
+        start(&[["--bearer-token", "carol=t-carol"].as_slice(), &share].concat()).await;
+    let (ada, bob) = (authority.token("ada"), authority.token("bob"));
+    for (server, token) in [(&oauth_only, ada.as_str()), (&static_only, "t-carol")] {
+        for _ in 0..2 {
+            create_basket(&server.url, Some(token)).await.unwrap();
+        }
+        assert_eq!(
+            create_basket(&server.url, Some(token)).await,
+            Err("you keep 2 baskets already, the most one may; let one expire first".into()),
+            "a principal past its share"
+        );
+    }
+    create_basket(&oauth_only.url, Some(&bob)).await.unwrap();
+    assert!(oauth_only.shutdown().await);
+    assert!(static_only.shutdown().await);
+}
+
+/// Anonymous callers share one owner: the share is no bound of theirs (it
+/// would let a few of them lock every other out), the store's capacity is.
+#[tokio::test]
+async fn anonymous_callers_keep_the_global_basket_bound() {
+    let server = start(&["--max-baskets", "3", "--baskets-per-principal", "1"]).await;
+    for _ in 0..3 {
+        create_basket(&server.url, None).await.unwrap();
+    }
+    assert_eq!(
+        create_basket(&server.url, None).await,
+        Err("too many baskets; try again later".into())
+    );
+    assert!(server.shutdown().await);
+}
+
+/// `basket_add` publishes its update under the basket's canonical URI (the
+/// one `resources/list` shows), whatever padding the id it was given had:
+/// a listener of that URI hears an add made with a padded id, before an
+/// add to another basket made after it.
+#[tokio::test]
+async fn a_listener_of_a_baskets_uri_hears_an_add_made_with_a_padded_id() {
+    let server = start(&[]).await;
+    let padded = create_basket(&server.url, None).await.unwrap();
+    let other = create_basket(&server.url, None).await.unwrap();
+    let (padded_uri, other_uri) = (format!("basket://{padded}"), format!("basket://{other}"));
+    // The URIs resources/list shows.
+    let client = Client::new(&server.url);
+    let session = client.open().await;
+    let listed = client
+        .post(
+            Some(&session),
+            &json!({ "jsonrpc": "2.0", "id": 2, "method": "resources/list" }),
+        )
+        .await
+        .json();
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, [padded_uri.as_str(), other_uri.as_str()]);
+    // A 2026-07-28 listener of both.
+    let body = http_support::with_meta(
+        json!({ "jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
+        "params": { "notifications": { "resourceSubscriptions": [padded_uri, other_uri] } } }),
+    );
+    let request =
+        client.modern_request(body.to_string(), &[("mcp-method", "subscriptions/listen")]);
+    let response = client.send_raw(request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = mcp_test_client::SseStream::new(response.into_body());
+    let ack = next(&mut stream).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // The add with a padded id (a legacy session's call: no mirrored
+    // header to match), then one to the other basket.
+    for (basket, item) in [(format!(" {padded}\n"), "tea"), (other.clone(), "milk")] {
+        let added = client
+            .call(
+                &session,
+                "basket_add",
+                json!({ "basket": basket, "item": item }),
+            )
+            .await
+            .json();
+        assert_eq!(added["result"]["content"][0]["text"], "1 items", "{added}");
+    }
+    let first = next(&mut stream).await;
+    assert_eq!(first["method"], "notifications/resources/updated");
+    assert_eq!(
+        first["params"]["uri"], padded_uri,
+        "the padded add is heard first, under the canonical URI: {first}"
+    );
+    assert_eq!(next(&mut stream).await["params"]["uri"], other_uri);
+    drop(stream);
+    assert!(server.shutdown().await);
+}
+
+/// A basket that expires leaves every structure that indexes it (its
+/// owner's list, the bytes counted against its owner), whether or not the
+/// owner ever lists its baskets: after 20 baskets of an owner that never
+/// lists have expired, none is indexed and no owner is.
+#[tokio::test]
+async fn expired_baskets_leave_their_owners_list_without_a_listing() {
+    let server = start(&["--bearer-token", "ada=t-ada", "--basket-lifetime-ms", "500"]).await;
+    for i in 0..20 {
+        let basket = create_basket(&server.url, Some("t-ada")).await.unwrap();
+        let item = format!("item {i}");
+        let added = modern_tool(
+            &server.url,
+            Some("t-ada"),
+            "basket_add",
+            json!({ "basket": basket, "item": item }),
+        )
+        .await;
+        assert_eq!(added["result"]["content"][0]["text"], "1 items", "{added}");
+    }
+    assert_eq!(sample(&server, "mcp_app_baskets_indexed").await, 20);
+    // Each item costs its bytes and 24 more.
+    let charged: usize = (0..20).map(|i| format!("item {i}").len() + 24).sum();
+    assert_eq!(
+        sample(&server, "mcp_app_basket_item_bytes").await,
+        charged as u64
+    );
+    let names = [
+        "sessionreg_handles_live",
+        "mcp_app_baskets_indexed",
+        "mcp_app_basket_owners_indexed",
+        "mcp_app_basket_item_bytes",
+    ];
+    let left = samples_until(&server, &names, |v| v.iter().all(|&n| n == 0)).await;
+    assert_eq!(
+        left,
+        [0, 0, 0, 0],
+        "live baskets, baskets indexed, owners indexed, item bytes, once all expired"
+    );
+    assert!(server.shutdown().await);
+}
+
+/// A basket's item is bounded in bytes (the schema's `maxLength`): a
+/// longer one is refused (-32602) and the basket keeps nothing of it.
+#[tokio::test]
+async fn a_basket_item_is_bounded_in_bytes() {
+    let server = start(&[]).await;
+    let basket = create_basket(&server.url, None).await.unwrap();
+    let long = "x".repeat(64 * 1024);
+    let refused = modern_tool(
+        &server.url,
+        None,
+        "basket_add",
+        json!({ "basket": basket, "item": long }),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let shown = modern_tool(
+        &server.url,
+        None,
+        "basket_show",
+        json!({ "basket": basket }),
+    )
+    .await;
+    assert_eq!(shown["result"]["content"][0]["text"], "", "{shown}");
+    assert!(server.shutdown().await);
+}
+
+/// The items' bytes are bounded per principal and in all (each item costs
+/// its bytes and 24 more): past its bytes a principal hears so, in any of
+/// its baskets, and another principal can still add; past all, everyone
+/// hears that the baskets are full.
+#[tokio::test]
+async fn the_baskets_bytes_are_bounded_per_principal_and_in_all() {
+    let server = start(&[
+        "--bearer-token",
+        "ada=t-ada",
+        "--bearer-token",
+        "bob=t-bob",
+        "--bearer-token",
+        "carol=t-carol",
+        "--basket-bytes",
+        "4096",
+        "--basket-bytes-per-principal",
+        "2048",
+    ])
+    .await;
+    // 1,000 bytes: 1,024 charged.
+    let item = "x".repeat(1000);
+    let add = |token: &'static str, basket: String| {
+        let (url, item) = (server.url.clone(), item.clone());
+        async move {
+            let answer = modern_tool(
+                &url,
+                Some(token),
+                "basket_add",
+                json!({ "basket": basket, "item": item }),
+            )
+            .await;
+            answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("basket_add: {answer}"))
+                .to_string()
+        }
+    };
+    let ada = create_basket(&server.url, Some("t-ada")).await.unwrap();
+    assert_eq!(add("t-ada", ada.clone()).await, "1 items");
+    assert_eq!(add("t-ada", ada.clone()).await, "2 items");
+    let over = "your baskets hold 2048 bytes already, and 2048 is the most one's may; \
+                let one expire first";
+    assert_eq!(add("t-ada", ada).await, over);
+    let another = create_basket(&server.url, Some("t-ada")).await.unwrap();
+    assert_eq!(add("t-ada", another).await, over, "all of ada's baskets");
+    let bob = create_basket(&server.url, Some("t-bob")).await.unwrap();
+    assert_eq!(add("t-bob", bob.clone()).await, "1 items");
+    assert_eq!(add("t-bob", bob).await, "2 items");
+    let carol = create_basket(&server.url, Some("t-carol")).await.unwrap();
+    assert_eq!(
+        add("t-carol", carol).await,
+        "the baskets hold all the bytes they may; try again later"
+    );
+    assert_eq!(sample(&server, "mcp_app_basket_item_bytes").await, 4096);
+    assert!(server.shutdown().await);
+}
+
+/// A session keeps at most 64 bytes of the client's name (it is only ever
+/// logged), however long the name `initialize` sent.
+#[tokio::test]
+async fn a_session_keeps_a_bounded_client_name() {
+    let server = start(&[]).await;
+    let client = Client::new(&server.url);
+    let answer = client
+        .post(None, &initialize_body(&"n".repeat(100_000)))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(
+        sample(&server, "mcp_app_client_name_bytes").await,
+        axum_server::mcp_app::CLIENT_NAME_BYTES as u64
+    );
+    assert!(server.shutdown().await);
+}
+
+/// The test's authorization server: its OpenID metadata and its JWKS (one
+/// RSA key, `tests/oauth_keys/rsa-a.pem`), on 127.0.0.1:0; and the access
+/// tokens it would issue.
+#[cfg(feature = "oauth")]
+mod oauth {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use hyper_util::rt::TokioIo;
+    use jsonwebtoken::jwk::Jwk;
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    use serde_json::json;
+
+    /// The resource the tokens are for (their `aud`).
+    pub const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+    pub struct Authority {
+        pub issuer: String,
+        key: EncodingKey,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Authority {
+        pub async fn start() -> Authority {
+            let pem = std::fs::read(format!(
+                "{}/tests/oauth_keys/rsa-a.pem",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap();
+            let key = EncodingKey::from_rsa_pem(&pem).unwrap();
+            let mut jwk = Jwk::from_encoding_key(&key, Algorithm::RS256).unwrap();
+            jwk.common.key_id = Some("a".into());
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let issuer = format!("http://{}", listener.local_addr().unwrap());
+            let metadata = json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                                   "response_types_supported": ["code"] });
+            let jwks = json!({ "keys": [jwk] });
+            let task = tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    let (metadata, jwks) = (metadata.to_string(), jwks.to_string());
+                    tokio::spawn(async move {
+                        let service =
+                            hyper::service::service_fn(move |request: http::Request<_>| {
+                                let body = match request.uri().path() {
+                                    "/.well-known/openid-configuration" => Some(metadata.clone()),
+                                    "/jwks" => Some(jwks.clone()),
+                                    _ => None,
+                                };
+                                async move {
+                                    let mut response = http::Response::new(Full::new(Bytes::from(
+                                        body.clone().unwrap_or_default(),
+                                    )));
+                                    if body.is_none() {
+                                        *response.status_mut() = http::StatusCode::NOT_FOUND;
+                                    }
+                                    response.headers_mut().insert(
+                                        "content-type",
+                                        "application/json".parse().unwrap(),
+                                    );
+                                    Ok::<_, std::convert::Infallible>(response)
+                                }
+                            });
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+            });
+            Authority { issuer, key, task }
+        }
+
+        /// An access token of `sub` for [`RESOURCE`], valid for an hour.
+        pub fn token(&self, sub: &str) -> String {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let claims = json!({ "iss": self.issuer, "sub": sub, "aud": RESOURCE,
+                                 "iat": now, "exp": now + 3600 });
+            let mut header = Header::new(Algorithm::RS256);
+            header.kid = Some("a".into());
+            jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
+        }
+    }
+
+    impl Drop for Authority {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+}

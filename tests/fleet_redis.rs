@@ -10,7 +10,12 @@
 //! * Redis killed midway: every listener's loop ends gracefully (the
 //!   server's close, no `SubscriptionLost`), new listens get 503 with
 //!   `Retry-After`, tools are still served, a single-use retry gets 503;
-//! * Redis restarted: listens work again and hear the other nodes.
+//! * Redis restarted: listens work again and hear the other nodes;
+//! * the bus keys re-read on SIGHUP: a node alone with a new key is not
+//!   heard by the others (its frames dropped, counted), and is once they
+//!   hold it too;
+//! * and a node given `--redis-url` without `--bus-key-file` does not
+//!   start (its frames would be anybody's).
 //!
 //! Needs `nginx`, `haproxy` (`.ci/balancers`), `redis-server` (`.ci/redis`)
 //! and Python 3 with `venv` (the SDK is installed into `tests/interop/.venv` from
@@ -57,6 +62,41 @@ async fn haproxy_fleet_on_redis() {
             .await
             .expect("the scenario ended within its safety bound");
     }
+}
+
+/// The bus does not start without the fleet's keys: `mcp_server
+/// --redis-url` alone exits 2 saying it needs `--bus-key-file`, before it
+/// reaches Redis (none listens here).
+#[test]
+fn a_node_on_redis_without_a_bus_key_does_not_start() {
+    let binary = fleet::process::server_binary().expect("mcp_server builds");
+    let mut child = std::process::Command::new(binary)
+        .args([
+            "--addr",
+            "127.0.0.1:0",
+            "--redis-url",
+            "redis://127.0.0.1:1",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mcp_server runs");
+    // A safety bound: a node that started would serve until killed.
+    let until = std::time::Instant::now() + BOUND;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcp_server started on Redis without a bus key");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("its output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--bus-key-file"), "{stderr}");
+    assert!(output.stdout.is_empty(), "it never listened");
 }
 
 /// The balancer, redis-server and the Python SDK, if all are there (the
@@ -502,4 +542,64 @@ async fn scenario(kind: Kind, python: PathBuf) {
         );
     }
     drop(again);
+
+    // --- The bus keys, re-read on SIGHUP: the basket's node alone given a
+    // new key seals its frames with it, and the others, which do not hold
+    // it, drop them (counted); every node given both (the new one sealing),
+    // the others hear the basket's node again.
+    let old = std::fs::read_to_string(fleet.bus_key_file()).expect("the bus key file");
+    let new = format!("2={}\n", fleet::process::random_key().expect("a key"));
+    let others: Vec<u8> = (0..NODES).filter(|&id| id != owner).collect();
+    reload_bus_keys(&fleet, &[owner], &new).await;
+    basket_add(&client, &basket, "figs").await;
+    let unknown = "sessionreg_bus_frames_rejected_total{cause=\"unknown_key\"}";
+    for &id in &others {
+        reaches(&fleet, &http, id, unknown, 1.0).await;
+    }
+    reload_bus_keys(&fleet, &[0, 1, 2], &format!("{new}{old}")).await;
+    let received = "sessionreg_bus_received_total";
+    let mut before = Vec::new();
+    for &id in &others {
+        before.push(metric(&fleet, &http, id, received).await);
+    }
+    basket_add(&client, &basket, "kiwis").await;
+    for (&id, before) in others.iter().zip(before) {
+        reaches(&fleet, &http, id, received, before + 1.0).await;
+    }
+    for id in 0..NODES {
+        let forged = "sessionreg_bus_frames_rejected_total{cause=\"unauthenticated\"}";
+        assert_eq!(metric(&fleet, &http, id, forged).await, 0.0);
+    }
+}
+
+/// Rewrites the fleet's bus key file, sends SIGHUP to `nodes`, and waits
+/// until each has logged the reload.
+async fn reload_bus_keys(fleet: &Fleet, nodes: &[u8], keys: &str) {
+    fleet::write_key_file(&fleet.bus_key_file(), keys).expect("the bus key file written");
+    let reloads = |log: &str| log.matches("bus keys reloaded").count();
+    for &id in nodes {
+        let node = &fleet.nodes()[usize::from(id)];
+        let before = reloads(&node.log());
+        node.reload().expect("SIGHUP");
+        let until = tokio::time::Instant::now() + BOUND;
+        while reloads(&node.log()) == before {
+            assert!(
+                tokio::time::Instant::now() < until,
+                "node {id} re-read its bus keys"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Waits until node `id`'s `name` is at least `at_least`.
+async fn reaches(fleet: &Fleet, http: &Http, id: u8, name: &str, at_least: f64) {
+    let until = tokio::time::Instant::now() + BOUND;
+    while metric(fleet, http, id, name).await < at_least {
+        assert!(
+            tokio::time::Instant::now() < until,
+            "node {id}: {name} reached {at_least}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -7,7 +7,12 @@
 //! refuses new listens and single-use retries with 503 (counted) while
 //! tools are served on; Redis back (empty, as one without persistence comes
 //! back), listens work again, and no state sealed before it lost its keys
-//! opens (one of them was used), while one sealed after opens once.
+//! opens (one of them was used), while one sealed after opens once; Redis
+//! flushed, or restarted from a snapshot older than a state's use, that
+//! state is refused at once, by the step that would record it. Frames are
+//! sealed under the fleet's bus keys: one forged by another client of the
+//! Redis, sealed under other keys, or recorded and published again reaches
+//! no listener and is counted; keys rotate node by node.
 //!
 //! Needs `redis-server` (Debian's package; `.ci/redis` installs it).
 //! Without it the tests are skipped with a loud message, except under CI
@@ -24,8 +29,8 @@ use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::modern::{InputRequests, RequestStateKeys, StateRejection};
 use sessionreg::http::{
-    App, Audience, BearerTokens, Context, HandlerError, Principal, Publisher, RedisBus, Reply,
-    SessionManager,
+    App, Audience, BearerTokens, BusKeys, Context, HandlerError, Principal, Publisher, RedisBus,
+    Reply, SessionManager,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -90,14 +95,23 @@ struct Node {
 }
 
 impl Node {
-    /// A node on `redis`, sealing with `keys` (shared by the fleet), whose
-    /// requests carry the principal of their bearer token (`ada`, `eve`).
-    async fn start(redis: &RedisServer, keys: &RequestStateKeys) -> Node {
+    /// A node on `redis`, sealing states with `keys` and frames with
+    /// `bus_keys` (both shared by the fleet), whose requests carry the
+    /// principal of their bearer token (`ada`, `eve`). Its link is checked
+    /// every `heartbeat` (a connection that closes is noticed at once,
+    /// whatever it is).
+    async fn start(
+        redis: &RedisServer,
+        keys: &RequestStateKeys,
+        bus_keys: BusKeys,
+        heartbeat: Duration,
+    ) -> Node {
         let publisher = Publisher::new();
         let bus = RedisBus::builder(redis.url())
+            .keys(bus_keys)
             // Quick to notice and to come back: the test waits for both.
             .backoff(Duration::from_millis(20), Duration::from_millis(200))
-            .heartbeat(Duration::from_millis(200))
+            .heartbeat(heartbeat)
             .start(&publisher)
             .expect("the bus starts");
         let tokens = BearerTokens::new(
@@ -165,14 +179,51 @@ fn redis_present() -> bool {
 
 /// Redis and three nodes on it, their buses up.
 async fn fleet() -> (RedisServer, Vec<Node>) {
+    fleet_with(Duration::from_millis(200)).await
+}
+
+/// [`fleet`], each node's link checked every `heartbeat`.
+async fn fleet_with(heartbeat: Duration) -> (RedisServer, Vec<Node>) {
     let redis = RedisServer::start().expect("redis-server starts");
-    let keys = RequestStateKeys::new(1, [7; 32]);
     let mut nodes = Vec::new();
     for _ in 0..3 {
-        nodes.push(Node::start(&redis, &keys).await);
+        nodes.push(Node::start(&redis, &state_keys(), fleet_keys(), heartbeat).await);
     }
     all_up(&nodes, true).await;
     (redis, nodes)
+}
+
+/// The fleet's `requestState` keys.
+fn state_keys() -> RequestStateKeys {
+    RequestStateKeys::new(1, [7; 32])
+}
+
+/// The fleet's bus keys.
+fn fleet_keys() -> BusKeys {
+    BusKeys::new(1, [9; 32])
+}
+
+/// The count of frames a node dropped for `cause`.
+fn rejected_frames(node: &Node, cause: &str) -> f64 {
+    node.metric(&format!(
+        "sessionreg_bus_frames_rejected_total{{cause=\"{cause}\"}}"
+    ))
+}
+
+/// The fleet's channel (the default namespace's).
+const CHANNEL: &str = "sessionreg:publications";
+
+/// Another client of the same Redis, as any program with its address (and
+/// password, if it has one) can be: not a node, holding no key.
+fn outsider(redis: &RedisServer) -> redis::Connection {
+    redis::Client::open(redis.url())
+        .and_then(|client| client.get_connection())
+        .expect("a plain Redis client connects")
+}
+
+/// `command` on `connection`, its answer as text (`OK`, a count, a bulk).
+fn run(connection: &mut redis::Connection, command: &mut redis::Cmd) -> redis::Value {
+    command.query(connection).expect("Redis answers")
 }
 
 /// Waits until every node's bus is `up` (or down).
@@ -475,5 +526,258 @@ async fn redis_away_and_back() {
     for node in &nodes {
         assert_eq!(node.metric("sessionreg_bus_reconnects_total"), 1.0);
         assert_eq!(node.metric("sessionreg_bus_up"), 1.0);
+        assert_eq!(node.metric("sessionreg_bus_record_resets_total"), 1.0);
+    }
+}
+
+/// A `FLUSHALL` takes the record of used states with it: a state used
+/// before is refused at once (`expired`), by the same step that would have
+/// recorded it, however long until the next heartbeat (here: one an hour);
+/// the node that saw it takes the record's new epoch, and a state sealed
+/// then opens once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flush_refuses_a_used_state_at_once() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet_with(Duration::from_secs(3600)).await;
+    let used = ask(&nodes[0].client("ada"), 1).await;
+    assert_opened(&retry(&nodes[1].client("ada"), 1, &used).await, 1);
+    let flushed = run(&mut outsider(&redis), &mut redis::cmd("FLUSHALL"));
+    assert_eq!(flushed, redis::Value::Okay);
+    // At once: no heartbeat has run since.
+    assert_invalid(&retry(&nodes[2].client("ada"), 1, &used).await);
+    assert_eq!(nodes[2].rejected(StateRejection::Expired), 1);
+    let opened: usize = nodes
+        .iter()
+        .map(|n| n.manager.app().opened.load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(opened, 1, "the application saw the state once");
+    // The node that refused it took the record's new epoch (said once).
+    let resets = "sessionreg_bus_record_resets_total";
+    assert!(eventually(|| nodes[2].metric(resets) == 1.0).await);
+    let fresh = ask(&nodes[2].client("ada"), 2).await;
+    assert_opened(&retry(&nodes[0].client("ada"), 2, &fresh).await, 2);
+    assert_invalid(&retry(&nodes[1].client("ada"), 2, &fresh).await);
+    assert_eq!(nodes[1].rejected(StateRejection::Replayed), 1);
+}
+
+/// Redis restarted from a snapshot taken before a state was used (`SAVE`,
+/// the state used, `kill -9`, started again on the same directory): the
+/// snapshot brings the record's epoch back but not the used state's key.
+/// The epoch follows the instance (its `run_id`), so the state is refused
+/// (`expired`), and each node says once that the record changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_from_a_snapshot_refuses_a_state_used_after_it() {
+    if !redis_present() {
+        return;
+    }
+    let (mut redis, nodes) = fleet().await;
+    let used = ask(&nodes[0].client("ada"), 1).await;
+    let saved = run(&mut outsider(&redis), &mut redis::cmd("SAVE"));
+    assert_eq!(saved, redis::Value::Okay);
+    assert_opened(&retry(&nodes[1].client("ada"), 1, &used).await, 1);
+    redis.kill().expect("redis-server killed");
+    all_up(&nodes, false).await;
+    redis
+        .restart()
+        .expect("redis-server back, from its snapshot");
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("sessionreg:*")
+        .query(&mut outsider(&redis))
+        .expect("KEYS");
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| !k.starts_with("sessionreg:used:")),
+        "the snapshot holds the record's epoch, not the used state: {keys:?}"
+    );
+    all_up(&nodes, true).await;
+    assert_invalid(&retry(&nodes[2].client("ada"), 1, &used).await);
+    assert_eq!(nodes[2].rejected(StateRejection::Expired), 1);
+    let opened: usize = nodes
+        .iter()
+        .map(|n| n.manager.app().opened.load(Ordering::SeqCst))
+        .sum();
+    assert_eq!(opened, 1, "the application saw the state once");
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_bus_record_resets_total"), 1.0);
+    }
+}
+
+/// A `resources/updated` frame forged by another client of the same Redis
+/// (it can `PUBLISH` on the channel: the frame's old, unsealed shape,
+/// naming Ada as its audience), or sealed by a bus of its own under
+/// another key (of the fleet's key id, or of another), reaches no listener
+/// on any node, and each node counts it by cause; the fleet's own
+/// publication after them is heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_update_reaches_no_listener_and_is_counted() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet().await;
+    let (forged, real) = ("basket://00ab", "basket://00ef");
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "ada", &[forged, real]).await;
+    let mut ada = stream.unwrap();
+    let frame = json!({
+        "origin": "0123456789abcdef",
+        "publication": {
+            "change": { "kind": "resource_updated", "uri": forged },
+            "audience": { "audience": "principals", "principals": ["ada"] },
+        },
+    });
+    let receivers = run(
+        &mut outsider(&redis),
+        redis::cmd("PUBLISH").arg(CHANNEL).arg(frame.to_string()),
+    );
+    assert_eq!(receivers, redis::Value::Int(3), "every node subscribed");
+    // Buses of their own on the same Redis, under keys not the fleet's.
+    for (strangers, cause) in [
+        (BusKeys::new(1, [6; 32]), "unauthenticated"),
+        (BusKeys::new(42, [9; 32]), "unknown_key"),
+    ] {
+        let mallory = Node::start(&redis, &state_keys(), strangers, Duration::from_secs(1)).await;
+        all_up(std::slice::from_ref(&mallory), true).await;
+        mallory
+            .publisher
+            .resource_updated(forged, Audience::principal(Principal::new("ada")));
+        assert!(
+            eventually(|| nodes.iter().all(|n| rejected_frames(n, cause) == 1.0)).await,
+            "every node dropped mallory's frame ({cause})"
+        );
+    }
+    for node in &nodes {
+        assert_eq!(rejected_frames(node, "malformed"), 1.0);
+    }
+    nodes[0]
+        .publisher
+        .resource_updated(real, Audience::Everyone);
+    // The forged ones would have come first.
+    hears(&mut ada, "ada", real).await;
+    assert_eq!(nodes[1].metric("sessionreg_bus_received_total"), 1.0);
+}
+
+/// A forged "lost" frame (which tells every node to end its listen
+/// streams) ends none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_lost_frame_ends_no_stream() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet().await;
+    let uri = "basket://00ab";
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "ada", &[uri]).await;
+    let mut ada = stream.unwrap();
+    let frame = json!({ "origin": "0123456789abcdef", "lost": true });
+    run(
+        &mut outsider(&redis),
+        redis::cmd("PUBLISH").arg(CHANNEL).arg(frame.to_string()),
+    );
+    nodes[0].publisher.resource_updated(uri, Audience::Everyone);
+    // Not the listen request's result: the stream goes on.
+    hears(&mut ada, "ada", uri).await;
+    for node in &nodes {
+        assert_eq!(
+            node.metric("sessionreg_listeners_ended_total{reason=\"unavailable\"}"),
+            0.0
+        );
+    }
+    let malformed = "sessionreg_bus_frames_rejected_total{cause=\"malformed\"}";
+    assert!(eventually(|| nodes.iter().all(|n| n.metric(malformed) == 1.0)).await);
+}
+
+/// A frame of the fleet's, recorded by another client of the same Redis
+/// and published again: the nodes that heard it hear it once
+/// (`replayed`, counted); the next real one is heard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_frame_is_heard_once() {
+    if !redis_present() {
+        return;
+    }
+    let (redis, nodes) = fleet().await;
+    let (first, second) = ("basket://00ab", "basket://00ef");
+    let (_, stream, _) = listen(&nodes[1].client("ada"), "ada", &[first, second]).await;
+    let mut ada = stream.unwrap();
+    let mut recorder = outsider(&redis);
+    let mut pubsub = recorder.as_pubsub();
+    pubsub.subscribe(CHANNEL).expect("SUBSCRIBE");
+    nodes[0]
+        .publisher
+        .resource_updated(first, Audience::Everyone);
+    hears(&mut ada, "ada", first).await;
+    pubsub
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let recorded: Vec<u8> = pubsub
+        .get_message()
+        .expect("the frame, recorded")
+        .get_payload()
+        .expect("bytes");
+    drop(pubsub);
+    // Opaque on the wire: neither the URI nor the audience shows.
+    let text = String::from_utf8_lossy(&recorded);
+    assert!(
+        !text.contains("basket") && !text.contains("everyone"),
+        "{text}"
+    );
+    run(
+        &mut outsider(&redis),
+        redis::cmd("PUBLISH").arg(CHANNEL).arg(recorded),
+    );
+    nodes[0]
+        .publisher
+        .resource_updated(second, Audience::Everyone);
+    // Not the first one again.
+    hears(&mut ada, "ada", second).await;
+    let replayed = "sessionreg_bus_frames_rejected_total{cause=\"replayed\"}";
+    assert!(
+        eventually(|| nodes[1].metric(replayed) == 1.0 && nodes[2].metric(replayed) == 1.0).await
+    );
+    assert_eq!(nodes[1].metric("sessionreg_bus_received_total"), 2.0);
+}
+
+/// A rotation of the bus keys, node by node: node A seals with the new
+/// key (and still opens the old), node B with the old (and opens the new):
+/// each hears the other. Node C, holding the old key only, does not hear
+/// A (`unknown_key`, counted) but hears B; given the new key at run time,
+/// it hears A's next publication.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotation_keeps_the_nodes_hearing_each_other() {
+    if !redis_present() {
+        return;
+    }
+    let redis = RedisServer::start().expect("redis-server starts");
+    let (old, new) = ([1; 32], [2; 32]);
+    let both_new_first = || BusKeys::new(1, old).rotated(2, new, 2);
+    let both_old_first = BusKeys::new(2, new).rotated(1, old, 2);
+    let heartbeat = Duration::from_millis(200);
+    let a = Node::start(&redis, &state_keys(), both_new_first(), heartbeat).await;
+    let b = Node::start(&redis, &state_keys(), both_old_first, heartbeat).await;
+    let c = Node::start(&redis, &state_keys(), BusKeys::new(1, old), heartbeat).await;
+    let nodes = [a, b, c];
+    all_up(&nodes, true).await;
+    let uris = ["basket://0001", "basket://0002", "basket://0003"];
+    let mut streams = Vec::new();
+    for (node, id) in nodes.iter().zip(["a", "b", "c"]) {
+        let (_, stream, _) = listen(&node.client("ada"), id, &uris).await;
+        streams.push(stream.unwrap());
+    }
+    let [a, b, c] = &nodes;
+    a.publisher.resource_updated(uris[0], Audience::Everyone);
+    hears(&mut streams[0], "a", uris[0]).await;
+    hears(&mut streams[1], "b", uris[0]).await;
+    assert!(eventually(|| rejected_frames(c, "unknown_key") == 1.0).await);
+    b.publisher.resource_updated(uris[1], Audience::Everyone);
+    for (stream, id) in streams.iter_mut().zip(["a", "b", "c"]) {
+        // For C, the first it hears: A's never came.
+        hears(stream, id, uris[1]).await;
+    }
+    c.bus.set_keys(both_new_first());
+    a.publisher.resource_updated(uris[2], Audience::Everyone);
+    for (stream, id) in streams.iter_mut().zip(["a", "b", "c"]) {
+        hears(stream, id, uris[2]).await;
+    }
+    assert_eq!(rejected_frames(c, "unknown_key"), 1.0);
+    for node in &nodes {
+        assert_eq!(rejected_frames(node, "unauthenticated"), 0.0);
     }
 }

@@ -531,3 +531,63 @@ async fn serves_shutdown_ends_listen_streams_with_their_result_and_drains() {
         1.0
     );
 }
+
+/// A static token withdrawn by a reload of the token set (what SIGHUP does
+/// in the examples) ends the streams opened with it: its listen stream
+/// gracefully with the listen request's result, its legacy session's `GET`
+/// stream, each counted `credential_withdrawn`; another token's listen
+/// stream, kept by the reload, hears on; the withdrawn token's session
+/// stays (it belongs to the principal), unreachable by that token.
+#[tokio::test]
+async fn a_withdrawn_token_ends_its_streams_and_no_other_ones() {
+    let publisher = Publisher::new();
+    let tokens = BearerTokens::new(
+        [("ada", "token-ada"), ("eve", "token-eve")].map(|(n, t)| (n.to_string(), t.to_string())),
+    )
+    .unwrap();
+    let server = start(&publisher, |b| b.authenticator(tokens.clone())).await;
+    let ada = Client::with_bearer(&server.url, "token-ada");
+    let eve = Client::with_bearer(&server.url, "token-eve");
+    let filter = json!({ "toolsListChanged": true });
+    let (_, ada_listen, _) = listen(&ada, json!("ada"), filter.clone()).await;
+    let mut ada_listen = ada_listen.unwrap();
+    next(&mut ada_listen).await.unwrap();
+    let (_, eve_listen, _) = listen(&eve, json!("eve"), filter).await;
+    let mut eve_listen = eve_listen.unwrap();
+    next(&mut eve_listen).await.unwrap();
+    let session = ada.initialize().await;
+    let response = ada.send_raw(ada.get_request(&session, None)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut ada_get = SseStream::new(response.into_body());
+
+    tokens
+        .replace([("eve".to_string(), "token-eve".to_string())])
+        .unwrap();
+    let result = next(&mut ada_listen)
+        .await
+        .expect("a result before the end");
+    assert_eq!(result["id"], "ada");
+    assert_eq!(result["result"]["resultType"], "complete");
+    assert_eq!(next(&mut ada_listen).await, None);
+    assert_eq!(next(&mut ada_get).await, None, "the GET stream ends");
+    let metrics = metrics(&server);
+    assert_eq!(
+        metrics.get("sessionreg_listeners_ended_total{reason=\"credential_withdrawn\"}"),
+        Some(&1.0),
+        "{metrics:?}"
+    );
+    assert_eq!(
+        metrics.get("sessionreg_http_streams_ended_total{reason=\"credential_withdrawn\"}"),
+        Some(&1.0),
+        "{metrics:?}"
+    );
+    assert_eq!(metrics["sessionreg_listeners_live"], 1.0);
+    publisher.tools_changed();
+    let heard = next(&mut eve_listen).await.unwrap();
+    assert_eq!(heard["method"], "notifications/tools/list_changed");
+    assert_eq!(server.live(), 1, "ada's session stays");
+    assert_eq!(
+        ada.send_raw(ada.get_request(&session, None)).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+}

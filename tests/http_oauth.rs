@@ -21,6 +21,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_test_client::SseStream;
 use serde_json::{json, Value};
 use sessionreg::http::oauth::ResourceServer;
 use sessionreg::http::BearerTokens;
@@ -850,6 +851,135 @@ async fn static_tokens_are_asked_first() {
     );
     let missing = initialize_with(&server, None).await;
     assert!(challenge(&missing).starts_with("Bearer resource_metadata="));
+}
+
+// --------------------------------------------------------------- streams end with their tokens
+
+/// Opens a 2026-07-28 listen stream (list changes of tools) with `token`:
+/// the stream, once its acknowledgement is read.
+async fn listen_with(server: &Server, token: &str, id: Value) -> SseStream {
+    let client = Client::with_bearer(&server.url, token);
+    let body = with_meta(json!({
+        "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": { "notifications": { "toolsListChanged": true } },
+    }));
+    let response = client
+        .send_raw(
+            client.modern_request(body.to_string(), &[("mcp-method", "subscriptions/listen")]),
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseStream::new(response.into_body());
+    let ack = stream.next_within(STREAM_BOUND).await.unwrap().unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    stream
+}
+
+/// A safety bound on a stream's next event: never reached by a stream that
+/// works (the tokens below expire within seconds), only by one that would
+/// otherwise hang the test.
+const STREAM_BOUND: Duration = Duration::from_secs(30);
+
+/// The manager's metrics, by sample name (labels included).
+fn samples(server: &Server) -> HashMap<String, f64> {
+    mcp_test_client::samples(&server.manager.metrics())
+}
+
+/// A listen stream holds its token's term: when the token's `exp` (plus
+/// the leeway, here 1 s) has passed, the stream ends gracefully with the
+/// listen request's result, counted `credential_expired`, as every other
+/// request with that token gets 401; a stream of a token still good stays.
+#[tokio::test]
+async fn a_listen_stream_ends_with_its_result_when_its_token_expires() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .leeway(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth)).await;
+    let mut short = authority.claims("ada", "");
+    short["exp"] = json!(now() + 3);
+    let mut expiring = listen_with(&server, &sign(&key, &short), json!("short")).await;
+    let mut lasting = listen_with(
+        &server,
+        &sign(&key, &authority.claims("ada", "")),
+        json!("long"),
+    )
+    .await;
+    let result = expiring
+        .next_within(STREAM_BOUND)
+        .await
+        .expect("the stream ends within the bound once its token expires")
+        .expect("a result before the end");
+    assert_eq!(result["id"], "short");
+    assert_eq!(result["result"]["resultType"], "complete");
+    assert_eq!(expiring.next_within(STREAM_BOUND).await.unwrap(), None);
+    let metrics = samples(&server);
+    assert_eq!(
+        metrics.get("sessionreg_listeners_ended_total{reason=\"credential_expired\"}"),
+        Some(&1.0),
+        "{metrics:?}"
+    );
+    assert_eq!(metrics["sessionreg_listeners_live"], 1.0);
+    // The other stream still hears what it listens to.
+    server.manager.publisher().tools_changed();
+    let heard = lasting.next_within(STREAM_BOUND).await.unwrap().unwrap();
+    assert_eq!(heard["method"], "notifications/tools/list_changed");
+    // The stream ended when the token's requests are refused: at once, or
+    // (the wall clock and the runtime's may differ by a little) soon.
+    let refused = async {
+        while whoami_modern(&server, &sign(&key, &short)).await.status != StatusCode::UNAUTHORIZED {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    assert!(tokio::time::timeout(STREAM_BOUND, refused).await.is_ok());
+    assert_no_500(&server);
+}
+
+/// A legacy session's standalone `GET` stream holds the term of the token
+/// it was opened with: it ends when that token expires (counted
+/// `credential_expired` in `sessionreg_http_streams_ended_total`), while
+/// the session, which belongs to the token's subject, stays: the same
+/// subject's next token opens a new stream in it.
+#[tokio::test]
+async fn a_get_stream_ends_when_its_token_expires_and_its_session_stays() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .leeway(Duration::ZERO)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth)).await;
+    let lasting = Client::with_bearer(&server.url, &sign(&key, &authority.claims("ada", "")));
+    let session = lasting.initialize().await;
+    let mut short = authority.claims("ada", "");
+    short["exp"] = json!(now() + 3);
+    let expiring = Client::with_bearer(&server.url, &sign(&key, &short));
+    let response = expiring
+        .send_raw(expiring.get_request(&session, None))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseStream::new(response.into_body());
+    assert_eq!(
+        stream
+            .next_within(STREAM_BOUND)
+            .await
+            .expect("the stream ends within the bound once its token expires"),
+        None
+    );
+    let metrics = samples(&server);
+    assert_eq!(
+        metrics.get("sessionreg_http_streams_ended_total{reason=\"credential_expired\"}"),
+        Some(&1.0),
+        "{metrics:?}"
+    );
+    assert_eq!(server.live(), 1, "the session stays");
+    let again = lasting.send_raw(lasting.get_request(&session, None)).await;
+    assert_eq!(again.status(), StatusCode::OK, "a new token, a new stream");
+    assert_no_500(&server);
 }
 
 /// A configuration that cannot work is refused when it is built.

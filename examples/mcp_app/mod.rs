@@ -6,22 +6,24 @@
 //! `#[path = "mcp_app/mod.rs"] mod mcp_app;`.
 #![allow(dead_code)]
 
+pub mod baskets;
 pub mod bounds;
 pub mod bus;
 pub mod fleet;
 pub mod oauth;
 pub mod ops;
 
+use baskets::flags::{BasketFlags, ITEMS_PER_BASKET, ITEM_BYTES};
+use baskets::{Baskets, Owner, Refused, Unadded};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use sessionreg::handles::{Handles, MintError, Resolved};
+use sessionreg::handles::Resolved;
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
 use sessionreg::http::modern::{InputRequests, MirroredParams};
 use sessionreg::http::{self as mcp, App, Context, HandlerError, Reply};
 use sessionreg::{Reason, SessionId};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 
@@ -30,10 +32,9 @@ use tokio::sync::Notify;
 /// session, so they serve 2026-07-28 clients too (for which `ctx.state()`
 /// is `None`).
 pub struct Server {
-    baskets: Handles<Option<String>, Mutex<Vec<String>>>,
-    /// The baskets each owner made, for `resources/list` (pruned of those
-    /// that have ended whenever it is read).
-    made: Mutex<HashMap<Option<String>, Vec<String>>>,
+    baskets: Baskets,
+    /// Bytes of the client names the live sessions keep.
+    client_names: Arc<AtomicUsize>,
     /// Tells the listeners of a basket (`basket://<id>`) that it changed.
     publisher: mcp::Publisher,
     /// The mirrored parameters (`x-mcp-header`) of `basket_add` and
@@ -43,35 +44,15 @@ pub struct Server {
     show_params: Arc<MirroredParams>,
 }
 
-/// Baskets kept at most, all principals together.
-pub const MAX_BASKETS: usize = 100_000;
-/// Baskets one principal may keep at once, when requests have principals
-/// (`--bearer-token`): a tenth of the store, as the layer's own stores.
-pub const BASKETS_PER_PRINCIPAL: usize = MAX_BASKETS / 10;
-
 impl Server {
-    /// The application, its baskets living `lifetime` unused (the
-    /// default, one hour, is what `basket_create`'s description says),
-    /// their ids beginning with `node` as two hex digits, as the session
-    /// and task ids of that node do: a balancer routes a call naming a
-    /// basket (its `Mcp-Param-Basket` header) to the node that holds it;
-    /// with `principals` (requests are authenticated), each principal may
-    /// keep [`BASKETS_PER_PRINCIPAL`] at once, so none can take them all.
-    pub fn new(
-        lifetime: Duration,
-        principals: bool,
-        node: u8,
-    ) -> Result<Server, sessionreg::BuildError> {
-        let mut baskets = Handles::builder()
-            .lifetime(lifetime)
-            .capacity(MAX_BASKETS)
-            .node_id(node);
-        if principals {
-            baskets = baskets.owner_share(BASKETS_PER_PRINCIPAL);
-        }
+    /// The application, its baskets bounded as `flags` say (each
+    /// principal, however authenticated, may keep its share of them, so
+    /// none can take them all), their ids beginning with `node` as two hex
+    /// digits.
+    pub fn new(flags: &BasketFlags, node: u8) -> Result<Server, String> {
         Ok(Server {
-            baskets: baskets.build()?,
-            made: Mutex::default(),
+            baskets: Baskets::new(flags, node)?,
+            client_names: Arc::default(),
             publisher: mcp::Publisher::new(),
             add_params: mirrored(&basket_add_schema()),
             show_params: mirrored(&basket_show_schema()),
@@ -87,17 +68,16 @@ impl Server {
     }
 
     /// The baskets of `owner` still live, as resources.
-    fn basket_resources(&self, owner: &Option<String>) -> Vec<Value> {
-        let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(ids) = made.get_mut(owner) else {
-            return Vec::new();
-        };
-        ids.retain(|id| matches!(self.baskets.resolve_text(id, owner), Resolved::Found(_)));
-        ids.iter()
+    fn basket_resources(&self, owner: &Owner) -> Vec<Value> {
+        self.baskets
+            .listed(owner)
+            .into_iter()
             .map(|id| {
+                let uri = basket_uri(id);
+                let name = format!("basket {}", &uri[BASKET_SCHEME.len()..][..8]);
                 json!({
-                    "uri": format!("{BASKET_SCHEME}{id}"),
-                    "name": format!("basket {}", &id[..8.min(id.len())]),
+                    "uri": uri,
+                    "name": name,
                     "mimeType": "text/plain",
                 })
             })
@@ -108,20 +88,76 @@ impl Server {
 /// The URI scheme of a basket as a resource: `basket://<basket id>`.
 const BASKET_SCHEME: &str = "basket://";
 
+/// A basket's URI as a resource, in its one canonical form (the id's own
+/// text): what `resources/list` shows, what `resources/read` answers with,
+/// what an update is published under.
+fn basket_uri(id: SessionId) -> String {
+    format!("{BASKET_SCHEME}{id}")
+}
+
 /// Who may hear of a change to `owner`'s basket: its owner (or, on a
 /// server without principals, everyone: they all share the anonymous
 /// owner).
-fn audience(owner: &Option<String>) -> mcp::Audience {
+fn audience(owner: &Owner) -> mcp::Audience {
     match owner {
-        Some(principal) => mcp::Audience::principal(mcp::Principal::new(principal.as_str())),
+        Some(principal) => mcp::Audience::principal(principal.clone()),
         None => mcp::Audience::Everyone,
     }
 }
 
+/// One gauge of the application's, in Prometheus text.
+fn gauge(out: &mut String, name: &str, help: &str, value: usize) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        out,
+        "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+    );
+}
+
+/// Bytes counted in a gauge for as long as this lives.
+struct Counted {
+    gauge: Arc<AtomicUsize>,
+    bytes: usize,
+}
+
+impl Counted {
+    fn new(gauge: &Arc<AtomicUsize>, bytes: usize) -> Counted {
+        // Relaxed: a gauge read on its own, ordering nothing else.
+        gauge.fetch_add(bytes, Ordering::Relaxed);
+        Counted {
+            gauge: Arc::clone(gauge),
+            bytes,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.gauge.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// The most bytes of a client's name (`clientInfo.name`) a session keeps:
+/// it is only ever logged, and a name of any length would otherwise be kept
+/// for as long as the session lives.
+pub const CLIENT_NAME_BYTES: usize = 64;
+
+/// `name`, cut to at most [`CLIENT_NAME_BYTES`] on a character boundary.
+fn bounded_name(name: &str) -> String {
+    let mut end = name.len().min(CLIENT_NAME_BYTES);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
 /// What the server remembers about a session.
 pub struct Client {
+    /// The client's name, at most [`CLIENT_NAME_BYTES`].
     name: String,
-    principal: Option<String>,
+    /// `name`'s bytes, in `mcp_app_client_name_bytes`.
+    _counted: Counted,
+    principal: Option<mcp::Principal>,
     initialized: AtomicBool,
     /// Wakes this session's `hold` call (a permit is kept if none waits).
     release: Arc<Notify>,
@@ -140,12 +176,13 @@ impl App for Server {
         let name = params
             .pointer("/clientInfo/name")
             .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_string();
+            .map_or_else(|| "unknown".to_string(), bounded_name);
         Ok(Client {
+            _counted: Counted::new(&self.client_names, name.len()),
             name,
-            // With --bearer-token, who opened the session (it is bound to them).
-            principal: mcp::Principal::of(request).map(ToString::to_string),
+            // With an authenticator, who opened the session (it is bound
+            // to them).
+            principal: mcp::Principal::of(request).cloned(),
             initialized: AtomicBool::new(false),
             release: Arc::new(Notify::new()),
         })
@@ -188,6 +225,36 @@ impl App for Server {
 
     fn metrics(&self, out: &mut String) {
         sessionreg::metrics::write_handles(out, &self.baskets.stats());
+        let baskets::ledger::Held {
+            entries,
+            owners,
+            bytes,
+        } = self.baskets.held();
+        let names = self.client_names.load(Ordering::Relaxed);
+        gauge(
+            out,
+            "mcp_app_baskets_indexed",
+            "Baskets in the owners' lists (resources/list).",
+            entries,
+        );
+        gauge(
+            out,
+            "mcp_app_basket_owners_indexed",
+            "Owners with a list of baskets.",
+            owners,
+        );
+        gauge(
+            out,
+            "mcp_app_basket_item_bytes",
+            "Bytes the baskets' items hold (each item: its bytes and 24 more).",
+            bytes,
+        );
+        gauge(
+            out,
+            "mcp_app_client_name_bytes",
+            "Bytes of the client names (clientInfo.name) the live sessions keep.",
+            names,
+        );
     }
 
     fn closed(&self, id: &SessionId, client: &Client, reason: Reason) {
@@ -229,7 +296,7 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             Reply::Result(json!({}))
         }
         "resources/list" => {
-            let owner = ctx.principal().map(|p| p.as_str().to_string());
+            let owner = ctx.principal().cloned();
             Reply::Result(json!({ "resources": server.basket_resources(&owner) }))
         }
         "resources/templates/list" => Reply::Result(json!({ "resourceTemplates": [{
@@ -306,7 +373,7 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
             },
             {
                 "name": "basket_add",
-                "description": "Adds an item to a basket (at most 1000).",
+                "description": format!("Adds an item (at most {ITEM_BYTES} bytes) to a basket (at most {ITEMS_PER_BASKET} items)."),
                 "inputSchema": basket_add_schema(),
             },
             {
@@ -463,11 +530,12 @@ async fn call_tool(
 /// its lifetime unused (`--basket-lifetime-ms`); a call while it is in use
 /// holds that off.
 fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> Option<Reply> {
-    let owner = ctx.principal().map(|p| p.as_str().to_string());
-    let with_basket = |f: &dyn Fn(&Mutex<Vec<String>>) -> Reply| {
+    let owner = ctx.principal().cloned();
+    // The basket's own id (the argument's text may be padded) and value.
+    let with_basket = |f: &dyn Fn(SessionId, &baskets::Basket) -> Reply| {
         let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
-        match server.baskets.resolve_text(handle, &owner) {
-            Resolved::Found(basket) => f(basket.value()),
+        match server.baskets.resolve(handle, &owner) {
+            Resolved::Found(basket) => f(basket.id(), basket.value()),
             // The guidance's answer: a tool error that says what to do.
             Resolved::Ended => tool_error(&format!(
                 "basket `{handle}` has expired; call basket_create to start a new one"
@@ -478,49 +546,48 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
         }
     };
     Some(match name {
-        "basket_create" => match server.baskets.mint(owner.clone(), Mutex::new(Vec::new())) {
-            Ok(id) => {
-                let text = id.to_string();
-                server
-                    .made
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entry(owner.clone())
-                    .or_default()
-                    .push(text);
-                Reply::Result(json!({
+        "basket_create" => match server.baskets.create(&owner) {
+            Ok(id) => Reply::Result(json!({
                 "content": [{ "type": "text", "text": id.to_string() }],
                 "structuredContent": { "basket": id.to_string() },
                 "isError": false,
-                }))
-            }
-            Err(MintError::OverShare { limit, .. }) => tool_error(&format!(
+            })),
+            Err(Refused::OverShare { limit }) => tool_error(&format!(
                 "you keep {limit} baskets already, the most one may; let one expire first"
             )),
-            Err(MintError::AtCapacity(_)) => tool_error("too many baskets; try again later"),
+            Err(Refused::AtCapacity) => tool_error("too many baskets; try again later"),
         },
         "basket_add" => match args.get("item").and_then(Value::as_str) {
-            Some(item) => with_basket(&|basket| {
-                let mut items = basket.lock().unwrap_or_else(|e| e.into_inner());
-                if items.len() >= MAX_BASKET_ITEMS {
-                    return tool_error(&format!("a basket holds at most {MAX_BASKET_ITEMS} items"));
+            Some(item) => with_basket(&|id, basket| match basket.add(item) {
+                Ok(count) => {
+                    // Its listeners (listen streams, subscribed sessions)
+                    // refetch. Published under the URI resources/list
+                    // shows, the one they listen to, whatever padding the
+                    // argument had.
+                    server
+                        .publisher
+                        .resource_updated(basket_uri(id), audience(&owner));
+                    Reply::Result(text_content(&format!("{count} items")))
                 }
-                items.push(item.to_string());
-                let count = items.len();
-                drop(items);
-                // Its listeners (listen streams, subscribed sessions) refetch.
-                let handle = args.get("basket").and_then(Value::as_str).unwrap_or("");
-                server
-                    .publisher
-                    .resource_updated(format!("{BASKET_SCHEME}{handle}"), audience(&owner));
-                Reply::Result(text_content(&format!("{count} items")))
+                Err(Unadded::TooLong) => Reply::Error(RpcError::invalid_params(format!(
+                    "basket_add's `item` is at most {ITEM_BYTES} bytes"
+                ))),
+                Err(Unadded::Full) => {
+                    tool_error(&format!("a basket holds at most {ITEMS_PER_BASKET} items"))
+                }
+                Err(Unadded::OverShare { held, limit }) => tool_error(&format!(
+                    "your baskets hold {held} bytes already, and {limit} is the most \
+                     one's may; let one expire first"
+                )),
+                Err(Unadded::AtCapacity) => {
+                    tool_error("the baskets hold all the bytes they may; try again later")
+                }
             }),
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
-        "basket_show" => with_basket(&|basket| {
-            let items = basket.lock().unwrap_or_else(|e| e.into_inner());
-            Reply::Result(text_content(&items.join(", ")))
-        }),
+        "basket_show" => {
+            with_basket(&|_, basket| Reply::Result(text_content(&basket.joined(", "))))
+        }
         _ => return None,
     })
 }
@@ -537,19 +604,16 @@ fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Rep
             "resources/read needs a string `uri`",
         ));
     };
-    let owner = ctx.principal().map(|p| p.as_str().to_string());
+    let owner = ctx.principal().cloned();
     let found = uri
         .strip_prefix(BASKET_SCHEME)
-        .map(|id| server.baskets.resolve_text(id, &owner));
+        .map(|id| server.baskets.resolve(id, &owner));
     match found {
-        Some(Resolved::Found(basket)) => {
-            let items = basket.value().lock().unwrap_or_else(|e| e.into_inner());
-            Reply::Result(json!({ "contents": [{
-                "uri": uri,
-                "mimeType": "text/plain",
-                "text": items.join("\n"),
-            }]}))
-        }
+        Some(Resolved::Found(basket)) => Reply::Result(json!({ "contents": [{
+            "uri": basket_uri(basket.id()),
+            "mimeType": "text/plain",
+            "text": basket.value().joined("\n"),
+        }]})),
         _ => {
             let mut error = RpcError::new(RESOURCE_NOT_FOUND, "Resource not found");
             error.data = Some(json!({ "uri": uri }));
@@ -560,9 +624,6 @@ fn read_basket(server: &Server, ctx: &Context<Client>, request: &Request) -> Rep
 
 /// MCP's error code for a resource that does not exist.
 const RESOURCE_NOT_FOUND: i64 = -32002;
-
-/// The most items one basket holds.
-const MAX_BASKET_ITEMS: usize = 1_000;
 
 /// The `basket` parameter as the basket tools declare it: mirrored into an
 /// `Mcp-Param-Basket` header (SEP-2243), which a 2026-07-28 client sends
@@ -588,7 +649,10 @@ fn mirrored(schema: &Value) -> Arc<MirroredParams> {
 fn basket_add_schema() -> Value {
     json!({
         "type": "object",
-        "properties": { "basket": basket_param(), "item": { "type": "string" } },
+        "properties": {
+            "basket": basket_param(),
+            "item": { "type": "string", "maxLength": ITEM_BYTES },
+        },
         "required": ["basket", "item"],
     })
 }
@@ -744,4 +808,20 @@ fn server_info() -> Value {
 
 fn text_content(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": false })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_name_is_cut_on_a_character_boundary() {
+        assert_eq!(bounded_name("claude"), "claude");
+        let long = "é".repeat(CLIENT_NAME_BYTES);
+        let cut = bounded_name(&long);
+        assert_eq!(cut.len(), CLIENT_NAME_BYTES);
+        // 63 bytes of "a", then a two-byte character: it does not fit.
+        let straddling = format!("{}é", "a".repeat(CLIENT_NAME_BYTES - 1));
+        assert_eq!(bounded_name(&straddling), "a".repeat(CLIENT_NAME_BYTES - 1));
+    }
 }

@@ -1,6 +1,7 @@
 //! What both example servers do around the application: flags, the manager
 //! built from them, files re-read on SIGHUP, `/metrics`, shutdown signals.
 
+use super::baskets::flags::BasketFlags;
 use super::bounds::Bounds;
 use super::bus::{self, BusFlags};
 use super::oauth::{self, OAuthFlags, ResourceServer};
@@ -25,9 +26,9 @@ pub struct Flags {
     /// Maximum live sessions; more get 503.
     #[arg(long, default_value_t = 10_000)]
     pub max_sessions: usize,
-    /// How long a basket (the `basket_*` tools' handle) lives unused.
-    #[arg(long, default_value_t = 3_600_000)]
-    pub basket_lifetime_ms: u64,
+    /// The baskets' bounds.
+    #[command(flatten)]
+    pub baskets: BasketFlags,
     /// An Origin allowed besides loopback ones (repeatable); allowed
     /// origins get CORS headers.
     #[arg(long = "allowed-origin")]
@@ -49,7 +50,8 @@ pub struct Flags {
     #[arg(long = "bearer-token", value_name = "NAME=TOKEN")]
     pub bearer_tokens: Vec<String>,
     /// A file of `NAME=TOKEN` lines, added to --bearer-token; re-read on
-    /// SIGHUP (a bad file keeps the tokens in force, and the reason is
+    /// SIGHUP (a token the file no longer gives its NAME ends the streams
+    /// it opened; a bad file keeps the tokens in force, and the reason is
     /// logged).
     #[arg(long, value_name = "PATH")]
     pub bearer_token_file: Option<PathBuf>,
@@ -105,6 +107,9 @@ pub struct Built<A: App = Server> {
     pub oauth: Option<ResourceServer>,
     /// The connection bounds to serve with (`mcp::serve_with`).
     pub connections: mcp::Connections,
+    /// The fleet's bus, when the flags ask for one (SIGHUP re-reads its
+    /// keys).
+    pub bus: Option<bus::Bus>,
 }
 
 impl<A: App> Built<A> {
@@ -118,19 +123,17 @@ impl<A: App> Built<A> {
 /// Builds the manager from the flags (and the files they name, which must
 /// be readable and valid at startup).
 pub fn build(flags: &Flags) -> Result<Built, Box<dyn std::error::Error>> {
-    let lifetime = Duration::from_millis(flags.basket_lifetime_ms);
-    let app = Server::new(
-        lifetime,
-        !flags.bearer_tokens.is_empty() || flags.bearer_token_file.is_some(),
-        flags.node_id,
-    )?;
+    let app = Server::new(&flags.baskets, flags.node_id)?;
     // The basket updates the application publishes reach the manager's
     // listeners (and, with a bus, every node's).
     let publisher = app.publisher();
     let bus = flags.bus.start(&publisher)?;
-    build_configured(app, flags, move |b| {
+    let kept = bus.clone();
+    let mut built = build_configured(app, flags, move |b| {
         bus::attach(b.publisher(publisher), bus)
-    })
+    })?;
+    built.bus = kept;
+    Ok(built)
 }
 
 /// What a server does with a configuration it cannot start with (a setting
@@ -195,6 +198,7 @@ pub fn build_configured<A: App>(
         tokens,
         oauth,
         connections,
+        bus: None,
     })
 }
 
@@ -217,6 +221,13 @@ fn token_set(flags: &Flags) -> Result<Option<Vec<(String, String)>>, String> {
 fn request_state_keys(path: &Path) -> Result<RequestStateKeys, String> {
     let text = read(path)?;
     let keys = RequestStateKeys::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    warn_if_shared(path, "the request-state key file");
+    Ok(keys)
+}
+
+/// Warns if the key file at `path` (`what`) is readable by others than its
+/// owner.
+pub fn warn_if_shared(path: &Path, what: &str) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -225,11 +236,12 @@ fn request_state_keys(path: &Path) -> Result<RequestStateKeys, String> {
             tracing::warn!(
                 file = %path.display(),
                 mode = format!("{:o}", mode & 0o777),
-                "the request-state key file is readable by others than its owner (chmod 600 it)"
+                "{what} is readable by others than its owner (chmod 600 it)"
             );
         }
     }
-    Ok(keys)
+    #[cfg(not(unix))]
+    let _ = (path, what);
 }
 
 /// The allow-lists of the flags and files.
@@ -287,9 +299,10 @@ fn names(tokens: &BearerTokens) -> Vec<String> {
         .collect()
 }
 
-/// Re-reads the token, allow-list and request-state key files on every
-/// SIGHUP, for as long as the manager lives. What cannot be read or is
-/// invalid is logged (never a token or a key) and the set in force stays.
+/// Re-reads the token, allow-list, request-state key and bus key files on
+/// every SIGHUP, for as long as the manager lives. What cannot be read or
+/// is invalid is logged (never a token or a key) and the set in force
+/// stays.
 pub fn reload_on_sighup<A: App>(built: &Built<A>, flags: &Flags) {
     #[cfg(unix)]
     {
@@ -303,10 +316,12 @@ pub fn reload_on_sighup<A: App>(built: &Built<A>, flags: &Flags) {
         };
         let manager = built.manager.clone();
         let tokens = built.tokens.clone();
+        let bus = built.bus.clone();
         let flags = flags.clone();
         tokio::spawn(async move {
             while hangups.recv().await.is_some() {
                 reload(&manager, tokens.as_ref(), &flags);
+                flags.bus.reload(bus.as_ref());
             }
         });
     }

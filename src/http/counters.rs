@@ -20,10 +20,12 @@
 //! sessionreg_request_states_unused             gauge    single-use requestStates sealed, not yet used or expired
 //! sessionreg_http_responses_total{code}        counter  responses the manager wrote, by status
 //! sessionreg_http_notifications_dropped_total  counter  server messages a stream could not take
+//! sessionreg_http_streams_ended_total{reason}  counter  standalone GET streams the server ended: credential_expired | credential_withdrawn
 //! sessionreg_request_state_rejected_total{cause} counter 2026-07-28 requestStates refused
 //! ```
 
 use super::mrtr::sealing::StateRejection;
+use crate::Reason;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::fmt::Write;
@@ -38,6 +40,17 @@ pub(crate) const CODES: [u16; 15] = [
 ];
 const OTHER: usize = CODES.len();
 
+/// The reasons `sessionreg_http_streams_ended_total` counts, in label
+/// order: the ends of a standalone `GET` stream that neither its client
+/// nor its session chose (a stream that stalls, or whose client goes,
+/// counts its frames in `sessionreg_http_notifications_dropped_total`).
+pub(crate) const STREAM_ENDS: [Reason; 2] =
+    [Reason::CredentialExpired, Reason::CredentialWithdrawn];
+
+fn stream_end_index(reason: Reason) -> Option<usize> {
+    STREAM_ENDS.iter().position(|r| *r == reason)
+}
+
 #[derive(Default)]
 struct Stripe {
     connections: AtomicU64,
@@ -46,6 +59,7 @@ struct Stripe {
     dropped: AtomicU64,
     responses: [AtomicU64; CODES.len() + 1],
     states_rejected: [AtomicU64; StateRejection::ALL.len()],
+    streams_ended: [AtomicU64; STREAM_ENDS.len()],
 }
 
 /// The HTTP layer's counters (one set per [`SessionManager`](super::SessionManager)).
@@ -83,6 +97,7 @@ pub struct HttpStats {
     pub request_states_unused: u64,
     responses: [u64; CODES.len() + 1],
     states_rejected: [u64; StateRejection::ALL.len()],
+    streams_ended: [u64; STREAM_ENDS.len()],
 }
 
 impl HttpStats {
@@ -103,6 +118,14 @@ impl HttpStats {
     /// 2026-07-28 `requestState`s refused for `cause`.
     pub fn request_states_rejected(&self, cause: StateRejection) -> u64 {
         self.states_rejected[cause.index()]
+    }
+
+    /// Standalone `GET` streams the server ended for `reason`: the
+    /// credential they were opened with expired
+    /// ([`Reason::CredentialExpired`]) or was withdrawn
+    /// ([`Reason::CredentialWithdrawn`]); 0 for any other reason.
+    pub fn streams_ended(&self, reason: Reason) -> u64 {
+        stream_end_index(reason).map_or(0, |i| self.streams_ended[i])
     }
 }
 
@@ -191,6 +214,13 @@ impl HttpCounters {
         self.stripe().dropped.fetch_add(messages, Ordering::Relaxed);
     }
 
+    /// A stream ended by the server for `reason` (one of [`STREAM_ENDS`]).
+    pub(crate) fn stream_ended(&self, reason: Reason) {
+        if let Some(i) = stream_end_index(reason) {
+            self.stripe().streams_ended[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     #[inline]
     pub(crate) fn state_rejected(&self, cause: StateRejection) {
         self.stripe().states_rejected[cause.index()].fetch_add(1, Ordering::Relaxed);
@@ -227,6 +257,10 @@ impl HttpCounters {
         for (i, out) in states_rejected.iter_mut().enumerate() {
             *out = self.sum(|s| &s.states_rejected[i]);
         }
+        let mut streams_ended = [0; STREAM_ENDS.len()];
+        for (i, out) in streams_ended.iter_mut().enumerate() {
+            *out = self.sum(|s| &s.streams_ended[i]);
+        }
         HttpStats {
             connections_open: self.gauge(|s| &s.connections),
             streams_open: self.gauge(|s| &s.streams),
@@ -236,6 +270,7 @@ impl HttpCounters {
             request_states_unused: 0,
             responses,
             states_rejected,
+            streams_ended,
         }
     }
 }
@@ -316,6 +351,18 @@ fn write_all(out: &mut String, stats: &HttpStats) -> std::fmt::Result {
     }
     writeln!(
         out,
+        "# HELP sessionreg_http_streams_ended_total Standalone GET streams the server ended, by reason: the credential they were opened with expired or was withdrawn."
+    )?;
+    writeln!(out, "# TYPE sessionreg_http_streams_ended_total counter")?;
+    for (reason, count) in STREAM_ENDS.iter().zip(stats.streams_ended) {
+        writeln!(
+            out,
+            "sessionreg_http_streams_ended_total{{reason=\"{}\"}} {count}",
+            reason.as_str()
+        )?;
+    }
+    writeln!(
+        out,
         "# HELP sessionreg_http_notifications_dropped_total Server-to-client messages dropped because their stream could not take them."
     )?;
     writeln!(
@@ -348,6 +395,8 @@ mod tests {
         counters.response(429);
         counters.response(418);
         counters.dropped(3);
+        counters.stream_ended(Reason::CredentialWithdrawn);
+        counters.stream_ended(Reason::Lagged);
         let stats = counters.snapshot();
         assert_eq!(stats.streams_open, 1);
         assert_eq!(stats.responses(429), 2);
@@ -364,6 +413,8 @@ mod tests {
             "sessionreg_http_responses_total{code=\"503\"} 0",
             "sessionreg_http_responses_total{code=\"other\"} 1",
             "sessionreg_http_notifications_dropped_total 3",
+            "sessionreg_http_streams_ended_total{reason=\"credential_expired\"} 0",
+            "sessionreg_http_streams_ended_total{reason=\"credential_withdrawn\"} 1",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }

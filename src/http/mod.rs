@@ -39,6 +39,20 @@
 //!   `::an_authenticator_may_answer_403`, `::rotated_tokens_apply_to_the_next_request`,
 //!   `::stateless_requests_are_authenticated`; tokens kept as digests:
 //!   `bearer::tests::tokens_are_kept_and_compared_as_digests`.
+//! * A stream holds its credential: a listen stream ends gracefully (with
+//!   its result) and a legacy session's `GET` stream ends (the session
+//!   stays: it belongs to the principal) when the credential it was opened
+//!   with expires (an OAuth token's `exp`, plus the leeway, has passed) or
+//!   is withdrawn (a static token that a reload of the set drops or gives
+//!   to another principal), counted by reason
+//!   (`credential_expired`, `credential_withdrawn`); a stream of another
+//!   token stays. `http_listen::a_withdrawn_token_ends_its_streams_and_no_other_ones`,
+//!   `http_oauth::a_listen_stream_ends_with_its_result_when_its_token_expires`,
+//!   `::a_get_stream_ends_when_its_token_expires_and_its_session_stays`;
+//!   `bearer::tests::a_replacement_withdraws_the_tokens_it_drops_and_no_other`,
+//!   `validity::tests::a_withdrawal_wakes_the_stream_that_waits_on_it_once_registered`,
+//!   `beat::tests::keep_alives_come_after_a_quiet_period_and_the_deadline_once`,
+//!   `beat::tests::a_busy_stream_still_finds_its_deadline_and_none_has_no_timer`.
 //! * OAuth (feature `oauth`, module `oauth`): the metadata at the well-known
 //!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
 //!   checked against the issuer's keys, rotation and its bound, an issuer
@@ -183,6 +197,27 @@
 //!   racing a listener's end (nothing delivered after its cleanup ran,
 //!   cleanup once; a list change's signal too): the loom model
 //!   `loom-tests/tests/listen.rs`.
+//!
+//! The fleet's bus on Redis (feature `redis`, module `bus`): `http_bus`, on a
+//! real `redis-server`:
+//!
+//! * A publication reaches the matching listeners of every node once, and
+//!   only its audience: `http_bus::a_publication_reaches_every_nodes_listeners_once_and_only_its_audience`.
+//! * A single-use `requestState` opens on any node once:
+//!   `::a_single_use_state_opens_on_any_node_once`; and stays used when
+//!   Redis loses data (the record's epoch, with the Redis process's
+//!   `run_id`, checked in the script that records the use):
+//!   `::a_flush_refuses_a_used_state_at_once`,
+//!   `::a_restart_from_a_snapshot_refuses_a_state_used_after_it`,
+//!   `::redis_away_and_back`.
+//! * Every frame is sealed under the fleet's keys; a frame forged, sealed
+//!   under other keys or published again reaches no listener and is
+//!   counted by cause: `::a_forged_update_reaches_no_listener_and_is_counted`,
+//!   `::a_forged_lost_frame_ends_no_stream`, `::a_replayed_frame_is_heard_once`,
+//!   `wire::tests::forged_changed_foreign_and_unknown_frames_are_rejected_by_cause`,
+//!   `wire::tests::a_frame_is_heard_once_and_only_within_its_age`; keys
+//!   rotate: `http_bus::a_rotation_keeps_the_nodes_hearing_each_other`; no
+//!   bus starts without them: `bus::tests::a_bus_without_keys_does_not_start`.
 //!
 //! Bounds: the table below, each at work in `http_hostile`,
 //! `http_connections`, `http_memory` and `http_emfile`; shutdown in
@@ -337,6 +372,7 @@ pub use access::oauth;
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub use access::oauth::ResourceServer;
 pub use access::scopes::Scopes;
+pub use access::validity::{Validity, Withdrawal};
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
 pub use asks::{ClientAnswer, ClientRequest};
@@ -344,7 +380,7 @@ pub use body::Body;
 pub use builder::Builder;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use bus::{BusError, RedisBus};
+pub use bus::{BusError, BusKeys, RedisBus};
 pub use config::Defaults;
 pub use config_error::ConfigError;
 pub use counters::HttpStats;

@@ -9,14 +9,15 @@
 //! 4. **auth** (`access/auth.rs`, and `access/oauth/` with feature
 //!    `oauth`): the authenticator's or the resource server's 401/403, or
 //!    the principal (and a token's scopes) put into the request's
-//!    extensions;
+//!    extensions, with what the credential is good for
+//!    (`access/validity.rs`: a stream the request opens holds it);
 //! 5. **version** (`header_rules.rs`): an unsupported `MCP-Protocol-Version` gets
 //!    400 with the versions served;
 //! 6. **era**: a modern request (2026-07-28) goes to `modern/`, a legacy
 //!    one to `legacy/`;
 //! 7. **method**, in the era's module.
 
-use super::access::cors;
+use super::access::{auth, cors};
 use super::app::App;
 use super::body::Body;
 use super::header_rules;
@@ -70,14 +71,16 @@ where
 }
 
 /// Step 4: the principal (and, from an access token, its scopes) put into
-/// the request's extensions, or the refusal.
+/// the request's extensions, with what the credential is good for, or the
+/// refusal.
 async fn authenticate<A: App>(state: &State<A>, parts: &mut Parts) -> Result<(), Reject> {
     #[cfg(feature = "oauth")]
     if let Some(server) = &state.resource_server {
         return server.admit(state.authenticator.as_deref(), parts).await;
     }
     if let Some(authenticator) = &state.authenticator {
-        parts.extensions.insert(authenticator.authenticate(parts)?);
+        let (principal, validity) = authenticator.authenticate_with_validity(parts)?;
+        auth::record(parts, principal, validity);
     }
     Ok(())
 }

@@ -42,6 +42,10 @@ pub const ROUTE_PARAMS: [&str; 1] = ["Basket"];
 /// directory.
 pub const KEY_FILE: &str = "request-state.keys";
 
+/// The bus key file every node of a fleet on a bus is started with
+/// (`--bus-key-file`), in its work directory.
+pub const BUS_KEY_FILE: &str = "bus.keys";
+
 /// Nodes behind a balancer. Dropping it kills every process (balancer
 /// first), then removes the work directory, unless the thread is panicking:
 /// then the directory is kept (for its logs) and its path printed.
@@ -58,6 +62,18 @@ impl Fleet {
     /// `kind` in front of them, routing by [`ROUTE_PARAMS`] too; returns
     /// once all of them listen.
     pub fn start(kind: Kind, n: usize, flags: &[String]) -> Result<Fleet, String> {
+        Fleet::start_in(kind, n, flags, None)
+    }
+
+    /// [`Fleet::start`], each node also given `--redis-url REDIS` and the
+    /// fleet's bus key file ([`Fleet::bus_key_file`]: one random key, id
+    /// 1) when `redis` is given.
+    fn start_in(
+        kind: Kind,
+        n: usize,
+        flags: &[String],
+        redis: Option<String>,
+    ) -> Result<Fleet, String> {
         if n > 256 {
             return Err(format!("{n} nodes: node ids are 0..=255"));
         }
@@ -73,6 +89,12 @@ impl Fleet {
         let mut flags = flags.to_vec();
         flags.push("--request-state-key-file".into());
         flags.push(keys.display().to_string());
+        if let Some(url) = redis {
+            let bus_keys = dir.path().join(BUS_KEY_FILE);
+            write_key_file(&bus_keys, &format!("1={}\n", process::random_key()?))?;
+            flags.extend(["--redis-url".into(), url]);
+            flags.extend(["--bus-key-file".into(), bus_keys.display().to_string()]);
+        }
         for id in 0..n {
             let node = Node::start(&binary, id as u8, dir.path(), &flags)?;
             fleet.nodes.push(node);
@@ -109,6 +131,13 @@ impl Fleet {
         self.dir().join(KEY_FILE)
     }
 
+    /// The bus key file every node was started with, on a bus
+    /// ([`Fleet::start_on_bus`]; rewrite it with [`write_key_file`], then
+    /// [`Node::reload`] each node).
+    pub fn bus_key_file(&self) -> PathBuf {
+        self.dir().join(BUS_KEY_FILE)
+    }
+
     /// Stops every process; then keeps the work directory if `keep_logs`
     /// (and returns its path), or removes it.
     pub fn stop(mut self, keep_logs: bool) -> Option<PathBuf> {
@@ -125,8 +154,8 @@ impl Fleet {
     }
 }
 
-/// Writes a request-state key file (`ID=KEY` lines) readable by its owner
-/// only, as a node expects it.
+/// Writes a request-state (or bus) key file (`ID=KEY` lines) readable by
+/// its owner only, as a node expects it.
 pub fn write_key_file(path: &Path, text: &str) -> Result<(), String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;

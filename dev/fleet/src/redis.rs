@@ -14,17 +14,15 @@ use std::time::{Duration, Instant};
 
 impl Fleet {
     /// [`Fleet::start`], every node joined to the bus on `redis`
-    /// (`--redis-url`).
+    /// (`--redis-url`), with the fleet's bus key file (`--bus-key-file`:
+    /// [`Fleet::bus_key_file`]).
     pub fn start_on_bus(
         kind: Kind,
         n: usize,
         flags: &[String],
         redis: &RedisServer,
     ) -> Result<Fleet, String> {
-        let mut flags = flags.to_vec();
-        flags.push("--redis-url".into());
-        flags.push(redis.url());
-        Fleet::start(kind, n, &flags)
+        Fleet::start_in(kind, n, flags, Some(redis.url()))
     }
 }
 
@@ -90,7 +88,9 @@ impl RedisServer {
         }
     }
 
-    /// Starts it (again) on its port, empty; returns once it answers.
+    /// Starts it (again) on its port; returns once it answers. It starts
+    /// empty unless a client made it `SAVE` a snapshot before (into its
+    /// directory, which it loads from), as a Redis restored from a backup.
     pub fn restart(&mut self) -> Result<(), String> {
         self.kill()?;
         self.starts += 1;
@@ -101,8 +101,8 @@ impl RedisServer {
         command
             .args(["--port", &self.addr.port().to_string()])
             .args(["--bind", "127.0.0.1"])
-            // Nothing written to disk, nothing read back: a restart is an
-            // empty Redis, as one without persistence comes back.
+            // Nothing written to disk unless asked (`SAVE`), so a restart
+            // is an empty Redis, as one without persistence comes back.
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(self.dir.path())

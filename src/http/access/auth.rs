@@ -16,7 +16,12 @@
 //! The principal is put into the request's extensions, so the application
 //! reads it where it reads everything else about the request:
 //! [`Principal::of`] on the `http::request::Parts` that [`App::open`] gets,
-//! or [`Context::principal`] in [`App::handle`].
+//! or [`Context::principal`] in [`App::handle`]. Beside it goes what the
+//! credential is good for ([`Validity`]: until when, and whether it has
+//! been withdrawn), when the authenticator says
+//! ([`Authenticator::authenticate_with_validity`]): a stream the request
+//! opens (a listen stream, a legacy session's `GET` stream) ends when the
+//! credential runs out, as its next request would be refused.
 //!
 //! The hook is synchronous and runs on every request. Verification that
 //! needs I/O (token introspection, a JWKS fetch) belongs in a tower/axum
@@ -28,6 +33,7 @@
 //! [`App::handle`]: crate::http::App::handle
 //! [`Context::principal`]: crate::http::Context::principal
 
+use super::validity::Validity;
 use crate::http::reject::Reject;
 use http::header::HeaderValue;
 use http::request::Parts;
@@ -157,6 +163,61 @@ pub trait Authenticator: Send + Sync + 'static {
     /// once per request, on the request path: keep it short; it must not
     /// block.
     fn authenticate(&self, request: &Parts) -> Result<Principal, AuthError>;
+
+    /// [`authenticate`](Authenticator::authenticate), and what the
+    /// request's credential is good for: until when (a token's expiry),
+    /// and the [`Withdrawal`](crate::http::Withdrawal) that withdraws it. The
+    /// manager calls this one (once per request, in place of
+    /// `authenticate`); a stream the request opens ends when the validity
+    /// runs out. The default: `authenticate`'s principal, and the
+    /// [`Validity`] a middleware in front of the manager put into the
+    /// request's extensions (good for ever without one).
+    ///
+    /// ```
+    /// use sessionreg::http::{AuthError, Authenticator, Principal, Validity};
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// struct Signed;
+    ///
+    /// impl Authenticator for Signed {
+    ///     fn authenticate(&self, request: &http::request::Parts) -> Result<Principal, AuthError> {
+    ///         self.authenticate_with_validity(request).map(|(principal, _)| principal)
+    ///     }
+    ///
+    ///     fn authenticate_with_validity(
+    ///         &self,
+    ///         request: &http::request::Parts,
+    ///     ) -> Result<(Principal, Validity), AuthError> {
+    ///         // A credential checked here, good for an hour.
+    ///         let expires = SystemTime::now() + Duration::from_secs(3600);
+    ///         Ok((Principal::new("ada"), Validity::new().until(expires)))
+    ///     }
+    /// }
+    /// # let (parts, ()) = http::Request::new(()).into_parts();
+    /// # assert!(Signed.authenticate_with_validity(&parts).unwrap().1.expires_at().is_some());
+    /// ```
+    fn authenticate_with_validity(
+        &self,
+        request: &Parts,
+    ) -> Result<(Principal, Validity), AuthError> {
+        let principal = self.authenticate(request)?;
+        Ok((
+            principal,
+            Validity::of(request).cloned().unwrap_or_default(),
+        ))
+    }
+}
+
+/// Puts what authentication found into the request's extensions: the
+/// principal, and its credential's validity (none kept when it is good for
+/// ever, so most requests pay no insert for it).
+pub(crate) fn record(request: &mut Parts, principal: Principal, validity: Validity) {
+    request.extensions.insert(principal);
+    if validity.is_forever() {
+        request.extensions.remove::<Validity>();
+    } else {
+        request.extensions.insert(validity);
+    }
 }
 
 impl<F> Authenticator for F

@@ -9,12 +9,19 @@
 //! in its own length, which its sender knows). Tokens are never logged or
 //! printed: `Debug` shows the principals' names only, and
 //! [`TokenFileError`] names a line, not its content.
+//!
+//! Each token has a [`Withdrawal`], handed with its principal to every
+//! request that presents it ([`Validity`]): a replacement of the set that
+//! drops a token (or gives it to another principal) withdraws it, and every
+//! stream opened with it ends. A token the new set keeps for the same
+//! principal keeps its withdrawal, so what it opened stays open.
 
 use super::auth::{AuthError, Authenticator, Principal};
+use super::validity::{Validity, Withdrawal};
 use arc_swap::ArcSwap;
 use http::header::AUTHORIZATION;
 use http::request::Parts;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use subtle::{ConditionallySelectable, ConstantTimeEq};
@@ -50,6 +57,8 @@ struct Token {
     principal: Principal,
     /// SHA-256 of the token: the token itself is not kept.
     digest: Digest,
+    /// Withdraws what the token opened, when a replacement drops it.
+    withdrawal: Withdrawal,
 }
 
 type Digest = [u8; 32];
@@ -113,18 +122,48 @@ impl BearerTokens {
         Ok(pairs)
     }
 
-    /// Swaps in a new token set for every clone; requests already
-    /// authenticated are not affected. Refused, keeping the old set: an
-    /// empty set (it would lock everyone out: say so by other means), a
-    /// token that is not visible ASCII, or one token given to two names.
-    /// Returns how many tokens are now in force.
+    /// Swaps in a new token set for every clone. A token the new set
+    /// drops, or gives to another principal, is withdrawn: the streams it
+    /// opened (listen streams, legacy `GET` streams) end, and its next
+    /// request gets 401; a token kept for the same principal keeps what it
+    /// opened. Refused, keeping the old set: an empty set (it would lock
+    /// everyone out: say so by other means), a token that is not visible
+    /// ASCII, or one token given to two names. Returns how many tokens are
+    /// now in force.
     pub fn replace(
         &self,
         tokens: impl IntoIterator<Item = (String, String)>,
     ) -> Result<usize, TokenFileError> {
-        let tokens = validate(tokens)?;
-        let count = tokens.len();
-        self.set.store(Arc::new(tokens));
+        let fresh = validate(tokens)?;
+        let count = fresh.len();
+        let kept: HashSet<(&Digest, &Principal)> =
+            fresh.iter().map(|t| (&t.digest, &t.principal)).collect();
+        // Whatever set is in force when the swap lands (another replace
+        // may race this one): its kept tokens carry their withdrawals
+        // over, and the others are withdrawn once it is out of force.
+        let previous = self.set.rcu(|current| {
+            let carried: HashMap<(&Digest, &Principal), &Withdrawal> = current
+                .iter()
+                .map(|t| ((&t.digest, &t.principal), &t.withdrawal))
+                .collect();
+            let next: Vec<Token> = fresh
+                .iter()
+                .map(|t| Token {
+                    principal: t.principal.clone(),
+                    digest: t.digest,
+                    withdrawal: carried
+                        .get(&(&t.digest, &t.principal))
+                        .map_or_else(|| t.withdrawal.clone(), |w| (*w).clone()),
+                })
+                .collect();
+            Arc::new(next)
+        });
+        for token in previous
+            .iter()
+            .filter(|t| !kept.contains(&(&t.digest, &t.principal)))
+        {
+            token.withdrawal.withdraw();
+        }
         Ok(count)
     }
 
@@ -137,9 +176,10 @@ impl BearerTokens {
             .collect()
     }
 
-    /// The principal whose token `presented` is, comparing its digest with
-    /// every token's in constant time.
-    fn find(&self, presented: &[u8]) -> Option<Principal> {
+    /// The principal whose token `presented` is, and the token's
+    /// withdrawal, comparing its digest with every token's in constant
+    /// time.
+    fn find(&self, presented: &[u8]) -> Option<(Principal, Withdrawal)> {
         let presented = digest(presented);
         let tokens = self.set.load();
         // 1-based index of the match; 0 for none. Selected without a branch
@@ -150,7 +190,9 @@ impl BearerTokens {
             found.conditional_assign(&index, token.digest.ct_eq(&presented));
         }
         let index = usize::try_from(found).ok()?.checked_sub(1)?;
-        tokens.get(index).map(|t| t.principal.clone())
+        tokens
+            .get(index)
+            .map(|t| (t.principal.clone(), t.withdrawal.clone()))
     }
 }
 
@@ -176,6 +218,7 @@ fn validate(
         set.push(Token {
             principal: Principal::new(name),
             digest,
+            withdrawal: Withdrawal::new(),
         });
     }
     if set.is_empty() {
@@ -191,6 +234,16 @@ impl Authenticator for BearerTokens {
     /// `Authorization: Bearer TOKEN` (the scheme is case-insensitive, RFC
     /// 9110 §11.1); anything else is 401 with a `Bearer` challenge.
     fn authenticate(&self, request: &Parts) -> Result<Principal, AuthError> {
+        self.authenticate_with_validity(request)
+            .map(|(principal, _)| principal)
+    }
+
+    /// The token's principal, and its validity: no expiry, withdrawn when a
+    /// [`replace`](BearerTokens::replace) drops the token.
+    fn authenticate_with_validity(
+        &self,
+        request: &Parts,
+    ) -> Result<(Principal, Validity), AuthError> {
         let Some(value) = request.headers.get(AUTHORIZATION) else {
             return Err(AuthError::bearer(false));
         };
@@ -200,7 +253,10 @@ impl Authenticator for BearerTokens {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case(b"bearer "))
             .map(|(_, token)| token.trim_ascii());
         match presented {
-            Some(token) if !token.is_empty() => self.find(token).ok_or(AuthError::bearer(true)),
+            Some(token) if !token.is_empty() => {
+                let (principal, withdrawal) = self.find(token).ok_or(AuthError::bearer(true))?;
+                Ok((principal, Validity::new().withdrawn_by(withdrawal)))
+            }
             _ => Err(AuthError::bearer(false)),
         }
     }
@@ -278,7 +334,7 @@ mod tests {
             ("long".to_string(), long.clone()),
         ])
         .unwrap();
-        let who = |token: &str| tokens.find(token.as_bytes()).map(|p| p.to_string());
+        let who = |token: &str| tokens.find(token.as_bytes()).map(|(p, _)| p.to_string());
         assert_eq!(who("x").as_deref(), Some("short"));
         assert_eq!(who("xy").as_deref(), Some("prefix"));
         assert_eq!(who(&long).as_deref(), Some("long"));
@@ -290,7 +346,35 @@ mod tests {
         }
         assert_eq!(
             std::mem::size_of::<Token>(),
-            std::mem::size_of::<Principal>() + 32
+            std::mem::size_of::<Principal>() + 32 + std::mem::size_of::<Withdrawal>()
         );
+    }
+
+    /// A replacement withdraws the tokens it drops, and a token it gives
+    /// to another principal; a token it keeps for the same principal keeps
+    /// its withdrawal (what it opened stays open), through any number of
+    /// replacements.
+    #[test]
+    fn a_replacement_withdraws_the_tokens_it_drops_and_no_other() {
+        let pairs = |text: &str| BearerTokens::parse(text).unwrap();
+        let tokens = BearerTokens::new(pairs("ada=t-a\nbob=t-b\neve=t-e")).unwrap();
+        let validity = |token: &str| {
+            tokens
+                .authenticate_with_validity(&parts(Some(&format!("Bearer {token}"))))
+                .unwrap()
+                .1
+        };
+        let (ada, bob, eve) = (validity("t-a"), validity("t-b"), validity("t-e"));
+        assert!(ada.expires_at().is_none());
+        tokens.replace(pairs("bob=t-b\neve=t-a")).unwrap();
+        assert!(ada.is_withdrawn(), "t-a went to another principal");
+        assert!(eve.is_withdrawn(), "t-e was dropped");
+        assert!(!bob.is_withdrawn(), "t-b was kept for bob");
+        tokens.replace(pairs("bob=t-b\nada=t-new")).unwrap();
+        assert!(!bob.is_withdrawn(), "kept again");
+        assert!(!validity("t-b").is_withdrawn());
+        // A refused replacement withdraws nothing.
+        assert!(tokens.replace(pairs("")).is_err());
+        assert!(!validity("t-b").is_withdrawn() && !validity("t-new").is_withdrawn());
     }
 }

@@ -2,7 +2,8 @@
 //! DNS-rebinding protection (`origins.rs`), CORS for the origins allowed by
 //! name (`cors.rs`), and authentication (`auth.rs`, with the ready-made
 //! bearer tokens of `bearer.rs`, and, with feature `oauth`, the OAuth
-//! resource server of `oauth/`; `scopes.rs` holds what a token grants).
+//! resource server of `oauth/`; `scopes.rs` holds what a token grants,
+//! `validity.rs` until when, and whether it has been withdrawn).
 //!
 //! The allow-lists live behind an [`ArcSwap`], so an operator can swap new
 //! ones in (on SIGHUP, say) while every request reads the current ones
@@ -35,6 +36,7 @@ pub(crate) mod cors;
 pub mod oauth;
 mod origins;
 pub(crate) mod scopes;
+pub(crate) mod validity;
 
 use crate::http::reject::Reject;
 use arc_swap::ArcSwap;

@@ -3,20 +3,22 @@
 //! subscribed to the fleet's channel), keeps them while they work, and
 //! makes them again, with backoff, when they do not.
 //!
-//! While they work it does three things, one at a time: delivers what the
+//! While they work it does four things, one at a time: delivers what the
 //! channel brings (another node's publication to this node's listeners;
 //! its own echo dropped), hands the queued publications of this node to
 //! Redis (a pipeline of `PUBLISH`es, as many as are waiting, up to a
-//! batch), and checks both connections every heartbeat (a `PING` on the
+//! batch), checks both connections every heartbeat (a `PING` on the
 //! subscription's, a read of the record's epoch on the other, each
 //! answered within the timeout), so a Redis that went away without a word
-//! is found too.
+//! is found too, and reads the record's epoch again when a redemption
+//! found this node's copy behind.
 //!
-//! The record's epoch: before the link is marked up, the task sets
-//! `NAMESPACE:epoch` to a fresh random number unless it is set, and reads
-//! it (every node of the fleet reads the same). A Redis that lost its keys
-//! lost the epoch with them: the next reader sets a new one, and states
-//! sealed in the old one are refused (`record.rs`).
+//! The record's epoch (`epoch.rs`): before the link is marked up, the task
+//! reads it, making a new one if there is none or if it is another Redis
+//! instance's (every node of the fleet reads the same). A change from the
+//! one it had is said in one log line and counted
+//! (`sessionreg_bus_record_resets_total`): states sealed before are refused
+//! (`record.rs`, which does not wait for this task to find out).
 //!
 //! The link's state is one for all uses (publishing, listening, the
 //! record of used states) and changes only here: up once both connections
@@ -25,8 +27,10 @@
 //! gracefully, and no new one opens, and single-use states are refused).
 //! Each change is one log line; attempts in between are DEBUG.
 
-use super::wire::{self, Heard, Origin};
+use super::epoch::{self, Adopted};
+use super::wire::{self, Heard, Replays, Sender};
 use super::Shared as BusShared;
+use crate::http::listen::bus::FrameRejection;
 use crate::http::listen::{Shared, WeakPublisher};
 use crate::Reason;
 use futures_util::StreamExt;
@@ -48,7 +52,12 @@ pub(super) struct Task {
     /// The task ends when the publisher is gone.
     pub(super) publisher: WeakPublisher,
     pub(super) queue: mpsc::Receiver<Shared>,
-    pub(super) origin: Origin,
+    /// This node's frames: its origin and sequence numbers (`wire.rs`).
+    pub(super) sender: Sender,
+    /// The other nodes' frames heard: replays are told by them.
+    pub(super) replays: Replays,
+    /// The causes of dropped frames already said at WARN (each once).
+    pub(super) said_rejected: Vec<FrameRejection>,
     pub(super) backoff: (Duration, Duration),
     pub(super) heartbeat: Duration,
     /// The Redis URL without its password, for the log lines.
@@ -140,6 +149,7 @@ impl Task {
         if let Err(why) = self.read_epoch(&mut connections.commands).await {
             return Ended::Down(why);
         }
+        self.check_eviction(&mut connections.commands).await;
         self.shared
             .commands
             .store(Some(Arc::new(connections.commands.clone())));
@@ -194,10 +204,16 @@ impl Task {
                     if n == 0 {
                         return Ended::PublisherGone;
                     }
+                    let keys = self.shared.keys.load();
+                    let now = wire::now_ms();
                     let frames: Vec<Vec<u8>> = batch
                         .drain(..)
-                        .map(|p| wire::publication(self.origin, &p.publication))
+                        .map(|p| {
+                            self.sender
+                                .publication(&keys, &self.shared.channel, &p.publication, now)
+                        })
                         .collect();
+                    drop(keys);
                     if let Err(why) = self.publish(&mut connections.commands, &frames).await {
                         self.shared.link.dropped(n as u64);
                         self.shared.lost.store(true, Ordering::Relaxed);
@@ -208,7 +224,13 @@ impl Task {
                         return Ended::Down(why);
                     }
                 },
+                () = self.shared.epoch_behind.notified() => {
+                    if let Err(why) = self.read_epoch(&mut connections.commands).await {
+                        return Ended::Down(why);
+                    }
+                },
                 _ = heartbeat.tick() => {
+                    self.replays.forget(wire::now_ms());
                     if let Err(why) = self.check(connections).await {
                         return Ended::Down(why);
                     }
@@ -221,8 +243,16 @@ impl Task {
     }
 
     /// What a frame from the channel says, done.
-    fn heard(&self, payload: &[u8]) {
-        match wire::read(self.origin, payload) {
+    fn heard(&mut self, payload: &[u8]) {
+        let heard = wire::read(
+            &self.shared.keys.load(),
+            &self.shared.channel,
+            &self.sender,
+            &mut self.replays,
+            payload,
+            wire::now_ms(),
+        );
+        match heard {
             Heard::Echo => {}
             Heard::Publication(publication) => {
                 if let Some(publisher) = self.publisher.upgrade() {
@@ -239,11 +269,25 @@ impl Task {
                     );
                 }
             }
-            Heard::Unreadable => {
-                tracing::debug!(
-                    bytes = payload.len(),
-                    "fleet bus: a frame that is not ours, skipped"
-                );
+            Heard::Rejected(cause) => {
+                self.shared.link.frame_rejected(cause);
+                if self.said_rejected.contains(&cause) {
+                    tracing::debug!(
+                        cause = cause.as_str(),
+                        bytes = payload.len(),
+                        "fleet bus: a frame dropped unread"
+                    );
+                } else {
+                    self.said_rejected.push(cause);
+                    tracing::warn!(
+                        cause = cause.as_str(),
+                        bytes = payload.len(),
+                        "fleet bus: a frame on the channel was dropped unread (not sealed under \
+                         the fleet's keys, sent too long ago, or heard already): another client \
+                         of the Redis publishes on it, or a node holds other keys; counted in \
+                         sessionreg_bus_frames_rejected_total, said once per cause"
+                    );
+                }
             }
         }
     }
@@ -266,11 +310,16 @@ impl Task {
 
     /// If this node lost publications, tells every node (their listeners
     /// may have missed one); marked lost again if that fails.
-    async fn say_lost(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
+    async fn say_lost(&mut self, commands: &mut MultiplexedConnection) -> Result<(), String> {
         if !self.shared.lost.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
-        let said = self.publish(commands, &[wire::lost(self.origin)]).await;
+        let frame = self.sender.lost(
+            &self.shared.keys.load(),
+            &self.shared.channel,
+            wire::now_ms(),
+        );
+        let said = self.publish(commands, &[frame]).await;
         match &said {
             Ok(()) => tracing::warn!(
                 "fleet bus: this node could not hand publications to Redis; every node's \
@@ -281,60 +330,76 @@ impl Task {
         said
     }
 
-    /// Sets the record's epoch unless it is set, and reads it: the one in
-    /// force from now on (a change is said in one log line).
+    /// Reads the record's epoch (making a new one if there is none, or if
+    /// it is another instance's): the one in force from now on. A change
+    /// is said in one log line and counted.
     async fn read_epoch(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
-        let fresh = loop {
-            let mut bytes = [0u8; 8];
-            crate::secret::fill_random(&mut bytes);
-            let epoch = u64::from_be_bytes(bytes);
-            if epoch != 0 {
-                break epoch;
-            }
-        };
-        let mut pipe = redis::pipe();
-        pipe.cmd("SET")
-            .arg(&self.shared.epoch_key)
-            .arg(format!("{fresh:016x}"))
-            .arg("NX")
-            .ignore()
-            .cmd("GET")
-            .arg(&self.shared.epoch_key);
-        let (text,): (Option<String>,) =
-            within(self.shared.timeout, pipe.query_async(commands)).await?;
-        let epoch = text
-            .as_deref()
-            .and_then(|text| u64::from_str_radix(text, 16).ok())
-            .filter(|&epoch| epoch != 0)
-            .ok_or_else(|| format!("{} holds no epoch of ours", self.shared.epoch_key))?;
-        let before = self.shared.epoch.swap(epoch, Ordering::Relaxed);
-        if before != 0 && before != epoch {
-            tracing::warn!(
-                url = %self.url,
-                "fleet bus: Redis lost the record of used single-use requestStates \
-                 (restarted without its data, or flushed); states sealed before are refused"
-            );
+        let adopted = within(
+            self.shared.timeout,
+            epoch::adopt(commands, &self.shared.epoch_key),
+        )
+        .await??;
+        let now = adopted.epoch();
+        // Relaxed: the record reads it alone (see `Record::epoch`); the link
+        // is marked up (SeqCst) after the first store.
+        let before = self.shared.epoch.swap(now, Ordering::Relaxed);
+        if before == 0 || before == now {
+            return Ok(());
         }
+        self.shared.link.record_reset();
+        let why = match adopted {
+            Adopted::Made(_) => "its epoch key was gone (flushed, or a Redis without the data)",
+            Adopted::Replaced(_) => {
+                "its epoch was another Redis process's (restarted from a snapshot or an AOF, \
+                 or failed over to a replica)"
+            }
+            Adopted::Kept(_) => "another node found it lost first",
+        };
+        tracing::warn!(
+            url = %self.url,
+            why,
+            "fleet bus: the record of used single-use requestStates may have lost entries; \
+             every state sealed before is refused (expired), and new ones are sealed in a new epoch"
+        );
         Ok(())
     }
 
-    /// Checks each connection within the timeout: the record's epoch read
-    /// on the commands connection (still the one in force?), a `PING` on
-    /// the subscription's.
-    async fn check(&self, connections: &mut Connections) -> Result<(), String> {
-        let limit = self.shared.timeout;
-        let epoch: Option<String> = within(
-            limit,
-            redis::cmd("GET")
-                .arg(&self.shared.epoch_key)
-                .query_async(&mut connections.commands),
+    /// Warns (once per link up) if Redis may evict keys: a used state's key
+    /// evicted early would let its state open again.
+    async fn check_eviction(&self, commands: &mut MultiplexedConnection) {
+        let info = within(
+            self.shared.timeout,
+            redis::cmd("INFO")
+                .arg("memory")
+                .query_async::<String>(commands),
         )
-        .await?;
-        let known = format!("{:016x}", self.shared.epoch.load(Ordering::Relaxed));
-        if epoch.as_deref() != Some(known.as_str()) {
-            self.read_epoch(&mut connections.commands).await?;
+        .await;
+        let policy = info.ok().and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("maxmemory_policy:"))
+                .map(|policy| policy.trim().to_string())
+        });
+        match policy.as_deref() {
+            Some("noeviction") => {}
+            Some(policy) => tracing::warn!(
+                url = %self.url,
+                policy,
+                "fleet bus: Redis may evict keys (maxmemory-policy is not noeviction): a used \
+                 single-use requestState's key evicted early lets its state open again"
+            ),
+            None => tracing::debug!(
+                url = %self.url,
+                "fleet bus: Redis's maxmemory-policy could not be read"
+            ),
         }
-        within(limit, connections.sink.ping::<redis::Value>())
+    }
+
+    /// Checks each connection within the timeout: the record's epoch read
+    /// on the commands connection (still the one in force, and this
+    /// instance's?), a `PING` on the subscription's.
+    async fn check(&self, connections: &mut Connections) -> Result<(), String> {
+        self.read_epoch(&mut connections.commands).await?;
+        within(self.shared.timeout, connections.sink.ping::<redis::Value>())
             .await
             .map_err(|why| format!("the subscription's connection: {why}"))?;
         Ok(())

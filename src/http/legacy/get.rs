@@ -2,6 +2,7 @@
 //! resume of one of its streams (`sse/resume.rs`).
 
 use crate::http::access::auth::Principal;
+use crate::http::access::validity::{Term, Validity};
 use crate::http::admission;
 use crate::http::app::App;
 use crate::http::body::Body;
@@ -23,7 +24,9 @@ use http::Response;
 /// it is there, and keep-alive comments find out when it is not. When
 /// the stream drops (or stalls: a client that reads nothing for the
 /// stall timeout while a message waits), the guard goes with it and the
-/// idle clock starts from that moment; the session itself stays.
+/// idle clock starts from that moment; the session itself stays. So when
+/// the credential it was opened with expires or is withdrawn: the stream
+/// ends, counted by reason, and the session stays.
 pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
     match stream(state, request) {
         Ok(response) => response,
@@ -77,5 +80,9 @@ fn stream<A: App, B>(
         let watched = std::sync::Arc::clone(&outlet);
         tokio::spawn(async move { watched.watch().await });
     }
-    Ok(state.sse.stream(outlet))
+    // The stream lasts as long as the credential it is opened with; its
+    // end ends the stream, not the session (which belongs to the
+    // principal: its next token may open another).
+    let term = Term::of(request.extensions().get::<Validity>());
+    Ok(state.sse.stream_until(outlet, term))
 }

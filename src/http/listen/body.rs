@@ -4,7 +4,12 @@
 //! comments while it is quiet, and, when the server ends the listener (a
 //! shutdown, a drain, a queue that filled, the fleet's bus gone), the
 //! listen request's result: the spec's graceful close. Dropping it (the
-//! client went away) ends the listener.
+//! client went away) ends the listener. It holds the term of the
+//! credential it was opened with: when that expires or is withdrawn, the
+//! body ends the listener (`CredentialExpired`, `CredentialWithdrawn`),
+//! through the same terminate, and the stream closes gracefully; nothing
+//! is sent past the term (the check comes before each frame, on the clock
+//! reading the keep-alive takes anyway).
 //!
 //! Each frame is written here, on the listener's own connection, from the
 //! publication the publisher shared with every listener: the publisher
@@ -14,8 +19,10 @@
 use super::change::Change;
 use super::inbox::{Next, Outbox};
 use super::Listeners;
+use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
 use crate::http::meta::META_SUBSCRIPTION_ID;
+use crate::http::sse::beat::{Beat, Tick};
 use crate::{Reason, Session};
 use bytes::Bytes;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
@@ -24,7 +31,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::time::{Interval, MissedTickBehavior};
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
@@ -35,7 +41,13 @@ pub(crate) struct ListenBody {
     outbox: Outbox,
     /// The listen request's id, as JSON text: the subscription id.
     id: Box<str>,
-    keep_alive: Option<Interval>,
+    /// The keep-alive period and the credential's deadline, on one timer.
+    beat: Beat,
+    /// The credential's hold on the stream.
+    term: Term,
+    /// Set once the body has ended the listener for its credential: it
+    /// waits for the end the terminate winner delivers.
+    ending: bool,
     /// Set once the stream has said its last.
     done: bool,
     /// The listener, ended (`Disconnected`) when the body goes first.
@@ -45,28 +57,25 @@ pub(crate) struct ListenBody {
 }
 
 impl ListenBody {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         ack: Bytes,
         outbox: Outbox,
         id: Box<str>,
         keep_alive: Option<Duration>,
+        term: Term,
         listener: Session<super::Listener>,
         listeners: Arc<Listeners>,
         counters: Arc<HttpCounters>,
     ) -> ListenBody {
-        // A period too long to reach sends none.
-        let keep_alive = keep_alive.and_then(|period| {
-            let first = tokio::time::Instant::now().checked_add(period)?;
-            let mut interval = tokio::time::interval_at(first, period);
-            interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
-            Some(interval)
-        });
         counters.stream_opened();
         ListenBody {
             ack: Some(ack),
             outbox,
             id,
-            keep_alive,
+            beat: Beat::new(keep_alive, term.deadline()),
+            term,
+            ending: false,
             done: false,
             listener,
             listeners,
@@ -89,6 +98,17 @@ impl ListenBody {
             id = self.id
         ))
     }
+
+    /// Ends the listener for its credential (`reason`), through its one
+    /// terminate: the winner closes its queue, and the body then finds the
+    /// end (with the reason that won) and says the result. Once.
+    fn end(&mut self, reason: Reason) {
+        self.ending = true;
+        let _ = self
+            .listeners
+            .registry
+            .terminate_session(&self.listener, reason);
+    }
 }
 
 /// Whether a listener that ended for `reason` gets the graceful close (the
@@ -109,49 +129,65 @@ impl HttpBody for ListenBody {
         if let Some(ack) = this.ack.take() {
             return Poll::Ready(Some(Ok(Frame::data(ack))));
         }
-        if this.done {
-            return Poll::Ready(None);
-        }
-        match this.outbox.poll_next(cx) {
-            Poll::Ready(Next::Publication(publication)) => {
-                if let Some(interval) = &mut this.keep_alive {
-                    interval.reset();
-                }
-                let frame = this.notification(
+        loop {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if !this.ending && this.term.is_withdrawn() {
+                this.end(Reason::CredentialWithdrawn);
+            }
+            let frame = match this.outbox.poll_next(cx) {
+                Poll::Ready(Next::Publication(publication)) => this.notification(
                     publication.publication.change.method(),
                     &publication.params_tail,
-                );
-                Poll::Ready(Some(Ok(Frame::data(frame))))
-            }
-            Poll::Ready(Next::ListsChanged(changed)) => {
-                if let Some(interval) = &mut this.keep_alive {
-                    interval.reset();
-                }
-                // One frame for them all: each its own SSE event.
-                let mut events = Vec::new();
-                for signal in changed.iter() {
-                    let method = Change::of_signal(signal).method();
-                    events.extend_from_slice(&this.notification(method, ""));
-                }
-                Poll::Ready(Some(Ok(Frame::data(Bytes::from(events)))))
-            }
-            Poll::Ready(Next::Ended(reason)) => {
-                this.done = true;
-                if graceful(reason) {
-                    Poll::Ready(Some(Ok(Frame::data(this.result()))))
-                } else {
-                    Poll::Ready(None)
-                }
-            }
-            Poll::Pending => match &mut this.keep_alive {
-                Some(interval) => match interval.poll_tick(cx) {
-                    Poll::Ready(_) => {
-                        Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))))
+                ),
+                Poll::Ready(Next::ListsChanged(changed)) => {
+                    // One frame for them all: each its own SSE event.
+                    let mut events = Vec::new();
+                    for signal in changed.iter() {
+                        let method = Change::of_signal(signal).method();
+                        events.extend_from_slice(&this.notification(method, ""));
                     }
-                    Poll::Pending => Poll::Pending,
-                },
-                None => Poll::Pending,
-            },
+                    Bytes::from(events)
+                }
+                Poll::Ready(Next::Ended(reason)) => {
+                    this.done = true;
+                    return if graceful(reason) {
+                        Poll::Ready(Some(Ok(Frame::data(this.result()))))
+                    } else {
+                        Poll::Ready(None)
+                    };
+                }
+                Poll::Pending if this.ending => return Poll::Pending,
+                Poll::Pending => {
+                    if this.term.poll_withdrawn(cx).is_ready() {
+                        this.end(Reason::CredentialWithdrawn);
+                        continue;
+                    }
+                    match this.beat.poll_tick(cx) {
+                        Poll::Ready(Tick::KeepAlive) => {
+                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(
+                                KEEP_ALIVE,
+                            )))));
+                        }
+                        Poll::Ready(Tick::Deadline) => {
+                            this.end(Reason::CredentialExpired);
+                            continue;
+                        }
+                        Poll::Pending => return Poll::Pending,
+                    }
+                }
+            };
+            if this.ending {
+                // Nothing is sent past the term: the end comes next.
+                continue;
+            }
+            if this.beat.sent() {
+                // Past the credential's deadline: this frame is not sent.
+                this.end(Reason::CredentialExpired);
+                continue;
+            }
+            return Poll::Ready(Some(Ok(Frame::data(frame))));
         }
     }
 

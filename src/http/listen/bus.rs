@@ -47,6 +47,57 @@ pub(crate) struct BusLink {
     received: AtomicU64,
     /// Publications of this node the bus could not carry.
     dropped: AtomicU64,
+    /// Times the fleet's record of used single-use states was found lost
+    /// or replaced (its epoch changed).
+    record_resets: AtomicU64,
+    /// Frames from the bus's channel dropped, by cause
+    /// ([`FrameRejection::index`]).
+    frames_rejected: [AtomicU64; FrameRejection::ALL.len()],
+}
+
+/// Why a frame from the bus's channel was dropped (the label of
+/// `sessionreg_bus_frames_rejected_total{cause}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameRejection {
+    /// Not a frame of this bus at all (too short, another version, or what
+    /// it carries does not read).
+    Malformed,
+    /// Sealed under a key id this node does not hold.
+    UnknownKey,
+    /// Its tag does not verify: forged, changed, or sealed for another
+    /// channel or under another key of the same id.
+    Unauthenticated,
+    /// Sent longer ago (or further ahead) than the bus's frame age allows.
+    Stale,
+    /// Its sender's sequence number was heard already: a frame published
+    /// again.
+    Replayed,
+}
+
+impl FrameRejection {
+    /// Every cause, in label order.
+    pub(crate) const ALL: [FrameRejection; 5] = [
+        FrameRejection::Malformed,
+        FrameRejection::UnknownKey,
+        FrameRejection::Unauthenticated,
+        FrameRejection::Stale,
+        FrameRejection::Replayed,
+    ];
+
+    /// The metric label.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            FrameRejection::Malformed => "malformed",
+            FrameRejection::UnknownKey => "unknown_key",
+            FrameRejection::Unauthenticated => "unauthenticated",
+            FrameRejection::Stale => "stale",
+            FrameRejection::Replayed => "replayed",
+        }
+    }
+
+    const fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// A snapshot of a [`BusLink`]'s counts.
@@ -57,6 +108,8 @@ pub(crate) struct BusCounts {
     pub(crate) published: u64,
     pub(crate) received: u64,
     pub(crate) dropped: u64,
+    pub(crate) record_resets: u64,
+    pub(crate) frames_rejected: [u64; FrameRejection::ALL.len()],
 }
 
 impl BusLink {
@@ -97,6 +150,16 @@ impl BusLink {
         self.dropped.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Counts a change of the record's epoch.
+    pub(crate) fn record_reset(&self) {
+        self.record_resets.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a frame dropped for `cause`.
+    pub(crate) fn frame_rejected(&self, cause: FrameRejection) {
+        self.frames_rejected[cause.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The counts now.
     pub(crate) fn counts(&self) -> BusCounts {
         BusCounts {
@@ -105,6 +168,10 @@ impl BusLink {
             published: self.published.load(Ordering::Relaxed),
             received: self.received.load(Ordering::Relaxed),
             dropped: self.dropped.load(Ordering::Relaxed),
+            record_resets: self.record_resets.load(Ordering::Relaxed),
+            frames_rejected: std::array::from_fn(|i| {
+                self.frames_rejected[i].load(Ordering::Relaxed)
+            }),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! sessionreg_listeners_capacity                  gauge    listen streams open at most
 //! sessionreg_listeners_opened_total              counter  listen streams opened
 //! sessionreg_listeners_ended_total{reason}       counter  ... ended: disconnected | lagged | shutdown | drained | unavailable
+//!                                                          | credential_expired | credential_withdrawn
 //! sessionreg_listeners_resources                 gauge    resource URIs some stream (or session) listens to
 //! sessionreg_listeners_notifications_total       counter  publications queued for a stream (or sent to a session)
 //! sessionreg_listeners_merged_total              counter  list changes a stream had waiting already (heard as one)
@@ -20,19 +21,24 @@
 //! sessionreg_bus_published_total                 counter  publications of this node handed to the bus
 //! sessionreg_bus_received_total                  counter  publications of other nodes delivered here
 //! sessionreg_bus_dropped_total                   counter  publications of this node the bus could not carry
+//! sessionreg_bus_record_resets_total             counter  times the record of used single-use states was found lost or replaced
+//! sessionreg_bus_frames_rejected_total{cause}    counter  frames from the channel dropped: malformed | unknown_key | unauthenticated | stale | replayed
 //! ```
 
+use super::bus::FrameRejection;
 use super::{Listeners, Publisher};
 use crate::Reason;
 use std::fmt::Write;
 
 /// The reasons a listen stream ends for, in label order.
-const ENDS: [Reason; 5] = [
+const ENDS: [Reason; 7] = [
     Reason::Disconnected,
     Reason::Lagged,
     Reason::Shutdown,
     Reason::Drained,
     Reason::Unavailable,
+    Reason::CredentialExpired,
+    Reason::CredentialWithdrawn,
 ];
 
 /// Appends the listen streams' metrics to `out`.
@@ -143,12 +149,29 @@ fn write_bus(out: &mut String, publisher: &Publisher) -> std::fmt::Result {
             "Publications of this node the fleet's bus could not carry (its queue full, or its link down).",
             counts.map(|c| c.dropped),
         ),
+        (
+            "sessionreg_bus_record_resets_total",
+            "counter",
+            "Times the fleet's record of used single-use requestStates was found lost or replaced (flushed, restarted, failed over): states sealed before are refused.",
+            counts.map(|c| c.record_resets),
+        ),
     ];
     for (name, kind, help, value) in families {
         writeln!(out, "# HELP {name} {help}")?;
         writeln!(out, "# TYPE {name} {kind}")?;
         if let Some(value) = value {
             writeln!(out, "{name} {value}")?;
+        }
+    }
+    let name = "sessionreg_bus_frames_rejected_total";
+    writeln!(
+        out,
+        "# HELP {name} Frames from the fleet's bus channel dropped unread, by cause: not a frame of this bus, a key id not held, a tag that does not verify (forged), sent outside the frame age, or heard already (replayed)."
+    )?;
+    writeln!(out, "# TYPE {name} counter")?;
+    if let Some(counts) = counts {
+        for (cause, value) in FrameRejection::ALL.iter().zip(counts.frames_rejected) {
+            writeln!(out, "{name}{{cause=\"{}\"}} {value}", cause.as_str())?;
         }
     }
     Ok(())

@@ -19,8 +19,10 @@
 //!   listener that falls behind is ended, never waited for), the server
 //!   shuts down or drains ([`Reason::Shutdown`], [`Reason::Drained`]: the
 //!   stream ends gracefully with the request's result), the fleet's bus
-//!   went away ([`Reason::Unavailable`]). The handler timeout does not end
-//!   it: no handler runs;
+//!   went away ([`Reason::Unavailable`]), the credential it was opened
+//!   with expired or was withdrawn ([`Reason::CredentialExpired`],
+//!   [`Reason::CredentialWithdrawn`]: `body.rs` ends it, gracefully too).
+//!   The handler timeout does not end it: no handler runs;
 //! * bounds them: a global capacity (503 with `Retry-After` past it), a
 //!   share per principal below it (429, and no other principal notices),
 //!   a queue per listener, the URIs per filter;
@@ -56,6 +58,7 @@ pub(crate) use publisher::WeakPublisher;
 pub(crate) use topics::{Member, Topic, Topics};
 
 use crate::http::access::auth::Principal;
+use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
 use crate::http::meta::META_SUBSCRIPTION_ID;
 use crate::http::reject::Reject;
@@ -166,8 +169,9 @@ impl Listeners {
         })
     }
 
-    /// Opens a listen stream for request `id` (its `params`) of `owner`:
-    /// the stream's body, acknowledgement first; or the refusal.
+    /// Opens a listen stream for request `id` (its `params`) of `owner`,
+    /// for as long as `term` (its credential's) lasts: the stream's body,
+    /// acknowledgement first; or the refusal.
     /// `closing` says whether the endpoint is ending its listeners (a
     /// shutdown or a drain), looked at after the stream is registered: one
     /// that raced the sweep is ended at once, gracefully.
@@ -176,6 +180,7 @@ impl Listeners {
         id: &Value,
         params: &Value,
         owner: Option<Principal>,
+        term: Term,
         closing: impl Fn() -> Option<Reason>,
     ) -> Result<ListenBody, Reject> {
         let retry_after = self.retry_after;
@@ -257,6 +262,7 @@ impl Listeners {
             outbox,
             id_text,
             self.keep_alive,
+            term,
             handle,
             Arc::clone(self),
             Arc::clone(&self.counters),

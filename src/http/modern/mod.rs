@@ -77,6 +77,7 @@ pub use crate::http::mrtr::{InputRequests, InputRequired};
 pub use crate::http::mrtr::sealing::bench as __bench_sealing;
 
 use crate::http::access::auth::Principal;
+use crate::http::access::validity::{Term, Validity};
 use crate::http::app::{App, Context, ModernRequest};
 use crate::http::body::{self, Body};
 use crate::http::dispatch;
@@ -260,7 +261,12 @@ fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Respons
     }
     let params = request.params_value().unwrap_or(Value::Null);
     let owner = Principal::of(parts).cloned();
-    match state.listeners.open(&request.id, &params, owner, closing) {
+    // The stream lasts as long as the credential it is opened with.
+    let term = Term::of(Validity::of(parts));
+    match state
+        .listeners
+        .open(&request.id, &params, owner, term, closing)
+    {
         Ok(body) => state.sse.listen(body),
         Err(reject) => reject.respond(id, config),
     }

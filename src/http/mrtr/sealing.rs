@@ -40,8 +40,9 @@
 //!   with the state; a record that cannot be reached refuses the retry
 //!   (`unavailable`: fail closed) and leaves the state unused. The
 //!   record's epoch is sealed in too: a state of an earlier epoch (the
-//!   record has lost its keys since: a Redis restarted without its data)
-//!   is refused as `expired`, so a state never opens twice.
+//!   record may have lost keys since: a Redis flushed, restarted from
+//!   older data or failed over) is refused as `expired`, so a state never
+//!   opens twice.
 //! * **Rotatable keys**: each key has a one-byte id; the current one seals,
 //!   the previous ones still open until they are dropped
 //!   ([`RequestStateKeys`]), swapped without a lock on the request path.
@@ -93,8 +94,8 @@ pub enum StateRejection {
     /// Changed, or not sealed by this server: the tag does not verify.
     Tampered,
     /// Past its expiry; or, single use in a fleet, sealed before the
-    /// fleet's record of used states last lost its keys (a Redis restarted
-    /// without its data).
+    /// fleet's record of used states last changed its epoch (a Redis
+    /// flushed, restarted or failed over: it may have lost used states).
     Expired,
     /// Presented by another principal than the one it was sealed for.
     Principal,
@@ -195,6 +196,13 @@ impl RequestStateKeys {
         self.keys.truncate(keep.max(1));
         self.current = id;
         self
+    }
+
+    /// The id of the key that seals, and every key held (the bus's keys
+    /// are kept as these: `bus/keys.rs`).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn held(&self) -> (u8, &[(u8, [u8; 32])]) {
+        (self.current, &self.keys)
     }
 
     /// Reads `ID=KEY` lines, KEY 64 hex digits (blank lines and `#`

@@ -11,11 +11,13 @@
 //! it. When the record cannot be reached the state is refused
 //! ([`Redeemed::Unavailable`]): fail closed, never open twice.
 //!
-//! A record can lose what it held (a Redis restarted without its data, a
-//! flush): then a state used before could be used again. So the record has
-//! an epoch, a random number it keeps while it keeps its keys, sealed into
-//! every state; a state of another epoch than the record's now is refused
-//! ([`Redeemed::Stale`]), whether or not it was used.
+//! A record can lose what it held (a flush; a Redis restarted from older
+//! data, or failed over to a replica the latest writes had not reached):
+//! then a state used before could be used again. So the record has an
+//! epoch, a random number that holds while the record keeps its keys,
+//! sealed into every state; a state of another epoch than the record's now
+//! is refused ([`Redeemed::Stale`]), whether or not it was used, by the
+//! same atomic step that would record its use.
 
 // Without a bus (feature `redis`) nothing implements the record.
 #![cfg_attr(not(feature = "redis"), allow(dead_code))]
@@ -49,9 +51,10 @@ pub(crate) enum Redeemed {
     First,
     /// Another retry used it before: refused as replayed.
     Again,
-    /// Sealed in another epoch of the record (it has lost its keys since,
-    /// or the state was sealed before it was ever reached): whether it was
-    /// used cannot be told; refused, as expired.
+    /// Sealed in another epoch of the record (it may have lost keys since:
+    /// flushed, restarted, failed over; or the state was sealed before it
+    /// was ever reached): whether it was used cannot be told; refused, as
+    /// expired, and it stays unused.
     Stale,
     /// The record could not say (it is unreachable, or did not answer in
     /// time): refused, and the state stays unused.

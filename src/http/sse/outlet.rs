@@ -314,11 +314,23 @@ impl Outlet {
     /// The body is gone (the client left, or hyper dropped the response):
     /// whatever is still queued is dropped and counted.
     pub(crate) fn body_dropped(&self) {
+        self.cut(0);
+    }
+
+    /// Ends the stream now, from the body's side (the credential it was
+    /// opened with ran out): what is still queued, and `also` frames the
+    /// body took and will not send, are dropped and counted; what it held
+    /// is let go.
+    pub(crate) fn cut(&self, also: u64) {
         let mut queue = self.lock();
         if queue.phase == Phase::Ended {
+            drop(queue);
+            if also > 0 {
+                self.counters.dropped(also);
+            }
             return;
         }
-        let hold = self.end(&mut queue, 0);
+        let hold = self.end(&mut queue, also);
         drop(queue);
         drop(hold);
     }

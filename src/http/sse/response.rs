@@ -3,6 +3,7 @@
 
 use super::body::SseBody;
 use super::outlet::Outlet;
+use crate::http::access::validity::Term;
 use crate::http::body::Body;
 use crate::http::counters::HttpCounters;
 use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
@@ -22,7 +23,14 @@ pub(crate) struct Responder {
 impl Responder {
     /// An SSE response carrying `outlet`'s frames.
     pub(crate) fn stream(&self, outlet: Arc<Outlet>) -> Response<Body> {
-        let body = SseBody::new(outlet, self.keep_alive, Arc::clone(&self.counters));
+        self.stream_until(outlet, Term::default())
+    }
+
+    /// An SSE response carrying `outlet`'s frames until `term`, the term of
+    /// the credential that opened it, runs out (a standalone `GET`
+    /// stream's).
+    pub(crate) fn stream_until(&self, outlet: Arc<Outlet>, term: Term) -> Response<Body> {
+        let body = SseBody::new(outlet, self.keep_alive, term, Arc::clone(&self.counters));
         with_headers(Response::new(BodyExt::boxed(body)))
     }
 

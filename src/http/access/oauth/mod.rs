@@ -73,8 +73,9 @@ pub use builder::{OAuthConfigError, ResourceServerBuilder};
 pub use jwks::RefreshError;
 pub use stats::OAuthStats;
 
-use super::auth::{AuthError, Authenticator, Principal};
+use super::auth::{self, AuthError, Authenticator, Principal};
 use super::scopes::Scopes;
+use super::validity::Validity;
 use crate::http::body::Body;
 use crate::http::reject::Reject;
 use cache::TokenCache;
@@ -207,7 +208,8 @@ impl ResourceServer {
     }
 
     /// The router's authentication step: the principal and scopes of the
-    /// request's token put into its extensions, or the refusal. `first`,
+    /// request's token put into its extensions (with its validity: until
+    /// its `exp` plus the leeway), or the refusal. `first`,
     /// the manager's [`Authenticator`] if it has one, is asked before.
     pub(crate) async fn admit(
         &self,
@@ -215,9 +217,9 @@ impl ResourceServer {
         parts: &mut Parts,
     ) -> Result<(), Reject> {
         if let Some(authenticator) = first {
-            match authenticator.authenticate(parts) {
-                Ok(principal) => {
-                    parts.extensions.insert(principal);
+            match authenticator.authenticate_with_validity(parts) {
+                Ok((principal, validity)) => {
+                    auth::record(parts, principal, validity);
                     return Ok(());
                 }
                 Err(AuthError::Forbidden) => return Err(Reject::Forbidden),
@@ -253,7 +255,10 @@ impl ResourceServer {
                 inner.challenges.insufficient_scope.clone(),
             ));
         }
-        parts.extensions.insert(grant.principal);
+        // A stream the token opens ends when the token would be refused:
+        // at its `exp`, plus the leeway it is verified with.
+        let validity = Validity::of_token(grant.expires_at, inner.leeway);
+        auth::record(parts, grant.principal, validity);
         parts.extensions.insert(grant.scopes);
         Ok(())
     }
