@@ -24,7 +24,7 @@
 //! sessionreg_request_state_rejected_total{cause} counter 2026-07-28 requestStates refused
 //! ```
 
-use super::mrtr::sealing::StateRejection;
+use crate::http::input::sealing::StateRejection;
 use crate::Reason;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
@@ -62,7 +62,7 @@ struct Stripe {
     streams_ended: [AtomicU64; STREAM_ENDS.len()],
 }
 
-/// The HTTP layer's counters (one set per [`SessionManager`](super::SessionManager)).
+/// The HTTP layer's counters (one set per [`SessionManager`](crate::http::SessionManager)).
 pub(crate) struct HttpCounters {
     stripes: Box<[CachePadded<Stripe>]>,
     mask: usize,
@@ -75,25 +75,25 @@ impl std::fmt::Debug for HttpCounters {
 }
 
 /// A snapshot of the HTTP layer's counters, from
-/// [`SessionManager::http_stats`](super::SessionManager::http_stats).
+/// [`SessionManager::http_stats`](crate::http::SessionManager::http_stats).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HttpStats {
-    /// Connections open (only [`serve`](super::serve) counts them).
+    /// Connections open (only [`serve`](crate::http::serve) counts them).
     pub connections_open: u64,
     /// SSE response bodies alive (standalone `GET` streams and `POST`
     /// replies streamed as SSE).
     pub streams_open: u64,
-    /// [`App::handle`](super::App::handle) calls running.
+    /// [`App::handle`](crate::http::App::handle) calls running.
     pub handlers_in_flight: u64,
     /// Server-to-client messages dropped because the stream could not take
     /// them (its queue full, or the stream stalled).
     pub notifications_dropped: u64,
     /// Bytes the event logs of every session hold (see
-    /// [`Builder::event_log_total_bytes`](super::Builder::event_log_total_bytes)).
+    /// [`Builder::event_log_total_bytes`](crate::http::Builder::event_log_total_bytes)).
     pub event_log_bytes: u64,
     /// Single-use 2026-07-28 `requestState`s sealed and neither used nor
     /// expired yet (each holds one entry of a bounded registry: see
-    /// [`Builder::single_use_states`](super::Builder::single_use_states)).
+    /// [`Builder::single_use_states`](crate::http::Builder::single_use_states)).
     pub request_states_unused: u64,
     responses: [u64; CODES.len() + 1],
     states_rejected: [u64; StateRejection::ALL.len()],

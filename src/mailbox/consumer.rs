@@ -77,7 +77,7 @@ impl<T> Consumer<T> {
         Popped::Item(unsafe { copy.assume_init() })
     }
 
-    /// Takes every signal that is up (see [`Signal`]), leaving them down.
+    /// Takes every signal that is up (see [`Signal`](super::Signal)), leaving them down.
     ///
     /// Never waits; wait-free (a load, and one RMW only when a signal is
     /// up). After a [`close`](Mailbox::close) that happened before this

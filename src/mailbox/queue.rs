@@ -46,8 +46,8 @@ use std::mem::MaybeUninit;
 ///
 /// A push that lands between the two pops is seen by the second; one that
 /// lands after it wakes the registered waker. A consumer that also takes
-/// [signals](Signal) takes them at both looks, and every raise that puts one
-/// up ([`Raised::Up`]) wakes, as a queued push does.
+/// [signals](super::Signal) takes them at both looks, and every raise that puts one
+/// up ([`Raised::Up`](super::Raised::Up)) wakes, as a queued push does.
 /// A position whose push is still
 /// writing reads as `Empty` even when later ones are written; its producer
 /// wakes the consumer when it has written it, so nothing behind it is lost.

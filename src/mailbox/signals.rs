@@ -1,6 +1,6 @@
 //! Signals: flags beside a mailbox's items that carry no value and
 //! coalesce. A raise is one `fetch_or` of its bit; the consumer takes them
-//! all at once ([`Consumer::take_signals`](super::Consumer::take_signals)).
+//! all at once ([`Consumer::take_signals`](super::Consumer::take_signals)(super::Consumer::take_signals)).
 
 use super::queue::Mailbox;
 use super::word::{CLOSED, RAISED, SIGNALS};
@@ -8,7 +8,7 @@ use crate::sync::Ordering;
 
 /// One of a mailbox's [`SIGNALS`] signals: a flag beside its items that
 /// carries no value, raised by any thread ([`Mailbox::raise`]) and taken by
-/// the consumer ([`Consumer::take_signals`]). Raising one that is up already
+/// the consumer ([`Consumer::take_signals`](super::Consumer::take_signals)). Raising one that is up already
 /// changes nothing: signals coalesce, so they suit news whose repeats say
 /// nothing more ("the list changed") and that must never fill the queue.
 ///
@@ -38,7 +38,7 @@ impl Signal {
     }
 }
 
-/// A set of signals, as [`Consumer::take_signals`] finds them raised.
+/// A set of signals, as [`Consumer::take_signals`](super::Consumer::take_signals) finds them raised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Signals(pub(super) u8);
 
@@ -74,7 +74,7 @@ pub enum Raised {
     Closed,
 }
 
-/// What [`Consumer::take_signals`] found.
+/// What [`Consumer::take_signals`](super::Consumer::take_signals) found.
 #[must_use = "signals taken are cleared: dropping them loses them"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Taken {

@@ -16,8 +16,9 @@
 //! stream opened with it ends. A token the new set keeps for the same
 //! principal keeps its withdrawal, so what it opened stays open.
 
-use super::auth::{AuthError, Authenticator, Principal};
+use super::auth::{AuthError, Authenticator};
 use super::validity::{Validity, Withdrawal};
+use crate::http::wire::principal::Principal;
 use arc_swap::ArcSwap;
 use http::header::AUTHORIZATION;
 use http::request::Parts;

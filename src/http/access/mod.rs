@@ -38,7 +38,7 @@ mod origins;
 pub(crate) mod scopes;
 pub(crate) mod validity;
 
-use crate::http::reject::Reject;
+use crate::http::wire::reject::Reject;
 use arc_swap::ArcSwap;
 use http::{HeaderMap, HeaderValue, Uri};
 use origins::{Forbidden, OriginPolicy};

@@ -5,9 +5,9 @@
 //! application's own state, verified; and how it answers that more input
 //! is required.
 
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::meta::{LogLevel, META_CAPABILITIES};
-use crate::http::mrtr::{self, InputRequests, InputRequired};
+use crate::http::input::{self, InputRequests, InputRequired};
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::meta::{LogLevel, META_CAPABILITIES};
 use serde_json::{json, Map, Value};
 
 /// A 2026-07-28 request, as its handler sees it.
@@ -123,6 +123,6 @@ impl ModernRequest {
     ///
     /// Answer the returned value as [`Reply::InputRequired`](crate::http::Reply::InputRequired).
     pub fn input_required(&self, requests: InputRequests) -> Result<InputRequired, RpcError> {
-        mrtr::ask(&self.method, |path| self.declares(path), requests)
+        input::ask(&self.method, |path| self.declares(path), requests)
     }
 }

@@ -11,7 +11,7 @@
 //! 32 bytes given as a `requestState` key too (the same file, say) seal
 //! nothing the other could open.
 
-use crate::http::mrtr::sealing::RequestStateKeys;
+use crate::http::input::sealing::RequestStateKeys;
 use aes_gcm::{Aes256Gcm, KeyInit};
 use sha2::{Digest, Sha256};
 use std::fmt;

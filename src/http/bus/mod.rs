@@ -80,9 +80,9 @@ mod wire;
 
 pub use keys::BusKeys;
 
+use crate::http::input::used::UsedStates;
 use crate::http::listen::bus::BusLink;
 use crate::http::listen::Publisher;
-use crate::http::mrtr::used::UsedStates;
 use arc_swap::{ArcSwap, ArcSwapOption};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64};

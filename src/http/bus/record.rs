@@ -12,7 +12,7 @@
 
 use super::epoch;
 use super::Shared;
-use crate::http::mrtr::used::{Redeemed, Redemption, UsedKey, UsedStates};
+use crate::http::input::used::{Redeemed, Redemption, UsedKey, UsedStates};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;

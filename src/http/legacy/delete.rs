@@ -1,11 +1,11 @@
 //! `DELETE`: the client ends its session, through the one terminate call.
 
-use crate::http::access::auth::Principal;
 use crate::http::app::App;
-use crate::http::body::{self, Body};
-use crate::http::headers;
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::run::state::State;
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::headers;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::{Response, StatusCode};
 

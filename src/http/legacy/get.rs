@@ -1,17 +1,17 @@
 //! `GET`: the session's standalone server-to-client SSE stream, or the
 //! resume of one of its streams (`sse/resume.rs`).
 
-use crate::http::access::auth::Principal;
 use crate::http::access::validity::{Term, Validity};
-use crate::http::admission;
 use crate::http::app::App;
-use crate::http::body::Body;
-use crate::http::header_rules;
-use crate::http::headers;
-use crate::http::protocol::Version;
-use crate::http::reject::Reject;
+use crate::http::run::admission;
+use crate::http::run::state::State;
 use crate::http::sse::resume::{EventId, OpenError};
-use crate::http::state::State;
+use crate::http::wire::body::Body;
+use crate::http::wire::header_rules;
+use crate::http::wire::headers;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol::Version;
+use crate::http::wire::reject::Reject;
 use http::Response;
 
 /// The session's standalone server-to-client stream, or the

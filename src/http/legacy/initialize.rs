@@ -9,17 +9,17 @@
 //! carries it as `protocolVersion` whatever the application put there.
 
 use super::respond::respond;
-use crate::http::access::auth::Principal;
 use crate::http::app::{App, Reply};
-use crate::http::body::Body;
-use crate::http::caught::panic_message;
-use crate::http::dispatch::Outcome;
-use crate::http::headers;
-use crate::http::jsonrpc::{Message, Request, RpcError};
-use crate::http::protocol;
-use crate::http::reject::Reject;
-use crate::http::session::SessionEntry;
-use crate::http::state::State;
+use crate::http::run::dispatch::Outcome;
+use crate::http::run::state::State;
+use crate::http::session::entry::SessionEntry;
+use crate::http::wire::body::Body;
+use crate::http::wire::caught::panic_message;
+use crate::http::wire::headers;
+use crate::http::wire::jsonrpc::{Message, Request, RpcError};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol;
+use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::header::HeaderValue;
 use http::request::Parts;

@@ -5,15 +5,15 @@
 
 use super::initialize;
 use super::respond::respond;
-use crate::http::access::auth::Principal;
-use crate::http::admission;
 use crate::http::app::App;
-use crate::http::body::{self, Body};
-use crate::http::headers;
-use crate::http::jsonrpc::{self, Message, RpcError};
-use crate::http::message;
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::run::admission;
+use crate::http::run::state::State;
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::headers;
+use crate::http::wire::jsonrpc::{self, Message, RpcError};
+use crate::http::wire::message;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
 use hyper::body::Body as HttpBody;
 use std::sync::Arc;

@@ -2,12 +2,12 @@
 //! place a legacy request's [`Outcome`] becomes its HTTP response.
 
 use crate::http::app::Reply;
-use crate::http::body::{self, Body};
-use crate::http::config::Config;
-use crate::http::dispatch::{Outcome, Stop};
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::reject::Reject;
+use crate::http::run::dispatch::{Outcome, Stop};
 use crate::http::sse::Responder;
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::config::Config;
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::{Response, StatusCode};
 use serde_json::Value;

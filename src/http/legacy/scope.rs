@@ -6,11 +6,11 @@
 //! to its connection.
 
 use crate::http::app::{App, HandlerError};
-use crate::http::dispatch::{Scope, Stop};
-use crate::http::running::Listed;
-use crate::http::session::SessionEntry;
+use crate::http::run::dispatch::{Scope, Stop};
+use crate::http::run::state::State;
+use crate::http::session::entry::SessionEntry;
+use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet};
-use crate::http::state::State;
 use crate::{InFlight, Reason};
 use serde_json::Value;
 use std::sync::Arc;

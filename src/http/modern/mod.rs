@@ -44,7 +44,7 @@
 //! schema wants them, caching hints; a JSON-RPC error gets its transport
 //! status (`-32601`: 404; `-32020`, `-32021`, `-32022` and a malformed
 //! request's `-32602`: 400; any other: 200). Multi-round-trip requests
-//! (`input.rs`, `request.rs`, the layer's `mrtr/`): an application answers "input required"
+//! (`input_required.rs`, `request.rs`, the layer's `input/`): an application answers "input required"
 //! with [`ModernRequest::input_required`](crate::http::ModernRequest::input_required); the layer seals the state it wants
 //! back, and on the retry opens and verifies it before the application sees
 //! it, refusing a tampered, expired, replayed or another request's or
@@ -59,39 +59,39 @@
 //! switches them on (off, they get the `UnsupportedProtocolVersionError`).
 
 mod envelope;
-mod input;
+mod input_required;
 mod request;
 mod respond;
 mod scope;
 mod validate;
 
-pub use crate::http::discovery::{CacheScope, Discovery};
-pub use crate::http::meta::LogLevel;
-pub use crate::http::mirror::{MirrorError, MirroredParams};
-pub use crate::http::mrtr::sealing::{RequestStateKeys, StateRejection};
-pub use crate::http::mrtr::{InputRequests, InputRequired};
+pub use crate::http::app::discovery::{CacheScope, Discovery};
+pub use crate::http::input::sealing::{RequestStateKeys, StateRejection};
+pub use crate::http::input::{InputRequests, InputRequired};
+pub use crate::http::wire::meta::LogLevel;
+pub use crate::http::wire::mirror::{MirrorError, MirroredParams};
 
 /// Not part of the API: the sealer's bench hook (`benches/sealing.rs`).
 #[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
-pub use crate::http::mrtr::sealing::bench as __bench_sealing;
+pub use crate::http::input::sealing::bench as __bench_sealing;
 
-use crate::http::access::auth::Principal;
 use crate::http::access::validity::{Term, Validity};
 use crate::http::app::{App, Context, ModernRequest};
-use crate::http::body::{self, Body};
-use crate::http::dispatch;
-use crate::http::jsonrpc::{Message, Request};
-use crate::http::message;
-use crate::http::mrtr;
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::input;
+use crate::http::run::dispatch;
+use crate::http::run::state::State;
 use crate::http::tasks::{self, TaskChoice};
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::jsonrpc::{Message, Request};
+use crate::http::wire::message;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use envelope::Envelope;
 use http::request::Parts;
 use http::{Method, Response};
 use hyper::body::Body as HttpBody;
-use input::Binds;
+use input_required::Binds;
 use respond::{AbortOnDrop, Answering};
 use scope::Standalone;
 use serde_json::Value;
@@ -186,7 +186,7 @@ where
     // computed from the params kept here.
     let binds = Binds {
         binding: opened,
-        params: mrtr::INPUT_METHODS
+        params: input::INPUT_METHODS
             .contains(&request.method.as_str())
             .then(|| request.params.clone())
             .flatten(),

@@ -3,16 +3,16 @@
 //! responses and its verified state), with the tool's mirrored parameters
 //! checked on the way.
 
-use super::input;
+use super::input_required;
 use super::validate;
-use crate::http::access::auth::Principal;
 use crate::http::app::{App, ModernRequest};
-use crate::http::jsonrpc::{Request, RpcError};
-use crate::http::meta::LogLevel;
-use crate::http::mrtr;
-use crate::http::mrtr::sealing::{Binding, Opening, Redeem, StateRejection};
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::input;
+use crate::http::input::sealing::{Binding, Opening, Redeem, StateRejection};
+use crate::http::run::state::State;
+use crate::http::wire::jsonrpc::{Request, RpcError};
+use crate::http::wire::meta::LogLevel;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -70,9 +70,9 @@ pub(super) fn read<A: App>(
                 .map_err(bad)?;
         }
     }
-    let input = mrtr::INPUT_METHODS.contains(&request.method.as_str());
+    let input = input::INPUT_METHODS.contains(&request.method.as_str());
     let input_responses = match params.input_responses.filter(|_| input) {
-        Some(responses) => Some(mrtr::input_responses(value(responses)?).map_err(bad)?),
+        Some(responses) => Some(input::input_responses(value(responses)?).map_err(bad)?),
         // Elsewhere the parameter means nothing: ignored.
         None => None,
     };
@@ -85,8 +85,9 @@ pub(super) fn read<A: App>(
                 )));
             };
             let principal = Principal::of(parts).map(Principal::as_str);
-            let binding = input::binding_of(principal, &request.method, request.params.as_deref())
-                .map_err(bad)?;
+            let binding =
+                input_required::binding_of(principal, &request.method, request.params.as_deref())
+                    .map_err(bad)?;
             match state.sealer.open(&token, &binding) {
                 Ok(Opening::Opened(opened)) => (Some(opened.state), Some(binding), None),
                 Ok(Opening::Redeem(redeem)) => (None, Some(binding), Some(redeem)),

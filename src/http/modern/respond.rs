@@ -3,15 +3,15 @@
 //! through the envelope, which is the layer's (`envelope.rs`).
 
 use super::envelope::Envelope;
-use super::input::{self, Binds};
-use crate::http::access::auth::Principal;
+use super::input_required::{self, Binds};
 use crate::http::app::{App, Reply};
-use crate::http::body::{self, Body};
-use crate::http::dispatch::{Outcome, Stop};
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::run::dispatch::{Outcome, Stop};
+use crate::http::run::state::State;
 use crate::http::tasks;
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
@@ -73,7 +73,7 @@ pub(super) fn respond<A: App>(
         Outcome::Reply(Reply::Result(result)) => {
             body::result(&envelope.id, &envelope.result(result))
         }
-        Outcome::Reply(Reply::InputRequired(asked)) => input::input_required(
+        Outcome::Reply(Reply::InputRequired(asked)) => input_required::input_required(
             &state.sealer,
             config,
             &envelope,

@@ -2,10 +2,10 @@
 //! against its body (the transport page's "Server Validation", SEP-2243),
 //! before the application sees it.
 
-use crate::http::headers::name::{MCP_METHOD, MCP_NAME};
-use crate::http::jsonrpc::{self, present, starts_with, Message, RpcError};
-use crate::http::meta::{META_CAPABILITIES, META_VERSION};
-use crate::http::protocol::MODERN_VERSION;
+use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
+use crate::http::wire::jsonrpc::{self, present, starts_with, Message, RpcError};
+use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
+use crate::http::wire::protocol::MODERN_VERSION;
 use http::HeaderMap;
 use http::HeaderName;
 use serde::Deserialize;
@@ -222,7 +222,7 @@ fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<String>, 
 /// Decodes the Base64 sentinel `=?base64?...?=` of "Value Encoding"; any
 /// other value is taken as it is.
 fn decode_sentinel(value: &str) -> Result<String, RpcError> {
-    crate::http::mirror::decode(value)
+    crate::http::wire::mirror::decode(value)
         .ok_or_else(|| header_mismatch("Mcp-Name header has an invalid Base64 value".into()))
 }
 

@@ -12,7 +12,7 @@ mod stall_io;
 mod stop;
 
 use crate::http::app::App;
-use crate::http::shutdown::ShutdownReport;
+use crate::http::endpoint::shutdown::ShutdownReport;
 use crate::http::SessionManager;
 use connection::{Phase, Watch};
 pub use connections::Connections;
@@ -77,7 +77,7 @@ where
 /// [`SessionManager::set_bind_address`]), and gives each connection the
 /// bounds of `connections` (header and idle timeouts, HTTP/2 keep-alive
 /// and streams) and the manager's stalled-write timeout
-/// ([`Builder::stall_timeout`](super::Builder::stall_timeout)). At most
+/// ([`Builder::stall_timeout`](crate::http::Builder::stall_timeout)). At most
 /// [`Connections::max_connections`] are open at once; past it `serve`
 /// stops accepting until one closes. An accept error that is not about one
 /// connection (out of file descriptors, say) pauses the loop, 10 ms at
@@ -85,7 +85,7 @@ where
 ///
 /// A setting of `connections` out of its range is refused before anything
 /// is served: an `InvalidInput` error whose inner error is the
-/// [`ConfigError`](super::ConfigError) naming it.
+/// [`ConfigError`](crate::http::ConfigError) naming it.
 pub async fn serve_with<A, S, F, B>(
     listener: TcpListener,
     manager: SessionManager<A>,

@@ -1,11 +1,11 @@
 //! How `serve` ends: the graceful shutdown of the manager
-//! (`crate::http::shutdown`), with the connections told to finish and waited
+//! (`crate::http::endpoint::shutdown`), with the connections told to finish and waited
 //! for too.
 
 use super::connection::Phase;
 use crate::http::app::App;
-use crate::http::shutdown::{self, ShutdownReport};
-use crate::http::state::State;
+use crate::http::endpoint::shutdown::{self, ShutdownReport};
+use crate::http::run::state::State;
 use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;

@@ -7,7 +7,7 @@
 
 use super::work::TaskWork;
 use super::{extension_required, inline};
-use crate::http::jsonrpc::RpcError;
+use crate::http::wire::jsonrpc::RpcError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

@@ -10,9 +10,9 @@
 
 use super::places::Places;
 use super::time::iso8601;
-use crate::http::access::auth::Principal;
-use crate::http::frees::Freeing;
-use crate::http::jsonrpc::{self, RpcError};
+use crate::http::wire::free_times::Freeing;
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::principal::Principal;
 use crate::shares::Share;
 use crate::{Ended, Task};
 use serde_json::{json, Map, Value};

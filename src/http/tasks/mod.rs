@@ -64,7 +64,7 @@ pub(crate) use methods::{serve_method, METHODS};
 pub(crate) use start::start;
 pub(crate) use store::Tasks;
 
-use crate::http::jsonrpc::RpcError;
+use crate::http::wire::jsonrpc::RpcError;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

@@ -4,8 +4,8 @@
 use super::entry::TaskEntry;
 use super::places::Places;
 use super::Store;
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::mrtr::InputRequests;
+use crate::http::input::InputRequests;
+use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::{Ended, TaskRef};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};

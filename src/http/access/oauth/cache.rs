@@ -119,8 +119,8 @@ impl TokenCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::access::auth::Principal;
     use crate::http::access::scopes::Scopes;
+    use crate::http::wire::principal::Principal;
 
     fn grant(expires_at: u64) -> Grant {
         Grant {

@@ -73,11 +73,12 @@ pub use builder::{OAuthConfigError, ResourceServerBuilder};
 pub use jwks::RefreshError;
 pub use stats::OAuthStats;
 
-use super::auth::{self, AuthError, Authenticator, Principal};
+use super::auth::{self, AuthError, Authenticator};
 use super::scopes::Scopes;
 use super::validity::Validity;
-use crate::http::body::Body;
-use crate::http::reject::Reject;
+use crate::http::wire::body::Body;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use cache::TokenCache;
 use challenge::Challenges;
 use fetch::Fetcher;
