@@ -36,7 +36,10 @@ impl<S: Send + Sync + 'static> Registry<S> {
     }
 }
 
-/// Builds a [`Registry`]; see [`Registry::builder`].
+/// Builds a [`Registry`]; see [`Registry::builder`]. (The HTTP layer's
+/// `sessionreg::http::Builder` builds a `SessionManager`: the same word for
+/// the same role one layer up, one of the crate's two deliberate pairs of
+/// names.)
 #[must_use]
 pub struct Builder<S> {
     capacity: usize,

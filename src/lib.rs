@@ -88,6 +88,7 @@ pub(crate) mod mailbox;
 pub mod metrics;
 mod outcome;
 mod pack;
+mod panic;
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod prefetch;
 mod reason;

@@ -140,11 +140,7 @@ impl<S> Drop for Registry<S> {
             // `from_parts` allocated as a Box.
             drop(unsafe { Box::from_raw(self.storage.as_ptr()) });
         }
-        if let Some(panic) = panicked {
-            if !std::thread::panicking() {
-                std::panic::resume_unwind(panic);
-            }
-        }
+        crate::panic::resume(panicked);
     }
 }
 

@@ -52,7 +52,7 @@ fn stream_end_index(reason: Reason) -> Option<usize> {
 }
 
 #[derive(Default)]
-struct Stripe {
+struct HttpStripe {
     connections: AtomicU64,
     streams: AtomicU64,
     handlers: AtomicU64,
@@ -64,7 +64,7 @@ struct Stripe {
 
 /// The HTTP layer's counters (one set per [`SessionManager`](crate::http::SessionManager)).
 pub(crate) struct HttpCounters {
-    stripes: Box<[CachePadded<Stripe>]>,
+    stripes: Box<[CachePadded<HttpStripe>]>,
     mask: usize,
 }
 
@@ -168,7 +168,7 @@ impl HttpCounters {
     }
 
     #[inline]
-    fn stripe(&self) -> &Stripe {
+    fn stripe(&self) -> &HttpStripe {
         &self.stripes[thread_index() & self.mask]
     }
 
@@ -231,7 +231,7 @@ impl HttpCounters {
         self.stripe().responses[code_index(status)].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn sum(&self, field: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+    fn sum(&self, field: impl Fn(&HttpStripe) -> &AtomicU64) -> u64 {
         self.stripes.iter().fold(0u64, |sum, s| {
             sum.wrapping_add(field(s).load(Ordering::Relaxed))
         })
@@ -239,7 +239,7 @@ impl HttpCounters {
 
     /// A gauge's sum; a snapshot taken while it moves may be a moment
     /// behind, and is clamped at 0.
-    fn gauge(&self, field: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+    fn gauge(&self, field: impl Fn(&HttpStripe) -> &AtomicU64) -> u64 {
         let sum = self.sum(field);
         if sum > i64::MAX as u64 {
             0

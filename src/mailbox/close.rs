@@ -4,9 +4,9 @@
 
 use super::queue::Mailbox;
 use super::word::{CLOSED, LEN, TAIL};
+use crate::panic::{resume, Caught};
 use crate::sync::Ordering;
-use std::any::Any;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// What [`Mailbox::close`] did.
 #[must_use = "only the call that won closed the mailbox (and dropped what was queued)"]
@@ -25,10 +25,6 @@ impl Closing {
         matches!(self, Closing::Won)
     }
 }
-
-/// The first panic a walk over the slots caught, to be raised again once it
-/// is done.
-pub(super) type Caught = Option<Box<dyn Any + Send>>;
 
 impl<T> Mailbox<T> {
     /// Closes the mailbox: no push is queued and no pop yields an item after
@@ -109,15 +105,5 @@ impl<T> Drop for Mailbox<T> {
         // and close has happened before.
         let word = self.state.load(Ordering::Relaxed);
         resume(self.drop_written(word, Ordering::Relaxed));
-    }
-}
-
-/// Raises again the first panic a walk caught, once it is done.
-fn resume(caught: Caught) {
-    if let Some(panic) = caught {
-        // Not while the thread unwinds: a second panic would abort.
-        if !std::thread::panicking() {
-            resume_unwind(panic);
-        }
     }
 }

@@ -12,7 +12,7 @@ use crate::http::endpoint::manager::SessionManager;
 use crate::http::input::sealing::RequestStateKeys;
 use crate::http::input::used::UsedStates;
 use crate::http::listen::{self, Listeners, Publisher, Topics};
-use crate::http::run::state::{Parts, State};
+use crate::http::run::hub::{Hub, Parts};
 use crate::http::session::{self, entry::SessionEntry};
 use crate::http::wire::config::*;
 use crate::http::wire::config_error::ConfigError;
@@ -29,6 +29,10 @@ use std::time::Duration;
 /// value once: zero where zero means nothing, or a duration past
 /// [`Defaults::DURATION_LIMIT`](crate::http::Defaults::DURATION_LIMIT), is a [`ConfigError`] naming the
 /// setting and what it allows, never a panic and never quietly changed.
+///
+/// (The core's [`Builder`](crate::Builder) builds a [`Registry`](crate::Registry):
+/// the same word for the same role one layer down, one of the crate's two
+/// deliberate pairs of names.)
 pub struct Builder<A: App> {
     app: A,
     /// The registry's settings are passed straight to its own builder.
@@ -522,7 +526,7 @@ impl<A: App> Builder<A> {
         let publisher = self.publisher.unwrap_or_default();
         let access = Access::new(self.allow, self.protection);
         let keys = self.keys.unwrap_or_else(RequestStateKeys::random);
-        let state = State::new(Parts {
+        let hub = Hub::new(Parts {
             app,
             registry,
             config,
@@ -535,8 +539,8 @@ impl<A: App> Builder<A> {
             counters,
         })?;
         #[cfg(feature = "oauth")]
-        let state = state.with_resource_server(self.resource_server);
-        Ok(SessionManager::from_state(state))
+        let hub = hub.with_resource_server(self.resource_server);
+        Ok(SessionManager::from_hub(hub))
     }
 }
 

@@ -30,7 +30,7 @@
 //! again is restarted.
 
 use crate::http::app::App;
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 use crate::http::wire::body::{self, Body};
 use http::header::{HeaderValue, CACHE_CONTROL};
 use http::{Response, StatusCode};
@@ -54,14 +54,14 @@ pub struct DrainReport {
 }
 
 /// [`SessionManager::start_drain`](crate::http::SessionManager::start_drain).
-pub(crate) fn start<A: App>(state: &State<A>) -> bool {
-    let started = state.phase.start_drain();
+pub(crate) fn start<A: App>(hub: &Hub<A>) -> bool {
+    let started = hub.phase.start_drain();
     if started {
         // Listen streams end gracefully now: their clients re-listen, and
         // the balancer sends them to the nodes that stay.
-        let listeners = state.listeners.end_all(crate::Reason::Drained);
+        let listeners = hub.listeners.end_all(crate::Reason::Drained);
         tracing::info!(
-            live = state.registry.len(),
+            live = hub.registry.len(),
             listeners,
             "draining: new sessions and listen streams are refused, live sessions served to their end"
         );
@@ -70,10 +70,10 @@ pub(crate) fn start<A: App>(state: &State<A>) -> bool {
 }
 
 /// [`SessionManager::drain`](crate::http::SessionManager::drain).
-pub(crate) async fn drain<A: App>(state: &State<A>, deadline: Duration) -> DrainReport {
-    start(state);
+pub(crate) async fn drain<A: App>(hub: &Hub<A>, deadline: Duration) -> DrainReport {
+    start(hub);
     let start = Instant::now();
-    let registry = &state.registry;
+    let registry = &hub.registry;
     let _ = tokio::time::timeout(deadline, async {
         while !registry.is_empty() {
             tokio::time::sleep(POLL).await;
@@ -93,44 +93,44 @@ pub(crate) async fn drain<A: App>(state: &State<A>, deadline: Duration) -> Drain
 }
 
 /// [`SessionManager::readiness`](crate::http::SessionManager::readiness).
-pub(crate) fn readiness<A: App>(state: &State<A>) -> Response<Body> {
-    let live = state.registry.len();
-    let status = if state.phase.is_shutting_down() {
+pub(crate) fn readiness<A: App>(hub: &Hub<A>) -> Response<Body> {
+    let live = hub.registry.len();
+    let status = if hub.phase.is_shutting_down() {
         "shutting_down"
-    } else if state.phase.is_draining() {
+    } else if hub.phase.is_draining() {
         "draining"
-    } else if live >= state.registry.capacity() {
+    } else if live >= hub.registry.capacity() {
         "full"
     } else {
         "ready"
     };
-    health(state, status == "ready", status, live)
+    health(hub, status == "ready", status, live)
 }
 
 /// [`SessionManager::liveness`](crate::http::SessionManager::liveness).
-pub(crate) fn liveness<A: App>(state: &State<A>) -> Response<Body> {
-    let live = state.registry.len();
-    if state.phase.is_shutting_down() {
-        health(state, false, "shutting_down", live)
-    } else if state.phase.is_draining() {
-        health(state, true, "draining", live)
+pub(crate) fn liveness<A: App>(hub: &Hub<A>) -> Response<Body> {
+    let live = hub.registry.len();
+    if hub.phase.is_shutting_down() {
+        health(hub, false, "shutting_down", live)
+    } else if hub.phase.is_draining() {
+        health(hub, true, "draining", live)
     } else {
-        health(state, true, "serving", live)
+        health(hub, true, "serving", live)
     }
 }
 
-fn health<A: App>(state: &State<A>, ok: bool, status: &str, live: usize) -> Response<Body> {
+fn health<A: App>(hub: &Hub<A>, ok: bool, status: &str, live: usize) -> Response<Body> {
     let code = if ok {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let node = state.registry.node_id();
+    let node = hub.registry.node_id();
     let mut response = body::json(
         code,
         &json!({ "status": status, "node": node, "sessions": live }),
     );
-    // Probes must see the state of now, not a cached one.
+    // Probes must see the hub of now, not a cached one.
     response
         .headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));

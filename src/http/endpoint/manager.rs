@@ -1,7 +1,7 @@
 //! The session manager: the façade of one MCP endpoint. Its methods are
 //! the endpoint's public surface (serving a request, its registry and
 //! counters, the allow-lists, draining, shutdown); each delegates to the
-//! module that does the work, over the endpoint's [`State`]. Also its
+//! module that does the work, over the endpoint's [`Hub`]. Also its
 //! hyper and tower `Service` impls. (Its constructor,
 //! [`SessionManager::builder`], is with the builder.)
 //!
@@ -24,7 +24,7 @@ use crate::http::endpoint::router;
 use crate::http::endpoint::shutdown::{self, ShutdownReport};
 use crate::http::input::sealing::RequestStateKeys;
 use crate::http::listen::{Publisher, Sink};
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 #[cfg(feature = "internals")]
 use crate::http::session::entry::SessionEntry;
 use crate::http::wire::body::Body;
@@ -57,13 +57,13 @@ use tracing::Instrument;
 /// shutdown call [`shutdown_gracefully`](SessionManager::shutdown_gracefully)
 /// once the listener has stopped accepting.
 pub struct SessionManager<A: App> {
-    state: Arc<State<A>>,
+    hub: Arc<Hub<A>>,
 }
 
 impl<A: App> Clone for SessionManager<A> {
     fn clone(&self) -> Self {
         SessionManager {
-            state: Arc::clone(&self.state),
+            hub: Arc::clone(&self.hub),
         }
     }
 }
@@ -71,18 +71,18 @@ impl<A: App> Clone for SessionManager<A> {
 impl<A: App> fmt::Debug for SessionManager<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SessionManager")
-            .field("registry", &self.state.registry)
+            .field("registry", &self.hub.registry)
             .finish_non_exhaustive()
     }
 }
 
 impl<A: App> SessionManager<A> {
-    pub(crate) fn from_state(state: State<A>) -> SessionManager<A> {
-        let state = Arc::new(state);
+    pub(crate) fn from_hub(hub: Hub<A>) -> SessionManager<A> {
+        let hub = Arc::new(hub);
         // Weak: the publisher must not keep the endpoint alive.
-        let sink: Arc<dyn Sink> = state.clone();
-        state.publisher.attach(Arc::downgrade(&sink));
-        SessionManager { state }
+        let sink: Arc<dyn Sink> = hub.clone();
+        hub.publisher.attach(Arc::downgrade(&sink));
+        SessionManager { hub }
     }
 
     /// The publisher that reaches this endpoint's listeners (listen streams
@@ -90,11 +90,11 @@ impl<A: App> SessionManager<A> {
     /// [`Builder::publisher`](crate::http::Builder::publisher), or the manager's
     /// own.
     pub fn publisher(&self) -> Publisher {
-        self.state.publisher.clone()
+        self.hub.publisher.clone()
     }
 
-    pub(crate) fn state(&self) -> &Arc<State<A>> {
-        &self.state
+    pub(crate) fn hub(&self) -> &Arc<Hub<A>> {
+        &self.hub
     }
 
     // --- serving ----------------------------------------------------------
@@ -106,7 +106,7 @@ impl<A: App> SessionManager<A> {
     /// `sessionreg_http_responses_total`.
     ///
     /// The returned future is a few words: the routing behind it is boxed
-    /// when `handle` is called. (Routing is a future of a few KiB, a state
+    /// when `handle` is called. (Routing is a future of a few KiB, a hub
     /// for every way a request can go, and hyper keeps the box it polls a
     /// connection's request future in for as long as the connection is
     /// open, sized for the service's whole future: a service that awaited
@@ -128,10 +128,10 @@ impl<A: App> SessionManager<A> {
             session = tracing::field::Empty,
         );
         self.start_reaper();
-        let routing = Box::pin(router::route(&self.state, request).instrument(span));
+        let routing = Box::pin(router::route(&self.hub, request).instrument(span));
         async move {
             let response = routing.await;
-            self.state.counters.response(response.status().as_u16());
+            self.hub.counters.response(response.status().as_u16());
             response
         }
     }
@@ -143,7 +143,7 @@ impl<A: App> SessionManager<A> {
     /// before the first request. It stops when the last clone of the
     /// manager is dropped.
     pub fn start_reaper(&self) -> bool {
-        reaper::start(&self.state)
+        reaper::start(&self.hub)
     }
 
     // --- what it holds ----------------------------------------------------
@@ -154,26 +154,26 @@ impl<A: App> SessionManager<A> {
     #[cfg(feature = "internals")]
     #[doc(hidden)]
     pub fn registry(&self) -> &Registry<SessionEntry<A::Session>> {
-        &self.state.registry
+        &self.hub.registry
     }
 
     /// The application.
     pub fn app(&self) -> &A {
-        self.state.app()
+        self.hub.app()
     }
 
     /// A snapshot of the registry's counters.
     pub fn stats(&self) -> Stats {
-        self.state.registry.stats()
+        self.hub.registry.stats()
     }
 
     /// A snapshot of the HTTP layer's own counters (connections, streams,
     /// handlers, event log bytes, responses by status, dropped
     /// notifications).
     pub fn http_stats(&self) -> HttpStats {
-        let mut stats = self.state.counters.snapshot();
-        stats.event_log_bytes = self.state.logs.total.used() as u64;
-        stats.request_states_unused = self.state.sealer.unused().stats().live;
+        let mut stats = self.hub.counters.snapshot();
+        stats.event_log_bytes = self.hub.logs.total.used() as u64;
+        stats.request_states_unused = self.hub.sealer.unused().stats().live;
         stats
     }
 
@@ -189,12 +189,12 @@ impl<A: App> SessionManager<A> {
         if let Some(tasks) = self.task_stats() {
             crate::metrics::write_tasks(&mut out, &tasks);
         }
-        crate::http::listen::metrics::write(&mut out, &self.state.listeners, &self.state.publisher);
+        crate::http::listen::metrics::write(&mut out, &self.hub.listeners, &self.hub.publisher);
         #[cfg(feature = "oauth")]
-        if let Some(server) = &self.state.resource_server {
+        if let Some(server) = &self.hub.resource_server {
             server.stats().write_metrics(&mut out);
         }
-        self.state.app().metrics(&mut out);
+        self.hub.app().metrics(&mut out);
         out
     }
 
@@ -202,7 +202,7 @@ impl<A: App> SessionManager<A> {
     /// when the manager serves the tasks extension
     /// ([`Builder::tasks`](crate::http::Builder::tasks)).
     pub fn task_stats(&self) -> Option<crate::TaskStats> {
-        self.state.tasks.as_ref().map(|tasks| tasks.stats())
+        self.hub.tasks.as_ref().map(|tasks| tasks.stats())
     }
 
     // --- who may reach it -------------------------------------------------
@@ -215,7 +215,7 @@ impl<A: App> SessionManager<A> {
     /// one keeps it. A present `Origin` is checked either way. When the
     /// restriction is lifted, one INFO line says what the endpoint lets in.
     pub fn set_bind_address(&self, addr: std::net::SocketAddr) {
-        self.state.access.set_bind_address(addr);
+        self.hub.access.set_bind_address(addr);
     }
 
     /// Replaces the `Origin` allow-list (see
@@ -223,7 +223,7 @@ impl<A: App> SessionManager<A> {
     /// already past the check are not affected. Lock-free for the requests
     /// that read it.
     pub fn set_allowed_origins(&self, origins: Vec<String>) {
-        self.state
+        self.hub
             .access
             .replace(|lists| lists.origins.clone_from(&origins));
     }
@@ -231,21 +231,21 @@ impl<A: App> SessionManager<A> {
     /// Replaces the `Host` allow-list (see
     /// [`Builder::allow_host`](crate::http::Builder::allow_host)).
     pub fn set_allowed_hosts(&self, hosts: Vec<String>) {
-        self.state
+        self.hub
             .access
             .replace(|lists| lists.hosts.clone_from(&hosts));
     }
 
     /// The allow-lists in force.
     pub fn allowed(&self) -> AllowLists {
-        self.state.access.lists()
+        self.hub.access.lists()
     }
 
     /// Replaces the keys that seal and open 2026-07-28 `requestState`s
     /// (see [`RequestStateKeys::rotated`] for a rotation that still opens
     /// the states sealed with the previous key). Lock-free for requests.
     pub fn set_request_state_keys(&self, keys: RequestStateKeys) {
-        self.state.sealer.set_keys(keys);
+        self.hub.sealer.set_keys(keys);
     }
 
     // --- draining, for a rolling restart (see `drain.rs`) -----------------
@@ -278,12 +278,12 @@ impl<A: App> SessionManager<A> {
     /// assert_eq!(manager.liveness().status(), 200); // still serving its ids
     /// ```
     pub fn start_drain(&self) -> bool {
-        drain::start(&self.state)
+        drain::start(&self.hub)
     }
 
     /// Whether the node is draining.
     pub fn is_draining(&self) -> bool {
-        self.state.phase.is_draining()
+        self.hub.phase.is_draining()
     }
 
     /// Drains: [`start_drain`](Self::start_drain), then waits until no
@@ -291,7 +291,7 @@ impl<A: App> SessionManager<A> {
     /// sessions still live then end with `Shutdown`); e.g. make it part of
     /// the signal future given to [`serve`](crate::http::serve).
     pub async fn drain(&self, deadline: Duration) -> DrainReport {
-        drain::drain(&self.state, deadline).await
+        drain::drain(&self.hub, deadline).await
     }
 
     /// The readiness probe: 200 when this node takes new sessions; 503 when
@@ -300,7 +300,7 @@ impl<A: App> SessionManager<A> {
     /// this says 200. The body is JSON:
     /// `{"status":"ready"|"draining"|"full"|"shutting_down","node":N,"sessions":LIVE}`.
     pub fn readiness(&self) -> Response<Body> {
-        drain::readiness(&self.state)
+        drain::readiness(&self.hub)
     }
 
     /// The liveness probe: 200 while this node serves its sessions
@@ -308,7 +308,7 @@ impl<A: App> SessionManager<A> {
     /// session's requests to its owner while this says 200, and to any other
     /// node (which answers 404, so the client re-initializes) when not.
     pub fn liveness(&self) -> Response<Body> {
-        drain::liveness(&self.state)
+        drain::liveness(&self.hub)
     }
 
     // --- shutdown (see `server/shutdown.rs`) ------------------------------
@@ -321,7 +321,7 @@ impl<A: App> SessionManager<A> {
     /// To let requests in flight finish first:
     /// [`shutdown_gracefully`](SessionManager::shutdown_gracefully).
     pub fn shutdown(&self) -> usize {
-        shutdown::now(&self.state)
+        shutdown::now(&self.hub)
     }
 
     /// Shuts down gracefully, wherever the manager is mounted (outside
@@ -331,13 +331,13 @@ impl<A: App> SessionManager<A> {
     /// for), then ends every session with [`Reason::Shutdown`], which stops
     /// the work still running and ends every stream.
     pub async fn shutdown_gracefully(&self, deadline: Duration) -> ShutdownReport {
-        shutdown::gracefully(&self.state, deadline).await
+        shutdown::gracefully(&self.hub, deadline).await
     }
 
     /// Waits until no handler is running, or `deadline` has passed;
     /// returns whether they all finished.
     pub async fn wait_idle(&self, deadline: Duration) -> bool {
-        shutdown::wait_idle(&self.state, deadline).await
+        shutdown::wait_idle(&self.hub, deadline).await
     }
 }
 

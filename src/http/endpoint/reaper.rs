@@ -21,37 +21,37 @@
 //! slots the registry has ever used.
 
 use crate::http::app::App;
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 use crate::{SweepStep, SWEEP_BUDGET};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// [`SessionManager::start_reaper`](crate::http::SessionManager::start_reaper).
-pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
+pub(crate) fn start<A: App>(hub: &Arc<Hub<A>>) -> bool {
     // Sessions with an idle timeout at its period; the rest (the record of
     // unused single-use `requestState`s, which expire with the states; the
     // tasks past their retention; the application's own) at theirs, at
     // most a second.
-    let sessions = state.config.reap_interval;
-    let states = (state.config.request_state_ttl / 4)
-        .clamp(Duration::from_millis(10), Duration::from_secs(1));
-    let others = state
+    let sessions = hub.config.reap_interval;
+    let states =
+        (hub.config.request_state_ttl / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let others = hub
         .tasks
         .as_ref()
         .map_or(states, |t| t.reap_period().min(states));
     let period = sessions.map_or(others, |s| s.min(others));
-    if state.reaper.get().is_some() {
+    if hub.reaper.get().is_some() {
         return true;
     }
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return false;
     };
     let mut started = false;
-    state.reaper.get_or_init(|| {
+    hub.reaper.get_or_init(|| {
         started = true;
         // A weak reference: the task must not keep the manager alive (the
-        // state's `Drop` aborts the task).
-        let weak = Arc::downgrade(state);
+        // hub's `Drop` aborts the task).
+        let weak = Arc::downgrade(hub);
         runtime
             .spawn(async move {
                 let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
@@ -63,8 +63,7 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
                     let ended = match sessions {
                         Some(every) if due(every) => {
                             sessions_swept = Some(now);
-                            let step =
-                                |state: &State<A>| state.registry.reap_idle_step(SWEEP_BUDGET);
+                            let step = |hub: &Hub<A>| hub.registry.reap_idle_step(SWEEP_BUDGET);
                             let Some(ended) = sweep(&weak, step).await else {
                                 return;
                             };
@@ -72,12 +71,11 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
                         }
                         _ => 0,
                     };
-                    let step =
-                        |state: &State<A>| state.sealer.unused().reap_idle_step(SWEEP_BUDGET);
+                    let step = |hub: &Hub<A>| hub.sealer.unused().reap_idle_step(SWEEP_BUDGET);
                     if sweep(&weak, step).await.is_none() {
                         return;
                     }
-                    let step = |state: &State<A>| match state.tasks.as_ref() {
+                    let step = |hub: &Hub<A>| match hub.tasks.as_ref() {
                         Some(tasks) => tasks.reap_step(SWEEP_BUDGET),
                         None => SweepStep {
                             pass_done: true,
@@ -87,9 +85,9 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
                     if sweep(&weak, step).await.is_none() {
                         return;
                     }
-                    let Some(state) = weak.upgrade() else { return };
-                    state.app().reap();
-                    drop(state);
+                    let Some(hub) = weak.upgrade() else { return };
+                    hub.app().reap();
+                    drop(hub);
                     if ended > 0 {
                         tracing::debug!(ended, "reaped idle sessions");
                     }
@@ -103,20 +101,17 @@ pub(crate) fn start<A: App>(state: &Arc<State<A>>) -> bool {
     true
 }
 
-/// Sweeps one registry of the state with `step` to the end of a pass, a step
+/// Sweeps one registry of the hub with `step` to the end of a pass, a step
 /// at a time, yielding to the runtime between steps; returns what the pass
-/// ended, or `None` once the manager is gone. The state is looked up afresh
+/// ended, or `None` once the manager is gone. The hub is looked up afresh
 /// for each step, so that the task never keeps the manager alive across a
 /// yield.
-async fn sweep<A: App>(
-    weak: &Weak<State<A>>,
-    step: impl Fn(&State<A>) -> SweepStep,
-) -> Option<usize> {
+async fn sweep<A: App>(weak: &Weak<Hub<A>>, step: impl Fn(&Hub<A>) -> SweepStep) -> Option<usize> {
     let mut ended = 0;
     loop {
-        let state = weak.upgrade()?;
-        let done = step(&state);
-        drop(state);
+        let hub = weak.upgrade()?;
+        let done = step(&hub);
+        drop(hub);
         ended += done.ended;
         if done.pass_done {
             return Some(ended);

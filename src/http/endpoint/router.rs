@@ -21,7 +21,7 @@ use crate::http::access::{auth, cors};
 use crate::http::app::App;
 use crate::http::legacy;
 use crate::http::modern;
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 use crate::http::wire::body::Body;
 use crate::http::wire::header_rules;
 use crate::http::wire::message;
@@ -33,7 +33,7 @@ use hyper::body::Body as HttpBody;
 use std::sync::Arc;
 
 /// Routes one request through the pipeline.
-pub(crate) async fn route<A, B>(state: &Arc<State<A>>, request: http::Request<B>) -> Response<Body>
+pub(crate) async fn route<A, B>(hub: &Arc<Hub<A>>, request: http::Request<B>) -> Response<Body>
 where
     A: App,
     B: HttpBody + Send + 'static,
@@ -41,7 +41,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     #[cfg(feature = "oauth")]
-    if let Some(metadata) = state
+    if let Some(metadata) = hub
         .resource_server
         .as_ref()
         .and_then(|server| server.metadata_answer(request.method(), request.uri().path()))
@@ -49,18 +49,18 @@ where
         // Public, for any origin: before the access checks.
         return metadata;
     }
-    let config = &state.config;
-    let origin = match state.access.check(request.headers(), request.uri()) {
+    let config = &hub.config;
+    let origin = match hub.access.check(request.headers(), request.uri()) {
         Ok(origin) => origin,
         Err(reject) => return reject.respond(None, config),
     };
     if cors::is_preflight(request.method(), request.headers()) {
         return match origin {
-            Some(origin) => cors::preflight(origin, request.headers(), allowed_methods(state)),
+            Some(origin) => cors::preflight(origin, request.headers(), allowed_methods(hub)),
             None => Reject::CrossOriginPreflight.respond(None, config),
         };
     }
-    let mut response = match authenticated(state, request).await {
+    let mut response = match authenticated(hub, request).await {
         Ok(response) => response,
         Err(refused) => refused,
     };
@@ -73,12 +73,12 @@ where
 /// Step 4: the principal (and, from an access token, its scopes) put into
 /// the request's extensions, with what the credential is good for, or the
 /// refusal.
-async fn authenticate<A: App>(state: &State<A>, parts: &mut Parts) -> Result<(), Reject> {
+async fn authenticate<A: App>(hub: &Hub<A>, parts: &mut Parts) -> Result<(), Reject> {
     #[cfg(feature = "oauth")]
-    if let Some(server) = &state.resource_server {
-        return server.admit(state.authenticator.as_deref(), parts).await;
+    if let Some(server) = &hub.resource_server {
+        return server.admit(hub.authenticator.as_deref(), parts).await;
     }
-    if let Some(authenticator) = &state.authenticator {
+    if let Some(authenticator) = &hub.authenticator {
         let (principal, validity) = authenticator.authenticate_with_validity(parts)?;
         auth::record(parts, principal, validity);
     }
@@ -86,13 +86,13 @@ async fn authenticate<A: App>(state: &State<A>, parts: &mut Parts) -> Result<(),
 }
 
 /// The methods the endpoint answers, for `Allow` and CORS.
-fn allowed_methods<A: App>(state: &State<A>) -> &'static str {
-    legacy::allowed_methods(state)
+fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
+    legacy::allowed_methods(hub)
 }
 
 /// Steps 3 to 7; `Err` is a refusal, answered as it is.
 async fn authenticated<A, B>(
-    state: &Arc<State<A>>,
+    hub: &Arc<Hub<A>>,
     request: http::Request<B>,
 ) -> Result<Response<Body>, Response<Body>>
 where
@@ -102,13 +102,13 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (mut parts, body) = request.into_parts();
-    let config = &state.config;
+    let config = &hub.config;
     if let Some(name) = header_rules::duplicated(&parts.headers) {
         // Before the authenticator reads `Authorization`: two of them may
         // name two principals.
         return Err(Reject::DuplicateHeader(name).respond(None, config));
     }
-    if let Err(refusal) = authenticate(state, &mut parts).await {
+    if let Err(refusal) = authenticate(hub, &mut parts).await {
         return Err(refusal.respond(None, config));
     }
     let modern = config.modern;
@@ -138,7 +138,7 @@ where
     };
     let request = http::Request::from_parts(parts, body);
     Ok(match version {
-        Version::Modern => modern::serve(state, request).await,
-        Version::Legacy(version) => legacy::serve(state, request, version).await,
+        Version::Modern => modern::serve(hub, request).await,
+        Version::Legacy(version) => legacy::serve(hub, request, version).await,
     })
 }

@@ -10,7 +10,7 @@
 //! and those still open a moment later are dropped.
 
 use crate::http::app::App;
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 use crate::Reason;
 use std::time::Duration;
 
@@ -30,32 +30,32 @@ pub struct ShutdownReport {
 
 /// [`SessionManager::shutdown`](crate::http::SessionManager::shutdown): ends
 /// every session now.
-pub(crate) fn now<A: App>(state: &State<A>) -> usize {
+pub(crate) fn now<A: App>(hub: &Hub<A>) -> usize {
     // Set before the sweep: an insert racing it re-checks the flag after
     // inserting and ends its own session (see `legacy/initialize.rs`).
-    state.phase.start_shutdown();
-    if let Some(tasks) = state.tasks.as_ref() {
+    hub.phase.start_shutdown();
+    if let Some(tasks) = hub.tasks.as_ref() {
         tasks.shutdown();
     }
     // Listen streams end gracefully (each gets its result): their clients
     // re-listen elsewhere.
-    state.listeners.end_all(Reason::Shutdown);
-    state.registry.terminate_all(Reason::Shutdown)
+    hub.listeners.end_all(Reason::Shutdown);
+    hub.registry.terminate_all(Reason::Shutdown)
 }
 
 /// Waits until no handler task is running, or `deadline` has passed;
 /// whether they all finished.
-pub(crate) async fn wait_idle<A: App>(state: &State<A>, deadline: Duration) -> bool {
-    tokio::time::timeout(deadline, state.runner.handlers.wait_idle())
+pub(crate) async fn wait_idle<A: App>(hub: &Hub<A>, deadline: Duration) -> bool {
+    tokio::time::timeout(deadline, hub.runner.handlers.wait_idle())
         .await
         .is_ok()
 }
 
 /// [`SessionManager::shutdown_gracefully`](crate::http::SessionManager::shutdown_gracefully).
-pub(crate) async fn gracefully<A: App>(state: &State<A>, deadline: Duration) -> ShutdownReport {
-    state.phase.start_shutdown();
-    let drained = wait_idle(state, deadline).await;
-    let sessions_ended = now(state);
+pub(crate) async fn gracefully<A: App>(hub: &Hub<A>, deadline: Duration) -> ShutdownReport {
+    hub.phase.start_shutdown();
+    let drained = wait_idle(hub, deadline).await;
+    let sessions_ended = now(hub);
     tracing::info!(sessions_ended, drained, "shut down");
     ShutdownReport {
         sessions_ended,

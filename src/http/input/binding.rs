@@ -77,7 +77,7 @@ impl Binding {
             }
         }
         field(&mut hash, method.as_bytes());
-        let mut out = Counted {
+        let mut out = CountingHash {
             hash: &mut hash,
             len: 0,
         };
@@ -106,12 +106,12 @@ fn field(hash: &mut Sha256, bytes: &[u8]) {
 }
 
 /// The hash, counting what is written into it (the params' length).
-struct Counted<'a> {
+struct CountingHash<'a> {
     hash: &'a mut Sha256,
     len: u64,
 }
 
-impl Write for Counted<'_> {
+impl Write for CountingHash<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.hash.update(buf);
         self.len += buf.len() as u64;
@@ -126,7 +126,7 @@ impl Write for Counted<'_> {
 /// `value`'s canonical JSON: serde_json's text of it, with every object's
 /// keys sorted by their bytes. Recursion is bounded by serde_json's parse
 /// depth (128): a `Value` of the wire is never deeper.
-fn canonical(out: &mut Counted<'_>, value: &Value) -> io::Result<()> {
+fn canonical(out: &mut CountingHash<'_>, value: &Value) -> io::Result<()> {
     match value {
         Value::Object(map) => canonical_object(out, map, &[]),
         Value::Array(items) => {
@@ -146,7 +146,7 @@ fn canonical(out: &mut Counted<'_>, value: &Value) -> io::Result<()> {
 
 /// An object's canonical JSON, without the members named in `skip`.
 fn canonical_object(
-    out: &mut Counted<'_>,
+    out: &mut CountingHash<'_>,
     map: &Map<String, Value>,
     skip: &[&str],
 ) -> io::Result<()> {

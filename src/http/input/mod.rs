@@ -109,7 +109,7 @@ fn set_path(map: &mut Map<String, Value>, path: &str) {
 ///         "properties": { "name": { "type": "string" } },
 ///         "required": ["name"],
 ///     }))
-///     .state(b"round 1".to_vec());
+///     .request_state(b"round 1".to_vec());
 /// # let _ = ask;
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -152,10 +152,10 @@ impl InputRequests {
     }
 
     /// State of the application's own, given back on the retry
-    /// ([`ModernRequest::state`](crate::http::ModernRequest::state)), sealed: the client can neither read nor change
+    /// ([`ModernRequest::request_state`](crate::http::ModernRequest::request_state)), sealed: the client can neither read nor change
     /// it, and it opens only for this principal and this request, before
     /// its expiry.
-    pub fn state(mut self, state: Vec<u8>) -> Self {
+    pub fn request_state(mut self, state: Vec<u8>) -> Self {
         self.state = Some(state);
         self
     }

@@ -7,7 +7,7 @@ use super::initialize;
 use super::respond::respond;
 use crate::http::app::App;
 use crate::http::run::admission;
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 /// Serves one `POST` at legacy version `version`.
 pub(super) async fn serve<A, B>(
-    state: &Arc<State<A>>,
+    hub: &Arc<Hub<A>>,
     request: http::Request<B>,
     version: &'static str,
 ) -> Response<Body>
@@ -30,7 +30,7 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let config = &state.config;
+    let config = &hub.config;
     let (parts, body) = request.into_parts();
     let message = match message::read(config, &parts, body).await {
         Ok(message) => message,
@@ -39,7 +39,7 @@ where
     let id = message.request_id();
     // Checked here, and the handler spawned (if it must be) in the same
     // synchronous stretch of this poll: see `admission.rs`.
-    if let Err(reject) = state.runner.handlers.admit(config.max_handlers) {
+    if let Err(reject) = hub.runner.handlers.admit(config.max_handlers) {
         return reject.respond(id.as_ref(), config);
     }
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();
@@ -55,18 +55,18 @@ where
     }
     match (session_header, message) {
         (None, Message::Request(request)) if request.method == "initialize" => {
-            initialize::open(state, request, parts).await
+            initialize::open(hub, request, parts).await
         }
         (None, _) => Reject::MissingSessionId.respond(None, config),
         (Some(_), message) if message.is_initialize() => {
             Reject::InitializeInSession.respond(None, config)
         }
         (Some(header), message) => {
-            let session = match super::find(state, header.as_bytes(), Principal::of(&parts)) {
+            let session = match super::find(hub, header.as_bytes(), Principal::of(&parts)) {
                 Ok(session) => session,
                 Err(reject) => return reject.respond(None, config),
             };
-            // Counted in flight from here, so the reaper cannot take the
+            // HandlerCount in flight from here, so the reaper cannot take the
             // session while the handler is being scheduled.
             let max = config.max_requests_per_session;
             let request = match admission::begin(&session, max) {
@@ -88,7 +88,7 @@ where
                 // The session hears the resource's updates from now on (the
                 // application answers the request as before).
                 Message::Request(call) => super::subscriptions::subscribe(
-                    &state.listeners.topics,
+                    &hub.listeners.topics,
                     request.id(),
                     &request,
                     call,
@@ -96,8 +96,8 @@ where
                 ),
                 _ => {}
             }
-            let outcome = super::run(state, request, message, version, parts).await;
-            respond(outcome, id.as_ref(), &state.sse, config)
+            let outcome = super::run(hub, request, message, version, parts).await;
+            respond(outcome, id.as_ref(), &hub.sse, config)
         }
     }
 }
@@ -113,17 +113,17 @@ fn carries_modern_meta(message: &Message) -> bool {
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "_meta", default)]
-        meta: Option<Meta>,
+        meta: Option<VersionMeta>,
     }
     #[derive(serde::Deserialize)]
-    struct Meta {
+    struct VersionMeta {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
         version: Option<serde::de::IgnoredAny>,
     }
     matches!(
         request.params_as::<Option<Params>>(),
         Ok(Some(Params {
-            meta: Some(Meta { version: Some(_) })
+            meta: Some(VersionMeta { version: Some(_) })
         }))
     )
 }

@@ -35,16 +35,16 @@ pub(crate) fn begin<S>(session: &Session<S>, max: usize) -> Result<InFlight<S>, 
 }
 
 /// Counts one handler in `sessionreg_http_handlers_in_flight` while alive.
-pub(crate) struct Counted<'a>(&'a HttpCounters);
+pub(crate) struct HandlerCount<'a>(&'a HttpCounters);
 
-impl<'a> Counted<'a> {
+impl<'a> HandlerCount<'a> {
     pub(crate) fn new(counters: &'a HttpCounters) -> Self {
         counters.handler_started();
-        Counted(counters)
+        HandlerCount(counters)
     }
 }
 
-impl Drop for Counted<'_> {
+impl Drop for HandlerCount<'_> {
     fn drop(&mut self) {
         self.0.handler_finished();
     }

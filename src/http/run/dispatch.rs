@@ -1,7 +1,7 @@
-//! Running the application on one message ([`App::handle`]), in either era:
+//! RunningRequests the application on one message ([`App::handle`]), in either era:
 //! the handler, then the pump of a streamed reply, under the request's
 //! cancellation and the handler timeout. What it returns is a typed
-//! [`Outcome`]; each era turns it into its response (`legacy/respond.rs`,
+//! [`Dispatched`]; each era turns it into its response (`legacy/respond.rs`,
 //! `modern/respond.rs`). What differs between the eras (where a streamed
 //! reply goes, what a cancelled request was stopped by, what a failure
 //! ends) is the era's [`Scope`]: this module knows no era.
@@ -9,10 +9,10 @@
 use crate::http::app::Context;
 use crate::http::app::{App, HandlerError, Reply};
 use crate::http::counters::HttpCounters;
-use crate::http::run::admission::{Counted, HandlerTasks};
+use crate::http::run::admission::{HandlerCount, HandlerTasks};
 use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet};
-use crate::http::tasks::{Resolved, TaskChoice};
+use crate::http::tasks::{Chosen, TaskChoice};
 use crate::http::wire::caught::panic_message;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::Reason;
@@ -64,9 +64,9 @@ pub(crate) trait Scope: Send + Sync + 'static {
 }
 
 /// A handler's outcome, as the request waiting for it learns it.
-pub(crate) enum Outcome {
+pub(crate) enum Dispatched {
     /// The handler's reply (never [`Reply::Stream`], which becomes
-    /// [`Outcome::Streaming`]; a [`Reply::Task`] only where the request may
+    /// [`Dispatched::Streaming`]; a [`Reply::Task`] only where the request may
     /// become a task: see [`TaskChoice`]).
     Reply(Reply),
     /// The reply is being streamed into this outlet.
@@ -109,15 +109,15 @@ impl Stop {
 /// What [`run`] started: where its outcome arrives, the task it spawned
 /// (if it did), and the request's cancellation token.
 pub(crate) struct Started {
-    outcome: oneshot::Receiver<Outcome>,
+    outcome: oneshot::Receiver<Dispatched>,
     pub(crate) spawned: Option<tokio::task::AbortHandle>,
     pub(crate) cancel: CancellationToken,
 }
 
 impl Started {
     /// The handler's outcome.
-    pub(crate) async fn outcome(self) -> Outcome {
-        self.outcome.await.unwrap_or(Outcome::Lost)
+    pub(crate) async fn outcome(self) -> Dispatched {
+        self.outcome.await.unwrap_or(Dispatched::Lost)
     }
 
     /// Splits off the outcome, keeping the spawned task's handle and the
@@ -125,13 +125,13 @@ impl Started {
     pub(crate) fn into_parts(
         self,
     ) -> (
-        impl Future<Output = Outcome>,
+        impl Future<Output = Dispatched>,
         Option<tokio::task::AbortHandle>,
         CancellationToken,
     ) {
         let outcome = self.outcome;
         (
-            async move { outcome.await.unwrap_or(Outcome::Lost) },
+            async move { outcome.await.unwrap_or(Dispatched::Lost) },
             self.spawned,
             self.cancel,
         )
@@ -165,9 +165,9 @@ pub(crate) async fn run<A: App, S: Scope>(
     let shared = Arc::clone(runner);
     let task = async move {
         let runner = &*shared;
-        let _counted = Counted::new(&runner.counters);
+        let _counted = HandlerCount::new(&runner.counters);
         let request_id = message.request_id();
-        let mut answer = Answer {
+        let mut answer = Report {
             to: Some(outcome_tx),
             out: None,
         };
@@ -228,14 +228,14 @@ pub(crate) async fn run<A: App, S: Scope>(
 /// Where a request's work reports: its outcome, once (taken when sent),
 /// then, for a streamed reply, the stream it pumps (kept so that a stop can
 /// still end it properly).
-struct Answer<'a> {
-    to: Option<oneshot::Sender<Outcome>>,
+struct Report<'a> {
+    to: Option<oneshot::Sender<Dispatched>>,
     out: Option<Out<'a>>,
 }
 
-impl Answer<'_> {
+impl Report<'_> {
     /// Sends the outcome; whether the request still waits for it.
-    fn send(&mut self, outcome: Outcome) -> bool {
+    fn send(&mut self, outcome: Dispatched) -> bool {
         match self.to.take() {
             Some(tx) => tx.send(outcome).is_ok(),
             None => false,
@@ -245,7 +245,7 @@ impl Answer<'_> {
     /// The work stopped: the request gets the stop, or, streaming already,
     /// its stream ends (with the error of a timeout).
     fn stopped(&mut self, stop: Stop, request_id: Option<&Value>) {
-        if self.send(Outcome::Stopped(stop)) {
+        if self.send(Dispatched::Stopped(stop)) {
             return;
         }
         if let Some(out) = &mut self.out {
@@ -267,7 +267,7 @@ async fn work<'a, A: App, S: Scope>(
     ctx: Context<A::Session>,
     message: Message,
     choice: TaskChoice,
-    answer: &mut Answer<'a>,
+    answer: &mut Report<'a>,
 ) {
     let is_request = matches!(message, Message::Request(_));
     let cancel = ctx.cancel.clone();
@@ -283,13 +283,13 @@ async fn work<'a, A: App, S: Scope>(
         }
     };
     if !is_request {
-        answer.send(Outcome::Reply(Reply::Accepted));
+        answer.send(Dispatched::Reply(Reply::Accepted));
         return;
     }
     match reply {
         Reply::Stream(stream) => {
             let (outlet, out) = scope.open_stream();
-            if !answer.send(Outcome::Streaming(outlet)) && !out.is_logged() {
+            if !answer.send(Dispatched::Streaming(outlet)) && !out.is_logged() {
                 // Nobody waits for it any more, and nobody can resume it:
                 // nothing to pump.
                 return;
@@ -305,21 +305,21 @@ async fn work<'a, A: App, S: Scope>(
             // its work is the call's answer, run here (under the request's
             // cancellation and timeout), or refused.
             let reply = match choice.resolve(work, cancel).await {
-                Resolved::Task(work) => Reply::Task(work),
-                Resolved::Answered(Ok(result)) => Reply::Result(result),
-                Resolved::Answered(Err(error)) => Reply::Error(error),
+                Chosen::Task(work) => Reply::Task(work),
+                Chosen::Answered(Ok(result)) => Reply::Result(result),
+                Chosen::Answered(Err(error)) => Reply::Error(error),
             };
-            answer.send(Outcome::Reply(reply));
+            answer.send(Dispatched::Reply(reply));
         }
         reply => {
-            answer.send(Outcome::Reply(reply));
+            answer.send(Dispatched::Reply(reply));
         }
     }
 }
 
 /// The handler failed: the scope hears it (a session ends `Failed`), the
-/// request gets [`Outcome::Failed`].
-fn fail<S: Scope>(scope: &S, answer: &mut Answer<'_>, error: &HandlerError) {
+/// request gets [`Dispatched::Failed`].
+fn fail<S: Scope>(scope: &S, answer: &mut Report<'_>, error: &HandlerError) {
     scope.failed(error);
-    answer.send(Outcome::Failed);
+    answer.send(Dispatched::Failed);
 }

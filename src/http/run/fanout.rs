@@ -1,15 +1,15 @@
-//! A publication's way into one endpoint ([`State`] as a [`Sink`]): to each
+//! A publication's way into one endpoint ([`Hub`] as a [`Sink`]): to each
 //! member of its topic, a 2026-07-28 listen stream (its queue) or a legacy
 //! session (its standalone `GET` stream, as a notification of its
 //! revision), if its principal is in the publication's audience.
 
 use crate::http::app::App;
 use crate::http::listen::{Member, Offered, Shared, Sink, Topic};
-use crate::http::run::state::State;
+use crate::http::run::hub::Hub;
 use crate::SessionId;
 use serde_json::{json, Value};
 
-impl<A: App> Sink for State<A> {
+impl<A: App> Sink for Hub<A> {
     fn deliver(&self, publication: &Shared) -> usize {
         let topic = Topic::of(&publication.publication.change);
         let (mut queued, mut merged) = (0, 0);
@@ -33,8 +33,8 @@ impl<A: App> Sink for State<A> {
 /// Sends a publication to a legacy session's standalone stream, if the
 /// session is live, its principal may hear it, and a stream is open to take
 /// it (a full queue drops it, counted, as any notification of the session).
-fn notify_session<A: App>(state: &State<A>, id: &SessionId, publication: &Shared) -> bool {
-    let Some(session) = state.registry.get(id) else {
+fn notify_session<A: App>(hub: &Hub<A>, id: &SessionId, publication: &Shared) -> bool {
+    let Some(session) = hub.registry.get(id) else {
         return false;
     };
     if !publication

@@ -6,4 +6,4 @@
 pub(crate) mod admission;
 pub(crate) mod dispatch;
 pub(crate) mod fanout;
-pub(crate) mod state;
+pub(crate) mod hub;

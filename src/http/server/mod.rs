@@ -14,7 +14,7 @@ mod stop;
 use crate::http::app::App;
 use crate::http::endpoint::shutdown::ShutdownReport;
 use crate::http::SessionManager;
-use connection::{Phase, Watch};
+use connection::{ServeMode, Watch};
 pub use connections::Connections;
 use http::{Request, Response};
 use hyper::body::Incoming;
@@ -114,12 +114,12 @@ where
         .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
-    let state = manager.state();
+    let hub = manager.hub();
     let protocols = Arc::new(Protocols::new(&connections));
-    let watch = Watch::new(&connections, state.config.stall_timeout);
+    let watch = Watch::new(&connections, hub.config.stall_timeout);
     let max_connections = connections.max_connections.min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max_connections));
-    let (phase, phase_rx) = watch::channel(Phase::Serving);
+    let (phase, phase_rx) = watch::channel(ServeMode::Serving);
     let mut errors = AcceptErrors::default();
     tokio::pin!(signal);
     loop {
@@ -155,12 +155,12 @@ where
             Arc::clone(&protocols),
             watch,
             phase_rx.clone(),
-            Arc::clone(&state.counters),
+            Arc::clone(&hub.counters),
             slot,
         ));
     }
     drop(listener);
-    let report = stop::finish(state, phase, &slots, max_connections as u32, deadline).await;
+    let report = stop::finish(hub, phase, &slots, max_connections as u32, deadline).await;
     Ok(ShutdownReport {
         accept_errors: errors.total,
         ..report

@@ -4,7 +4,7 @@
 
 use crate::http::listen::{Member, Topic, Topics};
 use crate::http::session::asks::Asks;
-use crate::http::session::running::Running;
+use crate::http::session::running::RunningRequests;
 use crate::http::sse::Streams;
 use crate::http::wire::principal::Principal;
 use crate::{Reason, SessionId};
@@ -18,7 +18,7 @@ pub struct SessionEntry<S> {
     pub(crate) state: S,
     pub(crate) streams: Streams,
     /// The requests running in the session, which end with it.
-    pub(crate) running: Running,
+    pub(crate) running: RunningRequests,
     /// The session's requests to its client, unanswered.
     pub(crate) asks: Asks,
     /// The principal that opened the session, if one was present: only
@@ -34,7 +34,7 @@ impl<S> SessionEntry<S> {
         SessionEntry {
             state,
             streams,
-            running: Running::default(),
+            running: RunningRequests::default(),
             asks: Asks::default(),
             owner,
             uris: Mutex::default(),

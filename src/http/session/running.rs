@@ -10,11 +10,11 @@
 //! handler that handed work elsewhere (a spawned task) to stop it too. The
 //! tokens are cancelled by
 //!
-//! * the session's end, any path ([`Running::end`], called by the terminate
+//! * the session's end, any path ([`RunningRequests::end`], called by the terminate
 //!   winner's close callback): the session's token, and with it every
 //!   request's;
 //! * `notifications/cancelled` naming a running request of the session
-//!   ([`Running::cancel`] through [`Running::cancel_notified`]; MCP 2025-11-25, Cancellation: "Receivers ... SHOULD
+//!   ([`RunningRequests::cancel`] through [`RunningRequests::cancel_notified`]; MCP 2025-11-25, Cancellation: "Receivers ... SHOULD
 //!   stop processing the cancelled request ... not send a response");
 //! * the handler timeout;
 //! * at 2026-07-28, the client going away (there is no session).
@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 /// The running requests of one session, kept in its registry entry.
 #[derive(Debug, Default)]
-pub(crate) struct Running {
+pub(crate) struct RunningRequests {
     session: CancellationToken,
     /// Why the session ended, once it has: set before the token is
     /// cancelled, so a request that sees the cancellation reads it.
@@ -49,11 +49,11 @@ struct List {
     by_number: HashMap<u64, (Box<str>, CancellationToken)>,
 }
 
-/// A running request's place in [`Running`]'s list; dropping it takes the
+/// A running request's place in [`RunningRequests`]'s list; dropping it takes the
 /// request off.
 #[must_use = "the request is listed only while this lives"]
 pub(crate) struct Listed<'a> {
-    running: &'a Running,
+    running: &'a RunningRequests,
     number: u64,
 }
 
@@ -74,7 +74,7 @@ pub(crate) enum Cancelled {
     Requests(usize),
 }
 
-impl Running {
+impl RunningRequests {
     fn lock(&self) -> MutexGuard<'_, List> {
         // The list stays consistent whatever a holder did (no calls out).
         self.listed.lock().unwrap_or_else(|e| e.into_inner())
@@ -87,7 +87,7 @@ impl Running {
     }
 
     /// Lists a request still running after its first poll under its
-    /// JSON-RPC id `id`, for [`cancel`](Running::cancel).
+    /// JSON-RPC id `id`, for [`cancel`](RunningRequests::cancel).
     pub(crate) fn list(&self, id: &Value, token: CancellationToken) -> Listed<'_> {
         let id = jsonrpc::id_key(id);
         let mut list = self.lock();
@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn the_end_cancels_every_request_and_says_why() {
-        let running = Running::default();
+        let running = RunningRequests::default();
         let (a, b) = (running.request(), running.request());
         assert_eq!(running.ended(), None);
         running.end(Reason::Deleted);
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_cancel_stops_the_named_requests_only() {
-        let running = Running::default();
+        let running = RunningRequests::default();
         let (one, two, again) = (running.request(), running.request(), running.request());
         let _one = running.list(&serde_json::json!(1), one.clone());
         let _two = running.list(&serde_json::json!("1"), two.clone());

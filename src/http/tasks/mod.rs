@@ -58,7 +58,7 @@ mod work;
 
 pub use work::{TaskContext, TaskWork};
 
-pub(crate) use choice::{Resolved, TaskChoice};
+pub(crate) use choice::{Chosen, TaskChoice};
 pub(crate) use entry::TaskEntry;
 pub(crate) use methods::{serve_method, METHODS};
 pub(crate) use start::start;

@@ -188,7 +188,9 @@ impl Defaults {
     pub const REQUESTS_PER_SESSION_LIMIT: usize = MAX_REQUESTS_PER_SESSION;
 }
 
-/// Every bound and setting of a manager.
+/// Every bound and setting of a manager. (The core's `Config` is a
+/// registry's, which the layer never sees: one of the crate's two deliberate
+/// pairs of names, with the two `Builder`s.)
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) max_body_bytes: usize,

@@ -242,7 +242,7 @@ impl PartialEq for Response {
 /// (borrowed from the body: nothing is copied or parsed into a tree while
 /// the shape is checked). Unknown members are skipped without being built.
 #[derive(Deserialize)]
-struct Envelope<'a> {
+struct Shape<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -311,7 +311,7 @@ impl Message {
                 );
             }
         }
-        let envelope: Envelope<'_> = serde_json::from_slice(body).map_err(|error| {
+        let envelope: Shape<'_> = serde_json::from_slice(body).map_err(|error| {
             if error.is_data() {
                 invalid(&format!("invalid message: {error}"))
             } else {

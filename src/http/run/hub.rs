@@ -1,4 +1,4 @@
-//! The shared state of one endpoint ([`State`]): the parts every request
+//! The shared hub of one endpoint ([`Hub`]): the parts every request
 //! may need, each owned by the module that uses it (the registry of
 //! sessions, the sealer of `requestState`s, the task store, the allow-lists,
 //! the runner of handlers). A step of the pipeline takes the parts it uses;
@@ -24,8 +24,8 @@ use crate::Registry;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// The shared state of one endpoint.
-pub(crate) struct State<A: App> {
+/// The shared hub of one endpoint.
+pub(crate) struct Hub<A: App> {
     /// The application, and what running its handlers needs.
     pub(crate) runner: Arc<Runner<A>>,
     /// The legacy era's sessions.
@@ -53,11 +53,11 @@ pub(crate) struct State<A: App> {
     /// What the application says of itself to 2026-07-28 clients, read
     /// once, when the manager is built.
     pub(crate) discovery: Discovered,
-    /// The idle reaper, once started; aborted when the state is dropped.
+    /// The idle reaper, once started; aborted when the hub is dropped.
     pub(crate) reaper: OnceLock<tokio::task::AbortHandle>,
 }
 
-impl<A: App> Drop for State<A> {
+impl<A: App> Drop for Hub<A> {
     fn drop(&mut self) {
         if let Some(reaper) = self.reaper.get() {
             reaper.abort();
@@ -65,7 +65,7 @@ impl<A: App> Drop for State<A> {
     }
 }
 
-/// What [`State::new`] is made of: what the builder made and validated.
+/// What [`Hub::new`] is made of: what the builder made and validated.
 pub(crate) struct Parts<A: App> {
     pub(crate) app: Arc<A>,
     pub(crate) registry: Registry<SessionEntry<A::Session>>,
@@ -81,8 +81,8 @@ pub(crate) struct Parts<A: App> {
     pub(crate) counters: Arc<HttpCounters>,
 }
 
-impl<A: App> State<A> {
-    pub(crate) fn new(parts: Parts<A>) -> Result<State<A>, ConfigError> {
+impl<A: App> Hub<A> {
+    pub(crate) fn new(parts: Parts<A>) -> Result<Hub<A>, ConfigError> {
         let Parts {
             app,
             registry,
@@ -116,7 +116,7 @@ impl<A: App> State<A> {
             counters: Arc::clone(&counters),
         };
         let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
-        Ok(State {
+        Ok(Hub {
             discovery,
             runner,
             registry,
@@ -137,12 +137,12 @@ impl<A: App> State<A> {
         })
     }
 
-    /// Mounts `server` (at build, before the state is shared).
+    /// Mounts `server` (at build, before the hub is shared).
     #[cfg(feature = "oauth")]
     pub(crate) fn with_resource_server(
         mut self,
         server: Option<crate::http::access::oauth::ResourceServer>,
-    ) -> State<A> {
+    ) -> Hub<A> {
         self.resource_server = server;
         self
     }
