@@ -365,7 +365,7 @@ pub use listen::{Audience, Change, Publisher};
 pub use server::{serve, serve_with, Connections};
 pub use session::asks::{ClientAnswer, ClientRequest};
 pub use tasks::{TaskContext, TaskWork};
-pub use wire::body::Body;
+pub use wire::body::{Body, BoxError, SendBody};
 pub use wire::config::Defaults;
 pub use wire::config_error::ConfigError;
 pub use wire::principal::Principal;

@@ -32,6 +32,7 @@ use super::wire::{self, Heard, Replays, Sender};
 use super::BusParts;
 use crate::http::listen::bus::FrameRejection;
 use crate::http::listen::{Shared, WeakPublisher};
+use crate::http::wire::unix_time::unix_ms;
 use crate::Reason;
 use futures_util::StreamExt;
 use redis::aio::{MultiplexedConnection, PubSubSink, PubSubStream};
@@ -205,7 +206,7 @@ impl LinkTask {
                         return LinkEnd::PublisherGone;
                     }
                     let keys = self.shared.keys.load();
-                    let now = wire::now_ms();
+                    let now = unix_ms();
                     let frames: Vec<Vec<u8>> = batch
                         .drain(..)
                         .map(|p| {
@@ -230,7 +231,7 @@ impl LinkTask {
                     }
                 },
                 _ = heartbeat.tick() => {
-                    self.replays.forget(wire::now_ms());
+                    self.replays.forget(unix_ms());
                     if let Err(why) = self.check(connections).await {
                         return LinkEnd::Down(why);
                     }
@@ -250,7 +251,7 @@ impl LinkTask {
             &self.sender,
             &mut self.replays,
             payload,
-            wire::now_ms(),
+            unix_ms(),
         );
         match heard {
             Heard::Echo => {}
@@ -314,11 +315,9 @@ impl LinkTask {
         if !self.shared.lost.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
-        let frame = self.sender.lost(
-            &self.shared.keys.load(),
-            &self.shared.channel,
-            wire::now_ms(),
-        );
+        let frame = self
+            .sender
+            .lost(&self.shared.keys.load(), &self.shared.channel, unix_ms());
         let said = self.publish(commands, &[frame]).await;
         match &said {
             Ok(()) => tracing::warn!(

@@ -43,7 +43,7 @@ use aes_gcm::aead::AeadInPlace;
 use aes_gcm::Nonce;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The frame's version.
 const VERSION: u8 = 1;
@@ -273,13 +273,6 @@ fn associated(channel: &str, head: &[u8]) -> Vec<u8> {
     aad.push(0);
     aad.extend_from_slice(head);
     aad
-}
-
-/// Now, in ms since the Unix epoch (wall clock: the nodes' clocks compare).
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

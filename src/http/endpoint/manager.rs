@@ -28,13 +28,13 @@ use crate::http::run::hub::Hub;
 #[cfg(feature = "internals")]
 use crate::http::session::entry::SessionEntry;
 use crate::http::wire::body::Body;
+use crate::http::wire::body::SendBody;
 #[cfg(doc)]
 use crate::Reason;
 #[cfg(feature = "internals")]
 use crate::Registry;
 use crate::Stats;
 use http::Response;
-use hyper::body::Body as HttpBody;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -118,9 +118,7 @@ impl<A: App> SessionManager<A> {
         request: http::Request<B>,
     ) -> impl Future<Output = Response<Body>> + Send + '_
     where
-        B: HttpBody + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        B: SendBody,
     {
         let span = tracing::debug_span!(
             "mcp",
@@ -362,9 +360,7 @@ impl fmt::Debug for ResponseFuture {
 
 impl<A: App, B> hyper::service::Service<http::Request<B>> for SessionManager<A>
 where
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     type Response = Response<Body>;
     type Error = std::convert::Infallible;
@@ -378,9 +374,7 @@ where
 
 impl<A: App, B> tower_service::Service<http::Request<B>> for SessionManager<A>
 where
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     type Response = Response<Body>;
     type Error = std::convert::Infallible;

@@ -23,22 +23,20 @@ use crate::http::legacy;
 use crate::http::modern;
 use crate::http::run::hub::Hub;
 use crate::http::wire::body::Body;
+use crate::http::wire::body::SendBody;
 use crate::http::wire::header_rules;
 use crate::http::wire::message;
 use crate::http::wire::protocol::Version;
 use crate::http::wire::reject::{self, Reject};
 use http::request::Parts;
 use http::{Method, Response};
-use hyper::body::Body as HttpBody;
 use std::sync::Arc;
 
 /// Routes one request through the pipeline.
 pub(crate) async fn route<A, B>(hub: &Arc<Hub<A>>, request: http::Request<B>) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     #[cfg(feature = "oauth")]
     if let Some(metadata) = hub
@@ -97,9 +95,7 @@ async fn authenticated<A, B>(
 ) -> Result<Response<Body>, Response<Body>>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     let (mut parts, body) = request.into_parts();
     let config = &hub.config;

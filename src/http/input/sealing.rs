@@ -55,6 +55,7 @@ use super::used::{Redeemed, UsedKey, UsedStates};
 use crate::http::wire::config::Config;
 use crate::http::wire::config_error::ConfigError;
 use crate::http::wire::principal::Principal;
+use crate::http::wire::unix_time::unix_ms;
 use crate::{Registry, SessionId};
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce};
@@ -63,7 +64,7 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The payload's version: 2 since the request digest's encoding changed
 /// (`binding.rs`); a state of version 1 is refused as malformed.
@@ -350,7 +351,7 @@ impl Sealer {
         let keys = self.keys.load();
         let kid = keys.keys.current;
         let cipher = keys.cipher(kid).expect("the current key is held");
-        let expires = now_ms().saturating_add(self.ttl.as_millis() as u64);
+        let expires = unix_ms().saturating_add(self.ttl.as_millis() as u64);
         // One buffer: the token's head (kid, nonce), the payload sealed in
         // place after it, then the tag.
         let mut token = Vec::with_capacity(HEAD + FIXED + ID + state.len() + TAG);
@@ -413,7 +414,7 @@ impl Sealer {
             return Err(StateRejection::Malformed);
         }
         let expires = u64::from_be_bytes(payload[1..9].try_into().expect("8 bytes"));
-        if now_ms() > expires {
+        if unix_ms() > expires {
             return Err(StateRejection::Expired);
         }
         if payload[9..9 + DIGEST] != binding.principal {
@@ -433,7 +434,7 @@ impl Sealer {
             let Some((epoch, state)) = rest.split_first_chunk::<EPOCH>() else {
                 return Err(StateRejection::Malformed);
             };
-            let remaining = expires.saturating_sub(now_ms()).max(1);
+            let remaining = expires.saturating_sub(unix_ms()).max(1);
             return Ok(Opening::Redeem(Redeem {
                 opened: Opened {
                     state: state.to_vec(),
@@ -551,12 +552,6 @@ pub mod bench {
             }
         }
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[cfg(test)]

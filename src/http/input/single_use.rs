@@ -17,6 +17,7 @@ use crate::http::wire::config::Config;
 use crate::http::wire::config_error::ConfigError;
 use crate::http::wire::free_times::{self, Freeing, Frees};
 use crate::http::wire::principal::Principal;
+use crate::http::wire::unix_time::unix_ms;
 use crate::shares::{Share, Shares};
 use crate::{Reason, Registry, SessionId};
 use std::sync::Arc;
@@ -92,7 +93,7 @@ impl SingleUse {
             },
             _ => None,
         };
-        let expires = free_times::now_ms().saturating_add(self.ttl.as_millis() as u64);
+        let expires = unix_ms().saturating_add(self.ttl.as_millis() as u64);
         let entry = Unused {
             _share: share,
             _freeing: self.frees.record(owner, expires),

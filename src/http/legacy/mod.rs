@@ -25,6 +25,7 @@ use crate::http::run::hub::Hub;
 use crate::http::session::entry::SessionEntry;
 use crate::http::tasks::TaskChoice;
 use crate::http::wire::body::Body;
+use crate::http::wire::body::SendBody;
 use crate::http::wire::jsonrpc::Message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::Version;
@@ -32,7 +33,6 @@ use crate::http::wire::reject::Reject;
 use crate::{InFlight, Session};
 use http::request::Parts;
 use http::{Method, Response};
-use hyper::body::Body as HttpBody;
 use scope::InSession;
 use std::sync::Arc;
 
@@ -53,9 +53,7 @@ pub(crate) async fn serve<A, B>(
 ) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     match *request.method() {
         Method::POST => post::serve(hub, request, version).await,

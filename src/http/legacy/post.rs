@@ -8,14 +8,13 @@ use super::respond::respond;
 use crate::http::app::App;
 use crate::http::run::admission;
 use crate::http::run::hub::Hub;
-use crate::http::wire::body::{self, Body};
+use crate::http::run::opening::{self, Opened};
+use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
-use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
-use hyper::body::Body as HttpBody;
 use std::sync::Arc;
 
 /// Serves one `POST` at legacy version `version`.
@@ -26,22 +25,13 @@ pub(super) async fn serve<A, B>(
 ) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     let config = &hub.config;
-    let (parts, body) = request.into_parts();
-    let message = match message::read(config, &parts, body).await {
-        Ok(message) => message,
-        Err(reject) => return reject.respond(None, config),
+    let Opened { parts, message, id } = match opening::open(hub, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return refused,
     };
-    let id = message.request_id();
-    // Checked here, and the handler spawned (if it must be) in the same
-    // synchronous stretch of this poll: see `admission.rs`.
-    if let Err(reject) = hub.runner.handlers.admit(config.max_handlers) {
-        return reject.respond(id.as_ref(), config);
-    }
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();
     if session_header.is_none() && carries_modern_meta(&message) {
         // A 2026-07-28 request that forgot its version header: a modern
@@ -66,7 +56,7 @@ where
                 Ok(session) => session,
                 Err(reject) => return reject.respond(None, config),
             };
-            // HandlerCount in flight from here, so the reaper cannot take the
+            // Counted in flight from here, so the reaper cannot take the
             // session while the handler is being scheduled.
             let max = config.max_requests_per_session;
             let request = match admission::begin(&session, max) {

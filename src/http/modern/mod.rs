@@ -81,16 +81,15 @@ use crate::http::app::{App, Context, ModernRequest};
 use crate::http::input;
 use crate::http::run::dispatch;
 use crate::http::run::hub::Hub;
+use crate::http::run::opening::{self, Opened};
 use crate::http::tasks::{self, TaskChoice};
-use crate::http::wire::body::{self, Body};
+use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
-use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use envelope::Envelope;
 use http::request::Parts;
 use http::{Method, Response};
-use hyper::body::Body as HttpBody;
 use input_required::Binds;
 use respond::{AbortOnDrop, Answering};
 use scope::Standalone;
@@ -114,23 +113,16 @@ const REMOVED: [&str; 7] = [
 pub(crate) async fn serve<A, B>(hub: &Arc<Hub<A>>, request: http::Request<B>) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     let config = &hub.config;
     if request.method() != Method::POST {
         return Reject::MethodNotAllowed("POST").respond(None, config);
     }
-    let (parts, body) = request.into_parts();
-    let message = match message::read(config, &parts, body).await {
-        Ok(message) => message,
-        Err(reject) => return reject.respond(None, config),
+    let Opened { parts, message, id } = match opening::open(hub, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return refused,
     };
-    let id = message.request_id();
-    if let Err(reject) = hub.runner.handlers.admit(config.max_handlers) {
-        return reject.respond(id.as_ref(), config);
-    }
     // "Server Validation", in the order the conformance suite pins: the
     // per-request fields, then the headers against the body. The members
     // both read (and the handler's view below) are read out of the body once.

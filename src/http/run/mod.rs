@@ -7,3 +7,4 @@ pub(crate) mod admission;
 pub(crate) mod dispatch;
 pub(crate) mod fanout;
 pub(crate) mod hub;
+pub(crate) mod opening;

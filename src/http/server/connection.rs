@@ -26,6 +26,7 @@ use super::connections::Connections;
 use super::protocol::Protocols;
 use super::stall_io::StallIo;
 use crate::http::counters::HttpCounters;
+use crate::http::wire::body::SendBody;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use pin_project_lite::pin_project;
@@ -255,9 +256,7 @@ pub(crate) async fn drive<S, B>(
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     counters.connection_opened();
     let _open = OpenConnection(counters, permit);

@@ -13,6 +13,7 @@ mod stop;
 
 use crate::http::app::App;
 use crate::http::endpoint::shutdown::ShutdownReport;
+use crate::http::wire::body::SendBody;
 use crate::http::SessionManager;
 use connection::{ServeMode, Watch};
 pub use connections::Connections;
@@ -64,9 +65,7 @@ where
         + Send
         + 'static,
     F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     let defaults = Connections::default();
     serve_with(listener, manager, service, signal, deadline, defaults).await
@@ -105,9 +104,7 @@ where
         + Send
         + 'static,
     F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     connections
         .validate()

@@ -23,6 +23,7 @@ use crate::http::wire::config_error::ConfigError;
 use crate::http::wire::free_times::{self, Freeing, Frees};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
+use crate::http::wire::unix_time::unix_ms;
 use crate::shares::{Share, Shares};
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,7 +110,7 @@ impl Places {
     /// Records that a task of `owner`'s ended now: its place frees once its
     /// retention has passed. Keep the record in the task's entry.
     pub(crate) fn ended(&self, owner: Option<&Principal>) -> Freeing {
-        let at = free_times::now_ms().saturating_add(self.retention.as_millis() as u64);
+        let at = unix_ms().saturating_add(self.retention.as_millis() as u64);
         self.frees.record(owner, at)
     }
 }

@@ -1,6 +1,7 @@
 //! The body type of every response the layer writes, and the helpers that
 //! build a JSON, empty or status-only response (refusals are built by
-//! `reject.rs`, SSE streams by `sse/`).
+//! `reject.rs`, SSE streams by `sse/`); and what any other body must be for
+//! the layer to take it ([`SendBody`]).
 
 use crate::http::wire::jsonrpc::{self, RpcError};
 use bytes::Bytes;
@@ -8,12 +9,32 @@ use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Body as HttpBody;
 use serde_json::Value;
 use std::convert::Infallible;
 
 /// The body of every response the session manager writes: a whole JSON
 /// body, nothing, or an SSE stream.
 pub type Body = BoxBody<Bytes, Infallible>;
+
+/// The error a body hands on: any error, boxed.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A body the layer can take and hyper can stream across tasks: what the
+/// requests a [`SessionManager`](crate::http::SessionManager) handles, and
+/// the responses [`serve_with`](crate::http::serve_with) sends, must be.
+/// Nothing to implement: every `hyper::body::Body + Send + 'static` whose
+/// data is `Send` and whose error converts into a [`BoxError`] is one
+/// (hyper's `Incoming`, axum's `Body`, `Full`, `BoxBody`, ...).
+pub trait SendBody: HttpBody<Data: Send, Error: Into<BoxError>> + Send + 'static {}
+
+impl<B> SendBody for B
+where
+    B: HttpBody + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+}
 
 /// A body with nothing in it.
 pub(crate) fn empty() -> Body {

@@ -13,12 +13,13 @@
 //! a lock held for one map update; refusals read every stripe.
 
 use crate::http::wire::principal::Principal;
+use crate::http::wire::unix_time::unix_ms;
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 const STRIPES: usize = 16;
 
@@ -137,13 +138,6 @@ impl Drop for Freeing {
     }
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// The `Retry-After` (whole seconds, at least 1) of a refusal whose store
 /// frees a place at `soonest` (ms since the Unix epoch) at the latest, plus
 /// `slack` (the reaper frees an entry up to two sweeps after its time); or,
@@ -152,7 +146,7 @@ pub(crate) fn now_ms() -> u64 {
 /// for its retention).
 pub(crate) fn retry_after(soonest: Option<u64>, unknown: Duration, slack: Duration) -> u64 {
     let wait_ms = match soonest {
-        Some(at) => at.saturating_sub(now_ms()),
+        Some(at) => at.saturating_sub(unix_ms()),
         None => unknown.as_millis() as u64,
     };
     let wait_ms = wait_ms.saturating_add(slack.as_millis() as u64);
@@ -190,7 +184,7 @@ mod tests {
 
     #[test]
     fn retry_after_says_when_a_place_frees() {
-        let now = now_ms();
+        let now = unix_ms();
         let slack = Duration::from_millis(500);
         assert_eq!(retry_after(Some(now + 9_000), Duration::ZERO, slack), 10);
         assert_eq!(

@@ -21,3 +21,4 @@ pub(crate) mod principal;
 pub(crate) mod protocol;
 pub(crate) mod reject;
 pub(crate) mod request_body;
+pub(crate) mod unix_time;
