@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use sessionreg::http::oauth::ResourceServer;
 use sessionreg::http::BearerTokens;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::task::JoinHandle;
@@ -93,6 +93,14 @@ fn sign(signer: &Signer, claims: &Value) -> String {
     jsonwebtoken::encode(&header, claims, &signer.key).unwrap()
 }
 
+/// A token whose header's `typ` is `typ` (`None`: no `typ` at all).
+fn sign_typed(signer: &Signer, typ: Option<&str>, claims: &Value) -> String {
+    let mut header = Header::new(signer.alg);
+    header.kid = Some(signer.kid.clone());
+    header.typ = typ.map(str::to_string);
+    jsonwebtoken::encode(&header, claims, &signer.key).unwrap()
+}
+
 /// A token with the header and signature given, as an attacker makes one.
 fn forged(header: &Value, claims: &Value, signature: &[u8]) -> String {
     use base64::Engine as _;
@@ -123,7 +131,14 @@ struct AuthorityState {
     issuer: Mutex<String>,
     keys: Mutex<Vec<Value>>,
     jwks_fetches: AtomicUsize,
+    /// GETs of the OpenID metadata answered 200.
     metadata_fetches: AtomicUsize,
+    /// GETs of either well-known metadata path, whatever the answer.
+    metadata_gets: AtomicUsize,
+    /// The metadata answers 503 (its host stays up).
+    metadata_down: AtomicBool,
+    /// The JWKS answers 503.
+    jwks_down: AtomicBool,
     introspections: AtomicUsize,
     /// Opaque token → its introspection answer.
     opaque: Mutex<HashMap<String, Value>>,
@@ -192,7 +207,22 @@ impl Authority {
 impl AuthorityState {
     async fn answer(&self, request: http::Request<Incoming>) -> http::Response<Full<Bytes>> {
         let issuer = self.issuer.lock().unwrap().clone();
+        let down = |flag: &AtomicBool| flag.load(Ordering::SeqCst);
+        let metadata = matches!(
+            request.uri().path(),
+            "/.well-known/openid-configuration" | "/.well-known/oauth-authorization-server"
+        );
+        if metadata {
+            self.metadata_gets.fetch_add(1, Ordering::SeqCst);
+        }
         let (status, body) = match (request.method(), request.uri().path()) {
+            (&Method::GET, _) if metadata && down(&self.metadata_down) => {
+                (StatusCode::SERVICE_UNAVAILABLE, json!({ "error": "down" }))
+            }
+            (&Method::GET, "/jwks") if down(&self.jwks_down) => {
+                self.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+                (StatusCode::SERVICE_UNAVAILABLE, json!({ "error": "down" }))
+            }
             (&Method::GET, "/.well-known/openid-configuration") => {
                 self.metadata_fetches.fetch_add(1, Ordering::SeqCst);
                 (
@@ -872,4 +902,187 @@ fn bad_configurations_are_refused() {
         .allow_http(true)
         .build();
     assert!(allowed.is_ok());
+}
+
+// --------------------------------------------------------------- access tokens only
+
+/// The client id an OpenID client is registered with at the authority.
+const CLIENT: &str = "mcp-client";
+
+/// The claims of an OpenID Connect ID token the authority issued to
+/// `CLIENT` for `sub`, with `extra` members (`nonce`, `at_hash`, ...).
+fn id_token_claims(issuer: &str, sub: &str, extra: Value) -> Value {
+    let mut claims = json!({
+        "iss": issuer, "sub": sub, "aud": CLIENT, "azp": CLIENT,
+        "iat": now(), "auth_time": now(), "exp": now() + 3600,
+        "name": "Ada", "email": "ada@example.com",
+    });
+    for (name, value) in extra.as_object().unwrap() {
+        claims[name] = value.clone();
+    }
+    claims
+}
+
+/// An OpenID Connect ID token is not an access token. Signed by the
+/// authority's key, `typ: JWT`, its `aud` the client id, which this server
+/// accepts as an extra audience with no scope required (the setup the
+/// README used to suggest for an authorization server that cannot put the
+/// resource's URL in `aud`): with `nonce` and `at_hash` it gets 401
+/// `invalid_token`, and so does one with `c_hash` alone or `nonce` alone;
+/// nothing is created. An access token for that audience, without those
+/// claims, passes. The refusals are counted by cause.
+#[tokio::test]
+async fn an_id_token_gets_401_even_for_an_accepted_audience() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .audience(CLIENT)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let issuer = &authority.issuer;
+    let id_tokens = [
+        json!({ "nonce": "n-0S6_WzA2Mj", "at_hash": "77QmUPtjPfzWtF2AnpK9RQ" }),
+        json!({ "c_hash": "LDktKdoQak3Pk0cnXxCltA" }),
+        json!({ "nonce": "n-0S6_WzA2Mj" }),
+    ];
+    for extra in &id_tokens {
+        let token = sign_typed(
+            &key,
+            Some("JWT"),
+            &id_token_claims(issuer, "ada", extra.clone()),
+        );
+        for answer in [
+            whoami_modern(&server, &token).await,
+            initialize_with(&server, Some(&token)).await,
+        ] {
+            assert_eq!(
+                answer.status,
+                StatusCode::UNAUTHORIZED,
+                "{extra}: {:?}",
+                answer.body
+            );
+            assert!(
+                challenge(&answer).starts_with(r#"Bearer error="invalid_token""#),
+                "{extra}: {}",
+                challenge(&answer)
+            );
+        }
+    }
+    assert_eq!(server.created(), 0);
+    // An access token for the same audience, without an ID token's claims.
+    let mut access = authority.claims("ada", "");
+    access["aud"] = json!(CLIENT);
+    let answer = whoami_modern(&server, &sign(&key, &access)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(
+        answer.json()["result"]["principal"],
+        format!("{issuer}#ada")
+    );
+    let stats = oauth.stats();
+    assert_eq!((stats.id_tokens, stats.invalid), (6, 6), "{stats:?}");
+    let metrics = server.manager.metrics();
+    assert!(
+        metrics.contains("sessionreg_oauth_invalid_total{cause=\"id_token\"} 6"),
+        "{metrics}"
+    );
+    assert_no_500(&server);
+}
+
+/// RFC 9068 §4, when asked for (`require_at_jwt`): a JWT whose header's
+/// `typ` is not `at+jwt` (nor `application/at+jwt`, in any case) gets 401
+/// `invalid_token`, however good its signature and claims; off by
+/// default, where a `typ: JWT` access token passes.
+#[tokio::test]
+async fn with_at_jwt_required_only_tokens_typed_at_jwt_pass() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .require_at_jwt(true)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    for typ in [Some("JWT"), None, Some("jwt"), Some("at+jwt2")] {
+        let token = sign_typed(&key, typ, &authority.claims("ada", ""));
+        let answer = whoami_modern(&server, &token).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "typ {typ:?}");
+        assert!(challenge(&answer).starts_with(r#"Bearer error="invalid_token""#));
+    }
+    for typ in ["at+jwt", "application/at+jwt", "AT+JWT"] {
+        let token = sign_typed(&key, Some(typ), &authority.claims("ada", ""));
+        let answer = whoami_modern(&server, &token).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "typ {typ}: {:?}",
+            answer.body
+        );
+    }
+    let stats = oauth.stats();
+    assert_eq!((stats.wrong_type, stats.accepted), (4, 3), "{stats:?}");
+    assert!(server
+        .manager
+        .metrics()
+        .contains("sessionreg_oauth_invalid_total{cause=\"token_type\"} 4"));
+    // Off by default: a `typ: JWT` access token passes.
+    let (authority, key, server) = setup().await;
+    let token = sign_typed(&key, Some("JWT"), &authority.claims("ada", "mcp:tools"));
+    assert_eq!(whoami_modern(&server, &token).await.status, StatusCode::OK);
+}
+
+/// Everything a `fmt` subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+/// What building `builder` logs at WARN.
+fn warnings_of(builder: sessionreg::http::oauth::ResourceServerBuilder) -> String {
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(captured.clone())
+        .with_ansi(false)
+        .finish();
+    {
+        let _default = subscriber.set_default();
+        builder.build().unwrap();
+    }
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    text
+}
+
+/// An extra audience without a required scope lets in any token the
+/// issuer made for that audience (an ID token for a client id, say): the
+/// server says so once, when it is built; not when a scope is required,
+/// nor without an extra audience.
+#[test]
+fn an_extra_audience_without_a_required_scope_is_warned_of_once() {
+    let builder = || ResourceServer::builder("http://127.0.0.1:9", RESOURCE);
+    let warned = warnings_of(builder().audience(CLIENT));
+    assert_eq!(warned.matches(" WARN ").count(), 1, "{warned}");
+    assert!(warned.contains(CLIENT), "{warned}");
+    let scoped = warnings_of(builder().audience(CLIENT).required_scope("mcp:tools"));
+    assert_eq!(scoped, "");
+    assert_eq!(warnings_of(builder()), "");
 }

@@ -43,7 +43,15 @@
 //!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
 //!   checked against the issuer's keys, rotation and its bound, an issuer
 //!   that is down, the cache of accepted tokens, introspection:
-//!   `http_oauth` (each test named for what it shows).
+//!   `http_oauth` (each test named for what it shows). Access tokens
+//!   only: an ID token gets 401 whatever its audience
+//!   (`http_oauth::an_id_token_gets_401_even_for_an_accepted_audience`),
+//!   `typ: at+jwt` when required
+//!   (`::with_at_jwt_required_only_tokens_typed_at_jwt_pass`), an extra
+//!   audience without a required scope warned of
+//!   (`::an_extra_audience_without_a_required_scope_is_warned_of_once`);
+//!   `verify::tests::at_jwt_is_told_by_its_media_type_in_any_case`,
+//!   `verify::tests::id_token_claims_are_seen_whatever_their_value`.
 //! * An unsupported `MCP-Protocol-Version`: 400 with an
 //!   `UnsupportedProtocolVersionError` listing the versions served; any
 //!   served version passes; absent means 2025-03-26.

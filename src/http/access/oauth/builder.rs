@@ -90,6 +90,7 @@ pub struct ResourceServerBuilder {
     fetch_timeout: Duration,
     cache: usize,
     allow_http: bool,
+    at_jwt: bool,
     resource_name: Option<String>,
     resource_documentation: Option<String>,
 }
@@ -120,6 +121,7 @@ impl ResourceServer {
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             cache: DEFAULT_TOKEN_CACHE,
             allow_http: false,
+            at_jwt: false,
             resource_name: None,
             resource_documentation: None,
         }
@@ -163,9 +165,18 @@ impl ResourceServerBuilder {
     }
 
     /// Also accepts tokens whose `aud` names `audience` (an authorization
-    /// server that cannot put the resource's URL there, an Auth0 API
-    /// identifier or Keycloak client id chosen before). The resource's own
+    /// server that cannot put the resource's URL there: an Auth0 API
+    /// identifier, an Entra ID App ID URI chosen before). The resource's own
     /// URL is always accepted.
+    ///
+    /// Not an OAuth client's id: the authorization server puts that in
+    /// the `aud` of the ID tokens it issues to the client. ID tokens are
+    /// refused by their claims (`nonce`, `at_hash`, `c_hash`), but an
+    /// audience that other tokens of the issuer also carry lets those in
+    /// unless a scope only access tokens for this resource grant is
+    /// required ([`required_scope`](Self::required_scope)), or
+    /// [`require_at_jwt`](Self::require_at_jwt) is on; `build` warns of an
+    /// extra audience without a required scope.
     pub fn audience(mut self, audience: impl Into<String>) -> Self {
         self.audiences.push(audience.into());
         self
@@ -252,6 +263,18 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// Requires a JWT's header to say it is an access token, `typ:
+    /// at+jwt` (or `application/at+jwt`), as RFC 9068 §4 asks of a
+    /// resource server; any other `typ`, or none, gets 401 `invalid_token`.
+    /// Off by default: many authorization servers still issue access
+    /// tokens typed `JWT` (Keycloak unless a client is set to `at+jwt`,
+    /// Auth0's default token profile, Entra ID); turn it on where the
+    /// authorization server types them (Auth0's RFC 9068 profile, say).
+    pub fn require_at_jwt(mut self, require: bool) -> Self {
+        self.at_jwt = require;
+        self
+    }
+
     /// The metadata's `resource_name`.
     pub fn resource_name(mut self, name: impl Into<String>) -> Self {
         self.resource_name = Some(name.into());
@@ -306,6 +329,14 @@ impl ResourceServerBuilder {
         let resource = resource_url.canonical();
         let mut audiences = vec![resource.clone()];
         audiences.extend(self.audiences.iter().cloned());
+        if !self.audiences.is_empty() && self.required.is_empty() {
+            tracing::warn!(
+                audiences = ?self.audiences,
+                "tokens for an extra audience are accepted and no scope is required: any token \
+                 of the issuer for that audience passes (an ID token, if it is a client id); \
+                 require a scope only access tokens for this resource grant"
+            );
+        }
 
         let fetcher = Fetcher::new(
             self.fetch_timeout,
@@ -369,6 +400,7 @@ impl ResourceServerBuilder {
                 introspection_endpoint: self.introspection_endpoint,
                 introspection_ttl: self.introspection_ttl.as_secs(),
                 leeway: self.leeway.as_secs(),
+                at_jwt: self.at_jwt,
                 fetcher,
                 stats,
             }),

@@ -20,7 +20,9 @@
 //!   unknown key, at most once per interval, and in the background when
 //!   old; a known key's token is verified without I/O, lock or wait):
 //!   asymmetric algorithms only, `iss` the issuer, `aud` the resource (RFC
-//!   8707), `exp`/`nbf` with a small leeway (`verify.rs`). **Opaque
+//!   8707), `exp`/`nbf` with a small leeway; an ID token (`nonce`,
+//!   `at_hash` or `c_hash` among its claims) is not an access token, and
+//!   RFC 9068's `typ: at+jwt` may be required (`verify.rs`). **Opaque
 //!   tokens** are introspected (RFC 7662) when the server has credentials
 //!   for it (`introspect.rs`). Accepted tokens are cached until their
 //!   `exp` at most (`cache.rs`).
@@ -118,6 +120,8 @@ struct Inner {
     introspection_ttl: u64,
     /// Seconds `exp`/`nbf` may be off.
     leeway: u64,
+    /// A JWT's `typ` must be `at+jwt` (RFC 9068).
+    at_jwt: bool,
     fetcher: Fetcher,
     stats: Arc<stats::Counters>,
 }
@@ -278,7 +282,7 @@ impl ResourceServer {
                 None => Err(None),
             };
         }
-        match verify::verify(&keys, token, &inner.issuer) {
+        match verify::verify(&keys, token, &inner.issuer, inner.at_jwt) {
             Ok(grant) => {
                 inner
                     .cache
@@ -288,7 +292,7 @@ impl ResourceServer {
             }
             Err(Invalid::UnknownKey) => Err(Some(Slow::UnknownKey(token))),
             Err(why) => {
-                tracing::debug!(?why, "access token refused");
+                inner.refused(why);
                 Err(None)
             }
         }
@@ -313,7 +317,7 @@ impl ResourceServer {
                     ),
                 }
                 let keys = inner.jwks.current();
-                match verify::verify(&keys, token, &inner.issuer) {
+                match verify::verify(&keys, token, &inner.issuer, inner.at_jwt) {
                     Ok(grant) => {
                         inner
                             .cache
@@ -322,7 +326,7 @@ impl ResourceServer {
                         Some(grant)
                     }
                     Err(why) => {
-                        tracing::debug!(?why, "access token refused after a key refresh");
+                        inner.refused(why);
                         None
                     }
                 }
@@ -361,6 +365,19 @@ impl ResourceServer {
                 inner.stats.accepted(false);
                 Some(grant)
             }
+        }
+    }
+}
+
+impl Inner {
+    /// A JWT refused: logged (no token in it) and counted by cause where
+    /// the stats tell the cause apart.
+    fn refused(&self, why: Invalid) {
+        tracing::debug!(?why, "access token refused");
+        match why {
+            Invalid::IdToken => self.stats.id_token(),
+            Invalid::TokenType => self.stats.wrong_type(),
+            _ => {}
         }
     }
 }

@@ -26,12 +26,20 @@ pub struct OAuthStats {
     pub introspections: u64,
     /// Keys in force now.
     pub keys: u64,
+    /// Of the tokens refused, ID tokens: JWTs carrying a claim only an
+    /// OpenID Connect ID token has (`nonce`, `at_hash`, `c_hash`).
+    pub id_tokens: u64,
+    /// Of the tokens refused, JWTs whose `typ` is not `at+jwt`, where it
+    /// is required.
+    pub wrong_type: u64,
 }
 
 impl OAuthStats {
     /// Appends the counters in Prometheus text format:
     /// `sessionreg_oauth_tokens_total{outcome}` (`accepted`, `cached`,
     /// `missing`, `invalid`, `insufficient_scope`),
+    /// `sessionreg_oauth_invalid_total{cause}` (some causes of `invalid`:
+    /// `id_token`, `token_type`),
     /// `sessionreg_oauth_key_refreshes_total{outcome}` (`ok`, `failed`),
     /// `sessionreg_oauth_introspections_total` and `sessionreg_oauth_keys`.
     pub fn write_metrics(&self, out: &mut String) {
@@ -46,6 +54,16 @@ impl OAuthStats {
             let _ = writeln!(
                 out,
                 "sessionreg_oauth_tokens_total{{outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        out.push_str("# TYPE sessionreg_oauth_invalid_total counter\n");
+        for (cause, n) in [
+            ("id_token", self.id_tokens),
+            ("token_type", self.wrong_type),
+        ] {
+            let _ = writeln!(
+                out,
+                "sessionreg_oauth_invalid_total{{cause=\"{cause}\"}} {n}"
             );
         }
         out.push_str("# TYPE sessionreg_oauth_key_refreshes_total counter\n");
@@ -83,6 +101,8 @@ pub(crate) struct Stripe {
     refreshes: AtomicU64,
     refresh_failures: AtomicU64,
     introspections: AtomicU64,
+    id_tokens: AtomicU64,
+    wrong_type: AtomicU64,
 }
 
 /// The live counters, striped by thread as the registry's are
@@ -121,6 +141,12 @@ impl Counters {
     pub(crate) fn introspected(&self) {
         self.0.bump(|s| &s.introspections);
     }
+    pub(crate) fn id_token(&self) {
+        self.0.bump(|s| &s.id_tokens);
+    }
+    pub(crate) fn wrong_type(&self) {
+        self.0.bump(|s| &s.wrong_type);
+    }
 
     pub(crate) fn snapshot(&self, keys: usize) -> OAuthStats {
         OAuthStats {
@@ -133,6 +159,8 @@ impl Counters {
             refresh_failures: self.0.sum(|s| &s.refresh_failures),
             introspections: self.0.sum(|s| &s.introspections),
             keys: keys as u64,
+            id_tokens: self.0.sum(|s| &s.id_tokens),
+            wrong_type: self.0.sum(|s| &s.wrong_type),
         }
     }
 }
