@@ -22,7 +22,7 @@ use hyper_util::rt::TokioIo;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
-use sessionreg::http::oauth::ResourceServer;
+use sessionreg::http::oauth::{OAuthConfigError, ResourceServer};
 use sessionreg::http::BearerTokens;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -739,9 +739,10 @@ async fn a_new_key_is_fetched_once_and_a_flood_of_unknown_kids_is_bounded() {
 }
 
 /// An authorization server that is down: tokens of known keys keep
-/// working (the set stays in force, even once it is past its age and
-/// refreshes keep failing); a token of an unknown key gets 401, never a
-/// 500.
+/// working (the set stays in force while it is younger than
+/// `keys_max_age`, refreshes failing; past it, see
+/// `keys_past_their_max_age_are_not_trusted_while_the_jwks_fails`); a token
+/// of an unknown key gets 401, never a 500.
 #[tokio::test]
 async fn an_authorization_server_that_is_down_costs_known_keys_nothing() {
     let a = rsa_a();
@@ -749,7 +750,6 @@ async fn an_authorization_server_that_is_down_costs_known_keys_nothing() {
     let authority = Authority::start(&[&a]).await;
     let oauth = authority
         .resource_server()
-        .keys_max_age(Duration::ZERO)
         .min_refresh_interval(Duration::ZERO)
         .fetch_timeout(Duration::from_secs(2))
         .build()
@@ -902,6 +902,42 @@ fn bad_configurations_are_refused() {
         .allow_http(true)
         .build();
     assert!(allowed.is_ok());
+    // The bounds on trust and on what is asked of the authorization
+    // server: a typed error naming the setting, never a panic.
+    let builder = || ResourceServer::builder("http://127.0.0.1:9", RESOURCE);
+    let refused = |built: Result<ResourceServer, OAuthConfigError>| match built {
+        Err(OAuthConfigError::OutOfRange { setting, .. }) => setting,
+        other => panic!("{other:?}"),
+    };
+    let day = Duration::from_secs(24 * 3600);
+    for (setting, built) in [
+        (
+            "keys_max_age",
+            builder().keys_max_age(Duration::ZERO).build(),
+        ),
+        ("keys_max_age", builder().keys_max_age(day * 2).build()),
+        (
+            "min_refresh_interval",
+            builder()
+                .keys_max_age(Duration::from_secs(5))
+                .min_refresh_interval(Duration::from_secs(6))
+                .build(),
+        ),
+        ("refusal_ttl", builder().refusal_ttl(Duration::ZERO).build()),
+        (
+            "refusal_ttl",
+            builder().refusal_ttl(Duration::from_secs(61)).build(),
+        ),
+    ] {
+        assert_eq!(refused(built), setting);
+    }
+    assert!(builder()
+        .keys_max_age(day)
+        .min_refresh_interval(day)
+        .refusal_ttl(Duration::from_secs(60))
+        .refusal_cache(0)
+        .build()
+        .is_ok());
 }
 
 // --------------------------------------------------------------- access tokens only
@@ -1085,4 +1121,238 @@ fn an_extra_audience_without_a_required_scope_is_warned_of_once() {
     let scoped = warnings_of(builder().audience(CLIENT).required_scope("mcp:tools"));
     assert_eq!(scoped, "");
     assert_eq!(warnings_of(builder()), "");
+}
+
+// --------------------------------------------------------------- bounded work toward the authorization server
+
+/// Sends what `send` makes until `done` holds of its answer (up to 30 s);
+/// the last answer.
+async fn until<F, Fut>(mut send: F, done: impl Fn(&Answer) -> bool) -> Answer
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Answer>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = send().await;
+        if done(&answer) || Instant::now() > deadline {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// While the authority's metadata is down, opaque tokens (introspected,
+/// the endpoint found through the metadata) do not each run discovery:
+/// discovery is under the keys' rate bound (one at a time, one start per
+/// `min_refresh_interval`), so 64 requests, 8 at a time, cost one
+/// discovery (at most its 2 metadata GETs) and each gets 401. Once the
+/// metadata is back, the next discovery the bound allows finds it.
+#[tokio::test]
+async fn discovery_while_the_metadata_is_down_costs_a_bounded_number_of_gets() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    authority.state.opaque.lock().unwrap().insert(
+        "opaque-good".to_string(),
+        json!({
+            "active": true, "sub": "svc-1", "aud": RESOURCE, "iss": authority.issuer,
+            "exp": now() + 600,
+        }),
+    );
+    authority.state.metadata_down.store(true, Ordering::SeqCst);
+    let oauth = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .keys_max_age(Duration::from_secs(3600))
+        .min_refresh_interval(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let url = server.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            for _ in 0..8 {
+                let client = Client::with_bearer(&url, "opaque-good");
+                statuses.push(client.post(None, &initialize_body("client")).await.status);
+            }
+            statuses
+        }));
+    }
+    for task in tasks {
+        for status in task.await.unwrap() {
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+    }
+    let gets = authority.state.metadata_gets.load(Ordering::SeqCst);
+    assert!(gets <= 2, "{gets} metadata GETs for 64 requests");
+    assert_eq!(authority.state.introspections.load(Ordering::SeqCst), 0);
+    assert_eq!(oauth.stats().discovery_failures, 1);
+    assert_no_500(&server);
+
+    // The metadata back, a bound of 1 s: a later request finds it.
+    let quick = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .min_refresh_interval(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let quick = Server::start_with(|b| b.resource_server(quick)).await;
+    let first = whoami_modern(&quick, "opaque-good").await;
+    assert_eq!(first.status, StatusCode::UNAUTHORIZED);
+    authority.state.metadata_down.store(false, Ordering::SeqCst);
+    let answer = until(
+        || whoami_modern(&quick, "opaque-good"),
+        |answer| answer.status == StatusCode::OK,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+}
+
+/// An opaque token the authority says is inactive is refused, and the
+/// refusal kept (by the token's digest) for `refusal_ttl`: 40 requests
+/// with it, 8 at a time, cost one introspection, and each gets 401;
+/// another inactive token costs its own one; an active token is not
+/// refused by it. Past the TTL the token is asked about again.
+#[tokio::test]
+async fn a_flood_of_one_inactive_token_costs_one_introspection_per_refusal_ttl() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    authority.state.opaque.lock().unwrap().extend([
+        ("opaque-revoked".to_string(), json!({ "active": false })),
+        (
+            "opaque-good".to_string(),
+            json!({
+                "active": true, "sub": "svc-1", "aud": RESOURCE, "iss": authority.issuer,
+                "exp": now() + 600,
+            }),
+        ),
+    ]);
+    let introspections = || authority.state.introspections.load(Ordering::SeqCst);
+    let oauth = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .introspection_endpoint(format!("{}/introspect", authority.issuer))
+        .refusal_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let url = server.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            for _ in 0..5 {
+                let client = Client::with_bearer(&url, "opaque-revoked");
+                statuses.push(client.post(None, &initialize_body("client")).await.status);
+            }
+            statuses
+        }));
+    }
+    for task in tasks {
+        for status in task.await.unwrap() {
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+    }
+    assert_eq!(introspections(), 1, "40 requests with one inactive token");
+    assert_eq!(oauth.stats().refusals_cached, 39);
+    assert_eq!(
+        whoami_modern(&server, "opaque-unknown").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(introspections(), 2, "another token is its own");
+    assert_eq!(
+        whoami_modern(&server, "opaque-good").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(introspections(), 3);
+    assert!(server
+        .manager
+        .metrics()
+        .contains("sessionreg_oauth_invalid_total{cause=\"refusal_cached\"} 39"));
+    assert_eq!(server.created(), 0);
+
+    // A TTL of 1 s: the token is asked about again once it has passed.
+    let brief = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .introspection_endpoint(format!("{}/introspect", authority.issuer))
+        .refusal_ttl(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let brief = Server::start_with(|b| b.resource_server(brief)).await;
+    let before = introspections();
+    assert_eq!(
+        whoami_modern(&brief, "opaque-revoked").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(introspections(), before + 1);
+    let answer = until(
+        || whoami_modern(&brief, "opaque-revoked"),
+        |_| introspections() > before + 1,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(introspections(), before + 2);
+}
+
+/// `keys_max_age` bounds how long keys are trusted since they were last
+/// fetched: with the JWKS endpoint failing, a known key's token passes
+/// while the set is younger, and once it is older every JWT gets 503 with
+/// a `Retry-After` (the server cannot tell a good token from a withdrawn
+/// key's), a token accepted before included; never a 500. Once the
+/// endpoint answers again, the next refresh brings the keys back.
+#[tokio::test]
+async fn keys_past_their_max_age_are_not_trusted_while_the_jwks_fails() {
+    let a = rsa_a();
+    let authority = Authority::start(&[&a]).await;
+    let oauth = authority
+        .resource_server()
+        .keys_max_age(Duration::from_secs(4))
+        .min_refresh_interval(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(oauth.refresh().await, Ok(1));
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    authority.state.jwks_down.store(true, Ordering::SeqCst);
+    let reused = sign(&a, &authority.claims("ada", ""));
+    assert_eq!(whoami_modern(&server, &reused).await.status, StatusCode::OK);
+    let answer = until(
+        || {
+            let token = sign(&a, &authority.claims("ada", ""));
+            let server = &server;
+            async move { whoami_modern(server, &token).await }
+        },
+        |answer| answer.status != StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a withdrawn key may still be trusted: {:?}",
+        answer.body
+    );
+    assert!(answer.headers.get("retry-after").is_some());
+    for token in [reused.clone(), sign(&a, &authority.claims("bob", ""))] {
+        let answer = initialize_with(&server, Some(&token)).await;
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    }
+    assert!(oauth.stats().unavailable >= 3);
+    assert_eq!(oauth.stats().keys, 0, "no key in force");
+    assert!(server
+        .manager
+        .metrics()
+        .contains("sessionreg_oauth_tokens_total{outcome=\"unavailable\"}"));
+    assert_eq!(server.created(), 0);
+    assert_no_500(&server);
+
+    // The endpoint back: a refresh brings the keys back.
+    authority.state.jwks_down.store(false, Ordering::SeqCst);
+    let answer = until(
+        || whoami_modern(&server, &reused),
+        |answer| answer.status == StatusCode::OK,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
 }
