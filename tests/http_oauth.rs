@@ -961,9 +961,9 @@ fn id_token_claims(issuer: &str, sub: &str, extra: Value) -> Value {
 
 /// An OpenID Connect ID token is not an access token. Signed by the
 /// authority's key, `typ: JWT`, its `aud` the client id, which this server
-/// accepts as an extra audience with no scope required (the setup the
-/// README used to suggest for an authorization server that cannot put the
-/// resource's URL in `aud`): with `nonce` and `at_hash` it gets 401
+/// accepts as an extra audience with no scope required (an operator's
+/// answer to an authorization server that cannot put the resource's URL
+/// in `aud`): with `nonce` and `at_hash` it gets 401
 /// `invalid_token`, and so does one with `c_hash` alone or `nonce` alone;
 /// nothing is created. An access token for that audience, without those
 /// claims, passes. The refusals are counted by cause.
