@@ -23,10 +23,10 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_test_client::SseStream;
 use serde_json::{json, Value};
-use sessionreg::http::oauth::ResourceServer;
+use sessionreg::http::oauth::{OAuthConfigError, ResourceServer};
 use sessionreg::http::BearerTokens;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::task::JoinHandle;
@@ -94,6 +94,14 @@ fn sign(signer: &Signer, claims: &Value) -> String {
     jsonwebtoken::encode(&header, claims, &signer.key).unwrap()
 }
 
+/// A token whose header's `typ` is `typ` (`None`: no `typ` at all).
+fn sign_typed(signer: &Signer, typ: Option<&str>, claims: &Value) -> String {
+    let mut header = Header::new(signer.alg);
+    header.kid = Some(signer.kid.clone());
+    header.typ = typ.map(str::to_string);
+    jsonwebtoken::encode(&header, claims, &signer.key).unwrap()
+}
+
 /// A token with the header and signature given, as an attacker makes one.
 fn forged(header: &Value, claims: &Value, signature: &[u8]) -> String {
     use base64::Engine as _;
@@ -124,7 +132,14 @@ struct AuthorityState {
     issuer: Mutex<String>,
     keys: Mutex<Vec<Value>>,
     jwks_fetches: AtomicUsize,
+    /// GETs of the OpenID metadata answered 200.
     metadata_fetches: AtomicUsize,
+    /// GETs of either well-known metadata path, whatever the answer.
+    metadata_gets: AtomicUsize,
+    /// The metadata answers 503 (its host stays up).
+    metadata_down: AtomicBool,
+    /// The JWKS answers 503.
+    jwks_down: AtomicBool,
     introspections: AtomicUsize,
     /// Opaque token → its introspection answer.
     opaque: Mutex<HashMap<String, Value>>,
@@ -193,7 +208,22 @@ impl Authority {
 impl AuthorityState {
     async fn answer(&self, request: http::Request<Incoming>) -> http::Response<Full<Bytes>> {
         let issuer = self.issuer.lock().unwrap().clone();
+        let down = |flag: &AtomicBool| flag.load(Ordering::SeqCst);
+        let metadata = matches!(
+            request.uri().path(),
+            "/.well-known/openid-configuration" | "/.well-known/oauth-authorization-server"
+        );
+        if metadata {
+            self.metadata_gets.fetch_add(1, Ordering::SeqCst);
+        }
         let (status, body) = match (request.method(), request.uri().path()) {
+            (&Method::GET, _) if metadata && down(&self.metadata_down) => {
+                (StatusCode::SERVICE_UNAVAILABLE, json!({ "error": "down" }))
+            }
+            (&Method::GET, "/jwks") if down(&self.jwks_down) => {
+                self.jwks_fetches.fetch_add(1, Ordering::SeqCst);
+                (StatusCode::SERVICE_UNAVAILABLE, json!({ "error": "down" }))
+            }
             (&Method::GET, "/.well-known/openid-configuration") => {
                 self.metadata_fetches.fetch_add(1, Ordering::SeqCst);
                 (
@@ -710,9 +740,10 @@ async fn a_new_key_is_fetched_once_and_a_flood_of_unknown_kids_is_bounded() {
 }
 
 /// An authorization server that is down: tokens of known keys keep
-/// working (the set stays in force, even once it is past its age and
-/// refreshes keep failing); a token of an unknown key gets 401, never a
-/// 500.
+/// working (the set stays in force while it is younger than
+/// `keys_max_age`, refreshes failing; past it, see
+/// `keys_past_their_max_age_are_not_trusted_while_the_jwks_fails`); a token
+/// of an unknown key gets 401, never a 500.
 #[tokio::test]
 async fn an_authorization_server_that_is_down_costs_known_keys_nothing() {
     let a = rsa_a();
@@ -720,7 +751,6 @@ async fn an_authorization_server_that_is_down_costs_known_keys_nothing() {
     let authority = Authority::start(&[&a]).await;
     let oauth = authority
         .resource_server()
-        .keys_max_age(Duration::ZERO)
         .min_refresh_interval(Duration::ZERO)
         .fetch_timeout(Duration::from_secs(2))
         .build()
@@ -1002,4 +1032,457 @@ fn bad_configurations_are_refused() {
         .allow_http(true)
         .build();
     assert!(allowed.is_ok());
+    // The bounds on trust and on what is asked of the authorization
+    // server: a typed error naming the setting, never a panic.
+    let builder = || ResourceServer::builder("http://127.0.0.1:9", RESOURCE);
+    let refused = |built: Result<ResourceServer, OAuthConfigError>| match built {
+        Err(OAuthConfigError::OutOfRange { setting, .. }) => setting,
+        other => panic!("{other:?}"),
+    };
+    let day = Duration::from_secs(24 * 3600);
+    for (setting, built) in [
+        (
+            "keys_max_age",
+            builder().keys_max_age(Duration::ZERO).build(),
+        ),
+        ("keys_max_age", builder().keys_max_age(day * 2).build()),
+        (
+            "min_refresh_interval",
+            builder()
+                .keys_max_age(Duration::from_secs(5))
+                .min_refresh_interval(Duration::from_secs(6))
+                .build(),
+        ),
+        ("refusal_ttl", builder().refusal_ttl(Duration::ZERO).build()),
+        (
+            "refusal_ttl",
+            builder().refusal_ttl(Duration::from_secs(61)).build(),
+        ),
+    ] {
+        assert_eq!(refused(built), setting);
+    }
+    assert!(builder()
+        .keys_max_age(day)
+        .min_refresh_interval(day)
+        .refusal_ttl(Duration::from_secs(60))
+        .refusal_cache(0)
+        .build()
+        .is_ok());
+}
+
+// --------------------------------------------------------------- access tokens only
+
+/// The client id an OpenID client is registered with at the authority.
+const CLIENT: &str = "mcp-client";
+
+/// The claims of an OpenID Connect ID token the authority issued to
+/// `CLIENT` for `sub`, with `extra` members (`nonce`, `at_hash`, ...).
+fn id_token_claims(issuer: &str, sub: &str, extra: Value) -> Value {
+    let mut claims = json!({
+        "iss": issuer, "sub": sub, "aud": CLIENT, "azp": CLIENT,
+        "iat": now(), "auth_time": now(), "exp": now() + 3600,
+        "name": "Ada", "email": "ada@example.com",
+    });
+    for (name, value) in extra.as_object().unwrap() {
+        claims[name] = value.clone();
+    }
+    claims
+}
+
+/// An OpenID Connect ID token is not an access token. Signed by the
+/// authority's key, `typ: JWT`, its `aud` the client id, which this server
+/// accepts as an extra audience with no scope required (an operator's
+/// answer to an authorization server that cannot put the resource's URL
+/// in `aud`): with `nonce` and `at_hash` it gets 401
+/// `invalid_token`, and so does one with `c_hash` alone or `nonce` alone;
+/// nothing is created. An access token for that audience, without those
+/// claims, passes. The refusals are counted by cause.
+#[tokio::test]
+async fn an_id_token_gets_401_even_for_an_accepted_audience() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .audience(CLIENT)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let issuer = &authority.issuer;
+    let id_tokens = [
+        json!({ "nonce": "n-0S6_WzA2Mj", "at_hash": "77QmUPtjPfzWtF2AnpK9RQ" }),
+        json!({ "c_hash": "LDktKdoQak3Pk0cnXxCltA" }),
+        json!({ "nonce": "n-0S6_WzA2Mj" }),
+    ];
+    for extra in &id_tokens {
+        let token = sign_typed(
+            &key,
+            Some("JWT"),
+            &id_token_claims(issuer, "ada", extra.clone()),
+        );
+        for answer in [
+            whoami_modern(&server, &token).await,
+            initialize_with(&server, Some(&token)).await,
+        ] {
+            assert_eq!(
+                answer.status,
+                StatusCode::UNAUTHORIZED,
+                "{extra}: {:?}",
+                answer.body
+            );
+            assert!(
+                challenge(&answer).starts_with(r#"Bearer error="invalid_token""#),
+                "{extra}: {}",
+                challenge(&answer)
+            );
+        }
+    }
+    assert_eq!(server.created(), 0);
+    // An access token for the same audience, without an ID token's claims.
+    let mut access = authority.claims("ada", "");
+    access["aud"] = json!(CLIENT);
+    let answer = whoami_modern(&server, &sign(&key, &access)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    assert_eq!(
+        answer.json()["result"]["principal"],
+        format!("{issuer}#ada")
+    );
+    let stats = oauth.stats();
+    assert_eq!((stats.id_tokens, stats.invalid), (6, 6), "{stats:?}");
+    let metrics = server.manager.metrics();
+    assert!(
+        metrics.contains("sessionreg_oauth_invalid_total{cause=\"id_token\"} 6"),
+        "{metrics}"
+    );
+    assert_no_500(&server);
+}
+
+/// RFC 9068 §4, when asked for (`require_at_jwt`): a JWT whose header's
+/// `typ` is not `at+jwt` (nor `application/at+jwt`, in any case) gets 401
+/// `invalid_token`, however good its signature and claims; off by
+/// default, where a `typ: JWT` access token passes.
+#[tokio::test]
+async fn with_at_jwt_required_only_tokens_typed_at_jwt_pass() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .require_at_jwt(true)
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    for typ in [Some("JWT"), None, Some("jwt"), Some("at+jwt2")] {
+        let token = sign_typed(&key, typ, &authority.claims("ada", ""));
+        let answer = whoami_modern(&server, &token).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "typ {typ:?}");
+        assert!(challenge(&answer).starts_with(r#"Bearer error="invalid_token""#));
+    }
+    for typ in ["at+jwt", "application/at+jwt", "AT+JWT"] {
+        let token = sign_typed(&key, Some(typ), &authority.claims("ada", ""));
+        let answer = whoami_modern(&server, &token).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "typ {typ}: {:?}",
+            answer.body
+        );
+    }
+    let stats = oauth.stats();
+    assert_eq!((stats.wrong_type, stats.accepted), (4, 3), "{stats:?}");
+    assert!(server
+        .manager
+        .metrics()
+        .contains("sessionreg_oauth_invalid_total{cause=\"token_type\"} 4"));
+    // Off by default: a `typ: JWT` access token passes.
+    let (authority, key, server) = setup().await;
+    let token = sign_typed(&key, Some("JWT"), &authority.claims("ada", "mcp:tools"));
+    assert_eq!(whoami_modern(&server, &token).await.status, StatusCode::OK);
+}
+
+/// Everything a `fmt` subscriber writes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+/// What building `builder` logs at WARN.
+fn warnings_of(builder: sessionreg::http::oauth::ResourceServerBuilder) -> String {
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(captured.clone())
+        .with_ansi(false)
+        .finish();
+    {
+        let _default = subscriber.set_default();
+        builder.build().unwrap();
+    }
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    text
+}
+
+/// An extra audience without a required scope lets in any token the
+/// issuer made for that audience (an ID token for a client id, say): the
+/// server says so once, when it is built; not when a scope is required,
+/// nor without an extra audience.
+#[test]
+fn an_extra_audience_without_a_required_scope_is_warned_of_once() {
+    let builder = || ResourceServer::builder("http://127.0.0.1:9", RESOURCE);
+    let warned = warnings_of(builder().audience(CLIENT));
+    assert_eq!(warned.matches(" WARN ").count(), 1, "{warned}");
+    assert!(warned.contains(CLIENT), "{warned}");
+    let scoped = warnings_of(builder().audience(CLIENT).required_scope("mcp:tools"));
+    assert_eq!(scoped, "");
+    assert_eq!(warnings_of(builder()), "");
+}
+
+// --------------------------------------------------------------- bounded work toward the authorization server
+
+/// Sends what `send` makes until `done` holds of its answer (up to 30 s);
+/// the last answer.
+async fn until<F, Fut>(mut send: F, done: impl Fn(&Answer) -> bool) -> Answer
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Answer>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = send().await;
+        if done(&answer) || Instant::now() > deadline {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// While the authority's metadata is down, opaque tokens (introspected,
+/// the endpoint found through the metadata) do not each run discovery:
+/// discovery is under the keys' rate bound (one at a time, one start per
+/// `min_refresh_interval`), so 64 requests, 8 at a time, cost one
+/// discovery (at most its 2 metadata GETs) and each gets 401. Once the
+/// metadata is back, the next discovery the bound allows finds it.
+#[tokio::test]
+async fn discovery_while_the_metadata_is_down_costs_a_bounded_number_of_gets() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    authority.state.opaque.lock().unwrap().insert(
+        "opaque-good".to_string(),
+        json!({
+            "active": true, "sub": "svc-1", "aud": RESOURCE, "iss": authority.issuer,
+            "exp": now() + 600,
+        }),
+    );
+    authority.state.metadata_down.store(true, Ordering::SeqCst);
+    let oauth = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .keys_max_age(Duration::from_secs(3600))
+        .min_refresh_interval(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let url = server.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            for _ in 0..8 {
+                let client = Client::with_bearer(&url, "opaque-good");
+                statuses.push(client.post(None, &initialize_body("client")).await.status);
+            }
+            statuses
+        }));
+    }
+    for task in tasks {
+        for status in task.await.unwrap() {
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+    }
+    let gets = authority.state.metadata_gets.load(Ordering::SeqCst);
+    assert!(gets <= 2, "{gets} metadata GETs for 64 requests");
+    assert_eq!(authority.state.introspections.load(Ordering::SeqCst), 0);
+    assert_eq!(oauth.stats().discovery_failures, 1);
+    assert_no_500(&server);
+
+    // The metadata back, a bound of 1 s: a later request finds it.
+    let quick = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .min_refresh_interval(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let quick = Server::start_with(|b| b.resource_server(quick)).await;
+    let first = whoami_modern(&quick, "opaque-good").await;
+    assert_eq!(first.status, StatusCode::UNAUTHORIZED);
+    authority.state.metadata_down.store(false, Ordering::SeqCst);
+    let answer = until(
+        || whoami_modern(&quick, "opaque-good"),
+        |answer| answer.status == StatusCode::OK,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+}
+
+/// An opaque token the authority says is inactive is refused, and the
+/// refusal kept (by the token's digest) for `refusal_ttl`: 40 requests
+/// with it, 8 at a time, cost one introspection, and each gets 401;
+/// another inactive token costs its own one; an active token is not
+/// refused by it. Past the TTL the token is asked about again.
+#[tokio::test]
+async fn a_flood_of_one_inactive_token_costs_one_introspection_per_refusal_ttl() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    authority.state.opaque.lock().unwrap().extend([
+        ("opaque-revoked".to_string(), json!({ "active": false })),
+        (
+            "opaque-good".to_string(),
+            json!({
+                "active": true, "sub": "svc-1", "aud": RESOURCE, "iss": authority.issuer,
+                "exp": now() + 600,
+            }),
+        ),
+    ]);
+    let introspections = || authority.state.introspections.load(Ordering::SeqCst);
+    let oauth = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .introspection_endpoint(format!("{}/introspect", authority.issuer))
+        .refusal_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let url = server.url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            for _ in 0..5 {
+                let client = Client::with_bearer(&url, "opaque-revoked");
+                statuses.push(client.post(None, &initialize_body("client")).await.status);
+            }
+            statuses
+        }));
+    }
+    for task in tasks {
+        for status in task.await.unwrap() {
+            assert_eq!(status, StatusCode::UNAUTHORIZED);
+        }
+    }
+    assert_eq!(introspections(), 1, "40 requests with one inactive token");
+    assert_eq!(oauth.stats().refusals_cached, 39);
+    assert_eq!(
+        whoami_modern(&server, "opaque-unknown").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(introspections(), 2, "another token is its own");
+    assert_eq!(
+        whoami_modern(&server, "opaque-good").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(introspections(), 3);
+    assert!(server
+        .manager
+        .metrics()
+        .contains("sessionreg_oauth_invalid_total{cause=\"refusal_cached\"} 39"));
+    assert_eq!(server.created(), 0);
+
+    // A TTL of 1 s: the token is asked about again once it has passed.
+    let brief = authority
+        .resource_server()
+        .introspection(CLIENT_ID, CLIENT_SECRET)
+        .introspection_endpoint(format!("{}/introspect", authority.issuer))
+        .refusal_ttl(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let brief = Server::start_with(|b| b.resource_server(brief)).await;
+    let before = introspections();
+    assert_eq!(
+        whoami_modern(&brief, "opaque-revoked").await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(introspections(), before + 1);
+    let answer = until(
+        || whoami_modern(&brief, "opaque-revoked"),
+        |_| introspections() > before + 1,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(introspections(), before + 2);
+}
+
+/// `keys_max_age` bounds how long keys are trusted since they were last
+/// fetched: with the JWKS endpoint failing, a known key's token passes
+/// while the set is younger, and once it is older every JWT gets 503 with
+/// a `Retry-After` (the server cannot tell a good token from a withdrawn
+/// key's), a token accepted before included; never a 500. Once the
+/// endpoint answers again, the next refresh brings the keys back.
+#[tokio::test]
+async fn keys_past_their_max_age_are_not_trusted_while_the_jwks_fails() {
+    let a = rsa_a();
+    let authority = Authority::start(&[&a]).await;
+    let oauth = authority
+        .resource_server()
+        .keys_max_age(Duration::from_secs(4))
+        .min_refresh_interval(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(oauth.refresh().await, Ok(1));
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    authority.state.jwks_down.store(true, Ordering::SeqCst);
+    let reused = sign(&a, &authority.claims("ada", ""));
+    assert_eq!(whoami_modern(&server, &reused).await.status, StatusCode::OK);
+    let answer = until(
+        || {
+            let token = sign(&a, &authority.claims("ada", ""));
+            let server = &server;
+            async move { whoami_modern(server, &token).await }
+        },
+        |answer| answer.status != StatusCode::OK,
+    )
+    .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a withdrawn key may still be trusted: {:?}",
+        answer.body
+    );
+    assert!(answer.headers.get("retry-after").is_some());
+    for token in [reused.clone(), sign(&a, &authority.claims("bob", ""))] {
+        let answer = initialize_with(&server, Some(&token)).await;
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    }
+    assert!(oauth.stats().unavailable >= 3);
+    assert_eq!(oauth.stats().keys, 0, "no key in force");
+    assert!(server
+        .manager
+        .metrics()
+        .contains("sessionreg_oauth_tokens_total{outcome=\"unavailable\"}"));
+    assert_eq!(server.created(), 0);
+    assert_no_500(&server);
+
+    // The endpoint back: a refresh brings the keys back.
+    authority.state.jwks_down.store(false, Ordering::SeqCst);
+    let answer = until(
+        || whoami_modern(&server, &reused),
+        |answer| answer.status == StatusCode::OK,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
 }

@@ -22,9 +22,16 @@ pub struct OAuthFlags {
     /// `insufficient_scope` without it.
     #[arg(long = "required-scope", value_name = "SCOPE")]
     pub required_scopes: Vec<String>,
-    /// Another `aud` value accepted besides --resource (repeatable).
+    /// Another `aud` value accepted besides --resource (repeatable): an
+    /// API identifier, never an OAuth client's id (the `aud` of its ID
+    /// tokens); with it, require a scope (--required-scope).
     #[arg(long = "oauth-audience", value_name = "AUD")]
     pub audiences: Vec<String>,
+    /// Accept only JWT access tokens typed `at+jwt` (RFC 9068): any other
+    /// `typ` gets 401. For an authorization server that types them
+    /// (Auth0's RFC 9068 profile, say); many type theirs `JWT`.
+    #[arg(long)]
+    pub oauth_require_at_jwt: bool,
     /// The JWKS URL, instead of the one the issuer's metadata names.
     #[arg(long, value_name = "URL")]
     pub oauth_jwks_uri: Option<String>,
@@ -69,6 +76,7 @@ impl OAuthFlags {
     ) -> Result<(mcp::Builder<A>, Option<ResourceServer>), Box<dyn std::error::Error>> {
         let mut server = ResourceServer::builder(issuer, resource)
             .allow_http(self.oauth_allow_http)
+            .require_at_jwt(self.oauth_require_at_jwt)
             .resource_name("sessionreg example");
         for scope in &self.required_scopes {
             server = server.required_scope(scope);

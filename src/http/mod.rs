@@ -57,7 +57,26 @@
 //!   paths, 401 with `resource_metadata`, 403 `insufficient_scope`, JWTs
 //!   checked against the issuer's keys, rotation and its bound, an issuer
 //!   that is down, the cache of accepted tokens, introspection:
-//!   `http_oauth` (each test named for what it shows).
+//!   `http_oauth` (each test named for what it shows). Access tokens
+//!   only: an ID token gets 401 whatever its audience
+//!   (`http_oauth::an_id_token_gets_401_even_for_an_accepted_audience`),
+//!   `typ: at+jwt` when required
+//!   (`::with_at_jwt_required_only_tokens_typed_at_jwt_pass`), an extra
+//!   audience without a required scope warned of
+//!   (`::an_extra_audience_without_a_required_scope_is_warned_of_once`);
+//!   `verify::tests::at_jwt_is_told_by_its_media_type_in_any_case`,
+//!   `verify::tests::id_token_claims_are_seen_whatever_their_value`.
+//!   Bounded work toward the authorization server: one discovery per
+//!   interval while its metadata is down
+//!   (`http_oauth::discovery_while_the_metadata_is_down_costs_a_bounded_number_of_gets`),
+//!   one introspection per refusal TTL for a flood of one inactive token
+//!   (`::a_flood_of_one_inactive_token_costs_one_introspection_per_refusal_ttl`),
+//!   keys past `keys_max_age` not trusted, 503
+//!   (`::keys_past_their_max_age_are_not_trusted_while_the_jwks_fails`), the
+//!   bounds' ranges (`::bad_configurations_are_refused`);
+//!   `paced::tests::one_start_per_interval`,
+//!   `flights::tests::requests_in_one_flight_ask_once_and_leave_nothing_behind`,
+//!   `refusals::tests::a_refusal_stands_for_its_ttl_and_no_longer`.
 //! * An unsupported `MCP-Protocol-Version`: 400 with an
 //!   `UnsupportedProtocolVersionError` listing the versions served; any
 //!   served version passes; absent means 2025-03-26.
@@ -273,6 +292,20 @@
 //! the open network should also sit behind a proxy that limits connections
 //! per client address: these bounds protect the process, not one client
 //! from another.
+//!
+//! The OAuth resource server's, set on its `ResourceServerBuilder` (module
+//! `oauth`, feature `oauth`; it refuses a duration out of its range with an
+//! `OAuthConfigError::OutOfRange` naming it): what it keeps, and what it
+//! asks of its authorization server however many requests need it.
+//!
+//! | the OAuth resource server (feature `oauth`) | default | `ResourceServerBuilder` method | flag |
+//! |---|---|---|---|
+//! | how long the authorization server's keys are trusted after they were last fetched | 5 min (fetched again in the background from 2.5 min); past it every JWT gets 503 + `Retry-After` until a fetch succeeds | `keys_max_age` (at most a day) | — |
+//! | fetches of the keys, and discoveries of the metadata | one at a time each, and at most one start per 10 s each, however many requests need one (an unknown `kid`, an opaque token while the metadata is down) | `min_refresh_interval` (at most `keys_max_age`) | — |
+//! | one exchange with the authorization server | 5 s; 1 MiB read at most | `fetch_timeout` | — |
+//! | accepted tokens kept | 10 000, each until its `exp` (an introspected one 60 s at most) | `token_cache`, `introspection_ttl` | — |
+//! | opaque tokens' refusals kept (a refused token is not asked about again meanwhile) | 10 000, each 5 s (60 s at most) | `refusal_cache`, `refusal_ttl` | — |
+//! | introspections in flight | one per token (its other requests wait for it); 64 in all, past which a request waits up to the fetch timeout, then gets 401 | — | — |
 //!
 //! ## How each end path reaches the registry
 //!

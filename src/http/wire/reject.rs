@@ -36,6 +36,12 @@ pub(crate) enum Reject {
     /// a valid access token without a required scope.
     #[cfg(feature = "oauth")]
     InsufficientScope(HeaderValue),
+    /// 503: the OAuth resource server cannot check an access token now:
+    /// its authorization server's keys are older than their maximum age
+    /// and could not be fetched again; `retry_after` (whole seconds): when
+    /// it may fetch them again.
+    #[cfg(feature = "oauth")]
+    AuthorizationUnavailable { retry_after: u64 },
     /// 400: a protocol version this endpoint does not serve (bounded
     /// copy), and whether it serves the modern one.
     UnsupportedVersion { requested: String, modern: bool },
@@ -193,6 +199,8 @@ impl Reject {
             | Reject::ShuttingDown
             | Reject::BusUnavailable(_)
             | Reject::StoreFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            #[cfg(feature = "oauth")]
+            Reject::AuthorizationUnavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Reject::HandlerFailed { .. } => StatusCode::INTERNAL_SERVER_ERROR,
             Reject::StreamConnected => StatusCode::CONFLICT,
             Reject::Answered(error) => modern_status(error),
@@ -207,6 +215,8 @@ impl Reject {
             Reject::OverShare { retry_after, .. } | Reject::StoreFull { retry_after, .. } => {
                 Some(*retry_after)
             }
+            #[cfg(feature = "oauth")]
+            Reject::AuthorizationUnavailable { retry_after } => Some(*retry_after),
             Reject::TooManyRequests
             | Reject::Overloaded
             | Reject::AtCapacity
@@ -233,6 +243,11 @@ impl Reject {
             Reject::Forbidden => server("forbidden"),
             #[cfg(feature = "oauth")]
             Reject::InsufficientScope(_) => server("the access token lacks a required scope"),
+            #[cfg(feature = "oauth")]
+            Reject::AuthorizationUnavailable { .. } => server(
+                "access tokens cannot be checked now: the authorization server's keys are out of \
+                 date and it does not answer; retry later",
+            ),
             Reject::UnsupportedVersion { requested, modern } => {
                 unsupported_version(requested, *modern)
             }
@@ -440,6 +455,13 @@ mod tests {
         let response = full.into_response(None, 3);
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(response.headers()[RETRY_AFTER], "7");
+        #[cfg(feature = "oauth")]
+        {
+            let unavailable = Reject::AuthorizationUnavailable { retry_after: 10 };
+            let response = unavailable.into_response(None, 3);
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(response.headers()[RETRY_AFTER], "10");
+        }
         let response = Reject::MethodNotAllowed("POST").into_response(None, 1);
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(response.headers()[ALLOW], "POST");

@@ -4,9 +4,11 @@
 use super::cache::TokenCache;
 use super::challenge::Challenges;
 use super::fetch::Fetcher;
+use super::flights::Flights;
 use super::introspect::{Credentials, Introspector};
 use super::jwks::{Jwks, Refresh, ASYMMETRIC};
 use super::metadata::{Document, Published};
+use super::refusals::Refusals;
 use super::stats::Counters;
 use super::urls::{check_endpoint, BaseUrl};
 use super::{Inner, ResourceServer};
@@ -18,10 +20,13 @@ use std::time::Duration;
 /// How far `exp` and `nbf` may be off (clock skew between this server and
 /// the authorization server) unless configured.
 pub(crate) const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
-/// How old the key set may grow before it is refreshed in the background
-/// unless configured.
+/// How long the key set is trusted after it was last fetched unless
+/// configured (it is refreshed in the background from half of it).
 pub(crate) const DEFAULT_KEYS_MAX_AGE: Duration = Duration::from_secs(300);
-/// The least time between two fetches of the key set unless configured.
+/// The longest `keys_max_age`.
+pub(crate) const MAX_KEYS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+/// The least time between two fetches of the key set (and between two
+/// discoveries of the metadata) unless configured.
 pub(crate) const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(10);
 /// How long one exchange with the authorization server may take unless
 /// configured.
@@ -31,6 +36,13 @@ pub(crate) const DEFAULT_TOKEN_CACHE: usize = 10_000;
 /// How long an introspected token is trusted before it is asked about
 /// again unless configured.
 pub(crate) const DEFAULT_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
+/// Opaque tokens whose refusal is kept unless configured.
+pub(crate) const DEFAULT_REFUSAL_CACHE: usize = 10_000;
+/// How long an opaque token's refusal is kept unless configured.
+pub(crate) const DEFAULT_REFUSAL_TTL: Duration = Duration::from_secs(5);
+/// The longest `refusal_ttl`: a refusal kept longer would outlast the
+/// time a token may need to become valid where it was issued.
+pub(crate) const MAX_REFUSAL_TTL: Duration = Duration::from_secs(60);
 /// The largest document (metadata, JWKS, introspection answer) read from
 /// the authorization server.
 const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
@@ -54,6 +66,13 @@ pub enum OAuthConfigError {
     /// The TLS client could not be set up (no root certificates for an
     /// https issuer, say).
     Tls(String),
+    /// A setting out of its range.
+    OutOfRange {
+        /// Which setting (its builder method).
+        setting: &'static str,
+        /// What it allows.
+        allowed: &'static str,
+    },
 }
 
 impl fmt::Display for OAuthConfigError {
@@ -66,6 +85,9 @@ impl fmt::Display for OAuthConfigError {
                 write!(f, "{scope:?} is not a scope token (RFC 6749 §3.3)")
             }
             OAuthConfigError::Tls(why) => write!(f, "the TLS client cannot be set up: {why}"),
+            OAuthConfigError::OutOfRange { setting, allowed } => {
+                write!(f, "{setting} is out of range: {allowed}")
+            }
         }
     }
 }
@@ -89,7 +111,10 @@ pub struct ResourceServerBuilder {
     min_interval: Duration,
     fetch_timeout: Duration,
     cache: usize,
+    refusal_cache: usize,
+    refusal_ttl: Duration,
     allow_http: bool,
+    at_jwt: bool,
     resource_name: Option<String>,
     resource_documentation: Option<String>,
 }
@@ -119,7 +144,10 @@ impl ResourceServer {
             min_interval: DEFAULT_MIN_REFRESH_INTERVAL,
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             cache: DEFAULT_TOKEN_CACHE,
+            refusal_cache: DEFAULT_REFUSAL_CACHE,
+            refusal_ttl: DEFAULT_REFUSAL_TTL,
             allow_http: false,
+            at_jwt: false,
             resource_name: None,
             resource_documentation: None,
         }
@@ -130,10 +158,13 @@ impl ResourceServerBuilder {
     /// How far `exp` and `nbf` may be off (clock skew between this server and
     /// the authorization server) unless configured.
     pub const DEFAULT_LEEWAY: Duration = DEFAULT_LEEWAY;
-    /// How old the key set may grow before it is refreshed in the background
-    /// unless configured.
+    /// How long the key set is trusted after it was last fetched unless
+    /// configured (it is refreshed in the background from half of it).
     pub const DEFAULT_KEYS_MAX_AGE: Duration = DEFAULT_KEYS_MAX_AGE;
-    /// The least time between two fetches of the key set unless configured.
+    /// The longest `keys_max_age`.
+    pub const MAX_KEYS_MAX_AGE: Duration = MAX_KEYS_MAX_AGE;
+    /// The least time between two fetches of the key set (and between two
+    /// discoveries of the metadata) unless configured.
     pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = DEFAULT_MIN_REFRESH_INTERVAL;
     /// How long one exchange with the authorization server may take unless
     /// configured.
@@ -143,6 +174,12 @@ impl ResourceServerBuilder {
     /// How long an introspected token is trusted before it is asked about
     /// again unless configured.
     pub const DEFAULT_INTROSPECTION_TTL: Duration = DEFAULT_INTROSPECTION_TTL;
+    /// Opaque tokens whose refusal is kept unless configured.
+    pub const DEFAULT_REFUSAL_CACHE: usize = DEFAULT_REFUSAL_CACHE;
+    /// How long an opaque token's refusal is kept unless configured.
+    pub const DEFAULT_REFUSAL_TTL: Duration = DEFAULT_REFUSAL_TTL;
+    /// The longest `refusal_ttl`.
+    pub const MAX_REFUSAL_TTL: Duration = MAX_REFUSAL_TTL;
 }
 
 impl ResourceServerBuilder {
@@ -163,9 +200,18 @@ impl ResourceServerBuilder {
     }
 
     /// Also accepts tokens whose `aud` names `audience` (an authorization
-    /// server that cannot put the resource's URL there, an Auth0 API
-    /// identifier or Keycloak client id chosen before). The resource's own
+    /// server that cannot put the resource's URL there: an Auth0 API
+    /// identifier, an Entra ID App ID URI chosen before). The resource's own
     /// URL is always accepted.
+    ///
+    /// Not an OAuth client's id: the authorization server puts that in
+    /// the `aud` of the ID tokens it issues to the client. ID tokens are
+    /// refused by their claims (`nonce`, `at_hash`, `c_hash`), but an
+    /// audience that other tokens of the issuer also carry lets those in
+    /// unless a scope only access tokens for this resource grant is
+    /// required ([`required_scope`](Self::required_scope)), or
+    /// [`require_at_jwt`](Self::require_at_jwt) is on; `build` warns of an
+    /// extra audience without a required scope.
     pub fn audience(mut self, audience: impl Into<String>) -> Self {
         self.audiences.push(audience.into());
         self
@@ -213,17 +259,26 @@ impl ResourceServerBuilder {
         self
     }
 
-    /// How old the key set may grow before it is fetched again in the
-    /// background (default [`ResourceServerBuilder::DEFAULT_KEYS_MAX_AGE`]): a key the
+    /// How long the key set is trusted after it was last fetched (default
+    /// [`ResourceServerBuilder::DEFAULT_KEYS_MAX_AGE`]): a key the
     /// authorization server withdrew is trusted for at most this long.
+    /// The set is fetched again in the background once it is half this
+    /// old; if the authorization server does not give it until it is this
+    /// old, every JWT gets 503 (with a `Retry-After`) until it does. So an
+    /// outage of the authorization server costs nothing for between half
+    /// of it and all of it. From [`min_refresh_interval`](Self::min_refresh_interval)
+    /// (not zero) to [`ResourceServerBuilder::MAX_KEYS_MAX_AGE`].
     pub fn keys_max_age(mut self, age: Duration) -> Self {
         self.max_age = age;
         self
     }
 
-    /// The least time between two fetches of the key set (default
-    /// [`ResourceServerBuilder::DEFAULT_MIN_REFRESH_INTERVAL`]): tokens naming keys nobody knows
-    /// cost the authorization server at most one fetch per interval.
+    /// The least time between two fetches of the key set, and between two
+    /// discoveries of the authorization server's metadata (default
+    /// [`ResourceServerBuilder::DEFAULT_MIN_REFRESH_INTERVAL`]): tokens naming keys nobody knows,
+    /// or opaque tokens while the metadata cannot be read, cost the
+    /// authorization server at most one fetch (or discovery) per interval.
+    /// At most [`keys_max_age`](Self::keys_max_age).
     pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
         self.min_interval = interval;
         self
@@ -244,11 +299,43 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// Opaque tokens whose refusal by the introspection endpoint is kept
+    /// (default [`ResourceServerBuilder::DEFAULT_REFUSAL_CACHE`]; 0: none,
+    /// every request with a refused token asks again).
+    pub fn refusal_cache(mut self, tokens: usize) -> Self {
+        self.refusal_cache = tokens;
+        self
+    }
+
+    /// How long an opaque token's refusal is kept (default
+    /// [`ResourceServerBuilder::DEFAULT_REFUSAL_TTL`]): the same token is
+    /// refused without asking the introspection endpoint for this long,
+    /// so a flood of one inactive token costs one introspection per TTL,
+    /// and a token that becomes valid meanwhile (an authorization server
+    /// whose replicas had not all seen it) waits this long at most. Not
+    /// zero; at most [`ResourceServerBuilder::MAX_REFUSAL_TTL`].
+    pub fn refusal_ttl(mut self, ttl: Duration) -> Self {
+        self.refusal_ttl = ttl;
+        self
+    }
+
     /// Allows plain-http URLs for the authorization server on hosts that
     /// are not loopback (off by default: keys fetched in the clear can be
     /// swapped by anyone on the path; loopback hosts are allowed always).
     pub fn allow_http(mut self, allow: bool) -> Self {
         self.allow_http = allow;
+        self
+    }
+
+    /// Requires a JWT's header to say it is an access token, `typ:
+    /// at+jwt` (or `application/at+jwt`), as RFC 9068 §4 asks of a
+    /// resource server; any other `typ`, or none, gets 401 `invalid_token`.
+    /// Off by default: many authorization servers still issue access
+    /// tokens typed `JWT` (Keycloak unless a client is set to `at+jwt`,
+    /// Auth0's default token profile, Entra ID); turn it on where the
+    /// authorization server types them (Auth0's RFC 9068 profile, say).
+    pub fn require_at_jwt(mut self, require: bool) -> Self {
+        self.at_jwt = require;
         self
     }
 
@@ -268,6 +355,7 @@ impl ResourceServerBuilder {
     /// fetched yet: the keys are fetched with the first token (or by
     /// [`ResourceServer::refresh`]).
     pub fn build(self) -> Result<ResourceServer, OAuthConfigError> {
+        self.check_ranges()?;
         let resource_url = BaseUrl::parse("resource", &self.resource)?;
         let issuer_url = BaseUrl::parse("issuer", &self.issuer)?;
         let insecure = |url: &BaseUrl| !url.is_https() && !url.is_loopback() && !self.allow_http;
@@ -306,6 +394,14 @@ impl ResourceServerBuilder {
         let resource = resource_url.canonical();
         let mut audiences = vec![resource.clone()];
         audiences.extend(self.audiences.iter().cloned());
+        if !self.audiences.is_empty() && self.required.is_empty() {
+            tracing::warn!(
+                audiences = ?self.audiences,
+                "tokens for an extra audience are accepted and no scope is required: any token \
+                 of the issuer for that audience passes (an ID token, if it is a client id); \
+                 require a scope only access tokens for this resource grant"
+            );
+        }
 
         let fetcher = Fetcher::new(
             self.fetch_timeout,
@@ -365,13 +461,38 @@ impl ResourceServerBuilder {
                 published,
                 jwks: Arc::new(jwks),
                 cache: TokenCache::new(self.cache),
+                refusals: Refusals::new(self.refusal_cache, self.refusal_ttl),
+                flights: Flights::default(),
                 introspector,
                 introspection_endpoint: self.introspection_endpoint,
                 introspection_ttl: self.introspection_ttl.as_secs(),
                 leeway: self.leeway.as_secs(),
+                at_jwt: self.at_jwt,
+                retry_after: self.min_interval.as_secs().max(1),
                 fetcher,
                 stats,
             }),
         })
+    }
+}
+
+impl ResourceServerBuilder {
+    /// The durations' ranges: those that bound how long something is
+    /// trusted, or how often the authorization server is asked.
+    fn check_ranges(&self) -> Result<(), OAuthConfigError> {
+        let out = |setting, allowed| Err(OAuthConfigError::OutOfRange { setting, allowed });
+        if self.max_age.is_zero() || self.max_age > MAX_KEYS_MAX_AGE {
+            return out("keys_max_age", "more than zero, at most a day");
+        }
+        if self.min_interval > self.max_age {
+            return out(
+                "min_refresh_interval",
+                "at most keys_max_age (the keys must be fetched again before they are too old)",
+            );
+        }
+        if self.refusal_ttl.is_zero() || self.refusal_ttl > MAX_REFUSAL_TTL {
+            return out("refusal_ttl", "more than zero, at most 60 s");
+        }
+        Ok(())
     }
 }

@@ -9,7 +9,8 @@
 //!   `exp` has not passed (no leeway: past it the token is verified again,
 //!   and refused), and, for a JWT, only under the key set it was verified
 //!   with (a refresh that changes the keys makes every JWT entry stale, so
-//!   a key that is gone stops counting at once). An introspected token's
+//!   a key that is gone stops counting at once), and only while that set is
+//!   trusted (younger than `keys_max_age`). An introspected token's
 //!   entry also ends after the introspection TTL, so a revocation is seen
 //!   within it.
 //! * Bounded: at most `capacity` entries over all shards; a full shard
@@ -59,14 +60,16 @@ impl TokenCache {
     }
 
     /// The grant of a token accepted before, if its entry is still good at
-    /// `now` (unix seconds) under key set `epoch`.
-    pub(crate) fn get(&self, digest: &Digest, now: u64, epoch: u64) -> Option<Grant> {
+    /// `now` (unix seconds) under key set `epoch` (`None`: the keys are not
+    /// trusted, so no JWT's entry is good; an introspected token's still
+    /// is).
+    pub(crate) fn get(&self, digest: &Digest, now: u64, epoch: Option<u64>) -> Option<Grant> {
         if self.per_shard == 0 {
             return None;
         }
         let shard = self.shard(digest).lock().unwrap_or_else(|e| e.into_inner());
         let entry = shard.get(digest)?;
-        let current = entry.epoch.is_none_or(|at| at == epoch);
+        let current = entry.epoch.is_none_or(|at| Some(at) == epoch);
         (now < entry.until && current).then(|| entry.grant.clone())
     }
 
@@ -135,18 +138,26 @@ mod tests {
         let cache = TokenCache::new(64);
         let d = digest("token");
         cache.put(d, &grant(100), u64::MAX, Some(1), 10);
-        assert!(cache.get(&d, 99, 1).is_some());
-        assert!(cache.get(&d, 100, 1).is_none(), "not at exp");
-        assert!(cache.get(&d, 50, 2).is_none(), "not under another key set");
-        assert!(cache.get(&digest("other"), 50, 1).is_none());
+        assert!(cache.get(&d, 99, Some(1)).is_some());
+        assert!(cache.get(&d, 100, Some(1)).is_none(), "not at exp");
+        assert!(
+            cache.get(&d, 50, Some(2)).is_none(),
+            "not under another key set"
+        );
+        assert!(
+            cache.get(&d, 50, None).is_none(),
+            "not under untrusted keys"
+        );
+        assert!(cache.get(&digest("other"), 50, Some(1)).is_none());
         // An introspected token: until its TTL, whatever the keys.
         cache.put(d, &grant(100), 40, None, 10);
-        assert!(cache.get(&d, 39, 7).is_some());
-        assert!(cache.get(&d, 40, 7).is_none());
+        assert!(cache.get(&d, 39, Some(7)).is_some());
+        assert!(cache.get(&d, 39, None).is_some());
+        assert!(cache.get(&d, 40, Some(7)).is_none());
         // Nothing kept that is already over.
         let late = digest("late");
         cache.put(late, &grant(5), u64::MAX, Some(1), 10);
-        assert!(cache.get(&late, 4, 1).is_none());
+        assert!(cache.get(&late, 4, Some(1)).is_none());
     }
 
     #[test]
@@ -158,6 +169,6 @@ mod tests {
         assert!(cache.len() <= 32, "{}", cache.len());
         let off = TokenCache::new(0);
         off.put(digest("x"), &grant(100), 100, Some(0), 1);
-        assert!(off.get(&digest("x"), 2, 0).is_none());
+        assert!(off.get(&digest("x"), 2, Some(0)).is_none());
     }
 }

@@ -6,7 +6,8 @@
 //! audience checked), name the issuer in `iss` when it names one, carry a
 //! `sub`, and be within `exp`/`nbf` (with the leeway). The result is
 //! cached (`cache.rs`) for at most the introspection TTL, so a revoked
-//! token stops working within it.
+//! token stops working within it; a refusal, for the refusal TTL
+//! (`refusals.rs`). A failure to ask is neither.
 //!
 //! Introspections in flight are bounded: past the bound a request waits
 //! for a place, up to the fetch timeout, then gets 401.
@@ -84,6 +85,17 @@ impl Audience {
     }
 }
 
+/// What the endpoint said of a token.
+pub(crate) enum Verdict {
+    /// Active, for this resource: what it grants.
+    Active(Grant),
+    /// Inactive, or not one this resource accepts.
+    Refused,
+    /// No answer (no place in time, the endpoint down or answering
+    /// nonsense): it may be good.
+    Unknown,
+}
+
 /// The introspection client.
 pub(crate) struct Introspector {
     credentials: Credentials,
@@ -100,8 +112,7 @@ impl Introspector {
         }
     }
 
-    /// The grant of an opaque token, or `None` if it is not one this
-    /// resource accepts (or the endpoint could not say).
+    /// What the endpoint says of an opaque token.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn introspect(
         &self,
@@ -112,11 +123,10 @@ impl Introspector {
         audience: &[String],
         leeway: u64,
         now: u64,
-    ) -> Option<Grant> {
-        let _place = tokio::time::timeout(self.wait, self.places.acquire())
-            .await
-            .ok()?
-            .ok()?;
+    ) -> Verdict {
+        let Ok(Ok(_place)) = tokio::time::timeout(self.wait, self.places.acquire()).await else {
+            return Verdict::Unknown;
+        };
         let form = format!("token={}&token_type_hint=access_token", form_encode(token));
         let answer: Answer = match fetcher
             .post_form(endpoint, form, Some(&self.credentials.basic))
@@ -125,10 +135,13 @@ impl Introspector {
             Ok(answer) => answer,
             Err(error) => {
                 tracing::warn!(%error, endpoint, "token introspection failed");
-                return None;
+                return Verdict::Unknown;
             }
         };
-        accept(answer, issuer, audience, leeway, now)
+        match accept(answer, issuer, audience, leeway, now) {
+            Some(grant) => Verdict::Active(grant),
+            None => Verdict::Refused,
+        }
     }
 }
 

@@ -6,16 +6,25 @@
 //!   ([`ArcSwap`]) and a map lookup: a known key's request never waits,
 //!   fetches or locks.
 //! * **Refreshing** happens when a token names a key the set does not have
-//!   (its request waits for that one refresh), and in the background when
-//!   the set is older than its maximum age (no request waits). Either way
-//!   at most one refresh runs at a time, and a refresh starts at most once
+//!   (its request waits for that one refresh), and in the background once
+//!   the set is half its maximum age (no request waits). Either way at
+//!   most one refresh runs at a time, and a refresh starts at most once
 //!   per `min_interval`, however many unknown keys arrive (a flood of
 //!   made-up `kid`s costs the authorization server one fetch per interval,
-//!   and its senders 401s).
-//! * **Failing** keeps what was known: a set that cannot be fetched or
-//!   read leaves the current one in force, so an authorization server that
-//!   is down costs nothing to tokens of known keys. A set that is read is
-//!   authoritative: a key it no longer lists is gone.
+//!   and its senders 401s): `paced.rs`. **Discovery** (the metadata, read
+//!   once for the `jwks_uri` and the introspection endpoint) is under a
+//!   bound of its own of the same interval, so requests that need the
+//!   endpoints while the metadata is down cost it one discovery per
+//!   interval, not one each.
+//! * **Failing** keeps what was known, for a while: a set that cannot be
+//!   fetched or read leaves the current one in force until it is
+//!   `max_age` old (since it was last fetched), so an authorization server
+//!   that is down for less than half that costs nothing to tokens of known
+//!   keys. Past `max_age` the set is no longer trusted (a key the server
+//!   withdrew meanwhile would still be in it): every JWT is refused as
+//!   unverifiable (the resource server answers 503) until a refresh
+//!   succeeds. A set that is read is authoritative: a key it no longer
+//!   lists is gone.
 //!
 //! Only asymmetric keys are kept, each with the algorithms it may verify:
 //! its JWK's `alg` if it names one, else those of its type and curve (RSA:
@@ -24,8 +33,9 @@
 //! that do not parse are skipped.
 
 use super::fetch::{FetchError, Fetcher};
+use super::paced::Paced;
 use super::urls::{check_endpoint, BaseUrl};
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, Guard};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -34,6 +44,15 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The keys in force, as a request sees them.
+pub(crate) struct Current {
+    /// The set: a guard, not a clone (no shared count is written).
+    pub(crate) set: Guard<Arc<KeySet>>,
+    /// Whether it may be trusted: fetched less than `max_age` ago (or
+    /// never fetched, and empty).
+    pub(crate) trusted: bool,
+}
 
 /// One verification key.
 pub(crate) struct Key {
@@ -93,7 +112,8 @@ impl KeySet {
 /// Why a refresh did not bring a new key set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefreshError {
-    /// A refresh ran less than the minimum interval ago (see
+    /// A refresh (or, the endpoints not known yet, a discovery of the
+    /// metadata) started less than the minimum interval ago (see
     /// [`ResourceServerBuilder::min_refresh_interval`](super::ResourceServerBuilder::min_refresh_interval)).
     TooSoon,
     /// No metadata document of the issuer was found at any of its
@@ -117,7 +137,9 @@ pub enum RefreshError {
 impl fmt::Display for RefreshError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RefreshError::TooSoon => f.write_str("the keys were refreshed moments ago"),
+            RefreshError::TooSoon => {
+                f.write_str("the authorization server was asked moments ago; not again yet")
+            }
             RefreshError::NoMetadata { tried } => {
                 f.write_str("no authorization server metadata for the issuer")?;
                 for (url, answer) in tried {
@@ -160,9 +182,10 @@ struct RawSet {
 /// The refresh policy.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Refresh {
-    /// A set older than this is refreshed in the background.
+    /// A set older than this (since it was last fetched) is not trusted;
+    /// one older than half of it is refreshed in the background.
     pub(crate) max_age: Duration,
-    /// Refreshes start at most this often.
+    /// Refreshes start at most this often; so do discoveries.
     pub(crate) min_interval: Duration,
 }
 
@@ -180,11 +203,12 @@ pub(crate) struct Jwks {
     /// The claim checks every key's validation starts from.
     template: Validation,
     allowed: Vec<Algorithm>,
-    policy: Refresh,
-    /// One refresh at a time.
-    refreshing: tokio::sync::Mutex<()>,
-    /// When the last refresh started (the rate bound).
-    last_attempt: Mutex<Option<coarsetime::Instant>>,
+    /// How long a set is trusted.
+    max_age: coarsetime::Duration,
+    /// One refresh at a time, one start per interval.
+    refreshes: Paced,
+    /// One discovery at a time, one start per interval.
+    discoveries: Paced,
     /// A background refresh is spawned or running.
     background: AtomicBool,
     pub(crate) stats: Arc<super::stats::Counters>,
@@ -213,39 +237,49 @@ impl Jwks {
             endpoints: Mutex::new(None),
             template,
             allowed,
-            policy,
-            refreshing: tokio::sync::Mutex::new(()),
-            last_attempt: Mutex::new(None),
+            max_age: policy.max_age.into(),
+            refreshes: Paced::new(policy.min_interval),
+            discoveries: Paced::new(policy.min_interval),
             background: AtomicBool::new(false),
             stats,
         }
     }
 
-    /// The keys in force: a guard, not a clone (no shared count is
-    /// written). Starts a background refresh when they are older than
-    /// their maximum age.
-    pub(crate) fn current(self: &Arc<Self>) -> arc_swap::Guard<Arc<KeySet>> {
+    /// The keys in force, and whether they may be trusted. Starts a
+    /// background refresh once they are half their maximum age.
+    pub(crate) fn current(self: &Arc<Self>) -> Current {
         let set = self.set.load();
-        if set
-            .fetched_at
-            .is_some_and(|at| at.elapsed() > self.policy.max_age.into())
-        {
+        let age = set.fetched_at.map(|at| at.elapsed());
+        if age.is_some_and(|age| age > self.max_age / 2) {
             self.refresh_in_background();
         }
-        set
+        Current {
+            set,
+            trusted: age.is_none_or(|age| age <= self.max_age),
+        }
     }
 
-    /// How many keys are in force.
+    /// How many keys are in force: none once the set is past its maximum
+    /// age.
     pub(crate) fn current_len(&self) -> usize {
-        self.set.load().len()
+        let set = self.set.load();
+        match set.fetched_at {
+            Some(at) if at.elapsed() > self.max_age => 0,
+            _ => set.len(),
+        }
     }
 
-    /// Spawns one refresh, unless one is spawned already or there is no
-    /// runtime to spawn it on.
+    /// Spawns one refresh, unless one is spawned already, the rate bound
+    /// would refuse it, or there is no runtime to spawn it on.
     fn refresh_in_background(self: &Arc<Self>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        // Acquire: pairs with the task's Release store below (a cheap look
+        // before the rate bound's lock; the swap decides).
+        if self.background.load(Ordering::Acquire) || !self.refreshes.may_start() {
+            return;
+        }
         // Acquire/Release: the flag hands the store over to the task; one
         // task at a time.
         if self.background.swap(true, Ordering::AcqRel) {
@@ -255,7 +289,7 @@ impl Jwks {
         runtime.spawn(async move {
             if let Err(error) = jwks.refresh().await {
                 if error != RefreshError::TooSoon {
-                    tracing::warn!(%error, "refreshing the authorization server's keys failed; the known ones stay in force");
+                    tracing::warn!(%error, "refreshing the authorization server's keys failed; the known ones stay in force until they are keys_max_age old");
                 }
             }
             jwks.background.store(false, Ordering::Release);
@@ -267,24 +301,16 @@ impl Jwks {
     /// first (it may bring the key the caller looks for). Returns how many
     /// keys are in force after it.
     pub(crate) async fn refresh(&self) -> Result<usize, RefreshError> {
-        let _one = self.refreshing.lock().await;
-        if !self.may_start() {
+        let turn = self.refreshes.turn().await;
+        if !turn.start() {
             return Err(RefreshError::TooSoon);
         }
-        *self.last_attempt.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(coarsetime::Instant::now());
         let outcome = self.fetch_and_swap().await;
         match &outcome {
             Ok(_) => self.stats.refreshed(),
             Err(_) => self.stats.refresh_failed(),
         }
         outcome
-    }
-
-    /// Whether the rate bound lets a refresh start now.
-    fn may_start(&self) -> bool {
-        let last = *self.last_attempt.lock().unwrap_or_else(|e| e.into_inner());
-        last.is_none_or(|at| at.elapsed() >= self.policy.min_interval.into())
     }
 
     async fn fetch_and_swap(&self) -> Result<usize, RefreshError> {
@@ -325,19 +351,40 @@ impl Jwks {
         Ok(count)
     }
 
-    /// The endpoints the issuer's metadata names: found before, or now.
+    /// The endpoints the issuer's metadata names: found before, or now. A
+    /// discovery in progress is waited for; a new one starts only when the
+    /// last started at least the minimum interval ago
+    /// ([`RefreshError::TooSoon`] otherwise).
     pub(crate) async fn endpoints(&self) -> Result<Endpoints, RefreshError> {
-        if let Some(known) = self
-            .endpoints
+        if let Some(known) = self.known_endpoints() {
+            return Ok(known);
+        }
+        let turn = self.discoveries.turn().await;
+        // The discovery waited for may have found them.
+        if let Some(known) = self.known_endpoints() {
+            return Ok(known);
+        }
+        if !turn.start() {
+            return Err(RefreshError::TooSoon);
+        }
+        match self.discover().await {
+            Ok(found) => {
+                self.stats.discovered();
+                *self.endpoints.lock().unwrap_or_else(|e| e.into_inner()) = Some(found.clone());
+                Ok(found)
+            }
+            Err(error) => {
+                self.stats.discovery_failed();
+                Err(error)
+            }
+        }
+    }
+
+    fn known_endpoints(&self) -> Option<Endpoints> {
+        self.endpoints
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-        {
-            return Ok(known);
-        }
-        let found = self.discover().await?;
-        *self.endpoints.lock().unwrap_or_else(|e| e.into_inner()) = Some(found.clone());
-        Ok(found)
     }
 
     /// Reads the issuer's metadata from the first well-known URL that has

@@ -20,17 +20,29 @@
 //!   unknown key, at most once per interval, and in the background when
 //!   old; a known key's token is verified without I/O, lock or wait):
 //!   asymmetric algorithms only, `iss` the issuer, `aud` the resource (RFC
-//!   8707), `exp`/`nbf` with a small leeway (`verify.rs`). **Opaque
+//!   8707), `exp`/`nbf` with a small leeway; an ID token (`nonce`,
+//!   `at_hash` or `c_hash` among its claims) is not an access token, and
+//!   RFC 9068's `typ: at+jwt` may be required (`verify.rs`). **Opaque
 //!   tokens** are introspected (RFC 7662) when the server has credentials
-//!   for it (`introspect.rs`). Accepted tokens are cached until their
-//!   `exp` at most (`cache.rs`).
+//!   for it (`introspect.rs`; requests with one token share one
+//!   introspection in flight, `flights.rs`). Accepted tokens are cached
+//!   until their `exp` at most (`cache.rs`); opaque tokens the
+//!   authorization server refused, for a few seconds (`refusals.rs`).
 //! * The request's **principal** is the token's issuer and subject,
 //!   `ISSUER#SUBJECT` (see [`Principal`]): sessions, tasks, handles,
 //!   single-use states, listen streams and per-principal shares are bound
 //!   to it as to any principal. Its **scopes** are in the request's
 //!   extensions, read with [`Context::scopes`](crate::http::Context::scopes).
 //! * An **authorization server that is down** costs the tokens of known
-//!   keys nothing; a token of an unknown key gets 401, never a 500.
+//!   keys nothing while the keys are younger than `keys_max_age` (they are
+//!   refreshed in the background from half of it); past it, every JWT
+//!   gets 503 with `Retry-After` until a refresh succeeds, so a key
+//!   withdrawn meanwhile is not trusted longer. A token of an unknown key
+//!   gets 401, never a 500. What the server asks of it is bounded however
+//!   many requests need it: one key refresh and one discovery of its
+//!   metadata per `min_refresh_interval` (`paced.rs`), one introspection
+//!   per token in flight, and none for a token it refused within
+//!   `refusal_ttl`.
 //!
 //! ```no_run
 //! use sessionreg::http::oauth::ResourceServer;
@@ -62,9 +74,12 @@ mod builder;
 mod cache;
 mod challenge;
 mod fetch;
+mod flights;
 mod introspect;
 mod jwks;
 mod metadata;
+mod paced;
+mod refusals;
 mod stats;
 mod urls;
 mod verify;
@@ -82,12 +97,14 @@ use crate::http::wire::reject::Reject;
 use cache::TokenCache;
 use challenge::Challenges;
 use fetch::Fetcher;
+use flights::Flights;
 use http::header::AUTHORIZATION;
 use http::request::Parts;
 use http::{Method, Response};
-use introspect::Introspector;
+use introspect::{Introspector, Verdict};
 use jwks::Jwks;
 use metadata::Published;
+use refusals::Refusals;
 use std::fmt;
 use std::sync::Arc;
 use verify::Invalid;
@@ -114,12 +131,21 @@ struct Inner {
     published: Published,
     jwks: Arc<Jwks>,
     cache: TokenCache,
+    /// Opaque tokens refused moments ago.
+    refusals: Refusals,
+    /// Introspections in flight, by token.
+    flights: Flights<Option<Grant>>,
     introspector: Option<Introspector>,
     introspection_endpoint: Option<String>,
     /// Seconds an introspected token is trusted.
     introspection_ttl: u64,
     /// Seconds `exp`/`nbf` may be off.
     leeway: u64,
+    /// A JWT's `typ` must be `at+jwt` (RFC 9068).
+    at_jwt: bool,
+    /// The `Retry-After` (seconds) of a token that cannot be checked now:
+    /// when the keys may be fetched again.
+    retry_after: u64,
     fetcher: Fetcher,
     stats: Arc<stats::Counters>,
 }
@@ -139,8 +165,20 @@ enum Slow<'a> {
     /// A JWT whose `kid` no key in force has: refresh the keys, then
     /// verify again.
     UnknownKey(&'a str),
+    /// A JWT, and keys past their maximum age: refresh them, then verify
+    /// (or, still past it, refuse as unverifiable).
+    StaleKeys(&'a str),
     /// An opaque token: introspect it.
     Opaque(&'a str),
+}
+
+/// Why a token was not accepted.
+enum Refusal {
+    /// 401 `invalid_token`.
+    Invalid,
+    /// 503: it cannot be checked now (the keys are past their maximum age
+    /// and the authorization server does not give them again).
+    Unavailable,
 }
 
 impl ResourceServer {
@@ -187,9 +225,10 @@ impl ResourceServer {
 
     /// Fetches the authorization server's keys now (its metadata first,
     /// the first time), as the first token would: e.g. at start, to find
-    /// a misconfiguration before a client does. Refused when a fetch
-    /// started less than the minimum refresh interval ago. Returns how many
-    /// keys are in force.
+    /// a misconfiguration before a client does. Refused
+    /// ([`RefreshError::TooSoon`]) when a fetch (or a discovery) started
+    /// less than the minimum refresh interval ago. Returns how many keys
+    /// are in force.
     pub async fn refresh(&self) -> Result<usize, RefreshError> {
         self.inner.jwks.refresh().await
     }
@@ -234,18 +273,27 @@ impl ResourceServer {
         };
         let now = unix_now();
         let digest = cache::digest(token);
-        let grant = match self.settle(token, &digest, now) {
-            Ok(grant) => Some(grant),
+        let settled = match self.settle(token, &digest, now) {
+            Ok(grant) => Ok(grant),
             Err(Some(slow)) => {
                 // Boxed: the manager's routing future stays small for the
                 // requests that never get here (all but a few).
                 Box::pin(self.settle_slowly(slow, &digest, now)).await
             }
-            Err(None) => None,
+            Err(None) => Err(Refusal::Invalid),
         };
-        let Some(grant) = grant else {
-            inner.stats.invalid();
-            return Err(Reject::Unauthorized(inner.challenges.invalid.clone()));
+        let grant = match settled {
+            Ok(grant) => grant,
+            Err(Refusal::Invalid) => {
+                inner.stats.invalid();
+                return Err(Reject::Unauthorized(inner.challenges.invalid.clone()));
+            }
+            Err(Refusal::Unavailable) => {
+                inner.stats.unavailable();
+                return Err(Reject::AuthorizationUnavailable {
+                    retry_after: inner.retry_after,
+                });
+            }
         };
         if !grant
             .scopes
@@ -264,8 +312,9 @@ impl ResourceServer {
         Ok(())
     }
 
-    /// What can be decided without I/O: a cached token, a JWT of a known
-    /// key. `Err(Some(..))`: it needs I/O; `Err(None)`: refused.
+    /// What can be decided without I/O: a cached token, an opaque token
+    /// refused moments ago, a JWT of a known key. `Err(Some(..))`: it needs
+    /// I/O; `Err(None)`: refused.
     fn settle<'t>(
         &self,
         token: &'t str,
@@ -274,89 +323,144 @@ impl ResourceServer {
     ) -> Result<Grant, Option<Slow<'t>>> {
         let inner = &*self.inner;
         let keys = inner.jwks.current();
-        if let Some(grant) = inner.cache.get(digest, now, keys.epoch) {
+        let epoch = keys.trusted.then_some(keys.set.epoch);
+        if let Some(grant) = inner.cache.get(digest, now, epoch) {
             inner.stats.accepted(true);
             return Ok(grant);
         }
         if !is_jwt(token) {
             return match inner.introspector {
+                Some(_) if inner.refusals.holds(digest, coarsetime::Instant::now()) => {
+                    inner.stats.refusal_cached();
+                    Err(None)
+                }
                 Some(_) => Err(Some(Slow::Opaque(token))),
                 None => Err(None),
             };
         }
-        match verify::verify(&keys, token, &inner.issuer) {
+        if !keys.trusted {
+            return Err(Some(Slow::StaleKeys(token)));
+        }
+        match verify::verify(&keys.set, token, &inner.issuer, inner.at_jwt) {
             Ok(grant) => {
                 inner
                     .cache
-                    .put(*digest, &grant, u64::MAX, Some(keys.epoch), now);
+                    .put(*digest, &grant, u64::MAX, Some(keys.set.epoch), now);
                 inner.stats.accepted(false);
                 Ok(grant)
             }
             Err(Invalid::UnknownKey) => Err(Some(Slow::UnknownKey(token))),
             Err(why) => {
-                tracing::debug!(?why, "access token refused");
+                inner.refused(why);
                 Err(None)
             }
         }
     }
 
-    /// What needs I/O: the keys refreshed for an unknown `kid` (once per
-    /// interval at most, whoever asks), or an introspection.
+    /// What needs I/O: the keys refreshed for an unknown `kid` or because
+    /// they are past their age (once per interval at most, whoever asks),
+    /// or an introspection (one per token in flight).
     async fn settle_slowly(
         &self,
         slow: Slow<'_>,
         digest: &cache::Digest,
         now: u64,
-    ) -> Option<Grant> {
+    ) -> Result<Grant, Refusal> {
         let inner = &*self.inner;
         match slow {
-            Slow::UnknownKey(token) => {
+            Slow::UnknownKey(token) | Slow::StaleKeys(token) => {
                 match inner.jwks.refresh().await {
                     Ok(_) | Err(RefreshError::TooSoon) => {}
                     Err(error) => tracing::warn!(
                         %error,
-                        "refreshing the authorization server's keys failed; the known ones stay in force"
+                        "refreshing the authorization server's keys failed; the known ones stay in force until they are keys_max_age old"
                     ),
                 }
                 let keys = inner.jwks.current();
-                match verify::verify(&keys, token, &inner.issuer) {
+                if !keys.trusted {
+                    return Err(Refusal::Unavailable);
+                }
+                match verify::verify(&keys.set, token, &inner.issuer, inner.at_jwt) {
                     Ok(grant) => {
                         inner
                             .cache
-                            .put(*digest, &grant, u64::MAX, Some(keys.epoch), now);
+                            .put(*digest, &grant, u64::MAX, Some(keys.set.epoch), now);
                         inner.stats.accepted(false);
-                        Some(grant)
+                        Ok(grant)
                     }
                     Err(why) => {
-                        tracing::debug!(?why, "access token refused after a key refresh");
-                        None
+                        inner.refused(why);
+                        Err(Refusal::Invalid)
                     }
                 }
             }
             Slow::Opaque(token) => {
-                let introspector = inner.introspector.as_ref()?;
-                let endpoint = match &inner.introspection_endpoint {
-                    Some(endpoint) => endpoint.clone(),
-                    None => match inner.jwks.endpoints().await {
-                        Ok(endpoints) => endpoints.introspection?,
-                        Err(error) => {
-                            tracing::warn!(%error, "no introspection endpoint");
-                            return None;
-                        }
-                    },
+                let Some(introspector) = &inner.introspector else {
+                    return Err(Refusal::Invalid);
                 };
-                inner.stats.introspected();
-                let grant = introspector
-                    .introspect(
-                        &inner.fetcher,
-                        &endpoint,
-                        token,
-                        &inner.issuer,
-                        &inner.audiences,
-                        inner.leeway,
-                        now,
-                    )
-                    .await?;
+                let (answer, asked) = inner
+                    .flights
+                    .join(*digest, || {
+                        self.introspect(introspector, token, digest, now)
+                    })
+                    .await;
+                if !asked {
+                    // Answered by another request's introspection.
+                    match answer {
+                        Some(_) => inner.stats.accepted(true),
+                        None => inner.stats.refusal_cached(),
+                    }
+                }
+                answer.ok_or(Refusal::Invalid)
+            }
+        }
+    }
+
+    /// Asks about an opaque token (unless a flight that just landed left
+    /// its answer in the caches), and keeps the answer: a grant until the
+    /// introspection TTL, a refusal until the refusal TTL.
+    async fn introspect(
+        &self,
+        introspector: &Introspector,
+        token: &str,
+        digest: &cache::Digest,
+        now: u64,
+    ) -> Option<Grant> {
+        let inner = &*self.inner;
+        if inner.refusals.holds(digest, coarsetime::Instant::now()) {
+            inner.stats.refusal_cached();
+            return None;
+        }
+        if let Some(grant) = inner.cache.get(digest, now, None) {
+            inner.stats.accepted(true);
+            return Some(grant);
+        }
+        let endpoint = match &inner.introspection_endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => match inner.jwks.endpoints().await {
+                Ok(endpoints) => endpoints.introspection?,
+                // Another request's discovery failed moments ago.
+                Err(RefreshError::TooSoon) => return None,
+                Err(error) => {
+                    tracing::warn!(%error, "no introspection endpoint");
+                    return None;
+                }
+            },
+        };
+        inner.stats.introspected();
+        let verdict = introspector
+            .introspect(
+                &inner.fetcher,
+                &endpoint,
+                token,
+                &inner.issuer,
+                &inner.audiences,
+                inner.leeway,
+                now,
+            )
+            .await;
+        match verdict {
+            Verdict::Active(grant) => {
                 inner.cache.put(
                     *digest,
                     &grant,
@@ -367,6 +471,24 @@ impl ResourceServer {
                 inner.stats.accepted(false);
                 Some(grant)
             }
+            Verdict::Refused => {
+                inner.refusals.put(*digest, coarsetime::Instant::now());
+                None
+            }
+            Verdict::Unknown => None,
+        }
+    }
+}
+
+impl Inner {
+    /// A JWT refused: logged (no token in it) and counted by cause where
+    /// the stats tell the cause apart.
+    fn refused(&self, why: Invalid) {
+        tracing::debug!(?why, "access token refused");
+        match why {
+            Invalid::IdToken => self.stats.id_token(),
+            Invalid::TokenType => self.stats.wrong_type(),
+            _ => {}
         }
     }
 }

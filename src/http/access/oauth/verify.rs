@@ -6,6 +6,15 @@
 //! string, or an array holding it; RFC 8707), `exp` and `nbf` within the
 //! leeway, `sub` present. The checks are the JWS crate's, on one
 //! `Validation` per key built when the keys were read.
+//!
+//! Only access tokens are access tokens. An OpenID Connect ID token is
+//! signed by the same keys and names the same issuer; what tells it apart
+//! is its audience (the client's id, which a resource server may have been
+//! told to accept) and the claims only an ID token carries: `nonce`,
+//! `at_hash`, `c_hash` (OpenID Connect Core §2, §3.1.3.6, §3.3.2.11). A
+//! token with any of them is refused. Where the authorization server
+//! follows RFC 9068, the header's `typ` says it outright (`at+jwt`), and
+//! the server may require it (§4; `ResourceServerBuilder::require_at_jwt`).
 
 use super::jwks::KeySet;
 use super::Grant;
@@ -13,7 +22,7 @@ use crate::http::access::scopes::Scopes;
 use crate::http::wire::principal::Principal;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::Algorithm;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 /// Why a JWT was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +46,11 @@ pub(crate) enum Invalid {
     Issuer,
     /// A required claim is missing.
     MissingClaim,
+    /// A claim only an ID token carries (`nonce`, `at_hash`, `c_hash`):
+    /// an ID token, not an access token.
+    IdToken,
+    /// The header's `typ` is not `at+jwt`, where it is required.
+    TokenType,
 }
 
 /// The claims read besides those the JWS crate checks.
@@ -50,6 +64,23 @@ struct Claims {
     /// Entra ID, Okta: `scp`, a list or a space-separated string.
     #[serde(default)]
     scp: Option<ScopeClaim>,
+    /// The claims of an ID token: never in an access token.
+    #[serde(default)]
+    nonce: Present,
+    #[serde(default)]
+    at_hash: Present,
+    #[serde(default)]
+    c_hash: Present,
+}
+
+/// Whether a claim is there, whatever its value (`null` included).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: Deserializer<'de>>(value: D) -> Result<Present, D::Error> {
+        serde::de::IgnoredAny::deserialize(value).map(|_| Present(true))
+    }
 }
 
 #[derive(Deserialize)]
@@ -69,8 +100,14 @@ impl ScopeClaim {
 }
 
 /// Verifies `token` with the key its header names; `issuer` is the
-/// principal's first half (the `iss` the checks required).
-pub(crate) fn verify(set: &KeySet, token: &str, issuer: &str) -> Result<Grant, Invalid> {
+/// principal's first half (the `iss` the checks required); `at_jwt`: the
+/// header's `typ` must say `at+jwt`.
+pub(crate) fn verify(
+    set: &KeySet,
+    token: &str,
+    issuer: &str,
+    at_jwt: bool,
+) -> Result<Grant, Invalid> {
     let header = jsonwebtoken::decode_header(token).map_err(|_| Invalid::Malformed)?;
     if matches!(
         header.alg,
@@ -87,6 +124,12 @@ pub(crate) fn verify(set: &KeySet, token: &str, issuer: &str) -> Result<Grant, I
     let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &key.validation)
         .map_err(|error| refusal(error.kind()))?;
     let claims = data.claims;
+    if at_jwt && !is_at_jwt(header.typ.as_deref()) {
+        return Err(Invalid::TokenType);
+    }
+    if claims.nonce.0 || claims.at_hash.0 || claims.c_hash.0 {
+        return Err(Invalid::IdToken);
+    }
     if claims.sub.is_empty() {
         return Err(Invalid::MissingClaim);
     }
@@ -99,6 +142,19 @@ pub(crate) fn verify(set: &KeySet, token: &str, issuer: &str) -> Result<Grant, I
         scopes,
         expires_at: claims.exp,
     })
+}
+
+/// RFC 9068 §2.1: `at+jwt`, or `application/at+jwt`; in any case (a
+/// media type is case-insensitive, RFC 7515 §4.1.9).
+fn is_at_jwt(typ: Option<&str>) -> bool {
+    let Some(typ) = typ else {
+        return false;
+    };
+    let bare = match typ.get(..12) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+        _ => typ,
+    };
+    bare.eq_ignore_ascii_case("at+jwt")
 }
 
 /// The principal of a token: its issuer and subject, as `ISSUER#SUBJECT`.
@@ -128,6 +184,49 @@ fn refusal(kind: &ErrorKind) -> Invalid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_jwt_is_told_by_its_media_type_in_any_case() {
+        for typ in [
+            "at+jwt",
+            "AT+JWT",
+            "application/at+jwt",
+            "Application/At+Jwt",
+        ] {
+            assert!(is_at_jwt(Some(typ)), "{typ}");
+        }
+        for typ in [
+            "JWT",
+            "jwt",
+            "at+jwt2",
+            "application/jwt",
+            "application/",
+            "x",
+            "",
+        ] {
+            assert!(!is_at_jwt(Some(typ)), "{typ}");
+        }
+        assert!(!is_at_jwt(None));
+    }
+
+    #[test]
+    fn id_token_claims_are_seen_whatever_their_value() {
+        let read = |json: &str| serde_json::from_str::<Claims>(json).ok().unwrap();
+        let plain = read(r#"{"sub":"a","exp":1}"#);
+        assert!(!plain.nonce.0 && !plain.at_hash.0 && !plain.c_hash.0);
+        for json in [
+            r#"{"sub":"a","exp":1,"nonce":"n"}"#,
+            r#"{"sub":"a","exp":1,"nonce":null}"#,
+            r#"{"sub":"a","exp":1,"at_hash":{"x":[1]}}"#,
+            r#"{"sub":"a","exp":1,"c_hash":7}"#,
+        ] {
+            let claims = read(json);
+            assert!(
+                claims.nonce.0 || claims.at_hash.0 || claims.c_hash.0,
+                "{json}"
+            );
+        }
+    }
 
     #[test]
     fn a_principal_is_issuer_hash_subject() {
