@@ -32,6 +32,7 @@
 pub(crate) mod auth;
 pub(crate) mod bearer;
 pub(crate) mod cors;
+pub(crate) mod digest;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod origins;

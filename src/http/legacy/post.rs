@@ -8,7 +8,7 @@ use super::respond::respond;
 use crate::http::app::App;
 use crate::http::run::admission;
 use crate::http::run::hub::Hub;
-use crate::http::run::opening::{self, Opened};
+use crate::http::run::opening::{self, Posted};
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
@@ -28,7 +28,7 @@ where
     B: SendBody,
 {
     let config = &hub.config;
-    let Opened { parts, message, id } = match opening::open(hub, request).await {
+    let Posted { parts, message, id } = match opening::open(hub, request).await {
         Ok(opened) => opened,
         Err(refused) => return refused,
     };
@@ -101,7 +101,7 @@ fn carries_modern_meta(message: &Message) -> bool {
     // Only the request's own `_meta.protocolVersion` is looked at; the rest
     // of the params is skipped, not built.
     #[derive(serde::Deserialize)]
-    struct Params {
+    struct MetaParams {
         #[serde(rename = "_meta", default)]
         meta: Option<VersionMeta>,
     }
@@ -111,8 +111,8 @@ fn carries_modern_meta(message: &Message) -> bool {
         version: Option<serde::de::IgnoredAny>,
     }
     matches!(
-        request.params_as::<Option<Params>>(),
-        Ok(Some(Params {
+        request.params_as::<Option<MetaParams>>(),
+        Ok(Some(MetaParams {
             meta: Some(VersionMeta { version: Some(_) })
         }))
     )

@@ -81,7 +81,7 @@ use crate::http::app::{App, Context, ModernRequest};
 use crate::http::input;
 use crate::http::run::dispatch;
 use crate::http::run::hub::Hub;
-use crate::http::run::opening::{self, Opened};
+use crate::http::run::opening::{self, Posted};
 use crate::http::tasks::{self, TaskChoice};
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
@@ -119,7 +119,7 @@ where
     if request.method() != Method::POST {
         return Reject::MethodNotAllowed("POST").respond(None, config);
     }
-    let Opened { parts, message, id } = match opening::open(hub, request).await {
+    let Posted { parts, message, id } = match opening::open(hub, request).await {
         Ok(opened) => opened,
         Err(refused) => return refused,
     };

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// A `POST` read and admitted: its head, its message, and the message's id
 /// (a request's; `None` for a notification or a response).
-pub(crate) struct Opened {
+pub(crate) struct Posted {
     pub(crate) parts: Parts,
     pub(crate) message: Message,
     pub(crate) id: Option<Value>,
@@ -28,7 +28,7 @@ pub(crate) struct Opened {
 pub(crate) async fn open<A: App, B: SendBody>(
     hub: &Hub<A>,
     request: http::Request<B>,
-) -> Result<Opened, Response<Body>> {
+) -> Result<Posted, Response<Body>> {
     let config = &hub.config;
     let (parts, body) = request.into_parts();
     let message = message::read(config, &parts, body)
@@ -38,5 +38,5 @@ pub(crate) async fn open<A: App, B: SendBody>(
     if let Err(reject) = hub.runner.handlers.admit(config.max_handlers) {
         return Err(reject.respond(id.as_ref(), config));
     }
-    Ok(Opened { parts, message, id })
+    Ok(Posted { parts, message, id })
 }

@@ -195,7 +195,7 @@ enum Due {
 
 /// What the watch does when its timer fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
+enum Action {
     /// Due again after the duration.
     Again(Due, Duration),
     /// Unused: shut the connection down gracefully.
@@ -218,24 +218,24 @@ impl Watch {
 
     /// The verdict of a check, on a connection `age` old that has started
     /// `started` requests and has `in_flight` of them not yet done.
-    fn verdict(&self, check: Due, age: Duration, started: u64, in_flight: usize) -> Verdict {
+    fn verdict(&self, check: Due, age: Duration, started: u64, in_flight: usize) -> Action {
         let Due::Watching { seen } = check else {
-            return Verdict::Drop;
+            return Action::Drop;
         };
         if started == 0 {
             if let Some(limit) = self.first_request {
                 if age >= limit {
-                    return Verdict::Close;
+                    return Action::Close;
                 }
                 let left = limit - age;
                 let after = self.idle.map_or(left, |idle| idle.min(left));
-                return Verdict::Again(check, after);
+                return Action::Again(check, after);
             }
         }
         match self.idle {
-            None => Verdict::Stop,
-            Some(_) if started == seen && in_flight == 0 => Verdict::Close,
-            Some(idle) => Verdict::Again(Due::Watching { seen: started }, idle),
+            None => Action::Stop,
+            Some(_) if started == seen && in_flight == 0 => Action::Close,
+            Some(idle) => Action::Again(Due::Watching { seen: started }, idle),
         }
     }
 }
@@ -307,7 +307,7 @@ pub(crate) async fn drive<S, B>(
                     activity.in_flight.load(Ordering::Relaxed),
                 );
                 match verdict {
-                    Verdict::Again(again, after) => {
+                    Action::Again(again, after) => {
                         check = again;
                         match Instant::now().checked_add(after) {
                             Some(at) => timer.as_mut().reset(at),
@@ -315,7 +315,7 @@ pub(crate) async fn drive<S, B>(
                             None => armed = false,
                         }
                     }
-                    Verdict::Close => {
+                    Action::Close => {
                         tracing::debug!("closing a connection that is not being used");
                         connection.as_mut().graceful_shutdown();
                         closing = true;
@@ -325,11 +325,11 @@ pub(crate) async fn drive<S, B>(
                             None => armed = false,
                         }
                     }
-                    Verdict::Drop => {
+                    Action::Drop => {
                         tracing::debug!("dropping a connection that would not close");
                         return;
                     }
-                    Verdict::Stop => armed = false,
+                    Action::Stop => armed = false,
                 }
             }
         }
@@ -368,18 +368,18 @@ mod tests {
         assert_eq!(after, MS * 300);
         assert_eq!(
             w.verdict(check, MS * 300, 0, 0),
-            Verdict::Again(check, MS * 300)
+            Action::Again(check, MS * 300)
         );
         assert_eq!(
             w.verdict(check, MS * 9_900, 0, 0),
-            Verdict::Again(check, MS * 100)
+            Action::Again(check, MS * 100)
         );
-        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Verdict::Close);
+        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Action::Close);
         // Without an idle timeout: one check, at the header timeout.
         let w = watch(Some(10_000), None);
         assert_eq!(w.first().unwrap().1, MS * 10_000);
-        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Verdict::Close);
-        assert_eq!(w.verdict(check, MS * 10_000, 1, 0), Verdict::Stop);
+        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Action::Close);
+        assert_eq!(w.verdict(check, MS * 10_000, 1, 0), Action::Stop);
     }
 
     #[test]
@@ -390,27 +390,27 @@ mod tests {
         let seen_one = Due::Watching { seen: 1 };
         assert_eq!(
             w.verdict(start, MS * 300, 1, 0),
-            Verdict::Again(seen_one, MS * 300)
+            Action::Again(seen_one, MS * 300)
         );
         // Still in flight (a stream): never idle.
         assert_eq!(
             w.verdict(seen_one, MS * 600, 1, 1),
-            Verdict::Again(seen_one, MS * 300)
+            Action::Again(seen_one, MS * 300)
         );
         // Another request came and went: not idle either.
         let seen_two = Due::Watching { seen: 2 };
         assert_eq!(
             w.verdict(seen_one, MS * 900, 2, 0),
-            Verdict::Again(seen_two, MS * 300)
+            Action::Again(seen_two, MS * 300)
         );
         // Nothing new, nothing in flight for a whole period: closed.
-        assert_eq!(w.verdict(seen_two, MS * 1200, 2, 0), Verdict::Close);
+        assert_eq!(w.verdict(seen_two, MS * 1200, 2, 0), Action::Close);
         // Then the grace period: dropped.
-        assert_eq!(w.verdict(Due::Grace, MS * 1500, 2, 0), Verdict::Drop);
+        assert_eq!(w.verdict(Due::Grace, MS * 1500, 2, 0), Action::Drop);
         // Without any timeout, nothing is watched.
         assert_eq!(watch(None, None).first(), None);
         // Idle only: a connection with no request at all is idle too.
         let w = watch(None, Some(300));
-        assert_eq!(w.verdict(start, MS * 300, 0, 0), Verdict::Close);
+        assert_eq!(w.verdict(start, MS * 300, 0, 0), Action::Close);
     }
 }

@@ -83,8 +83,8 @@ impl Refusals {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cache::digest;
     use super::*;
+    use crate::http::access::digest::digest;
 
     #[test]
     fn a_refusal_stands_for_its_ttl_and_no_longer() {
