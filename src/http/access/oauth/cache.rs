@@ -157,7 +157,7 @@ mod tests {
     fn the_capacity_holds() {
         let cache = TokenCache::new(32);
         for i in 0..1000 {
-            cache.put(digest(&i.to_string()), &grant(100), 100, Some(0), 1);
+            cache.put(digest(i.to_string()), &grant(100), 100, Some(0), 1);
         }
         assert!(cache.len() <= 32, "{}", cache.len());
         let off = TokenCache::new(0);
