@@ -93,14 +93,14 @@ for l in sys.stdin:
     if m.get("executable") and "bench" in m["target"]["kind"]: print(m["executable"])' | tail -1
 }
 
-# The Python SDK 2.3 (a venv of interop/requirements.txt) and the TypeScript
+# The Python SDK 2.3 (a venv of tests/interop/requirements.txt) and the TypeScript
 # SDK v2 server (npm ci in benches/peers/: @modelcontextprotocol/server 2.4.0,
-# as interop/ pins its v2 client, and Node 22 from npm's node package), each
+# as tests/interop/ pins its v2 client, and Node 22 from npm's node package), each
 # installed when missing, nothing globally.
 peers() {
     if ! [ -x "$PYTHON" ]; then
         python3 -m venv "$PEERS_DIR/.venv"
-        "$PEERS_DIR/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r interop/requirements.txt
+        "$PEERS_DIR/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/interop/requirements.txt
     fi
     if ! [ -x "$NODE" ]; then
         (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
@@ -190,7 +190,7 @@ e2e_legacy() {
 }
 
 # sessionreg's mcp_server against rmcp 3.11 behind the same flags
-# (e2e-rmcp/), by the same client, in alternating rounds; then idle
+# (benches/e2e-rmcp/), by the same client, in alternating rounds; then idle
 # sessions.
 e2e() {
     build_servers

@@ -5,12 +5,12 @@
 use crate::activity::MAX_TIMEOUT;
 use crate::clock::{Clock, IdleClock, ManualClock};
 use crate::config::{Config, OnClose, DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
-use crate::free_list::TAGS;
 use crate::id::SessionId;
-use crate::lifecycle::GENERATIONS;
 use crate::reason::Reason;
 use crate::registry::Registry;
-use crate::storage::Storage;
+use crate::slab::free_list::TAGS;
+use crate::slab::lifecycle::GENERATIONS;
+use crate::slab::storage::Storage;
 use crate::wrap::Wrap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -36,7 +36,10 @@ impl<S: Send + Sync + 'static> Registry<S> {
     }
 }
 
-/// Builds a [`Registry`]; see [`Registry::builder`].
+/// Builds a [`Registry`]; see [`Registry::builder`]. (The HTTP layer's
+/// `sessionreg::http::Builder` builds a `SessionManager`: the same word for
+/// the same role one layer up, one of the crate's two deliberate pairs of
+/// names.)
 #[must_use]
 pub struct Builder<S> {
     capacity: usize,

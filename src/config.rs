@@ -24,7 +24,9 @@ pub const DEFAULT_CAPACITY: usize = 1 << 16;
 /// takes it and the registry calls it.
 pub(crate) type OnClose<S> = Box<dyn Fn(&SessionId, &S, Reason) + Send + Sync>;
 
-/// Configuration the storage needs, validated by the builder.
+/// Configuration the storage needs, validated by the builder. (One of the
+/// crate's two deliberate pairs of names: the HTTP layer's own `Config` is
+/// its bounds, `crate::http`'s; the core never sees it.)
 pub(crate) struct Config {
     pub(crate) capacity: usize,
     pub(crate) shards: usize,

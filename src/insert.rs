@@ -4,7 +4,7 @@ use crate::id::SessionId;
 use crate::registry::Registry;
 use crate::secret::fresh_secret;
 use crate::session::{InFlight, Session};
-use crate::slot::Slot;
+use crate::slab::slot::Slot;
 use crate::tid;
 use std::fmt;
 

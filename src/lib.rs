@@ -37,15 +37,13 @@
 //! The same registry holds what a server keeps without protocol sessions:
 //! [`TaskStore`] (long-running work with exactly one outcome, kept for a
 //! retention after it ends) and [`handles`] (values behind unguessable ids,
-//! bound to their owner, expiring when unused). A [`mailbox`] is what a
-//! listener of published events reads from: a bounded queue that many
-//! threads push into and one consumer pops, closed once.
+//! bound to their owner, expiring when unused).
 //!
 //! ## Features
 //!
 //! | feature | default | what it adds | what it brings in |
 //! |---|---|---|---|
-//! | *(none)* | | the core: [`Registry`], [`TaskStore`], [`handles`], [`Outcome`], [`mailbox`], [`metrics`] | `rand`, `coarsetime`, `crossbeam-utils` (and `libc` on Unix): no async runtime, no HTTP, no serde |
+//! | *(none)* | | the core: [`Registry`], [`TaskStore`], [`handles`], [`Outcome`], [`metrics`] | `rand`, `coarsetime`, `crossbeam-utils` (and `libc` on Unix): no async runtime, no HTTP, no serde |
 //! | `http` | yes | `http`: an MCP streamable-HTTP endpoint (both protocol eras, tasks, sealed request state) on hyper 1 | tokio, hyper, hyper-util, serde, serde_json, tracing, RustCrypto's `aes-gcm` and `sha2`, ... |
 //! | `loom` | | with `--cfg sessionreg_loom`: every atomic of the core is loom's (for `loom-tests/`) | loom |
 //!
@@ -72,30 +70,34 @@ mod builder;
 mod clock;
 mod config;
 pub mod docs;
-mod free_list;
 pub mod handles;
 mod id;
 mod insert;
-mod lifecycle;
 mod live;
 mod lookup;
+// What a listen stream reads from (src/http/listen/): a bounded queue that
+// many threads push into and one consumer pops, closed once. Not API: the
+// listen layer is its one user; its tests, bench and loom models reach the
+// whole of it through `internals`, so without that feature the parts only
+// they use are not dead code.
+#[cfg(feature = "internals")]
 pub mod mailbox;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unused_imports)]
+pub(crate) mod mailbox;
 pub mod metrics;
-mod occupancy;
 mod outcome;
 mod pack;
-mod pages;
+mod panic;
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 mod prefetch;
 mod reason;
 mod registry;
 mod secret;
 mod session;
-mod shards;
 pub mod shares;
-mod slot;
+mod slab;
 mod stats;
-mod storage;
 mod striped;
 mod sweep;
 mod sync;

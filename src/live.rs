@@ -1,8 +1,8 @@
 //! Enumerating the live sessions: [`Registry::live`].
 
-use crate::lifecycle::Acquire;
 use crate::registry::Registry;
 use crate::session::Session;
+use crate::slab::lifecycle::Acquire;
 
 impl<S> Registry<S> {
     /// A handle to every session that is live when the walk reaches its

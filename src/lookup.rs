@@ -3,12 +3,12 @@
 
 use crate::activity::{Check, Expire};
 use crate::id::{ParseIdError, SessionId};
-use crate::lifecycle::{Acquire, Word};
 use crate::reason::{Miss, Reason};
 use crate::registry::Registry;
 use crate::session::Session;
-use crate::slot::Slot;
-use crate::storage::{self, By};
+use crate::slab::lifecycle::{Acquire, Word};
+use crate::slab::slot::Slot;
+use crate::slab::storage::{self, By};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 

@@ -4,8 +4,8 @@
 
 use crate::config::OnClose;
 use crate::reason::{Miss, Reason};
+use crate::slab::storage::Storage;
 use crate::stats::Stats;
-use crate::storage::Storage;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -140,11 +140,7 @@ impl<S> Drop for Registry<S> {
             // `from_parts` allocated as a Box.
             drop(unsafe { Box::from_raw(self.storage.as_ptr()) });
         }
-        if let Some(panic) = panicked {
-            if !std::thread::panicking() {
-                std::panic::resume_unwind(panic);
-            }
-        }
+        crate::panic::resume(panicked);
     }
 }
 

@@ -2,8 +2,8 @@
 
 use crate::activity::Enter;
 use crate::id::SessionId;
-use crate::slot::Slot;
-use crate::storage::{self, By, Storage};
+use crate::slab::slot::Slot;
+use crate::slab::storage::{self, By, Storage};
 use std::fmt;
 use std::ops::Deref;
 use std::ptr::NonNull;

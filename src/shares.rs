@@ -51,15 +51,15 @@ const STRIPES: usize = 2;
 type Counts<K> = HashMap<K, usize, MapHasher>;
 
 /// How a place is taken, made where the key's bounds are known.
-type Take<K> = fn(&Arc<Inner<K>>, &K) -> Result<Share<K>, ShareFull>;
+type Take<K> = fn(&Arc<Tally<K>>, &K) -> Result<Share<K>, ShareFull>;
 
-struct Inner<K> {
+struct Tally<K> {
     limit: usize,
     hasher: MapHasher,
     stripes: Box<[CachePadded<Mutex<Counts<K>>>]>,
 }
 
-impl<K> Inner<K> {
+impl<K> Tally<K> {
     /// A stripe's counts. Poisoning is ignored: a panic under the lock can
     /// only come from the key's `Hash` or `Eq` before the map changes (an
     /// insertion that cannot allocate aborts), so the counts stay right.
@@ -73,7 +73,7 @@ impl<K> Inner<K> {
 /// Per-key bounded counts: see the [module docs](self). Cheap to clone;
 /// clones share the counts.
 pub struct Shares<K> {
-    inner: Arc<Inner<K>>,
+    inner: Arc<Tally<K>>,
     /// `take`, made where `K`'s bounds are known, so that a store holding
     /// `Shares<K>` (and its entries holding `Share<K>`) needs none of them.
     take: Take<K>,
@@ -126,7 +126,7 @@ impl<K: Hash + Eq + Clone> Shares<K> {
             .map(|_| CachePadded::new(Mutex::new(HashMap::with_hasher(hasher.clone()))))
             .collect();
         Ok(Shares {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Tally {
                 limit,
                 hasher,
                 stripes,
@@ -137,13 +137,13 @@ impl<K: Hash + Eq + Clone> Shares<K> {
 }
 
 /// Which stripe `key` counts in.
-fn stripe_of<K: Hash>(inner: &Inner<K>, key: &K) -> usize {
+fn stripe_of<K: Hash>(inner: &Tally<K>, key: &K) -> usize {
     // The high bits: SipHash mixes them as well as the low ones, and the
     // maps inside use the low ones for their buckets.
     (inner.hasher.hash_one(key) >> 32) as usize % STRIPES
 }
 
-fn take<K: Hash + Eq + Clone>(inner: &Arc<Inner<K>>, key: &K) -> Result<Share<K>, ShareFull> {
+fn take<K: Hash + Eq + Clone>(inner: &Arc<Tally<K>>, key: &K) -> Result<Share<K>, ShareFull> {
     let at = stripe_of(inner, key);
     let mut counts = inner.stripe(at);
     match counts.get_mut(key) {
@@ -162,7 +162,7 @@ fn take<K: Hash + Eq + Clone>(inner: &Arc<Inner<K>>, key: &K) -> Result<Share<K>
     })
 }
 
-fn give_back<K: Hash + Eq>(inner: &Inner<K>, key: &K, at: usize) {
+fn give_back<K: Hash + Eq>(inner: &Tally<K>, key: &K, at: usize) {
     let mut counts = inner.stripe(at);
     if let Some(count) = counts.get_mut(key) {
         *count -= 1;
@@ -218,10 +218,10 @@ impl<K> fmt::Debug for Shares<K> {
 /// back, exactly once). Keep it inside the value of the entry it admitted.
 #[must_use = "the place is given back as soon as the share is dropped"]
 pub struct Share<K> {
-    inner: Arc<Inner<K>>,
+    inner: Arc<Tally<K>>,
     key: K,
     at: usize,
-    give_back: fn(&Inner<K>, &K, usize),
+    give_back: fn(&Tally<K>, &K, usize),
 }
 
 impl<K> Share<K> {

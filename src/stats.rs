@@ -32,14 +32,14 @@ use crate::striped::Striped;
 use crate::sync::AtomicU64;
 
 #[derive(Default)]
-struct Stripe {
+struct StatsStripe {
     created: AtomicU64,
     terminated: [AtomicU64; Reason::ALL.len()],
     rejected: [AtomicU64; Miss::ALL.len()],
 }
 
 pub(crate) struct Counters {
-    stripes: Striped<Stripe>,
+    stripes: Striped<StatsStripe>,
     /// How the entries' own ends went, by kind, for stores whose entries
     /// have one (a task store's [`EndKind`](crate::EndKind)s): kept with
     /// the storage, so that whoever holds an entry (a task's running work)
@@ -87,11 +87,11 @@ impl Counters {
     }
 
     #[inline]
-    fn bump(&self, counter: impl Fn(&Stripe) -> &AtomicU64) {
+    fn bump(&self, counter: impl Fn(&StatsStripe) -> &AtomicU64) {
         self.stripes.bump(counter);
     }
 
-    fn sum(&self, counter: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+    fn sum(&self, counter: impl Fn(&StatsStripe) -> &AtomicU64) -> u64 {
         self.stripes.sum(counter)
     }
 

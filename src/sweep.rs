@@ -4,7 +4,7 @@
 //! value never stops a sweep from ending the sessions after it.
 //!
 //! A sweep visits the page table page by page, and skips a page whose
-//! occupancy (`occupancy.rs`) shows nothing live since the last sweep saw
+//! occupancy (`slab/occupancy.rs`) shows nothing live since the last sweep saw
 //! it empty: a pass costs one look per page plus the slots of the pages
 //! that may hold a session, not every slot ever used. A step stops after a
 //! budget of slots and resumes where the last step stopped (a cursor shared
@@ -13,17 +13,14 @@
 
 use crate::activity::Expire;
 use crate::id::SessionId;
-use crate::lifecycle::{Acquire, Holding, Terminate, Word};
+use crate::panic::{resume, Caught};
 use crate::reason::Reason;
 use crate::registry::Registry;
-use crate::slot::Slot;
+use crate::slab::lifecycle::{Acquire, Holding, Terminate, Word};
+use crate::slab::slot::Slot;
 use crate::sync::Ordering;
 use crate::terminate::Hold;
-use std::any::Any;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-
-/// The first panic a sweep caught, to be raised again once it is done.
-type Caught = Option<Box<dyn Any + Send>>;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The budget of one step that the HTTP layer's reaper takes (in slots; a
 /// page skipped counts as one): about a tenth of a millisecond of sweeping.
@@ -82,7 +79,7 @@ impl<S> Registry<S> {
         for page in 0..self.storage().shards.pages() {
             let _ = self.reap_page(page, &reap, &mut ended, &mut caught);
         }
-        raise(caught);
+        resume(caught);
         ended
     }
 
@@ -152,7 +149,7 @@ impl<S> Registry<S> {
             Ordering::Relaxed,
             Ordering::Relaxed,
         );
-        raise(caught);
+        resume(caught);
         step
     }
 
@@ -165,7 +162,7 @@ impl<S> Registry<S> {
     /// is still ended, and then the first panic propagates.
     pub fn terminate_all(&self, reason: Reason) -> usize {
         let (ended, caught) = self.sweep_live(reason);
-        raise(caught);
+        resume(caught);
         ended
     }
 
@@ -322,11 +319,5 @@ impl<S> Registry<S> {
     /// that holds the slot (so the secret is that session's).
     pub(crate) fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
         SessionId::new(index, word.generation(), self.storage().node, slot.secret())
-    }
-}
-
-fn raise(caught: Caught) {
-    if let Some(panic) = caught {
-        resume_unwind(panic);
     }
 }

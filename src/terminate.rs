@@ -2,12 +2,12 @@
 //! handle, and `finish`, the one place where a winner's cleanup runs.
 
 use crate::id::SessionId;
-use crate::lifecycle::{Holding, Terminate};
 use crate::reason::{Miss, Reason};
 use crate::registry::{Registry, Termination};
 use crate::session::Session;
-use crate::slot::Slot;
-use crate::storage::{self, By};
+use crate::slab::lifecycle::{Holding, Terminate};
+use crate::slab::slot::Slot;
+use crate::slab::storage::{self, By};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 

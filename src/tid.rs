@@ -4,7 +4,7 @@
 //! Each thread that touches a registry gets the smallest id no other living
 //! thread holds; the id is given back when the thread exits. Counter stripes
 //! (`striped.rs`) are indexed by it, so a stripe has one writer at a time;
-//! shards (`shards.rs`) are chosen by it, so threads spread over shards; and
+//! shards (`slab/shards.rs`) are chosen by it, so threads spread over shards; and
 //! a thread claims a session's activity word with it (`activity.rs`), so no
 //! two living threads claim with the same id.
 //!

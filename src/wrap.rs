@@ -1,7 +1,7 @@
 //! Counters that wrap around: slot generations and free-list tags.
 //!
 //! Each lives in a fixed bit field (the generation in `id.rs` and
-//! `lifecycle.rs`, the tag in `free_list.rs`), and production uses the whole
+//! `slab/lifecycle.rs`, the tag in `slab/free_list.rs`), and production uses the whole
 //! field. A test-only configuration narrows them
 //! ([`Builder::test_widths`](crate::Builder::test_widths)) so that
 //! wrap-around, which takes 2^30 reuses of one slot or 2^37 free-list

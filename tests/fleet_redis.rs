@@ -18,8 +18,8 @@
 //!   start (its frames would be anybody's).
 //!
 //! Needs `nginx`, `haproxy` (`.ci/balancers`), `redis-server` (`.ci/redis`)
-//! and Python 3 with `venv` (the SDK is installed into `interop/.venv` from
-//! `interop/requirements.txt`, as `interop/run.sh` does, if it is not
+//! and Python 3 with `venv` (the SDK is installed into `tests/interop/.venv` from
+//! `tests/interop/requirements.txt`, as `tests/interop/run.sh` does, if it is not
 //! there). Without them the tests are skipped with a loud message, except
 //! under CI (`CI` set), where a missing one fails them. Everything listens
 //! on loopback ports picked at run time; every child process is killed when
@@ -124,12 +124,12 @@ fn present(kind: Kind) -> Option<PathBuf> {
     }
 }
 
-/// The Python of `interop/.venv` with the SDK of `interop/requirements.txt`,
-/// made (once per test run) as `interop/run.sh` makes it, if missing.
+/// The Python of `tests/interop/.venv` with the SDK of `tests/interop/requirements.txt`,
+/// made (once per test run) as `tests/interop/run.sh` makes it, if missing.
 fn python_sdk() -> &'static Result<PathBuf, String> {
     static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let interop = fleet::process::repo_root().join("interop");
+        let interop = fleet::process::repo_root().join("tests/interop");
         let venv = interop.join(".venv");
         let python = venv.join("bin/python");
         let has_sdk = |python: &PathBuf| {
@@ -159,7 +159,7 @@ fn python_sdk() -> &'static Result<PathBuf, String> {
                 std::process::Command::new("python3")
                     .args(["-m", "venv"])
                     .arg(&venv),
-                "python3 -m venv interop/.venv",
+                "python3 -m venv tests/interop/.venv",
             )?;
         }
         run(
@@ -174,12 +174,12 @@ fn python_sdk() -> &'static Result<PathBuf, String> {
                 ])
                 .arg(interop.join("requirements.txt"))
                 .stdin(Stdio::null()),
-            "pip install -r interop/requirements.txt",
+            "pip install -r tests/interop/requirements.txt",
         )?;
         if has_sdk(&python) {
             Ok(python)
         } else {
-            Err("interop/.venv has no MCP Python SDK after pip install".into())
+            Err("tests/interop/.venv has no MCP Python SDK after pip install".into())
         }
     })
 }

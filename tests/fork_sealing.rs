@@ -38,7 +38,7 @@ impl App for Ask {
             return Ok(Reply::Accepted);
         };
         let modern = ctx.modern().expect("2026-07-28");
-        let asked = InputRequests::new().state(b"round 1".to_vec());
+        let asked = InputRequests::new().request_state(b"round 1".to_vec());
         Ok(match modern.input_required(asked) {
             Ok(asked) => Reply::InputRequired(asked),
             Err(error) => Reply::Error(error),

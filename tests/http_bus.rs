@@ -64,7 +64,7 @@ impl App for Tools {
         };
         Ok(match params["name"].as_str() {
             Some("echo") => text(params["arguments"]["text"].as_str().unwrap_or("").into()),
-            Some("confirm") => match (modern.state(), modern.input_response("ok")) {
+            Some("confirm") => match (modern.request_state(), modern.input_response("ok")) {
                 (Some(state), Some(_)) => {
                     self.opened.fetch_add(1, Ordering::SeqCst);
                     text(format!("opened {}", String::from_utf8_lossy(state)))
@@ -73,7 +73,7 @@ impl App for Tools {
                     let n = &params["arguments"]["n"];
                     let asked = InputRequests::new()
                         .elicit("ok", "Sure?", json!({ "type": "object", "properties": {} }))
-                        .state(format!("asked {n}").into_bytes())
+                        .request_state(format!("asked {n}").into_bytes())
                         .single_use();
                     match modern.input_required(asked) {
                         Ok(asked) => Reply::InputRequired(asked),

@@ -50,7 +50,7 @@ impl App for Confirm {
             |text: String| Reply::Result(json!({ "content": [{ "type": "text", "text": text }] }));
         Ok(match params["name"].as_str() {
             Some("regional") => text(format!("region {}", params["arguments"]["region"])),
-            Some("confirm") => match (modern.state(), modern.input_response("ok")) {
+            Some("confirm") => match (modern.request_state(), modern.input_response("ok")) {
                 (Some(state), Some(answer)) => {
                     self.opened.fetch_add(1, Ordering::SeqCst);
                     text(format!(
@@ -63,7 +63,7 @@ impl App for Confirm {
                     let n = &params["arguments"]["n"];
                     let asked = InputRequests::new()
                         .elicit("ok", "Sure?", json!({ "type": "object", "properties": {} }))
-                        .state(format!("asked {n}").into_bytes());
+                        .request_state(format!("asked {n}").into_bytes());
                     let asked = if params["arguments"]["reusable"] == true {
                         asked
                     } else {

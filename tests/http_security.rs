@@ -85,9 +85,9 @@ impl App for Guarded {
             })),
             Some("once") => ask(InputRequests::new()
                 .elicit("ok", "Sure?", schema)
-                .state(b"once".to_vec())
+                .request_state(b"once".to_vec())
                 .single_use()),
-            Some(tool @ ("A" | "B")) => match modern.state() {
+            Some(tool @ ("A" | "B")) => match modern.request_state() {
                 Some(_) => {
                     let arguments = params["arguments"].clone();
                     self.ran
@@ -98,7 +98,7 @@ impl App for Guarded {
                 }
                 None => ask(InputRequests::new()
                     .elicit("ok", "Sure?", schema)
-                    .state(format!("sealed for {tool}").into_bytes())),
+                    .request_state(format!("sealed for {tool}").into_bytes())),
             },
             Some("count") => Reply::Result(text("counted")),
             _ => Reply::Error(RpcError::method_not_found("no such tool")),

@@ -3,7 +3,7 @@ that publishes a resource update on demand, for benches/listen to measure
 beside examples/mcp_server (memory per idle listener, the time one
 `notifications/resources/updated` takes to reach every listener).
 
-    benches/run.sh peers      # a venv of interop/requirements.txt in benches/peers/.venv
+    benches/run.sh peers      # a venv of tests/interop/requirements.txt in benches/peers/.venv
     benches/peers/.venv/bin/python benches/peers/python_listen_server.py --addr 127.0.0.1:0 \
         --max-listeners 10000
 

@@ -3,7 +3,7 @@ line of examples/mcp_server, for benches/hostile.py and benches/e2e to
 measure beside it (the 2026-07-28 `tools/call` of `echo`, and the legacy
 sessions).
 
-    benches/run.sh peers      # a venv of interop/requirements.txt in benches/peers/.venv
+    benches/run.sh peers      # a venv of tests/interop/requirements.txt in benches/peers/.venv
     benches/peers/.venv/bin/python benches/peers/python_mcp_server.py --addr 127.0.0.1:0
 
 `--max-sessions` and `--idle-timeout-ms` map to the SDK's own knobs; the

@@ -1,5 +1,5 @@
 // The official MCP TypeScript SDK v2 server (@modelcontextprotocol/server,
-// the same 2.4.0 as interop/'s v2 client), with the flags and first line of
+// the same 2.4.0 as tests/interop/'s v2 client), with the flags and first line of
 // examples/mcp_server, for benches/e2e to measure beside it.
 //
 //   (cd benches/peers && npm ci)        # benches/run.sh does it when missing

@@ -1,6 +1,6 @@
 //! An MCP server on `sessionreg::http` with every fixture the official
 //! conformance suite's server scenarios call (`@modelcontextprotocol/
-//! conformance`, run by `interop/run.sh` at `--requirements 2025-11-25` and
+//! conformance`, run by `tests/interop/run.sh` at `--requirements 2025-11-25` and
 //! `--requirements 2026-07-28` against one endpoint): tools, prompts,
 //! resources, completion, logging and progress in both eras; sampling and
 //! elicitation as requests to the client on the call's stream in the legacy

@@ -76,13 +76,13 @@ pub fn call(modern: &ModernRequest, id: &Value, name: &str, arguments: &Value) -
             None => ask(modern, InputRequests::new().list_roots("roots_request")),
         },
         "test_input_required_result_request_state" => {
-            match (modern.state(), accepted(modern, "confirm")) {
+            match (modern.request_state(), accepted(modern, "confirm")) {
                 (Some(b"confirm"), Some(_)) => done("state-ok: requestState validated"),
                 _ => ask(modern, confirm(b"confirm")),
             }
         }
         "test_input_required_result_tampered_state" => {
-            match (modern.state(), accepted(modern, "confirm")) {
+            match (modern.request_state(), accepted(modern, "confirm")) {
                 (Some(b"integrity"), Some(_)) => done("integrity-ok: state verified"),
                 _ => ask(modern, confirm(b"integrity")),
             }
@@ -91,7 +91,7 @@ pub fn call(modern: &ModernRequest, id: &Value, name: &str, arguments: &Value) -
             let name = accepted(modern, "user_name");
             let greeting = modern.input_response("greeting");
             let roots = modern.input_response("client_roots");
-            match (modern.state(), name, greeting, roots) {
+            match (modern.request_state(), name, greeting, roots) {
                 (Some(b"multiple"), Some(name), Some(greeting), Some(roots)) => done(&format!(
                     "Name: {}; Greeting: {}; Roots: {}",
                     name["name"].as_str().unwrap_or(""),
@@ -103,7 +103,7 @@ pub fn call(modern: &ModernRequest, id: &Value, name: &str, arguments: &Value) -
                     name_request(InputRequests::new(), "user_name", "What is your name?")
                         .sample("greeting", sampling("Generate a greeting", 50))
                         .list_roots("client_roots")
-                        .state(b"multiple".to_vec())
+                        .request_state(b"multiple".to_vec())
                         .single_use(),
                 ),
             }
@@ -149,7 +149,7 @@ pub fn prompt(modern: &ModernRequest) -> Reply {
 /// previous ones gave.
 fn multi_round(modern: &ModernRequest) -> Reply {
     let state = modern
-        .state()
+        .request_state()
         .map(|s| String::from_utf8_lossy(s).into_owned());
     match state.as_deref() {
         Some("round 1") => match accepted(modern, "step1") {
@@ -164,7 +164,7 @@ fn multi_round(modern: &ModernRequest) -> Reply {
                             json!({ "type": "object", "properties": { "color": { "type": "string" } },
                                     "required": ["color"] }),
                         )
-                        .state(format!("round 2 {name}").into_bytes())
+                        .request_state(format!("round 2 {name}").into_bytes())
                         .single_use(),
                 )
             }
@@ -186,7 +186,7 @@ fn first_round(modern: &ModernRequest) -> Reply {
     ask(
         modern,
         name_request(InputRequests::new(), "step1", "Step 1: What is your name?")
-            .state(b"round 1".to_vec())
+            .request_state(b"round 1".to_vec())
             .single_use(),
     )
 }
@@ -228,7 +228,7 @@ fn confirm(state: &[u8]) -> InputRequests {
             "Please confirm",
             json!({ "type": "object", "properties": { "ok": { "type": "boolean" } }, "required": ["ok"] }),
         )
-        .state(state.to_vec())
+        .request_state(state.to_vec())
         .single_use()
 }
 

@@ -36,8 +36,8 @@
 //!    Python SDK mirrors the tool's `x-mcp-header` argument), and calls
 //!    `confirm`, whose input-required retry goes round-robin too: it opens
 //!    on whichever node it reaches, as they share the key file.
-//!    With `--python PYTHON` (an interpreter with interop/requirements.txt
-//!    installed), interop/fleet_client.py first drives the official Python
+//!    With `--python PYTHON` (an interpreter with tests/interop/requirements.txt
+//!    installed), tests/interop/fleet_client.py first drives the official Python
 //!    SDK's `Client(url)` through the balancer: 100 `basket_add` calls to
 //!    one basket, and a `confirm` it retries by itself.
 //! 4. Has every client start longer tasks, then kills one node (SIGKILL)
@@ -108,8 +108,8 @@ struct Args {
     /// Keep the work directory (configuration and logs) after the run.
     #[arg(long)]
     keep_logs: bool,
-    /// A Python with the official SDK (`interop/requirements.txt`): runs
-    /// `interop/fleet_client.py` through the balancer before the clients
+    /// A Python with the official SDK (`tests/interop/requirements.txt`): runs
+    /// `tests/interop/fleet_client.py` through the balancer before the clients
     /// start (its exit status is checked like the rest).
     #[arg(long, value_name = "PYTHON")]
     python: Option<PathBuf>,
@@ -307,10 +307,10 @@ async fn basket_round(client: &Client, items: usize, what: &str, tally: &Tally) 
     }
 }
 
-/// Runs `interop/fleet_client.py URL` with `python`, its output shown once
+/// Runs `tests/interop/fleet_client.py URL` with `python`, its output shown once
 /// it has ended: whether it succeeded.
 async fn python_client(python: PathBuf, url: String) -> Result<bool, String> {
-    let script = fleet::process::repo_root().join("interop/fleet_client.py");
+    let script = fleet::process::repo_root().join("tests/interop/fleet_client.py");
     let output = tokio::task::spawn_blocking(move || {
         std::process::Command::new(&python)
             .arg(&script)
@@ -321,7 +321,7 @@ async fn python_client(python: PathBuf, url: String) -> Result<bool, String> {
     })
     .await
     .map_err(|e| e.to_string())??;
-    println!("interop/fleet_client.py (the Python SDK's Client) through the balancer:");
+    println!("tests/interop/fleet_client.py (the Python SDK's Client) through the balancer:");
     for line in String::from_utf8_lossy(&output.stdout).lines() {
         println!("  {line}");
     }
@@ -951,7 +951,8 @@ async fn run(args: Args) -> Result<bool, String> {
     if let Some(python_ok) = python_ok {
         check(
             python_ok,
-            "the Python SDK's Client through the balancer (interop/fleet_client.py)".to_string(),
+            "the Python SDK's Client through the balancer (tests/interop/fleet_client.py)"
+                .to_string(),
         );
     }
     check(

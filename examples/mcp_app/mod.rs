@@ -697,7 +697,8 @@ fn confirm(ctx: &Context<Client>, args: &Value) -> Reply {
             "confirm asks for input the 2026-07-28 way (input required); call it from a 2026-07-28 client",
         ));
     };
-    if let (Some(state), Some(answer)) = (modern.state(), modern.input_response("confirm")) {
+    if let (Some(state), Some(answer)) = (modern.request_state(), modern.input_response("confirm"))
+    {
         // The layer has verified the state: sealed by a key of this fleet,
         // for this principal and this call, unexpired (and unused, if
         // single use). It holds the action the first round asked about.
@@ -725,7 +726,7 @@ fn confirm(ctx: &Context<Client>, args: &Value) -> Reply {
                 "required": ["confirm"],
             }),
         )
-        .state(action.as_bytes().to_vec());
+        .request_state(action.as_bytes().to_vec());
     if once {
         ask = ask.single_use();
     }

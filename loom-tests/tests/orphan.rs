@@ -1,5 +1,5 @@
 //! The registry dropped while handles are still held elsewhere (the orphan
-//! protocol of `storage.rs`): every value dropped exactly once, by whoever
+//! protocol of `slab/storage.rs`): every value dropped exactly once, by whoever
 //! lets go last, and the shared storage freed exactly once, after both.
 //!
 //! A use after free shows up as loom panicking on a garbage object index

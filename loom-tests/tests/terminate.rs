@@ -147,7 +147,7 @@ fn delete_vs_delete() {
 }
 
 /// Three threads, two of them sweeps: each sweep looks at the page's
-/// occupancy and records it (`occupancy.rs`), which made this model some
+/// occupancy and records it (`slab/occupancy.rs`), which made this model some
 /// seven times larger at four preemptions. At three it explores about what
 /// four did before; the occupancy's races are checked at four by
 /// `sweep.rs` and the two-path races here.
@@ -238,7 +238,7 @@ fn a_spent_id_is_never_forged() {
 }
 
 /// The same, when the slot has been refilled meanwhile: the loser may read
-/// the new session's secret (`slot.rs`, `fill`), and must then see on its
+/// the new session's secret (`slab/slot.rs`, `fill`), and must then see on its
 /// re-check that the old `LIVE(g)` is gone (the store is Release and the load
 /// Acquire for this reason).
 #[test]

@@ -11,7 +11,7 @@
 //! ends the newer session (both models fail without that re-check in
 //! `Registry::acquire`).
 //!
-//! Free-list tags wrap in `free_list.rs`
+//! Free-list tags wrap in `slab/free_list.rs`
 //! (`pop_racing_pop_pop_push_across_a_tag_wrap`), beside the same race
 //! with the production tag.
 #![cfg(sessionreg_loom)]

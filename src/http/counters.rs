@@ -24,7 +24,7 @@
 //! sessionreg_request_state_rejected_total{cause} counter 2026-07-28 requestStates refused
 //! ```
 
-use super::mrtr::sealing::StateRejection;
+use crate::http::input::sealing::StateRejection;
 use crate::Reason;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
@@ -52,7 +52,7 @@ fn stream_end_index(reason: Reason) -> Option<usize> {
 }
 
 #[derive(Default)]
-struct Stripe {
+struct HttpStripe {
     connections: AtomicU64,
     streams: AtomicU64,
     handlers: AtomicU64,
@@ -62,9 +62,9 @@ struct Stripe {
     streams_ended: [AtomicU64; STREAM_ENDS.len()],
 }
 
-/// The HTTP layer's counters (one set per [`SessionManager`](super::SessionManager)).
+/// The HTTP layer's counters (one set per [`SessionManager`](crate::http::SessionManager)).
 pub(crate) struct HttpCounters {
-    stripes: Box<[CachePadded<Stripe>]>,
+    stripes: Box<[CachePadded<HttpStripe>]>,
     mask: usize,
 }
 
@@ -75,25 +75,25 @@ impl std::fmt::Debug for HttpCounters {
 }
 
 /// A snapshot of the HTTP layer's counters, from
-/// [`SessionManager::http_stats`](super::SessionManager::http_stats).
+/// [`SessionManager::http_stats`](crate::http::SessionManager::http_stats).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HttpStats {
-    /// Connections open (only [`serve`](super::serve) counts them).
+    /// Connections open (only [`serve`](crate::http::serve) counts them).
     pub connections_open: u64,
     /// SSE response bodies alive (standalone `GET` streams and `POST`
     /// replies streamed as SSE).
     pub streams_open: u64,
-    /// [`App::handle`](super::App::handle) calls running.
+    /// [`App::handle`](crate::http::App::handle) calls running.
     pub handlers_in_flight: u64,
     /// Server-to-client messages dropped because the stream could not take
     /// them (its queue full, or the stream stalled).
     pub notifications_dropped: u64,
     /// Bytes the event logs of every session hold (see
-    /// [`Builder::event_log_total_bytes`](super::Builder::event_log_total_bytes)).
+    /// [`Builder::event_log_total_bytes`](crate::http::Builder::event_log_total_bytes)).
     pub event_log_bytes: u64,
     /// Single-use 2026-07-28 `requestState`s sealed and neither used nor
     /// expired yet (each holds one entry of a bounded registry: see
-    /// [`Builder::single_use_states`](super::Builder::single_use_states)).
+    /// [`Builder::single_use_states`](crate::http::Builder::single_use_states)).
     pub request_states_unused: u64,
     responses: [u64; CODES.len() + 1],
     states_rejected: [u64; StateRejection::ALL.len()],
@@ -168,7 +168,7 @@ impl HttpCounters {
     }
 
     #[inline]
-    fn stripe(&self) -> &Stripe {
+    fn stripe(&self) -> &HttpStripe {
         &self.stripes[thread_index() & self.mask]
     }
 
@@ -231,7 +231,7 @@ impl HttpCounters {
         self.stripe().responses[code_index(status)].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn sum(&self, field: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+    fn sum(&self, field: impl Fn(&HttpStripe) -> &AtomicU64) -> u64 {
         self.stripes.iter().fold(0u64, |sum, s| {
             sum.wrapping_add(field(s).load(Ordering::Relaxed))
         })
@@ -239,7 +239,7 @@ impl HttpCounters {
 
     /// A gauge's sum; a snapshot taken while it moves may be a moment
     /// behind, and is clamped at 0.
-    fn gauge(&self, field: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+    fn gauge(&self, field: impl Fn(&HttpStripe) -> &AtomicU64) -> u64 {
         let sum = self.sum(field);
         if sum > i64::MAX as u64 {
             0

@@ -173,7 +173,7 @@
 //!
 //! Listen streams (`subscriptions/listen`, 2026-07-28, SEP-2575): `http_listen`,
 //! whose tests cite the subscriptions page's sections; against the official
-//! clients, `interop/run.sh listen`:
+//! clients, `tests/interop/run.sh listen`:
 //!
 //! * The acknowledgement first, with the honoured filter; then only the
 //!   kinds asked for (a kind or a URI not asked for, published first, never
@@ -354,49 +354,27 @@
 //!   terminate winner. [`SessionManager::metrics`] renders the registry's
 //!   metrics followed by the layer's, all striped by thread.
 
+// The levels, read top down: each imports only what stands below it
+// (`.ci/module-tree` checks the order).
 mod access;
-mod admission;
 mod app;
-mod asks;
-mod body;
-mod builder;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod bus;
-mod caught;
-mod config;
-mod config_error;
 mod counters;
-mod discovery;
-mod dispatch;
-mod drain;
-mod fanout;
-mod frees;
-mod header_rules;
-pub mod headers;
-pub mod jsonrpc;
+mod endpoint;
+mod input;
 mod legacy;
 mod listen;
-mod manager;
-mod message;
-mod meta;
-mod mirror;
 pub mod modern;
-mod mrtr;
-mod protocol;
-mod reaper;
-mod reject;
-mod request_body;
-mod router;
-mod running;
+mod run;
 mod server;
 mod session;
-mod shutdown;
 mod sse;
-mod state;
 mod tasks;
+mod wire;
 
-pub use access::auth::{AuthError, Authenticator, Principal};
+pub use access::auth::{AuthError, Authenticator};
 pub use access::bearer::{BearerTokens, TokenFileError};
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
@@ -408,19 +386,21 @@ pub use access::scopes::Scopes;
 pub use access::validity::{Validity, Withdrawal};
 pub use access::{AllowLists, RebindingProtection};
 pub use app::{App, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
-pub use asks::{ClientAnswer, ClientRequest};
-pub use body::Body;
-pub use builder::Builder;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use bus::{BusError, BusKeys, RedisBus};
-pub use config::Defaults;
-pub use config_error::ConfigError;
 pub use counters::HttpStats;
-pub use drain::DrainReport;
+pub use endpoint::builder::Builder;
+pub use endpoint::drain::DrainReport;
+pub use endpoint::manager::SessionManager;
+pub use endpoint::shutdown::ShutdownReport;
 pub use listen::{Audience, Change, Publisher};
-pub use manager::SessionManager;
-pub use protocol::Version;
 pub use server::{serve, serve_with, Connections};
-pub use shutdown::ShutdownReport;
+pub use session::asks::{ClientAnswer, ClientRequest};
 pub use tasks::{TaskContext, TaskWork};
+pub use wire::body::{Body, BoxError, SendBody};
+pub use wire::config::Defaults;
+pub use wire::config_error::ConfigError;
+pub use wire::principal::Principal;
+pub use wire::protocol::Version;
+pub use wire::{headers, jsonrpc};

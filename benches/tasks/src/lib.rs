@@ -462,7 +462,7 @@ impl Store {
 
 /// The words of one of [`Store`]'s slots: the registry's slot header (five
 /// words for a pointer-sized value: lifecycle, two words of secret,
-/// activity; `src/slot.rs`) less the value's word, plus the task stored
+/// activity; `src/slab/slot.rs`) less the value's word, plus the task stored
 /// inline (`Task<Entry, Value>`: the entry and the outcome), rounded up to
 /// words.
 pub const SLOT_WORDS: usize =

@@ -16,8 +16,10 @@
 //! stream opened with it ends. A token the new set keeps for the same
 //! principal keeps its withdrawal, so what it opened stays open.
 
-use super::auth::{AuthError, Authenticator, Principal};
+use super::auth::{AuthError, Authenticator};
+use super::digest::{digest, Digest};
 use super::validity::{Validity, Withdrawal};
+use crate::http::wire::principal::Principal;
 use arc_swap::ArcSwap;
 use http::header::AUTHORIZATION;
 use http::request::Parts;
@@ -59,13 +61,6 @@ struct Token {
     digest: Digest,
     /// Withdraws what the token opened, when a replacement drops it.
     withdrawal: Withdrawal,
-}
-
-type Digest = [u8; 32];
-
-fn digest(token: &[u8]) -> Digest {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(token).into()
 }
 
 /// A token list that cannot be used, and why (never showing a token).

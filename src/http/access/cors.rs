@@ -14,7 +14,7 @@
 //! send their credentials in `Authorization`, not cookies.
 
 use super::origins::OriginPolicy;
-use crate::http::body::{self, Body};
+use crate::http::wire::body::{self, Body};
 use http::header::{
     HeaderMap, HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
     ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS, ACCESS_CONTROL_MAX_AGE,

@@ -32,13 +32,14 @@
 pub(crate) mod auth;
 pub(crate) mod bearer;
 pub(crate) mod cors;
+pub(crate) mod digest;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod origins;
 pub(crate) mod scopes;
 pub(crate) mod validity;
 
-use crate::http::reject::Reject;
+use crate::http::wire::reject::Reject;
 use arc_swap::ArcSwap;
 use http::{HeaderMap, HeaderValue, Uri};
 use origins::{Forbidden, OriginPolicy};

@@ -215,11 +215,11 @@ impl fmt::Debug for Withdrawal {
 #[derive(Default)]
 pub(crate) struct Term {
     deadline: Option<Instant>,
-    watch: Option<Watch>,
+    watch: Option<WithdrawalWatch>,
 }
 
 /// Watching a withdrawal from a stream's body.
-struct Watch {
+struct WithdrawalWatch {
     withdrawal: Withdrawal,
     /// Resolves at the withdrawal; polled (which takes the flag's lock)
     /// only when the body's waker is not the one it registered.
@@ -241,11 +241,14 @@ impl Term {
             // An expiry too far to reach never comes.
             Instant::now().checked_add(left)
         });
-        let watch = validity.withdrawal.as_ref().map(|withdrawal| Watch {
-            withdrawal: withdrawal.clone(),
-            wake: Box::pin(withdrawal.withdrawn()),
-            registered: None,
-        });
+        let watch = validity
+            .withdrawal
+            .as_ref()
+            .map(|withdrawal| WithdrawalWatch {
+                withdrawal: withdrawal.clone(),
+                wake: Box::pin(withdrawal.withdrawn()),
+                registered: None,
+            });
         Term { deadline, watch }
     }
 

@@ -3,9 +3,9 @@
 
 use super::legacy_request::LegacyRequest;
 use super::modern_request::ModernRequest;
-use crate::http::access::auth::Principal;
 use crate::http::access::scopes::Scopes;
-use crate::http::protocol::Version;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol::Version;
 use crate::SessionId;
 use http::request::Parts;
 use std::fmt;

@@ -3,9 +3,9 @@
 //! lets a server do there (requests to the client, notifications on the
 //! standalone stream, SSE polling).
 
-use crate::http::asks::ClientRequest;
-use crate::http::jsonrpc::RpcError;
-use crate::http::session::SessionEntry;
+use crate::http::session::asks::ClientRequest;
+use crate::http::session::entry::SessionEntry;
+use crate::http::wire::jsonrpc::RpcError;
 use crate::{Session, SessionId};
 use serde_json::Value;
 use std::fmt;

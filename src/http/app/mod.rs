@@ -4,6 +4,7 @@
 //! ([`Reply`], `reply.rs`).
 
 mod context;
+pub(crate) mod discovery;
 mod legacy_request;
 mod modern_request;
 mod reply;
@@ -13,15 +14,15 @@ pub use legacy_request::LegacyRequest;
 pub use modern_request::ModernRequest;
 pub use reply::{HandlerError, Reply};
 
-use super::discovery::Discovery;
-use super::jsonrpc::{Message, Request, RpcError};
-use super::mirror::MirroredParams;
+use crate::http::app::discovery::Discovery;
+use crate::http::wire::jsonrpc::{Message, Request, RpcError};
+use crate::http::wire::mirror::MirroredParams;
 use crate::{Reason, SessionId};
 use http::request::Parts;
 use std::future::Future;
 use std::sync::Arc;
 
-/// An MCP application served by a [`SessionManager`](super::SessionManager).
+/// An MCP application served by a [`SessionManager`](crate::http::SessionManager).
 ///
 /// The manager owns everything about sessions (ids, lookups, status codes,
 /// streams, expiry, shutdown); the application only sees messages.
@@ -38,8 +39,8 @@ pub trait App: Send + Sync + 'static {
     /// `request` is the HTTP request's head: its headers, and its
     /// extensions, where tower/axum middleware put what they found (an
     /// authenticated user, the peer address) and where the manager's
-    /// [authenticator](super::Builder::authenticator) puts the
-    /// [`Principal`](super::Principal) (read it with [`Principal::of`](super::Principal::of)). The session is bound
+    /// [authenticator](crate::http::Builder::authenticator) puts the
+    /// [`Principal`](crate::http::Principal) (read it with [`Principal::of`](crate::http::Principal::of)). The session is bound
     /// to that principal.
     fn open(&self, initialize: &Request, request: &Parts) -> Result<Self::Session, RpcError>;
 
@@ -60,7 +61,7 @@ pub trait App: Send + Sync + 'static {
     /// The session counts as busy (never idle) while this runs. The work
     /// (this future, then a streamed reply) ends with its session, by
     /// whichever path the session ends, and with
-    /// [`Builder::handler_timeout`](super::Builder::handler_timeout): the
+    /// [`Builder::handler_timeout`](crate::http::Builder::handler_timeout): the
     /// future is then dropped where it waits. A handler that hands work
     /// elsewhere passes it [`Context::cancellation`].
     fn handle(
@@ -81,7 +82,7 @@ pub trait App: Send + Sync + 'static {
     /// any: the layer then checks a 2026-07-28 `tools/call`'s
     /// `Mcp-Param-*` headers against its arguments before the handler runs
     /// (build them once with
-    /// [`MirroredParams::from_input_schema`](super::modern::MirroredParams::from_input_schema); default: none).
+    /// [`MirroredParams::from_input_schema`](crate::http::modern::MirroredParams::from_input_schema); default: none).
     fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
         let _ = tool;
         None
@@ -102,7 +103,7 @@ pub trait App: Send + Sync + 'static {
     fn reap(&self) {}
 
     /// The application's own metrics, in Prometheus text, appended to
-    /// [`SessionManager::metrics`](super::SessionManager::metrics) (for
+    /// [`SessionManager::metrics`](crate::http::SessionManager::metrics) (for
     /// instance a handle store's: [`crate::metrics::write_handles`]).
     fn metrics(&self, out: &mut String) {
         let _ = out;

@@ -5,9 +5,9 @@
 //! application's own state, verified; and how it answers that more input
 //! is required.
 
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::meta::{LogLevel, META_CAPABILITIES};
-use crate::http::mrtr::{self, InputRequests, InputRequired};
+use crate::http::input::{self, InputRequests, InputRequired};
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::meta::{LogLevel, META_CAPABILITIES};
 use serde_json::{json, Map, Value};
 
 /// A 2026-07-28 request, as its handler sees it.
@@ -18,7 +18,7 @@ pub struct ModernRequest {
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) progress_token: Option<Value>,
     pub(crate) input_responses: Option<Map<String, Value>>,
-    pub(crate) state: Option<Vec<u8>>,
+    pub(crate) request_state: Option<Vec<u8>>,
 }
 
 impl ModernRequest {
@@ -41,7 +41,7 @@ impl ModernRequest {
             log_level: None,
             progress_token: None,
             input_responses: None,
-            state: None,
+            request_state: None,
         }
     }
 
@@ -107,10 +107,10 @@ impl ModernRequest {
     }
 
     /// On a retry, the state the application sealed into the previous
-    /// answer ([`InputRequests::state`]), verified: its integrity, its
+    /// answer ([`InputRequests::request_state`]), verified: its integrity, its
     /// expiry, and that it was sealed for this principal and this request.
-    pub fn state(&self) -> Option<&[u8]> {
-        self.state.as_deref()
+    pub fn request_state(&self) -> Option<&[u8]> {
+        self.request_state.as_deref()
     }
 
     /// Answers that more input is required: `requests` go to the client,
@@ -123,6 +123,6 @@ impl ModernRequest {
     ///
     /// Answer the returned value as [`Reply::InputRequired`](crate::http::Reply::InputRequired).
     pub fn input_required(&self, requests: InputRequests) -> Result<InputRequired, RpcError> {
-        mrtr::ask(&self.method, |path| self.declares(path), requests)
+        input::ask(&self.method, |path| self.declares(path), requests)
     }
 }

@@ -1,9 +1,9 @@
 //! What a handler answers a request with ([`Reply`]), and how it fails
 //! ([`HandlerError`]).
 
-use crate::http::jsonrpc::RpcError;
-use crate::http::mrtr::InputRequired;
+use crate::http::input::InputRequired;
 use crate::http::tasks::TaskWork;
+use crate::http::wire::jsonrpc::RpcError;
 use futures_util::stream::BoxStream;
 use serde_json::Value;
 use std::fmt;

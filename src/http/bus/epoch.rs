@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! NAMESPACE:epoch = EPOCH ":" RUN_ID
-//!   EPOCH   16 hex digits: random, never 0; sealed into every single-use state (`mrtr/sealing.rs`)
+//!   EPOCH   16 hex digits: random, never 0; sealed into every single-use state (`input/sealing.rs`)
 //!   RUN_ID  the run_id of the Redis process that holds the key (INFO server): new at every
 //!           start of a Redis process, whatever data it starts from; a replica has its own
 //! ```

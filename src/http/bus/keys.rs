@@ -11,7 +11,7 @@
 //! 32 bytes given as a `requestState` key too (the same file, say) seal
 //! nothing the other could open.
 
-use crate::http::mrtr::sealing::RequestStateKeys;
+use crate::http::input::sealing::RequestStateKeys;
 use aes_gcm::{Aes256Gcm, KeyInit};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -61,19 +61,19 @@ impl BusKeys {
 }
 
 /// The keys in force, each as the cipher its frames are sealed with.
-pub(super) struct Keyring {
+pub(super) struct FrameKeys {
     current: u8,
     ciphers: Vec<(u8, Aes256Gcm)>,
 }
 
-impl Keyring {
-    pub(super) fn new(keys: &BusKeys) -> Keyring {
+impl FrameKeys {
+    pub(super) fn new(keys: &BusKeys) -> FrameKeys {
         let (current, held) = keys.keys.held();
         let ciphers = held
             .iter()
             .map(|(id, key)| (*id, Aes256Gcm::new(&derive(key).into())))
             .collect();
-        Keyring { current, ciphers }
+        FrameKeys { current, ciphers }
     }
 
     /// The id and cipher of the key that seals.
@@ -112,13 +112,13 @@ mod tests {
             "cd".repeat(32)
         ))
         .unwrap();
-        let ring = Keyring::new(&keys);
+        let ring = FrameKeys::new(&keys);
         assert_eq!(ring.sealing().0, 2);
         assert!(ring.cipher(1).is_some() && ring.cipher(3).is_none());
         let shown = format!("{keys:?}");
         assert!(!shown.contains("abab") && !shown.contains("171"), "{shown}");
         let rotated = BusKeys::new(1, [1; 32]).rotated(5, [5; 32], 2);
-        let ring = Keyring::new(&rotated);
+        let ring = FrameKeys::new(&rotated);
         assert_eq!(ring.sealing().0, 5);
         assert!(ring.cipher(1).is_some());
         assert!(BusKeys::parse("").is_err() && BusKeys::parse("1=ab").is_err());

@@ -1,4 +1,4 @@
-//! The bus's task ([`Task`]): it makes the two connections a node needs
+//! The bus's task ([`LinkTask`]): it makes the two connections a node needs
 //! (one multiplexed connection for `PUBLISH`, `SET` and `PING`, one
 //! subscribed to the fleet's channel), keeps them while they work, and
 //! makes them again, with backoff, when they do not.
@@ -29,9 +29,10 @@
 
 use super::epoch::{self, Adopted};
 use super::wire::{self, Heard, Replays, Sender};
-use super::Shared as BusShared;
+use super::BusParts;
 use crate::http::listen::bus::FrameRejection;
 use crate::http::listen::{Shared, WeakPublisher};
+use crate::http::wire::unix_time::unix_ms;
 use crate::Reason;
 use futures_util::StreamExt;
 use redis::aio::{MultiplexedConnection, PubSubSink, PubSubStream};
@@ -46,9 +47,9 @@ use tokio::time::{timeout, Instant, MissedTickBehavior};
 const BATCH: usize = 64;
 
 /// The bus's task: everything it owns.
-pub(super) struct Task {
+pub(super) struct LinkTask {
     pub(super) client: redis::Client,
-    pub(super) shared: Arc<BusShared>,
+    pub(super) shared: Arc<BusParts>,
     /// The task ends when the publisher is gone.
     pub(super) publisher: WeakPublisher,
     pub(super) queue: mpsc::Receiver<Shared>,
@@ -65,21 +66,21 @@ pub(super) struct Task {
 }
 
 /// The two connections of a link that is up.
-struct Connections {
+struct Connected {
     commands: MultiplexedConnection,
     sink: PubSubSink,
     stream: PubSubStream,
 }
 
 /// Why a link that was up ended.
-enum Ended {
+enum LinkEnd {
     /// The publisher (every clone) is gone: so is the bus.
     PublisherGone,
     /// A connection failed; why.
     Down(String),
 }
 
-impl Task {
+impl LinkTask {
     /// Runs the bus until its publisher is gone.
     pub(super) async fn run(mut self) {
         let mut wait = self.backoff.0;
@@ -95,8 +96,8 @@ impl Task {
                 Ok(connections) => {
                     wait = self.backoff.0;
                     match self.serve(connections, &mut ever_up).await {
-                        Ended::PublisherGone => return,
-                        Ended::Down(why) => {
+                        LinkEnd::PublisherGone => return,
+                        LinkEnd::Down(why) => {
                             self.went_down(&why);
                             said_down = true;
                         }
@@ -119,7 +120,7 @@ impl Task {
     }
 
     /// Makes both connections and subscribes to the channel.
-    async fn connect(&self) -> Result<Connections, String> {
+    async fn connect(&self) -> Result<Connected, String> {
         let limit = self.shared.timeout;
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(limit))
@@ -132,7 +133,7 @@ impl Task {
         let pubsub = within(limit, self.client.get_async_pubsub()).await?;
         let (mut sink, stream) = pubsub.split();
         within(limit, sink.subscribe(&self.shared.channel)).await?;
-        Ok(Connections {
+        Ok(Connected {
             commands,
             sink,
             stream,
@@ -140,21 +141,21 @@ impl Task {
     }
 
     /// Serves a link that just came up, until it ends.
-    async fn serve(&mut self, mut connections: Connections, ever_up: &mut bool) -> Ended {
+    async fn serve(&mut self, mut connections: Connected, ever_up: &mut bool) -> LinkEnd {
         // What this node lost while it was down is said before its own
         // listeners may open again.
         if let Err(why) = self.say_lost(&mut connections.commands).await {
-            return Ended::Down(why);
+            return LinkEnd::Down(why);
         }
         if let Err(why) = self.read_epoch(&mut connections.commands).await {
-            return Ended::Down(why);
+            return LinkEnd::Down(why);
         }
         self.check_eviction(&mut connections.commands).await;
         self.shared
             .commands
             .store(Some(Arc::new(connections.commands.clone())));
         let Some(publisher) = self.publisher.upgrade() else {
-            return Ended::PublisherGone;
+            return LinkEnd::PublisherGone;
         };
         if publisher.bus_up() {
             if *ever_up {
@@ -189,7 +190,7 @@ impl Task {
 
     /// Delivers, publishes and checks, until a connection fails or the
     /// publisher is gone.
-    async fn pump(&mut self, connections: &mut Connections) -> Ended {
+    async fn pump(&mut self, connections: &mut Connected) -> LinkEnd {
         let start = Instant::now() + self.heartbeat;
         let mut heartbeat = tokio::time::interval_at(start, self.heartbeat);
         heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -198,14 +199,14 @@ impl Task {
             tokio::select! {
                 message = connections.stream.next() => match message {
                     Some(message) => self.heard(message.get_payload_bytes()),
-                    None => return Ended::Down("the subscription's connection closed".into()),
+                    None => return LinkEnd::Down("the subscription's connection closed".into()),
                 },
                 n = self.queue.recv_many(&mut batch, BATCH) => {
                     if n == 0 {
-                        return Ended::PublisherGone;
+                        return LinkEnd::PublisherGone;
                     }
                     let keys = self.shared.keys.load();
-                    let now = wire::now_ms();
+                    let now = unix_ms();
                     let frames: Vec<Vec<u8>> = batch
                         .drain(..)
                         .map(|p| {
@@ -217,25 +218,25 @@ impl Task {
                     if let Err(why) = self.publish(&mut connections.commands, &frames).await {
                         self.shared.link.dropped(n as u64);
                         self.shared.lost.store(true, Ordering::Relaxed);
-                        return Ended::Down(why);
+                        return LinkEnd::Down(why);
                     }
                     self.shared.link.published(n as u64);
                     if let Err(why) = self.say_lost(&mut connections.commands).await {
-                        return Ended::Down(why);
+                        return LinkEnd::Down(why);
                     }
                 },
                 () = self.shared.epoch_behind.notified() => {
                     if let Err(why) = self.read_epoch(&mut connections.commands).await {
-                        return Ended::Down(why);
+                        return LinkEnd::Down(why);
                     }
                 },
                 _ = heartbeat.tick() => {
-                    self.replays.forget(wire::now_ms());
+                    self.replays.forget(unix_ms());
                     if let Err(why) = self.check(connections).await {
-                        return Ended::Down(why);
+                        return LinkEnd::Down(why);
                     }
                     if let Err(why) = self.say_lost(&mut connections.commands).await {
-                        return Ended::Down(why);
+                        return LinkEnd::Down(why);
                     }
                 },
             }
@@ -250,7 +251,7 @@ impl Task {
             &self.sender,
             &mut self.replays,
             payload,
-            wire::now_ms(),
+            unix_ms(),
         );
         match heard {
             Heard::Echo => {}
@@ -314,11 +315,9 @@ impl Task {
         if !self.shared.lost.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
-        let frame = self.sender.lost(
-            &self.shared.keys.load(),
-            &self.shared.channel,
-            wire::now_ms(),
-        );
+        let frame = self
+            .sender
+            .lost(&self.shared.keys.load(), &self.shared.channel, unix_ms());
         let said = self.publish(commands, &[frame]).await;
         match &said {
             Ok(()) => tracing::warn!(
@@ -397,7 +396,7 @@ impl Task {
     /// Checks each connection within the timeout: the record's epoch read
     /// on the commands connection (still the one in force, and this
     /// instance's?), a `PING` on the subscription's.
-    async fn check(&self, connections: &mut Connections) -> Result<(), String> {
+    async fn check(&self, connections: &mut Connected) -> Result<(), String> {
         self.read_epoch(&mut connections.commands).await?;
         within(self.shared.timeout, connections.sink.ping::<redis::Value>())
             .await

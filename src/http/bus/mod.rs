@@ -80,9 +80,9 @@ mod wire;
 
 pub use keys::BusKeys;
 
+use crate::http::input::used::UsedStates;
 use crate::http::listen::bus::BusLink;
 use crate::http::listen::Publisher;
-use crate::http::mrtr::used::UsedStates;
 use arc_swap::{ArcSwap, ArcSwapOption};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -95,7 +95,7 @@ use std::time::Duration;
 /// See the [module docs](self).
 #[derive(Clone)]
 pub struct RedisBus {
-    shared: Arc<Shared>,
+    shared: Arc<BusParts>,
     publisher: Publisher,
 }
 
@@ -109,11 +109,11 @@ impl fmt::Debug for RedisBus {
 }
 
 /// What the bus's handle, its queue, its record and its task share.
-struct Shared {
+struct BusParts {
     /// The channel every node publishes to and listens on.
     channel: String,
     /// The keys frames are sealed and opened with (`keys.rs`, `wire.rs`).
-    keys: ArcSwap<keys::Keyring>,
+    keys: ArcSwap<keys::FrameKeys>,
     /// The prefix of the record's keys.
     used_prefix: String,
     /// The key of the record's epoch (`epoch.rs`).
@@ -203,7 +203,9 @@ impl RedisBus {
     /// key as one more it opens with, then make it the one that seals,
     /// then drop the old one.
     pub fn set_keys(&self, keys: BusKeys) {
-        self.shared.keys.store(Arc::new(keys::Keyring::new(&keys)));
+        self.shared
+            .keys
+            .store(Arc::new(keys::FrameKeys::new(&keys)));
     }
 
     /// Whether the link is up now: publications travel both ways, listen
@@ -318,9 +320,9 @@ impl RedisBusBuilder {
             redis::Client::open(self.url.as_str()).map_err(|e| BusError::Url(e.to_string()))?;
         let keys = self.keys.as_ref().ok_or(BusError::NoKeys)?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| BusError::NoRuntime)?;
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(BusParts {
             channel: format!("{}:publications", self.namespace),
-            keys: ArcSwap::from_pointee(keys::Keyring::new(keys)),
+            keys: ArcSwap::from_pointee(keys::FrameKeys::new(keys)),
             used_prefix: format!("{}:used:", self.namespace),
             epoch_key: format!("{}:epoch", self.namespace),
             epoch: AtomicU64::new(0),
@@ -334,7 +336,7 @@ impl RedisBusBuilder {
         if !publisher.attach_bus(Box::new(outbox), Arc::clone(&shared.link)) {
             return Err(BusError::AlreadyAttached);
         }
-        let task = link::Task {
+        let task = link::LinkTask {
             client,
             shared: Arc::clone(&shared),
             publisher: publisher.downgrade(),

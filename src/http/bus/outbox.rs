@@ -4,7 +4,7 @@
 //! A full queue drops the publication, counts it, and marks the node as
 //! having lost one (the task then tells the other nodes).
 
-use super::Shared as BusShared;
+use super::BusParts;
 use crate::http::listen::bus::Outbound;
 use crate::http::listen::Shared;
 use std::sync::atomic::Ordering;
@@ -14,13 +14,13 @@ use tokio::sync::mpsc;
 /// The sending side of the bus's queue.
 pub(super) struct Outbox {
     queue: mpsc::Sender<Shared>,
-    shared: Arc<BusShared>,
+    shared: Arc<BusParts>,
 }
 
 impl Outbox {
     /// A queue of `capacity` publications: its sending side, and the
     /// receiving side for the task.
-    pub(super) fn new(capacity: usize, shared: Arc<BusShared>) -> (Outbox, mpsc::Receiver<Shared>) {
+    pub(super) fn new(capacity: usize, shared: Arc<BusParts>) -> (Outbox, mpsc::Receiver<Shared>) {
         let (queue, receiver) = mpsc::channel(capacity);
         (Outbox { queue, shared }, receiver)
     }

@@ -11,8 +11,8 @@
 //! and the state stays unused (fail closed: a state never opens twice).
 
 use super::epoch;
-use super::Shared;
-use crate::http::mrtr::used::{Redeemed, Redemption, UsedKey, UsedStates};
+use super::BusParts;
+use crate::http::input::used::{Redeemed, Redemption, UsedKey, UsedStates};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,11 +31,11 @@ return 0
 
 /// The record, on the bus's commands connection.
 pub(super) struct Record {
-    shared: Arc<Shared>,
+    shared: Arc<BusParts>,
 }
 
 impl Record {
-    pub(super) fn new(shared: Arc<Shared>) -> Record {
+    pub(super) fn new(shared: Arc<BusParts>) -> Record {
         Record { shared }
     }
 }

@@ -36,14 +36,14 @@
 //!
 //! A node drops its own frames (its echo) by their origin.
 
-use super::keys::Keyring;
+use super::keys::FrameKeys;
 use crate::http::listen::bus::FrameRejection;
 use crate::http::listen::Publication;
 use aes_gcm::aead::AeadInPlace;
 use aes_gcm::Nonce;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The frame's version.
 const VERSION: u8 = 1;
@@ -127,7 +127,7 @@ impl Sender {
     /// at `now` (ms since the Unix epoch).
     pub(crate) fn publication(
         &mut self,
-        keys: &Keyring,
+        keys: &FrameKeys,
         channel: &str,
         publication: &Publication,
         now: u64,
@@ -141,7 +141,7 @@ impl Sender {
     }
 
     /// The frame that says this node lost publications.
-    pub(crate) fn lost(&mut self, keys: &Keyring, channel: &str, now: u64) -> Vec<u8> {
+    pub(crate) fn lost(&mut self, keys: &FrameKeys, channel: &str, now: u64) -> Vec<u8> {
         let body = Outgoing {
             sent: now,
             publication: None,
@@ -150,7 +150,7 @@ impl Sender {
         self.seal(keys, channel, &body)
     }
 
-    fn seal(&mut self, keys: &Keyring, channel: &str, body: &Outgoing<'_>) -> Vec<u8> {
+    fn seal(&mut self, keys: &FrameKeys, channel: &str, body: &Outgoing<'_>) -> Vec<u8> {
         let (origin, seq) = (self.origin, self.next);
         self.next = seq.checked_add(1).unwrap_or_else(|| {
             // Never the same nonce twice: a new origin, counting from 1.
@@ -213,7 +213,7 @@ impl Replays {
 /// Reads a frame received from `channel` at `now`, by the node that sends
 /// as `me`.
 pub(crate) fn read(
-    keys: &Keyring,
+    keys: &FrameKeys,
     channel: &str,
     me: &Sender,
     replays: &mut Replays,
@@ -275,13 +275,6 @@ fn associated(channel: &str, head: &[u8]) -> Vec<u8> {
     aad
 }
 
-/// Now, in ms since the Unix epoch (wall clock: the nodes' clocks compare).
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,8 +286,8 @@ mod tests {
     const AGE: Duration = Duration::from_secs(30);
     const NOW: u64 = 1_767_225_600_000;
 
-    fn keys() -> Keyring {
-        Keyring::new(&BusKeys::new(1, [7; 32]))
+    fn keys() -> FrameKeys {
+        FrameKeys::new(&BusKeys::new(1, [7; 32]))
     }
 
     fn update(uri: &str, principal: &str) -> Publication {
@@ -367,10 +360,10 @@ mod tests {
         // same id, a key id not held.
         let heard = read(&keys, "other:publications", &me, &mut replays, &frame, NOW);
         assert_eq!(heard, rejected(FrameRejection::Unauthenticated));
-        let stranger = Keyring::new(&BusKeys::new(1, [8; 32]));
+        let stranger = FrameKeys::new(&BusKeys::new(1, [8; 32]));
         let heard = read(&stranger, CHANNEL, &me, &mut replays, &frame, NOW);
         assert_eq!(heard, rejected(FrameRejection::Unauthenticated));
-        let elsewhere = Keyring::new(&BusKeys::new(9, [7; 32]));
+        let elsewhere = FrameKeys::new(&BusKeys::new(9, [7; 32]));
         let heard = read(&elsewhere, CHANNEL, &me, &mut replays, &frame, NOW);
         assert_eq!(heard, rejected(FrameRejection::UnknownKey));
         // None of them counted as heard: the frame itself still reads.

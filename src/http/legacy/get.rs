@@ -1,17 +1,17 @@
 //! `GET`: the session's standalone server-to-client SSE stream, or the
 //! resume of one of its streams (`sse/resume.rs`).
 
-use crate::http::access::auth::Principal;
 use crate::http::access::validity::{Term, Validity};
-use crate::http::admission;
 use crate::http::app::App;
-use crate::http::body::Body;
-use crate::http::header_rules;
-use crate::http::headers;
-use crate::http::protocol::Version;
-use crate::http::reject::Reject;
+use crate::http::run::admission;
+use crate::http::run::hub::Hub;
 use crate::http::sse::resume::{EventId, OpenError};
-use crate::http::state::State;
+use crate::http::wire::body::Body;
+use crate::http::wire::header_rules;
+use crate::http::wire::headers;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol::Version;
+use crate::http::wire::reject::Reject;
 use http::Response;
 
 /// The session's standalone server-to-client stream, or the
@@ -27,17 +27,14 @@ use http::Response;
 /// idle clock starts from that moment; the session itself stays. So when
 /// the credential it was opened with expires or is withdrawn: the stream
 /// ends, counted by reason, and the session stays.
-pub(super) fn serve<A: App, B>(state: &State<A>, request: http::Request<B>) -> Response<Body> {
-    match stream(state, request) {
+pub(super) fn serve<A: App, B>(hub: &Hub<A>, request: http::Request<B>) -> Response<Body> {
+    match stream(hub, request) {
         Ok(response) => response,
-        Err(reject) => reject.respond(None, &state.config),
+        Err(reject) => reject.respond(None, &hub.config),
     }
 }
 
-fn stream<A: App, B>(
-    state: &State<A>,
-    request: http::Request<B>,
-) -> Result<Response<Body>, Reject> {
+fn stream<A: App, B>(hub: &Hub<A>, request: http::Request<B>) -> Result<Response<Body>, Reject> {
     let headers = request.headers();
     if !header_rules::accepts(headers, "text/event-stream") {
         return Err(Reject::NotAcceptable("Accept must list text/event-stream"));
@@ -46,10 +43,10 @@ fn stream<A: App, B>(
         .get(headers::name::SESSION_ID)
         .ok_or(Reject::MissingSessionId)?;
     let principal = request.extensions().get::<Principal>();
-    let session = super::find(state, header.as_bytes(), principal)?;
+    let session = super::find(hub, header.as_bytes(), principal)?;
     // An open stream is a request in flight: under the session's cap too.
-    let in_flight = admission::begin(&session, state.config.max_requests_per_session)?;
-    let logging = state.config.event_log_events > 0;
+    let in_flight = admission::begin(&session, hub.config.max_requests_per_session)?;
+    let logging = hub.config.event_log_events > 0;
     let last_event_id = match headers.get(headers::name::LAST_EVENT_ID) {
         None => None,
         Some(value) => match value.to_str().ok().and_then(EventId::parse) {
@@ -61,7 +58,7 @@ fn stream<A: App, B>(
     };
     // A client that can resume gets a priming event and `retry`.
     let version = header_rules::protocol_version(headers).unwrap_or(Version::Modern);
-    let priming = (logging && version.resumes()).then_some(state.config.sse_retry);
+    let priming = (logging && version.resumes()).then_some(hub.config.sse_retry);
     let outlet = match session.streams.open_get(last_event_id, priming) {
         Ok(outlet) => outlet,
         Err(OpenError::Conflict) => return Err(Reject::StreamConnected),
@@ -72,9 +69,9 @@ fn stream<A: App, B>(
     // (the client went away, the stream stalled, or the session ended
     // and the stream with it).
     // While it is open, the stream hears list changes (see `Publisher`).
-    let joined = super::subscriptions::ListChanges::join(&state.listeners.topics, session.id());
+    let joined = super::subscriptions::ListChanges::join(&hub.listeners.topics, session.id());
     outlet.hold(Box::new((in_flight, joined)));
-    if state.config.stall_timeout.is_some() {
+    if hub.config.stall_timeout.is_some() {
         // Notifications are pushed from anywhere, with nobody waiting on
         // the stream: this watch finds a client that stopped reading.
         let watched = std::sync::Arc::clone(&outlet);
@@ -84,5 +81,5 @@ fn stream<A: App, B>(
     // end ends the stream, not the session (which belongs to the
     // principal: its next token may open another).
     let term = Term::of(request.extensions().get::<Validity>());
-    Ok(state.sse.stream_until(outlet, term))
+    Ok(hub.sse.stream_until(outlet, term))
 }

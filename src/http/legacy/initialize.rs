@@ -9,17 +9,17 @@
 //! carries it as `protocolVersion` whatever the application put there.
 
 use super::respond::respond;
-use crate::http::access::auth::Principal;
 use crate::http::app::{App, Reply};
-use crate::http::body::Body;
-use crate::http::caught::panic_message;
-use crate::http::dispatch::Outcome;
-use crate::http::headers;
-use crate::http::jsonrpc::{Message, Request, RpcError};
-use crate::http::protocol;
-use crate::http::reject::Reject;
-use crate::http::session::SessionEntry;
-use crate::http::state::State;
+use crate::http::run::dispatch::Dispatched;
+use crate::http::run::hub::Hub;
+use crate::http::session::entry::SessionEntry;
+use crate::http::wire::body::Body;
+use crate::http::wire::caught::panic_message;
+use crate::http::wire::headers;
+use crate::http::wire::jsonrpc::{Message, Request, RpcError};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol;
+use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::header::HeaderValue;
 use http::request::Parts;
@@ -30,22 +30,22 @@ use std::sync::Arc;
 
 /// Opens a session for a valid `initialize` and answers it.
 pub(super) async fn open<A: App>(
-    state: &Arc<State<A>>,
+    hub: &Arc<Hub<A>>,
     request: Request,
     parts: Parts,
 ) -> Response<Body> {
-    let config = &state.config;
+    let config = &hub.config;
     let version = match requested_version(&request) {
         Ok(requested) => protocol::negotiate(Some(&requested)),
         Err(error) => return Reject::Malformed(error).respond(Some(&request.id), config),
     };
-    if state.phase.is_shutting_down() {
+    if hub.phase.is_shutting_down() {
         return Reject::ShuttingDown.respond(None, config);
     }
-    if state.phase.is_draining() {
+    if hub.phase.is_draining() {
         return Reject::Draining.respond(Some(&request.id), config);
     }
-    let opened = std::panic::catch_unwind(AssertUnwindSafe(|| state.app().open(&request, &parts)));
+    let opened = std::panic::catch_unwind(AssertUnwindSafe(|| hub.app().open(&request, &parts)));
     let app_state = match opened {
         Ok(Ok(app_state)) => app_state,
         Ok(Err(error)) => return Reject::OpenRefused(error).respond(Some(&request.id), config),
@@ -54,54 +54,50 @@ pub(super) async fn open<A: App>(
             return Reject::HandlerFailed { in_session: false }.respond(Some(&request.id), config);
         }
     };
-    let entry = SessionEntry::new(
-        app_state,
-        state.new_streams(),
-        Principal::of(&parts).cloned(),
-    );
+    let entry = SessionEntry::new(app_state, hub.new_streams(), Principal::of(&parts).cloned());
     // Created with this request already in flight: it cannot idle out
     // before its handler has even started.
-    let Ok(first) = state.registry.insert_in_flight(entry) else {
+    let Ok(first) = hub.registry.insert_in_flight(entry) else {
         return Reject::AtCapacity.respond(Some(&request.id), config);
     };
     let id = first.id();
     // The Debug form: index, generation, node; never the secret.
     tracing::Span::current().record("session", tracing::field::debug(id));
-    if state.phase.is_shutting_down() {
+    if hub.phase.is_shutting_down() {
         // Inserted while `shutdown` swept: end it ourselves.
-        let _ = state.registry.terminate_session(&first, Reason::Shutdown);
+        let _ = hub.registry.terminate_session(&first, Reason::Shutdown);
         return Reject::ShuttingDown.respond(None, config);
     }
     let request_id = request.id.clone();
-    let outcome = super::run(state, first, Message::Request(request), version, parts).await;
+    let outcome = super::run(hub, first, Message::Request(request), version, parts).await;
     let outcome = match outcome {
-        Outcome::Reply(Reply::Result(mut result)) => {
+        Dispatched::Reply(Reply::Result(mut result)) => {
             if let Value::Object(result) = &mut result {
                 result.insert("protocolVersion".into(), version.into());
             }
-            Outcome::Reply(Reply::Result(result))
+            Dispatched::Reply(Reply::Result(result))
         }
-        Outcome::Reply(Reply::Error(error)) => {
+        Dispatched::Reply(Reply::Error(error)) => {
             // The application rejected the first request: the session
             // ends, and its id is never shown.
-            let _ = state.registry.terminate(&id, Reason::Rejected);
+            let _ = hub.registry.terminate(&id, Reason::Rejected);
             return Reject::OpenRefused(error).respond(Some(&request_id), config);
         }
-        Outcome::Reply(_) => {
+        Dispatched::Reply(_) => {
             // Not an answer to `initialize` (nothing, a task, ...).
-            let _ = state.registry.terminate(&id, Reason::Rejected);
+            let _ = hub.registry.terminate(&id, Reason::Rejected);
             return Reject::HandlerFailed { in_session: true }.respond(Some(&request_id), config);
         }
-        Outcome::Stopped(_) => {
+        Dispatched::Stopped(_) => {
             // Ended under it, or timed out: either way no session.
-            let _ = state.registry.terminate(&id, Reason::Rejected);
+            let _ = hub.registry.terminate(&id, Reason::Rejected);
             outcome
         }
         // A failure ended the session already; a stream carries the answer.
-        Outcome::Failed | Outcome::Streaming(_) | Outcome::Lost => outcome,
+        Dispatched::Failed | Dispatched::Streaming(_) | Dispatched::Lost => outcome,
     };
-    let showed_id = matches!(outcome, Outcome::Reply(_) | Outcome::Streaming(_));
-    let mut response = respond(outcome, Some(&request_id), &state.sse, config);
+    let showed_id = matches!(outcome, Dispatched::Reply(_) | Dispatched::Streaming(_));
+    let mut response = respond(outcome, Some(&request_id), &hub.sse, config);
     if showed_id {
         let mut text = [0u8; crate::SessionId::TEXT_LEN];
         let value =

@@ -19,26 +19,26 @@ mod respond;
 mod scope;
 mod subscriptions;
 
-use crate::http::access::auth::Principal;
 use crate::http::app::{App, Context, LegacyRequest};
-use crate::http::body::Body;
-use crate::http::dispatch::{self, Outcome};
-use crate::http::jsonrpc::Message;
-use crate::http::protocol::Version;
-use crate::http::reject::Reject;
-use crate::http::session::SessionEntry;
-use crate::http::state::State;
+use crate::http::run::dispatch::{self, Dispatched};
+use crate::http::run::hub::Hub;
+use crate::http::session::entry::SessionEntry;
 use crate::http::tasks::TaskChoice;
+use crate::http::wire::body::Body;
+use crate::http::wire::body::SendBody;
+use crate::http::wire::jsonrpc::Message;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol::Version;
+use crate::http::wire::reject::Reject;
 use crate::{InFlight, Session};
 use http::request::Parts;
 use http::{Method, Response};
-use hyper::body::Body as HttpBody;
 use scope::InSession;
 use std::sync::Arc;
 
 /// The methods a legacy request may use, for `Allow` and CORS.
-pub(crate) fn allowed_methods<A: App>(state: &State<A>) -> &'static str {
-    if state.config.standalone_stream {
+pub(crate) fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
+    if hub.config.standalone_stream {
         "GET, POST, DELETE"
     } else {
         "POST, DELETE"
@@ -47,21 +47,19 @@ pub(crate) fn allowed_methods<A: App>(state: &State<A>) -> &'static str {
 
 /// Serves a request at legacy version `version`, by its method.
 pub(crate) async fn serve<A, B>(
-    state: &Arc<State<A>>,
+    hub: &Arc<Hub<A>>,
     request: http::Request<B>,
     version: &'static str,
 ) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     match *request.method() {
-        Method::POST => post::serve(state, request, version).await,
-        Method::GET if state.config.standalone_stream => get::serve(state, request),
-        Method::DELETE => delete::serve(state, request),
-        _ => Reject::MethodNotAllowed(allowed_methods(state)).respond(None, &state.config),
+        Method::POST => post::serve(hub, request, version).await,
+        Method::GET if hub.config.standalone_stream => get::serve(hub, request),
+        Method::DELETE => delete::serve(hub, request),
+        _ => Reject::MethodNotAllowed(allowed_methods(hub)).respond(None, &hub.config),
     }
 }
 
@@ -73,18 +71,17 @@ where
 /// the request (the authenticator, or a middleware in front): a session
 /// opened by one principal, or by none, is found only by the same.
 fn find<A: App>(
-    state: &State<A>,
+    hub: &Hub<A>,
     header: &[u8],
     principal: Option<&Principal>,
 ) -> Result<Session<SessionEntry<A::Session>>, Reject> {
-    let id = state
+    let id = hub
         .registry
         .parse_id(header)
         .map_err(|_| Reject::SessionNotFound)?;
     // The Debug form: index, generation, node; never the secret.
     tracing::Span::current().record("session", tracing::field::debug(id));
-    state
-        .registry
+    hub.registry
         .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
         .map_err(|_| Reject::SessionNotFound)
 }
@@ -92,17 +89,17 @@ fn find<A: App>(
 /// Runs the application on one message of a session, counted in flight on
 /// it (`request`) for as long as its work runs, and waits for its outcome.
 async fn run<A: App>(
-    state: &Arc<State<A>>,
+    hub: &Arc<Hub<A>>,
     request: InFlight<SessionEntry<A::Session>>,
     message: Message,
     version: &'static str,
     parts: Parts,
-) -> Outcome {
+) -> Dispatched {
     // A request whose SSE reply is resumable gets its stream's number now,
     // so the handler can close the connection early
     // (`LegacyRequest::close_sse_stream`).
     let logged = (matches!(message, Message::Request(_))
-        && state.config.event_log_events > 0
+        && hub.config.event_log_events > 0
         && Version::Legacy(version).resumes())
     .then(|| request.streams.next_stream());
     let legacy = LegacyRequest {
@@ -112,7 +109,7 @@ async fn run<A: App>(
     };
     let ctx = Context::for_legacy(parts, request.running.request(), legacy);
     let scope = InSession {
-        state: Arc::clone(state),
+        hub: Arc::clone(hub),
         request,
         logged,
     };
@@ -121,7 +118,7 @@ async fn run<A: App>(
     let choice = TaskChoice::Inline {
         refuse_required: false,
     };
-    dispatch::run(&state.runner, scope, ctx, message, choice)
+    dispatch::run(&hub.runner, scope, ctx, message, choice)
         .await
         .outcome()
         .await

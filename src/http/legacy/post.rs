@@ -5,43 +5,33 @@
 
 use super::initialize;
 use super::respond::respond;
-use crate::http::access::auth::Principal;
-use crate::http::admission;
 use crate::http::app::App;
-use crate::http::body::{self, Body};
-use crate::http::headers;
-use crate::http::jsonrpc::{self, Message, RpcError};
-use crate::http::message;
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::run::admission;
+use crate::http::run::hub::Hub;
+use crate::http::run::opening::{self, Posted};
+use crate::http::wire::body::{self, Body, SendBody};
+use crate::http::wire::headers;
+use crate::http::wire::jsonrpc::{self, Message, RpcError};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
-use hyper::body::Body as HttpBody;
 use std::sync::Arc;
 
 /// Serves one `POST` at legacy version `version`.
 pub(super) async fn serve<A, B>(
-    state: &Arc<State<A>>,
+    hub: &Arc<Hub<A>>,
     request: http::Request<B>,
     version: &'static str,
 ) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
-    let config = &state.config;
-    let (parts, body) = request.into_parts();
-    let message = match message::read(config, &parts, body).await {
-        Ok(message) => message,
-        Err(reject) => return reject.respond(None, config),
+    let config = &hub.config;
+    let Posted { parts, message, id } = match opening::open(hub, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return refused,
     };
-    let id = message.request_id();
-    // Checked here, and the handler spawned (if it must be) in the same
-    // synchronous stretch of this poll: see `admission.rs`.
-    if let Err(reject) = state.runner.handlers.admit(config.max_handlers) {
-        return reject.respond(id.as_ref(), config);
-    }
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();
     if session_header.is_none() && carries_modern_meta(&message) {
         // A 2026-07-28 request that forgot its version header: a modern
@@ -55,14 +45,14 @@ where
     }
     match (session_header, message) {
         (None, Message::Request(request)) if request.method == "initialize" => {
-            initialize::open(state, request, parts).await
+            initialize::open(hub, request, parts).await
         }
         (None, _) => Reject::MissingSessionId.respond(None, config),
         (Some(_), message) if message.is_initialize() => {
             Reject::InitializeInSession.respond(None, config)
         }
         (Some(header), message) => {
-            let session = match super::find(state, header.as_bytes(), Principal::of(&parts)) {
+            let session = match super::find(hub, header.as_bytes(), Principal::of(&parts)) {
                 Ok(session) => session,
                 Err(reject) => return reject.respond(None, config),
             };
@@ -88,7 +78,7 @@ where
                 // The session hears the resource's updates from now on (the
                 // application answers the request as before).
                 Message::Request(call) => super::subscriptions::subscribe(
-                    &state.listeners.topics,
+                    &hub.listeners.topics,
                     request.id(),
                     &request,
                     call,
@@ -96,8 +86,8 @@ where
                 ),
                 _ => {}
             }
-            let outcome = super::run(state, request, message, version, parts).await;
-            respond(outcome, id.as_ref(), &state.sse, config)
+            let outcome = super::run(hub, request, message, version, parts).await;
+            respond(outcome, id.as_ref(), &hub.sse, config)
         }
     }
 }
@@ -111,19 +101,19 @@ fn carries_modern_meta(message: &Message) -> bool {
     // Only the request's own `_meta.protocolVersion` is looked at; the rest
     // of the params is skipped, not built.
     #[derive(serde::Deserialize)]
-    struct Params {
+    struct MetaParams {
         #[serde(rename = "_meta", default)]
-        meta: Option<Meta>,
+        meta: Option<VersionMeta>,
     }
     #[derive(serde::Deserialize)]
-    struct Meta {
+    struct VersionMeta {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
         version: Option<serde::de::IgnoredAny>,
     }
     matches!(
-        request.params_as::<Option<Params>>(),
-        Ok(Some(Params {
-            meta: Some(Meta { version: Some(_) })
+        request.params_as::<Option<MetaParams>>(),
+        Ok(Some(MetaParams {
+            meta: Some(VersionMeta { version: Some(_) })
         }))
     )
 }

@@ -1,13 +1,13 @@
 //! The session era's answer to a handler's outcome ([`respond`]): the one
-//! place a legacy request's [`Outcome`] becomes its HTTP response.
+//! place a legacy request's [`Dispatched`] becomes its HTTP response.
 
 use crate::http::app::Reply;
-use crate::http::body::{self, Body};
-use crate::http::config::Config;
-use crate::http::dispatch::{Outcome, Stop};
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::reject::Reject;
+use crate::http::run::dispatch::{Dispatched, Stop};
 use crate::http::sse::Responder;
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::config::Config;
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::{Response, StatusCode};
 use serde_json::Value;
@@ -20,17 +20,17 @@ use serde_json::Value;
 /// task, `input_required`, nothing) is the handler's failure to answer:
 /// `-32603`, 200 as well.
 pub(crate) fn respond(
-    outcome: Outcome,
+    outcome: Dispatched,
     id: Option<&Value>,
     sse: &Responder,
     config: &Config,
 ) -> Response<Body> {
     match outcome {
-        Outcome::Failed => Reject::HandlerFailed { in_session: true }.respond(id, config),
-        Outcome::Streaming(outlet) => sse.stream(outlet),
-        Outcome::Stopped(stop) => stopped(stop, id, sse, config),
-        Outcome::Lost => Reject::ShuttingDown.respond(id, config),
-        Outcome::Reply(reply) => match (id, reply) {
+        Dispatched::Failed => Reject::HandlerFailed { in_session: true }.respond(id, config),
+        Dispatched::Streaming(outlet) => sse.stream(outlet),
+        Dispatched::Stopped(stop) => stopped(stop, id, sse, config),
+        Dispatched::Lost => Reject::ShuttingDown.respond(id, config),
+        Dispatched::Reply(reply) => match (id, reply) {
             (None, _) => body::status(StatusCode::ACCEPTED),
             (Some(id), Reply::Result(result)) => body::result(id, &result),
             (Some(id), Reply::Error(error)) => {

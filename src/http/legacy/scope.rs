@@ -6,11 +6,11 @@
 //! to its connection.
 
 use crate::http::app::{App, HandlerError};
-use crate::http::dispatch::{Scope, Stop};
-use crate::http::running::Listed;
-use crate::http::session::SessionEntry;
+use crate::http::run::dispatch::{Scope, Stop};
+use crate::http::run::hub::Hub;
+use crate::http::session::entry::SessionEntry;
+use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet};
-use crate::http::state::State;
 use crate::{InFlight, Reason};
 use serde_json::Value;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 /// A request's work in its session: the session held in flight (under its
 /// cap) for as long as the work runs.
 pub(super) struct InSession<A: App> {
-    pub(super) state: Arc<State<A>>,
+    pub(super) hub: Arc<Hub<A>>,
     pub(super) request: InFlight<SessionEntry<A::Session>>,
     /// The number of the request's reply stream, drawn before the handler
     /// runs when the stream would be resumable (so the handler can close its
@@ -45,7 +45,7 @@ impl<A: App> Scope for InSession<A> {
         // its secret.
         tracing::warn!(session = ?self.request.id(), %error, "handler failed; ending the session");
         let _ = self
-            .state
+            .hub
             .registry
             .terminate_session(&self.request, Reason::Failed);
     }
@@ -58,11 +58,11 @@ impl<A: App> Scope for InSession<A> {
                 // goes, for the client to resume.
                 let outlet = streams
                     .lock()
-                    .open_post(number, Some(self.state.config.sse_retry));
+                    .open_post(number, Some(self.hub.config.sse_retry));
                 (outlet, Out::logged(streams, number))
             }
             None => {
-                let outlet = self.state.new_outlet();
+                let outlet = self.hub.new_outlet();
                 let number = streams.next_stream();
                 (Arc::clone(&outlet), Out::direct(outlet, number))
             }

@@ -5,9 +5,9 @@
 //! ([`subscribe`]), up to the same bound on URIs a listen filter has. The
 //! request still goes to the application, which answers it as before.
 
-use crate::http::jsonrpc::Request;
 use crate::http::listen::{Member, Topic, Topics};
-use crate::http::session::SessionEntry;
+use crate::http::session::entry::SessionEntry;
+use crate::http::wire::jsonrpc::Request;
 use crate::SessionId;
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! it ([`Audience`]): a publication, as the publisher hands it to every
 //! endpoint (and, in a fleet, to every node) that has listeners.
 
-use crate::http::access::auth::Principal;
+use crate::http::wire::principal::Principal;
 use crate::mailbox::Signal;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -9,7 +9,7 @@
 //! honor").
 
 use super::topics::Topic;
-use crate::http::jsonrpc::RpcError;
+use crate::http::wire::jsonrpc::RpcError;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 

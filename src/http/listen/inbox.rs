@@ -19,7 +19,7 @@
 //! after it finds nothing), and the body ends the stream.
 
 use super::change::Shared;
-use crate::http::access::auth::Principal;
+use crate::http::wire::principal::Principal;
 use crate::mailbox::{Consumer, Mailbox, Popped, Pushed, Raised, Signal, Signals, Taken};
 use crate::{Reason, SessionId};
 use futures_util::task::AtomicWaker;

@@ -33,7 +33,7 @@
 //! Applications publish through a [`Publisher`] (`publisher.rs`); the same
 //! publication reaches legacy sessions as their revision has it (the
 //! standalone `GET` stream for list changes, `resources/subscribe` for a
-//! resource's updates: `crate::http::fanout`).
+//! resource's updates: `crate::http::run::fanout`).
 
 mod body;
 pub(crate) mod bus;
@@ -57,11 +57,11 @@ pub(crate) use publisher::Sink;
 pub(crate) use publisher::WeakPublisher;
 pub(crate) use topics::{Member, Topic, Topics};
 
-use crate::http::access::auth::Principal;
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
-use crate::http::meta::META_SUBSCRIPTION_ID;
-use crate::http::reject::Reject;
+use crate::http::wire::meta::META_SUBSCRIPTION_ID;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use crate::shares::{Share, Shares};
 use crate::{Reason, Registry, SessionId};
 use body::ListenBody;

@@ -55,11 +55,11 @@ pub(crate) trait Sink: Send + Sync {
 /// ```
 #[derive(Clone)]
 pub struct Publisher {
-    hub: Arc<Hub>,
+    hub: Arc<Reach>,
 }
 
 /// What every clone of a publisher shares.
-struct Hub {
+struct Reach {
     /// The endpoints it reaches; one that is gone is skipped (and pruned
     /// when the next endpoint is attached).
     sinks: ArcSwap<Vec<Weak<dyn Sink>>>,
@@ -80,7 +80,7 @@ struct Bus {
 /// bus holds, so that the bus ends when the publisher goes.
 #[derive(Clone)]
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) struct WeakPublisher(Weak<Hub>);
+pub(crate) struct WeakPublisher(Weak<Reach>);
 
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
 impl WeakPublisher {
@@ -110,7 +110,7 @@ impl Publisher {
     /// [`Builder`](crate::http::Builder::publisher).
     pub fn new() -> Publisher {
         Publisher {
-            hub: Arc::new(Hub {
+            hub: Arc::new(Reach {
                 sinks: ArcSwap::from_pointee(Vec::new()),
                 published: AtomicU64::new(0),
                 bus: OnceLock::new(),

@@ -18,7 +18,7 @@
 //!   page: a server MUST NOT emit them then); the response gets the same
 //!   envelope as a plain result.
 
-use crate::http::meta::{LogLevel, META_SERVER_INFO};
+use crate::http::wire::meta::{LogLevel, META_SERVER_INFO};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

@@ -44,11 +44,11 @@
 //! schema wants them, caching hints; a JSON-RPC error gets its transport
 //! status (`-32601`: 404; `-32020`, `-32021`, `-32022` and a malformed
 //! request's `-32602`: 400; any other: 200). Multi-round-trip requests
-//! (`input.rs`, `request.rs`, the layer's `mrtr/`): an application answers "input required"
-//! with [`ModernRequest::input_required`](crate::http::ModernRequest::input_required); the layer seals the state it wants
+//! (`input_required.rs`, `request.rs`, the layer's `input/`): an application answers "input required"
+//! with [`ModernRequest::input_required`](crate::http::ModernRequest::input_required); the layer seals the hub it wants
 //! back, and on the retry opens and verifies it before the application sees
 //! it, refusing a tampered, expired, replayed or another request's or
-//! principal's state with `-32602` (400), counted in
+//! principal's hub with `-32602` (400), counted in
 //! `sessionreg_request_state_rejected_total{cause}`. A tool's
 //! `x-mcp-header` parameters are checked against their `Mcp-Param-*`
 //! headers (the layer's `mirror.rs`). Each request's work runs in a
@@ -59,39 +59,38 @@
 //! switches them on (off, they get the `UnsupportedProtocolVersionError`).
 
 mod envelope;
-mod input;
+mod input_required;
 mod request;
 mod respond;
 mod scope;
 mod validate;
 
-pub use crate::http::discovery::{CacheScope, Discovery};
-pub use crate::http::meta::LogLevel;
-pub use crate::http::mirror::{MirrorError, MirroredParams};
-pub use crate::http::mrtr::sealing::{RequestStateKeys, StateRejection};
-pub use crate::http::mrtr::{InputRequests, InputRequired};
+pub use crate::http::app::discovery::{CacheScope, Discovery};
+pub use crate::http::input::sealing::{RequestStateKeys, StateRejection};
+pub use crate::http::input::{InputRequests, InputRequired};
+pub use crate::http::wire::meta::LogLevel;
+pub use crate::http::wire::mirror::{MirrorError, MirroredParams};
 
 /// Not part of the API: the sealer's bench hook (`benches/sealing.rs`).
 #[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
-pub use crate::http::mrtr::sealing::bench as __bench_sealing;
+pub use crate::http::input::sealing::bench as __bench_sealing;
 
-use crate::http::access::auth::Principal;
 use crate::http::access::validity::{Term, Validity};
 use crate::http::app::{App, Context, ModernRequest};
-use crate::http::body::{self, Body};
-use crate::http::dispatch;
-use crate::http::jsonrpc::{Message, Request};
-use crate::http::message;
-use crate::http::mrtr;
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::input;
+use crate::http::run::dispatch;
+use crate::http::run::hub::Hub;
+use crate::http::run::opening::{self, Posted};
 use crate::http::tasks::{self, TaskChoice};
+use crate::http::wire::body::{self, Body, SendBody};
+use crate::http::wire::jsonrpc::{Message, Request};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use envelope::Envelope;
 use http::request::Parts;
 use http::{Method, Response};
-use hyper::body::Body as HttpBody;
-use input::Binds;
+use input_required::Binds;
 use respond::{AbortOnDrop, Answering};
 use scope::Standalone;
 use serde_json::Value;
@@ -111,26 +110,19 @@ const REMOVED: [&str; 7] = [
 
 /// Serves one 2026-07-28 request: `POST` only (there is no session to
 /// `GET` or `DELETE`).
-pub(crate) async fn serve<A, B>(state: &Arc<State<A>>, request: http::Request<B>) -> Response<Body>
+pub(crate) async fn serve<A, B>(hub: &Arc<Hub<A>>, request: http::Request<B>) -> Response<Body>
 where
     A: App,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
-    let config = &state.config;
+    let config = &hub.config;
     if request.method() != Method::POST {
         return Reject::MethodNotAllowed("POST").respond(None, config);
     }
-    let (parts, body) = request.into_parts();
-    let message = match message::read(config, &parts, body).await {
-        Ok(message) => message,
-        Err(reject) => return reject.respond(None, config),
+    let Posted { parts, message, id } = match opening::open(hub, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return refused,
     };
-    let id = message.request_id();
-    if let Err(reject) = state.runner.handlers.admit(config.max_handlers) {
-        return reject.respond(id.as_ref(), config);
-    }
     // "Server Validation", in the order the conformance suite pins: the
     // per-request fields, then the headers against the body. The members
     // both read (and the handler's view below) are read out of the body once.
@@ -150,13 +142,13 @@ where
             Default::default(),
             ModernRequest::of_notification(&message),
         );
-        let scope = standalone(state, None);
+        let scope = standalone(hub, None);
         let choice = TaskChoice::Inline {
             refuse_required: true,
         };
-        let started = dispatch::run(&state.runner, scope, ctx, message, choice).await;
+        let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
         return match started.outcome().await {
-            dispatch::Outcome::Failed => {
+            dispatch::Dispatched::Failed => {
                 Reject::HandlerFailed { in_session: false }.respond(None, config)
             }
             _ => body::status(http::StatusCode::ACCEPTED),
@@ -165,28 +157,28 @@ where
     if REMOVED.contains(&request.method.as_str()) {
         return Reject::NoSuchMethod(request.method.clone()).respond(id.as_ref(), config);
     }
-    let discovery = &state.discovery;
+    let discovery = &hub.discovery;
     if request.method == "server/discover" {
         return body::result(&request.id, &discovery.answer);
     }
     if request.method == "subscriptions/listen" {
-        return listen(state, request, &parts);
+        return listen(hub, request, &parts);
     }
-    let (mut modern, opened, redeem) = match request::read(state, request, &fields, &parts) {
+    let (mut modern, opened, redeem) = match request::read(hub, request, &fields, &parts) {
         Ok(read) => read,
         Err(reject) => return reject.respond(id.as_ref(), config),
     };
     if let Some(redeem) = redeem {
-        if let Err(reject) = request::redeem(state, redeem, &mut modern).await {
+        if let Err(reject) = request::redeem(hub, redeem, &mut modern).await {
             return reject.respond(id.as_ref(), config);
         }
     }
-    // What a sealed answer will be bound to: the binding the retry's state
-    // was opened with, else (only if the application seals a state) one
+    // What a sealed answer will be bound to: the binding the retry's hub
+    // was opened with, else (only if the application seals a hub) one
     // computed from the params kept here.
     let binds = Binds {
         binding: opened,
-        params: mrtr::INPUT_METHODS
+        params: input::INPUT_METHODS
             .contains(&request.method.as_str())
             .then(|| request.params.clone())
             .flatten(),
@@ -199,7 +191,7 @@ where
     });
     let owner = Principal::of(&parts).cloned();
     let declares_tasks = modern.declares_extension(tasks::TASKS_EXTENSION);
-    if let Some(tasks) = state
+    if let Some(tasks) = hub
         .tasks
         .as_ref()
         .filter(|_| tasks::METHODS.contains(&&*request.method))
@@ -211,15 +203,15 @@ where
     }
     // Whether a `Reply::Task` may become a task: a `tools/call` whose
     // client declared the extension on it, to a manager serving it.
-    let choice = match state.tasks.is_some() && declares_tasks && request.method == "tools/call" {
+    let choice = match hub.tasks.is_some() && declares_tasks && request.method == "tools/call" {
         true => TaskChoice::Task,
         false => TaskChoice::Inline {
             refuse_required: true,
         },
     };
     let ctx = Context::for_modern(parts, Default::default(), modern);
-    let scope = standalone(state, Some(Arc::clone(&envelope)));
-    let started = dispatch::run(&state.runner, scope, ctx, message, choice).await;
+    let scope = standalone(hub, Some(Arc::clone(&envelope)));
+    let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
     // Held while the answer is awaited, then by the SSE body: dropping
     // either (the client went away) aborts the handler.
     let (outcome, spawned, token) = started.into_parts();
@@ -230,22 +222,22 @@ where
         owner,
         cancel,
     };
-    respond::respond(state, outcome.await, answering)
+    respond::respond(hub, outcome.await, answering)
 }
 
 /// `subscriptions/listen`: the listen stream, acknowledgement first (see
 /// `crate::http::listen`); refused while the node drains or shuts down, or
 /// while the fleet's bus is down (a listener would miss what other nodes
 /// publish).
-fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Response<Body> {
-    let config = &state.config;
+fn listen<A: App>(hub: &Hub<A>, request: &Request, parts: &Parts) -> Response<Body> {
+    let config = &hub.config;
     let id = Some(&request.id);
     let closing = || {
-        if state.phase.is_shutting_down() {
+        if hub.phase.is_shutting_down() {
             Some(crate::Reason::Shutdown)
-        } else if state.phase.is_draining() {
+        } else if hub.phase.is_draining() {
             Some(crate::Reason::Drained)
-        } else if !state.publisher.bus_ready() {
+        } else if !hub.publisher.bus_ready() {
             Some(crate::Reason::Unavailable)
         } else {
             None
@@ -263,11 +255,11 @@ fn listen<A: App>(state: &State<A>, request: &Request, parts: &Parts) -> Respons
     let owner = Principal::of(parts).cloned();
     // The stream lasts as long as the credential it is opened with.
     let term = Term::of(Validity::of(parts));
-    match state
+    match hub
         .listeners
         .open(&request.id, &params, owner, term, closing)
     {
-        Ok(body) => state.sse.listen(body),
+        Ok(body) => hub.sse.listen(body),
         Err(reject) => reject.respond(id, config),
     }
 }
@@ -277,10 +269,10 @@ const LISTEN_NEEDS_BUS: &str = "listen streams need the fleet's bus, which is do
 
 /// The scope of a 2026-07-28 request's work, its streamed answer through
 /// `envelope`.
-fn standalone<A: App>(state: &State<A>, envelope: Option<Arc<Envelope>>) -> Standalone {
+fn standalone<A: App>(hub: &Hub<A>, envelope: Option<Arc<Envelope>>) -> Standalone {
     Standalone {
         envelope,
-        limits: state.queue_limits(),
-        counters: Arc::clone(&state.counters),
+        limits: hub.queue_limits(),
+        counters: Arc::clone(&hub.counters),
     }
 }

@@ -1,30 +1,30 @@
 //! Reading a 2026-07-28 request for its handler ([`read`]): the
 //! [`ModernRequest`] it sees (its `_meta`, and on a retry its input
-//! responses and its verified state), with the tool's mirrored parameters
+//! responses and its verified hub), with the tool's mirrored parameters
 //! checked on the way.
 
-use super::input;
+use super::input_required;
 use super::validate;
-use crate::http::access::auth::Principal;
 use crate::http::app::{App, ModernRequest};
-use crate::http::jsonrpc::{Request, RpcError};
-use crate::http::meta::LogLevel;
-use crate::http::mrtr;
-use crate::http::mrtr::sealing::{Binding, Opening, Redeem, StateRejection};
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::input;
+use crate::http::input::sealing::{Binding, Opening, Redeem, StateRejection};
+use crate::http::run::hub::Hub;
+use crate::http::wire::jsonrpc::{Request, RpcError};
+use crate::http::wire::meta::LogLevel;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// What a handler knows of a request: its `_meta`, and on a retry its input
-/// responses and its verified state; also a tool's mirrored parameters,
+/// responses and its verified hub; also a tool's mirrored parameters,
 /// checked here. Read from the members `fields` borrowed out of the body:
 /// only what the handler is given is built. On a retry that carries a
-/// state, the binding it was opened with comes back too; and if that state
+/// hub, the binding it was opened with comes back too; and if that hub
 /// is a single-use one of the fleet's record, what [`redeem`] must record
 /// before the handler may see it.
 pub(super) fn read<A: App>(
-    state: &State<A>,
+    hub: &Hub<A>,
     request: &Request,
     fields: &validate::Fields<'_>,
     parts: &http::request::Parts,
@@ -62,7 +62,7 @@ pub(super) fn read<A: App>(
         if let Some(mirrored) = params
             .name
             .and_then(validate::text)
-            .and_then(|name| state.app().mirrored_params(&name))
+            .and_then(|name| hub.app().mirrored_params(&name))
         {
             let arguments = params.arguments.map(value).transpose()?;
             mirrored
@@ -70,9 +70,9 @@ pub(super) fn read<A: App>(
                 .map_err(bad)?;
         }
     }
-    let input = mrtr::INPUT_METHODS.contains(&request.method.as_str());
+    let input = input::INPUT_METHODS.contains(&request.method.as_str());
     let input_responses = match params.input_responses.filter(|_| input) {
-        Some(responses) => Some(mrtr::input_responses(value(responses)?).map_err(bad)?),
+        Some(responses) => Some(input::input_responses(value(responses)?).map_err(bad)?),
         // Elsewhere the parameter means nothing: ignored.
         None => None,
     };
@@ -85,12 +85,13 @@ pub(super) fn read<A: App>(
                 )));
             };
             let principal = Principal::of(parts).map(Principal::as_str);
-            let binding = input::binding_of(principal, &request.method, request.params.as_deref())
-                .map_err(bad)?;
-            match state.sealer.open(&token, &binding) {
+            let binding =
+                input_required::binding_of(principal, &request.method, request.params.as_deref())
+                    .map_err(bad)?;
+            match hub.sealer.open(&token, &binding) {
                 Ok(Opening::Opened(opened)) => (Some(opened.state), Some(binding), None),
                 Ok(Opening::Redeem(redeem)) => (None, Some(binding), Some(redeem)),
-                Err(cause) => return Err(refused(state, cause)),
+                Err(cause) => return Err(refused(hub, cause)),
             }
         }
     };
@@ -100,33 +101,33 @@ pub(super) fn read<A: App>(
         log_level,
         progress_token,
         input_responses,
-        state: state_bytes,
+        request_state: state_bytes,
     };
     Ok((modern, binding, redeem))
 }
 
-/// Records a fleet's single-use state as used (the one step of a request
+/// Records a fleet's single-use hub as used (the one step of a request
 /// that waits for the fleet's record, taken only by a retry that carries
-/// such a state) and gives it to the handler's view; or the refusal.
+/// such a hub) and gives it to the handler's view; or the refusal.
 pub(super) async fn redeem<A: App>(
-    state: &State<A>,
+    hub: &Hub<A>,
     redeem: Redeem,
     modern: &mut ModernRequest,
 ) -> Result<(), Reject> {
-    match state.sealer.redeem(redeem).await {
+    match hub.sealer.redeem(redeem).await {
         Ok(opened) => {
-            modern.state = Some(opened.state);
+            modern.request_state = Some(opened.state);
             Ok(())
         }
-        Err(cause) => Err(refused(state, cause)),
+        Err(cause) => Err(refused(hub, cause)),
     }
 }
 
-/// A refused state: counted by cause, and answered 400 (`-32602`), or 503
-/// with `Retry-After` when the fleet's record could not say (the state is
+/// A refused hub: counted by cause, and answered 400 (`-32602`), or 503
+/// with `Retry-After` when the fleet's record could not say (the hub is
 /// still unused: the same retry may succeed later).
-fn refused<A: App>(state: &State<A>, cause: StateRejection) -> Reject {
-    state.counters.state_rejected(cause);
+fn refused<A: App>(hub: &Hub<A>, cause: StateRejection) -> Reject {
+    hub.counters.state_rejected(cause);
     tracing::debug!(%cause, "requestState refused");
     match cause {
         StateRejection::Unavailable => Reject::BusUnavailable(STATE_NEEDS_BUS),
@@ -134,6 +135,6 @@ fn refused<A: App>(state: &State<A>, cause: StateRejection) -> Reject {
     }
 }
 
-/// Why a single-use state is refused while the fleet's record is away.
+/// Why a single-use hub is refused while the fleet's record is away.
 const STATE_NEEDS_BUS: &str =
     "single-use requestStates are recorded through the fleet's bus, which is down";

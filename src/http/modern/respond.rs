@@ -1,17 +1,17 @@
 //! The modern era's answer to a handler's outcome ([`respond`]): the one
-//! place a 2026-07-28 request's [`Outcome`] becomes its HTTP response,
+//! place a 2026-07-28 request's [`Dispatched`] becomes its HTTP response,
 //! through the envelope, which is the layer's (`envelope.rs`).
 
 use super::envelope::Envelope;
-use super::input::{self, Binds};
-use crate::http::access::auth::Principal;
+use super::input_required::{self, Binds};
 use crate::http::app::{App, Reply};
-use crate::http::body::{self, Body};
-use crate::http::dispatch::{Outcome, Stop};
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::reject::Reject;
-use crate::http::state::State;
+use crate::http::run::dispatch::{Dispatched, Stop};
+use crate::http::run::hub::Hub;
 use crate::http::tasks;
+use crate::http::wire::body::{self, Body};
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
@@ -43,17 +43,17 @@ pub(super) struct Answering {
 
 /// The response to a 2026-07-28 request for its handler's outcome.
 ///
-/// A result goes out in the envelope; `input_required` with its state
+/// A result goes out in the envelope; `input_required` with its hub
 /// sealed; a task is created and its `CreateTaskResult` answered; an
 /// application's JSON-RPC error gets the transport's status for its code
 /// (404 for `-32601`, see [`Reject::Answered`]); a handler that fails is
 /// 500; a request that ran past the handler timeout gets its `-32603`.
 pub(super) fn respond<A: App>(
-    state: &State<A>,
-    outcome: Outcome,
+    hub: &Hub<A>,
+    outcome: Dispatched,
     answering: Answering,
 ) -> Response<Body> {
-    let config = &state.config;
+    let config = &hub.config;
     let Answering {
         envelope,
         binds,
@@ -62,26 +62,26 @@ pub(super) fn respond<A: App>(
     } = answering;
     let id = Some(&envelope.id);
     match outcome {
-        Outcome::Streaming(outlet) => {
+        Dispatched::Streaming(outlet) => {
             if let Some(cancel) = cancel {
                 // Let go when the stream ends, for whatever reason (the
                 // client went away, or stopped reading).
                 outlet.hold(Box::new(cancel));
             }
-            state.sse.stream(outlet)
+            hub.sse.stream(outlet)
         }
-        Outcome::Reply(Reply::Result(result)) => {
+        Dispatched::Reply(Reply::Result(result)) => {
             body::result(&envelope.id, &envelope.result(result))
         }
-        Outcome::Reply(Reply::InputRequired(asked)) => input::input_required(
-            &state.sealer,
+        Dispatched::Reply(Reply::InputRequired(asked)) => input_required::input_required(
+            &hub.sealer,
             config,
             &envelope,
             binds,
             owner.as_ref(),
             asked,
         ),
-        Outcome::Reply(Reply::Task(work)) => match &state.tasks {
+        Dispatched::Reply(Reply::Task(work)) => match &hub.tasks {
             // Only a request that may become a task gets here with one
             // (see `TaskChoice`).
             Some(tasks) => match tasks::start(tasks, owner, work) {
@@ -90,8 +90,8 @@ pub(super) fn respond<A: App>(
             },
             None => Reject::Overloaded.respond(id, config),
         },
-        Outcome::Reply(Reply::Error(error)) => Reject::Answered(error).respond(id, config),
-        Outcome::Reply(Reply::Accepted | Reply::Stream(_)) => body::json(
+        Dispatched::Reply(Reply::Error(error)) => Reject::Answered(error).respond(id, config),
+        Dispatched::Reply(Reply::Accepted | Reply::Stream(_)) => body::json(
             StatusCode::OK,
             &jsonrpc::error_message(
                 id,
@@ -101,13 +101,13 @@ pub(super) fn respond<A: App>(
                 ),
             ),
         ),
-        Outcome::Failed => Reject::HandlerFailed { in_session: false }.respond(id, config),
-        Outcome::Stopped(Stop::TimedOut(limit)) => body::json(
+        Dispatched::Failed => Reject::HandlerFailed { in_session: false }.respond(id, config),
+        Dispatched::Stopped(Stop::TimedOut(limit)) => body::json(
             StatusCode::OK,
             &jsonrpc::error_message(id, &Stop::TimedOut(limit).error()),
         ),
         // Cancelled: the client went away; nobody reads this.
-        Outcome::Stopped(_) => state.sse.ended(),
-        Outcome::Lost => Reject::ShuttingDown.respond(id, config),
+        Dispatched::Stopped(_) => hub.sse.ended(),
+        Dispatched::Lost => Reject::ShuttingDown.respond(id, config),
     }
 }

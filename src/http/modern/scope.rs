@@ -6,8 +6,8 @@
 use super::envelope::Envelope;
 use crate::http::app::HandlerError;
 use crate::http::counters::HttpCounters;
-use crate::http::dispatch::{Scope, Stop};
-use crate::http::running::Listed;
+use crate::http::run::dispatch::{Scope, Stop};
+use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet, QueueLimits};
 use serde_json::Value;
 use std::sync::Arc;

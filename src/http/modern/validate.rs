@@ -2,10 +2,10 @@
 //! against its body (the transport page's "Server Validation", SEP-2243),
 //! before the application sees it.
 
-use crate::http::headers::name::{MCP_METHOD, MCP_NAME};
-use crate::http::jsonrpc::{self, present, starts_with, Message, RpcError};
-use crate::http::meta::{META_CAPABILITIES, META_VERSION};
-use crate::http::protocol::MODERN_VERSION;
+use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
+use crate::http::wire::jsonrpc::{self, present, starts_with, Message, RpcError};
+use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
+use crate::http::wire::protocol::MODERN_VERSION;
 use http::HeaderMap;
 use http::HeaderName;
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 /// is `Some`, even as `null` (`jsonrpc::present`).
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
-pub(super) struct Params<'a> {
+pub(super) struct CheckedParams<'a> {
     #[serde(borrow, deserialize_with = "present")]
     pub(super) name: Option<&'a RawValue>,
     #[serde(borrow, deserialize_with = "present")]
@@ -54,7 +54,7 @@ pub(super) struct Meta<'a> {
 /// What the layer reads of one message's params, read once.
 #[derive(Default)]
 pub(super) struct Fields<'a> {
-    pub(super) params: Params<'a>,
+    pub(super) params: CheckedParams<'a>,
     pub(super) meta: Meta<'a>,
 }
 
@@ -67,7 +67,7 @@ pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
         Message::Notification(note) => note.params.as_deref(),
         Message::Response(_) => None,
     };
-    let params: Params<'_> = members(raw)?;
+    let params: CheckedParams<'_> = members(raw)?;
     let meta: Meta<'_> = members(params.meta)?;
     Ok(Fields { params, meta })
 }
@@ -187,7 +187,7 @@ fn repeated_param_header(headers: &HeaderMap) -> Option<&str> {
 const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
-fn named_target(method: &str, checked: &Params<'_>) -> Option<String> {
+fn named_target(method: &str, checked: &CheckedParams<'_>) -> Option<String> {
     let field = match method {
         "tools/call" | "prompts/get" => checked.name,
         "resources/read" => checked.uri,
@@ -222,7 +222,7 @@ fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<String>, 
 /// Decodes the Base64 sentinel `=?base64?...?=` of "Value Encoding"; any
 /// other value is taken as it is.
 fn decode_sentinel(value: &str) -> Result<String, RpcError> {
-    crate::http::mirror::decode(value)
+    crate::http::wire::mirror::decode(value)
         .ok_or_else(|| header_mismatch("Mcp-Name header has an invalid Base64 value".into()))
 }
 

@@ -26,6 +26,7 @@ use super::connections::Connections;
 use super::protocol::Protocols;
 use super::stall_io::StallIo;
 use crate::http::counters::HttpCounters;
+use crate::http::wire::body::SendBody;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use pin_project_lite::pin_project;
@@ -46,7 +47,7 @@ const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 
 /// What `serve` asks of its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub(crate) enum ServeMode {
     Serving,
     /// Shut down gracefully: finish what is in flight, take nothing new.
     Draining,
@@ -79,17 +80,17 @@ impl Watch {
 
 /// Requests on one connection: in flight, and ever started.
 #[derive(Default)]
-struct Activity {
+struct Requests {
     in_flight: AtomicUsize,
     started: AtomicU64,
 }
 
 /// One request in flight on its connection, until its response body is
 /// done (or dropped).
-struct Active(Arc<Activity>);
+struct Active(Arc<Requests>);
 
 impl Active {
-    fn new(activity: &Arc<Activity>) -> Active {
+    fn new(activity: &Arc<Requests>) -> Active {
         // Relaxed: the watch reads these as hints on a timer; nothing is
         // ordered by them.
         activity.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -107,7 +108,7 @@ impl Drop for Active {
 /// The application's service, counting each request on its connection.
 struct Tracked<S> {
     inner: S,
-    activity: Arc<Activity>,
+    activity: Arc<Requests>,
 }
 
 impl<S, B> hyper::service::Service<Request<Incoming>> for Tracked<S>
@@ -185,7 +186,7 @@ impl<B: HttpBody> HttpBody for TrackedBody<B> {
 
 /// What the watch's timer checks when it fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Check {
+enum Due {
     /// Has a request started since `seen` requests had?
     Watching { seen: u64 },
     /// The graceful shutdown took too long.
@@ -194,9 +195,9 @@ enum Check {
 
 /// What the watch does when its timer fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    /// Check again after the duration.
-    Again(Check, Duration),
+enum Action {
+    /// Due again after the duration.
+    Again(Due, Duration),
     /// Unused: shut the connection down gracefully.
     Close,
     /// It did not close in its grace period: drop it.
@@ -207,34 +208,34 @@ enum Verdict {
 
 impl Watch {
     /// The first check, and when; `None` when nothing is watched.
-    fn first(&self) -> Option<(Check, Duration)> {
+    fn first(&self) -> Option<(Due, Duration)> {
         let period = match (self.first_request, self.idle) {
             (Some(first), Some(idle)) => first.min(idle),
             (first, idle) => first.or(idle)?,
         };
-        Some((Check::Watching { seen: 0 }, period))
+        Some((Due::Watching { seen: 0 }, period))
     }
 
     /// The verdict of a check, on a connection `age` old that has started
     /// `started` requests and has `in_flight` of them not yet done.
-    fn verdict(&self, check: Check, age: Duration, started: u64, in_flight: usize) -> Verdict {
-        let Check::Watching { seen } = check else {
-            return Verdict::Drop;
+    fn verdict(&self, check: Due, age: Duration, started: u64, in_flight: usize) -> Action {
+        let Due::Watching { seen } = check else {
+            return Action::Drop;
         };
         if started == 0 {
             if let Some(limit) = self.first_request {
                 if age >= limit {
-                    return Verdict::Close;
+                    return Action::Close;
                 }
                 let left = limit - age;
                 let after = self.idle.map_or(left, |idle| idle.min(left));
-                return Verdict::Again(check, after);
+                return Action::Again(check, after);
             }
         }
         match self.idle {
-            None => Verdict::Stop,
-            Some(_) if started == seen && in_flight == 0 => Verdict::Close,
-            Some(idle) => Verdict::Again(Check::Watching { seen: started }, idle),
+            None => Action::Stop,
+            Some(_) if started == seen && in_flight == 0 => Action::Close,
+            Some(idle) => Action::Again(Due::Watching { seen: started }, idle),
         }
     }
 }
@@ -248,20 +249,18 @@ pub(crate) async fn drive<S, B>(
     service: S,
     protocols: Arc<Protocols>,
     watch: Watch,
-    mut phase: watch::Receiver<Phase>,
+    mut phase: watch::Receiver<ServeMode>,
     counters: Arc<HttpCounters>,
     permit: OwnedSemaphorePermit,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     counters.connection_opened();
     let _open = OpenConnection(counters, permit);
-    let activity = Arc::new(Activity::default());
+    let activity = Arc::new(Requests::default());
     let io = StallIo::new(stream, watch.stall);
     let tracked = Tracked {
         inner: service,
@@ -272,7 +271,7 @@ pub(crate) async fn drive<S, B>(
     let mut closing = false;
     let accepted = Instant::now();
     let first = watch.first();
-    let mut check = first.map_or(Check::Grace, |(check, _)| check);
+    let mut check = first.map_or(Due::Grace, |(check, _)| check);
     let timer = tokio::time::sleep(first.map_or(Duration::MAX / 4, |(_, after)| after));
     tokio::pin!(timer);
     let mut armed = first.is_some();
@@ -286,10 +285,10 @@ pub(crate) async fn drive<S, B>(
             }
             changed = phase.changed() => {
                 // A dropped sender: `serve` itself was dropped; stop too.
-                let now = if changed.is_ok() { *phase.borrow_and_update() } else { Phase::Stopped };
+                let now = if changed.is_ok() { *phase.borrow_and_update() } else { ServeMode::Stopped };
                 match now {
-                    Phase::Serving => {}
-                    Phase::Draining => {
+                    ServeMode::Serving => {}
+                    ServeMode::Draining => {
                         if !closing {
                             connection.as_mut().graceful_shutdown();
                             closing = true;
@@ -297,7 +296,7 @@ pub(crate) async fn drive<S, B>(
                         // `serve`'s deadline bounds the drain, not ours.
                         armed = false;
                     }
-                    Phase::Stopped => return,
+                    ServeMode::Stopped => return,
                 }
             }
             () = &mut timer, if armed => {
@@ -308,7 +307,7 @@ pub(crate) async fn drive<S, B>(
                     activity.in_flight.load(Ordering::Relaxed),
                 );
                 match verdict {
-                    Verdict::Again(again, after) => {
+                    Action::Again(again, after) => {
                         check = again;
                         match Instant::now().checked_add(after) {
                             Some(at) => timer.as_mut().reset(at),
@@ -316,21 +315,21 @@ pub(crate) async fn drive<S, B>(
                             None => armed = false,
                         }
                     }
-                    Verdict::Close => {
+                    Action::Close => {
                         tracing::debug!("closing a connection that is not being used");
                         connection.as_mut().graceful_shutdown();
                         closing = true;
-                        check = Check::Grace;
+                        check = Due::Grace;
                         match Instant::now().checked_add(watch.grace()) {
                             Some(at) => timer.as_mut().reset(at),
                             None => armed = false,
                         }
                     }
-                    Verdict::Drop => {
+                    Action::Drop => {
                         tracing::debug!("dropping a connection that would not close");
                         return;
                     }
-                    Verdict::Stop => armed = false,
+                    Action::Stop => armed = false,
                 }
             }
         }
@@ -369,49 +368,49 @@ mod tests {
         assert_eq!(after, MS * 300);
         assert_eq!(
             w.verdict(check, MS * 300, 0, 0),
-            Verdict::Again(check, MS * 300)
+            Action::Again(check, MS * 300)
         );
         assert_eq!(
             w.verdict(check, MS * 9_900, 0, 0),
-            Verdict::Again(check, MS * 100)
+            Action::Again(check, MS * 100)
         );
-        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Verdict::Close);
+        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Action::Close);
         // Without an idle timeout: one check, at the header timeout.
         let w = watch(Some(10_000), None);
         assert_eq!(w.first().unwrap().1, MS * 10_000);
-        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Verdict::Close);
-        assert_eq!(w.verdict(check, MS * 10_000, 1, 0), Verdict::Stop);
+        assert_eq!(w.verdict(check, MS * 10_000, 0, 0), Action::Close);
+        assert_eq!(w.verdict(check, MS * 10_000, 1, 0), Action::Stop);
     }
 
     #[test]
     fn a_connection_is_closed_after_an_idle_period_with_nothing_new() {
         let w = watch(Some(10_000), Some(300));
-        let start = Check::Watching { seen: 0 };
+        let start = Due::Watching { seen: 0 };
         // A request started before the check: watched as idle from now.
-        let seen_one = Check::Watching { seen: 1 };
+        let seen_one = Due::Watching { seen: 1 };
         assert_eq!(
             w.verdict(start, MS * 300, 1, 0),
-            Verdict::Again(seen_one, MS * 300)
+            Action::Again(seen_one, MS * 300)
         );
         // Still in flight (a stream): never idle.
         assert_eq!(
             w.verdict(seen_one, MS * 600, 1, 1),
-            Verdict::Again(seen_one, MS * 300)
+            Action::Again(seen_one, MS * 300)
         );
         // Another request came and went: not idle either.
-        let seen_two = Check::Watching { seen: 2 };
+        let seen_two = Due::Watching { seen: 2 };
         assert_eq!(
             w.verdict(seen_one, MS * 900, 2, 0),
-            Verdict::Again(seen_two, MS * 300)
+            Action::Again(seen_two, MS * 300)
         );
         // Nothing new, nothing in flight for a whole period: closed.
-        assert_eq!(w.verdict(seen_two, MS * 1200, 2, 0), Verdict::Close);
+        assert_eq!(w.verdict(seen_two, MS * 1200, 2, 0), Action::Close);
         // Then the grace period: dropped.
-        assert_eq!(w.verdict(Check::Grace, MS * 1500, 2, 0), Verdict::Drop);
+        assert_eq!(w.verdict(Due::Grace, MS * 1500, 2, 0), Action::Drop);
         // Without any timeout, nothing is watched.
         assert_eq!(watch(None, None).first(), None);
         // Idle only: a connection with no request at all is idle too.
         let w = watch(None, Some(300));
-        assert_eq!(w.verdict(start, MS * 300, 0, 0), Verdict::Close);
+        assert_eq!(w.verdict(start, MS * 300, 0, 0), Action::Close);
     }
 }

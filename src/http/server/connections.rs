@@ -3,8 +3,8 @@
 //! connection builder, so they are set where `serve` reads them, not on the
 //! manager (which is also mounted on stacks that are not `serve`'s).
 
-use crate::http::config::MAX_DURATION;
-use crate::http::config_error::{bound, count, ConfigError};
+use crate::http::wire::config::MAX_DURATION;
+use crate::http::wire::config_error::{bound, count, ConfigError};
 use std::time::Duration;
 
 /// The connection bounds of [`serve_with`](super::serve_with) (and, at

@@ -12,9 +12,10 @@ mod stall_io;
 mod stop;
 
 use crate::http::app::App;
-use crate::http::shutdown::ShutdownReport;
+use crate::http::endpoint::shutdown::ShutdownReport;
+use crate::http::wire::body::SendBody;
 use crate::http::SessionManager;
-use connection::{Phase, Watch};
+use connection::{ServeMode, Watch};
 pub use connections::Connections;
 use http::{Request, Response};
 use hyper::body::Incoming;
@@ -64,9 +65,7 @@ where
         + Send
         + 'static,
     F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     let defaults = Connections::default();
     serve_with(listener, manager, service, signal, deadline, defaults).await
@@ -77,7 +76,7 @@ where
 /// [`SessionManager::set_bind_address`]), and gives each connection the
 /// bounds of `connections` (header and idle timeouts, HTTP/2 keep-alive
 /// and streams) and the manager's stalled-write timeout
-/// ([`Builder::stall_timeout`](super::Builder::stall_timeout)). At most
+/// ([`Builder::stall_timeout`](crate::http::Builder::stall_timeout)). At most
 /// [`Connections::max_connections`] are open at once; past it `serve`
 /// stops accepting until one closes. An accept error that is not about one
 /// connection (out of file descriptors, say) pauses the loop, 10 ms at
@@ -85,7 +84,7 @@ where
 ///
 /// A setting of `connections` out of its range is refused before anything
 /// is served: an `InvalidInput` error whose inner error is the
-/// [`ConfigError`](super::ConfigError) naming it.
+/// [`ConfigError`](crate::http::ConfigError) naming it.
 pub async fn serve_with<A, S, F, B>(
     listener: TcpListener,
     manager: SessionManager<A>,
@@ -105,21 +104,19 @@ where
         + Send
         + 'static,
     F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
-    B: hyper::body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     connections
         .validate()
         .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
     manager.set_bind_address(listener.local_addr()?);
     manager.start_reaper();
-    let state = manager.state();
+    let hub = manager.hub();
     let protocols = Arc::new(Protocols::new(&connections));
-    let watch = Watch::new(&connections, state.config.stall_timeout);
+    let watch = Watch::new(&connections, hub.config.stall_timeout);
     let max_connections = connections.max_connections.min(u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max_connections));
-    let (phase, phase_rx) = watch::channel(Phase::Serving);
+    let (phase, phase_rx) = watch::channel(ServeMode::Serving);
     let mut errors = AcceptErrors::default();
     tokio::pin!(signal);
     loop {
@@ -155,12 +152,12 @@ where
             Arc::clone(&protocols),
             watch,
             phase_rx.clone(),
-            Arc::clone(&state.counters),
+            Arc::clone(&hub.counters),
             slot,
         ));
     }
     drop(listener);
-    let report = stop::finish(state, phase, &slots, max_connections as u32, deadline).await;
+    let report = stop::finish(hub, phase, &slots, max_connections as u32, deadline).await;
     Ok(ShutdownReport {
         accept_errors: errors.total,
         ..report

@@ -17,7 +17,8 @@
 //! sends the preface a byte at a time is waited for without spinning.
 
 use super::connections::Connections;
-use hyper::body::{Body as HttpBody, Incoming};
+use crate::http::wire::body::SendBody;
+use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper::service::HttpService;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -141,9 +142,7 @@ where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: HttpService<Incoming, ResBody = B> + Send + 'static,
     S::Future: Send + 'static,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     /// Finishes what is in flight and takes nothing new; a connection still
     /// reading its first bytes has started nothing, and ends.
@@ -162,9 +161,7 @@ where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     S: HttpService<Incoming, ResBody = B> + Send + 'static,
     S::Future: Send + 'static,
-    B: HttpBody + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: SendBody,
 {
     type Output = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 

@@ -1,11 +1,11 @@
 //! How `serve` ends: the graceful shutdown of the manager
-//! (`crate::http::shutdown`), with the connections told to finish and waited
+//! (`crate::http::endpoint::shutdown`), with the connections told to finish and waited
 //! for too.
 
-use super::connection::Phase;
+use super::connection::ServeMode;
 use crate::http::app::App;
-use crate::http::shutdown::{self, ShutdownReport};
-use crate::http::state::State;
+use crate::http::endpoint::shutdown::{self, ShutdownReport};
+use crate::http::run::hub::Hub;
 use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
@@ -19,24 +19,24 @@ const LINGER: Duration = Duration::from_secs(1);
 /// to finish and are waited for too, within `deadline`; those still open
 /// a moment after the sessions have ended are dropped.
 pub(crate) async fn finish<A: App>(
-    state: &State<A>,
-    phase: watch::Sender<Phase>,
+    hub: &Hub<A>,
+    phase: watch::Sender<ServeMode>,
     slots: &Semaphore,
     max: u32,
     deadline: Duration,
 ) -> ShutdownReport {
     let start = Instant::now();
-    phase.send_replace(Phase::Draining);
-    let report = shutdown::gracefully(state, deadline).await;
+    phase.send_replace(ServeMode::Draining);
+    let report = shutdown::gracefully(hub, deadline).await;
     let left = deadline.saturating_sub(start.elapsed()).max(LINGER);
     let closed = tokio::time::timeout(left, async {
         // Every place back under the cap: every connection has closed.
         drop(slots.acquire_many(max).await);
-        state.runner.handlers.wait_idle().await;
+        hub.runner.handlers.wait_idle().await;
     })
     .await
     .is_ok();
-    phase.send_replace(Phase::Stopped);
+    phase.send_replace(ServeMode::Stopped);
     ShutdownReport {
         drained: report.drained && closed && start.elapsed() <= deadline,
         ..report

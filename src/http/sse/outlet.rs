@@ -38,7 +38,7 @@ pub(crate) struct QueueLimits {
 
 /// What became of a frame offered with [`Outlet::try_push`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pushed {
+pub(crate) enum Sent {
     /// Queued for the client.
     Queued,
     /// The stream is open but could not take it (full, or stalled and now
@@ -63,10 +63,10 @@ enum Offer {
 
 /// The stream has ended; nothing more can be sent on it.
 #[derive(Debug)]
-pub(crate) struct Ended;
+pub(crate) struct StreamEnded;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum Flow {
     /// Frames are accepted.
     Open,
     /// No more frames; the body delivers what is queued, then ends.
@@ -82,7 +82,7 @@ struct Queue {
     /// of the body's last take and the queue's last turn from empty.
     since: Instant,
     waker: Option<Waker>,
-    phase: Phase,
+    flow: Flow,
     /// Kept until the stream ends (the standalone stream's in-flight
     /// guard: the session is busy exactly while its stream is live).
     hold: Option<Box<dyn Any + Send + Sync>>,
@@ -106,7 +106,7 @@ impl std::fmt::Debug for Outlet {
         f.debug_struct("Outlet")
             .field("queued", &queue.frames.len())
             .field("bytes", &queue.bytes)
-            .field("phase", &queue.phase)
+            .field("phase", &queue.flow)
             .finish_non_exhaustive()
     }
 }
@@ -119,7 +119,7 @@ impl Outlet {
                 bytes: 0,
                 since: Instant::now(),
                 waker: None,
-                phase: Phase::Open,
+                flow: Flow::Open,
                 hold: None,
             }),
             limits,
@@ -139,7 +139,7 @@ impl Outlet {
             },
             counters,
         );
-        outlet.lock().phase = Phase::Ended;
+        outlet.lock().flow = Flow::Ended;
         outlet
     }
 
@@ -153,7 +153,7 @@ impl Outlet {
     /// Keeps `hold` alive until the stream ends.
     pub(crate) fn hold(&self, hold: Box<dyn Any + Send + Sync>) {
         let mut queue = self.lock();
-        if queue.phase == Phase::Open {
+        if queue.flow == Flow::Open {
             queue.hold = Some(hold);
             return;
         }
@@ -163,14 +163,14 @@ impl Outlet {
 
     /// Whether the stream still takes frames.
     pub(crate) fn is_open(&self) -> bool {
-        self.lock().phase == Phase::Open
+        self.lock().flow == Flow::Open
     }
 
     /// Queues frames without bounds: a resumed stream's replay, which its
     /// event log has already bounded.
     pub(crate) fn preload(&self, frames: impl IntoIterator<Item = Bytes>) {
         let mut queue = self.lock();
-        if queue.phase != Phase::Open {
+        if queue.flow != Flow::Open {
             return;
         }
         for frame in frames {
@@ -205,21 +205,21 @@ impl Outlet {
 
     /// Offers a frame without waiting. A full queue drops it (counted); a
     /// stalled stream is ended first.
-    pub(crate) fn try_push(&self, frame: Bytes) -> Pushed {
+    pub(crate) fn try_push(&self, frame: Bytes) -> Sent {
         match self.offer(&frame) {
-            Offer::Sent => Pushed::Queued,
-            Offer::Ended => Pushed::Ended,
-            Offer::Stalled => Pushed::Dropped,
+            Offer::Sent => Sent::Queued,
+            Offer::Ended => Sent::Ended,
+            Offer::Stalled => Sent::Dropped,
             Offer::Full { .. } => {
                 self.counters.dropped(1);
-                Pushed::Dropped
+                Sent::Dropped
             }
         }
     }
 
     /// Sends a frame, waiting for room. Fails once the stream has ended,
     /// or when it stalls meanwhile (which ends it).
-    pub(crate) async fn send(&self, frame: Bytes) -> Result<(), Ended> {
+    pub(crate) async fn send(&self, frame: Bytes) -> Result<(), StreamEnded> {
         loop {
             let room = self.room.notified();
             tokio::pin!(room);
@@ -228,7 +228,7 @@ impl Outlet {
             room.as_mut().enable();
             let deadline = match self.offer(&frame) {
                 Offer::Sent => return Ok(()),
-                Offer::Ended | Offer::Stalled => return Err(Ended),
+                Offer::Ended | Offer::Stalled => return Err(StreamEnded),
                 Offer::Full { deadline } => deadline,
             };
             match deadline {
@@ -248,7 +248,7 @@ impl Outlet {
     fn offer(&self, frame: &Bytes) -> Offer {
         let now = Instant::now();
         let mut queue = self.lock();
-        if queue.phase != Phase::Open {
+        if queue.flow != Flow::Open {
             return Offer::Ended;
         }
         if self.stalled(&queue, now) {
@@ -276,10 +276,10 @@ impl Outlet {
     /// No more frames: the body delivers what is queued, then ends.
     pub(crate) fn finish(&self) {
         let mut queue = self.lock();
-        if queue.phase != Phase::Open {
+        if queue.flow != Flow::Open {
             return;
         }
-        queue.phase = Phase::Finishing;
+        queue.flow = Flow::Finishing;
         let hold = queue.hold.take();
         let waker = queue.waker.take();
         drop(queue);
@@ -299,7 +299,7 @@ impl Outlet {
         let dropped = queue.frames.len() as u64 + also;
         queue.frames = VecDeque::new();
         queue.bytes = 0;
-        queue.phase = Phase::Ended;
+        queue.flow = Flow::Ended;
         if dropped > 0 {
             self.counters.dropped(dropped);
         }
@@ -323,7 +323,7 @@ impl Outlet {
     /// is let go.
     pub(crate) fn cut(&self, also: u64) {
         let mut queue = self.lock();
-        if queue.phase == Phase::Ended {
+        if queue.flow == Flow::Ended {
             drop(queue);
             if also > 0 {
                 self.counters.dropped(also);
@@ -341,16 +341,16 @@ impl Outlet {
         if let Some(frame) = queue.frames.pop_front() {
             queue.bytes -= frame.len();
             queue.since = Instant::now();
-            let done = queue.frames.is_empty() && queue.phase == Phase::Finishing;
+            let done = queue.frames.is_empty() && queue.flow == Flow::Finishing;
             if done {
-                queue.phase = Phase::Ended;
+                queue.flow = Flow::Ended;
             }
             drop(queue);
             self.room.notify_one();
             return Poll::Ready(Some(frame));
         }
-        match queue.phase {
-            Phase::Open => {
+        match queue.flow {
+            Flow::Open => {
                 if !queue
                     .waker
                     .as_ref()
@@ -360,8 +360,8 @@ impl Outlet {
                 }
                 Poll::Pending
             }
-            Phase::Finishing | Phase::Ended => {
-                queue.phase = Phase::Ended;
+            Flow::Finishing | Flow::Ended => {
+                queue.flow = Flow::Ended;
                 Poll::Ready(None)
             }
         }
@@ -378,7 +378,7 @@ impl Outlet {
             tokio::pin!(pending);
             pending.as_mut().enable();
             let deadline = match self.stall_deadline() {
-                Err(Ended) => return,
+                Err(StreamEnded) => return,
                 Ok(deadline) => deadline,
             };
             match deadline {
@@ -398,10 +398,10 @@ impl Outlet {
 
     /// When the stream would stall if the body takes nothing (`None` while
     /// nothing waits, or without a stall timeout).
-    fn stall_deadline(&self) -> Result<Option<Instant>, Ended> {
+    fn stall_deadline(&self) -> Result<Option<Instant>, StreamEnded> {
         let queue = self.lock();
-        if queue.phase != Phase::Open {
-            return Err(Ended);
+        if queue.flow != Flow::Open {
+            return Err(StreamEnded);
         }
         Ok(match self.limits.stall {
             // (A stall timeout too long to reach never fires.)
@@ -413,7 +413,7 @@ impl Outlet {
     /// Ends the stream if it has stalled; whether it did.
     fn end_if_stalled(&self) -> bool {
         let mut queue = self.lock();
-        if queue.phase != Phase::Open || !self.stalled(&queue, Instant::now()) {
+        if queue.flow != Flow::Open || !self.stalled(&queue, Instant::now()) {
             return false;
         }
         let hold = self.end(&mut queue, 0);
@@ -451,21 +451,21 @@ mod tests {
     fn bounded_in_messages_and_bytes_and_drops_are_counted() {
         let out = outlet(3, 10, None);
         // A frame larger than the byte bound goes through an empty queue.
-        assert_eq!(out.try_push(Bytes::from(vec![b'x'; 20])), Pushed::Queued);
-        assert_eq!(out.try_push(Bytes::from_static(b"a")), Pushed::Dropped);
+        assert_eq!(out.try_push(Bytes::from(vec![b'x'; 20])), Sent::Queued);
+        assert_eq!(out.try_push(Bytes::from_static(b"a")), Sent::Dropped);
         assert_eq!(take(&out).unwrap().len(), 20);
         for _ in 0..3 {
-            assert_eq!(out.try_push(Bytes::from_static(b"ab")), Pushed::Queued);
+            assert_eq!(out.try_push(Bytes::from_static(b"ab")), Sent::Queued);
         }
         // Three messages: the fourth is refused by count.
-        assert_eq!(out.try_push(Bytes::from_static(b"c")), Pushed::Dropped);
+        assert_eq!(out.try_push(Bytes::from_static(b"c")), Sent::Dropped);
         take(&out);
         // Room by count (2 queued, 4 bytes) but not by bytes: 4 + 7 > 10.
-        assert_eq!(out.try_push(Bytes::from(vec![b'y'; 7])), Pushed::Dropped);
-        assert_eq!(out.try_push(Bytes::from(vec![b'y'; 6])), Pushed::Queued);
+        assert_eq!(out.try_push(Bytes::from(vec![b'y'; 7])), Sent::Dropped);
+        assert_eq!(out.try_push(Bytes::from(vec![b'y'; 6])), Sent::Queued);
         assert_eq!(out.counters.snapshot().notifications_dropped, 3);
         out.finish();
-        assert_eq!(out.try_push(Bytes::from_static(b"z")), Pushed::Ended);
+        assert_eq!(out.try_push(Bytes::from_static(b"z")), Sent::Ended);
         // What was queued is still delivered, then the end.
         assert_eq!(take(&out).unwrap().len(), 2);
         assert_eq!(take(&out).unwrap().len(), 2);
@@ -482,8 +482,8 @@ mod tests {
             let out = Arc::clone(&out);
             async move { out.watch().await }
         });
-        assert_eq!(out.try_push(Bytes::from_static(b"one")), Pushed::Queued);
-        assert_eq!(out.try_push(Bytes::from_static(b"two")), Pushed::Queued);
+        assert_eq!(out.try_push(Bytes::from_static(b"one")), Sent::Queued);
+        assert_eq!(out.try_push(Bytes::from_static(b"two")), Sent::Queued);
         // The body takes one, then nothing for the stall timeout.
         tokio::time::sleep(Duration::from_secs(30)).await;
         take(&out);
@@ -520,9 +520,9 @@ mod tests {
     #[test]
     fn a_dropped_body_ends_the_stream() {
         let out = outlet(8, 1024, None);
-        assert_eq!(out.try_push(Bytes::from_static(b"x")), Pushed::Queued);
+        assert_eq!(out.try_push(Bytes::from_static(b"x")), Sent::Queued);
         out.body_dropped();
-        assert_eq!(out.try_push(Bytes::from_static(b"y")), Pushed::Ended);
+        assert_eq!(out.try_push(Bytes::from_static(b"y")), Sent::Ended);
         assert_eq!(out.counters.snapshot().notifications_dropped, 1);
     }
 }

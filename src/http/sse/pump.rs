@@ -10,7 +10,7 @@
 use super::outlet::Outlet;
 use super::resume::{self, EventId};
 use super::streams::Streams;
-use crate::http::caught::panic_message;
+use crate::http::wire::caught::panic_message;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Value;

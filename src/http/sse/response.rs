@@ -4,8 +4,8 @@
 use super::body::SseBody;
 use super::outlet::Outlet;
 use crate::http::access::validity::Term;
-use crate::http::body::Body;
 use crate::http::counters::HttpCounters;
+use crate::http::wire::body::Body;
 use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http::Response;
 use http_body_util::BodyExt;

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The queue of one connection carrying a stream.
-pub(crate) type Sink = Arc<Outlet>;
+pub(crate) type StreamQueue = Arc<Outlet>;
 
 /// Finished `POST` streams whose logs a session keeps for late resumes;
 /// the oldest finished one goes first. Streams still running are never
@@ -112,7 +112,7 @@ struct Log {
     /// The last event number drawn.
     last_seq: u64,
     /// The connection carrying the stream now, if any.
-    sink: Option<Sink>,
+    sink: Option<StreamQueue>,
     /// The stream has ended (its reply is complete): a resume replays and
     /// ends.
     done: bool,
@@ -242,7 +242,7 @@ impl Logs {
     }
 
     /// A connection's queue, for a session that has ended.
-    pub(crate) fn ended(&self) -> Sink {
+    pub(crate) fn ended(&self) -> StreamQueue {
         Outlet::ended(Arc::clone(&self.counters))
     }
 
@@ -255,7 +255,7 @@ impl Logs {
     /// events past the stream's count, the session's bytes or every
     /// session's bytes), and returns its frame and the connection to
     /// deliver it on (if one is live).
-    pub(crate) fn record(&mut self, stream: u64, message: &Value) -> (Bytes, Option<Sink>) {
+    pub(crate) fn record(&mut self, stream: u64, message: &Value) -> (Bytes, Option<StreamQueue>) {
         let logging = self.logging() && !self.closed;
         let events = self.bounds.events;
         let log = self.streams.entry(stream).or_default();
@@ -325,7 +325,11 @@ impl Logs {
 
     /// Connects a new `POST` reply stream; with `priming`, its priming
     /// event goes first.
-    pub(crate) fn open_post(&mut self, stream: u64, priming: Option<Option<Duration>>) -> Sink {
+    pub(crate) fn open_post(
+        &mut self,
+        stream: u64,
+        priming: Option<Option<Duration>>,
+    ) -> StreamQueue {
         if self.closed {
             return self.ended();
         }
@@ -394,7 +398,7 @@ impl Logs {
         &mut self,
         last: Option<EventId>,
         priming: Option<Option<Duration>>,
-    ) -> Result<Sink, OpenError> {
+    ) -> Result<StreamQueue, OpenError> {
         if self.closed {
             // The session has ended: an already-ended stream.
             return Ok(self.ended());
@@ -444,7 +448,7 @@ impl Logs {
     }
 
     /// Drops every connection and every log (the session ended).
-    pub(crate) fn close(&mut self) -> Vec<Sink> {
+    pub(crate) fn close(&mut self) -> Vec<StreamQueue> {
         self.closed = true;
         let bytes = std::mem::take(&mut self.bytes);
         self.bounds.total.give_back(bytes);

@@ -2,7 +2,7 @@
 //! make streams resumable (`resume.rs`), behind the one lock that also
 //! orders each stream's event ids.
 
-use super::outlet::{Outlet, Pushed, QueueLimits};
+use super::outlet::{Outlet, QueueLimits, Sent};
 use super::resume::{EventId, LogBounds, Logs, OpenError, STANDALONE};
 use crate::http::counters::HttpCounters;
 use serde_json::Value;
@@ -52,7 +52,7 @@ impl Streams {
     pub(crate) fn push(&self, message: &Value) -> bool {
         let mut logs = self.lock();
         let (frame, sink) = logs.record(STANDALONE, message);
-        sink.is_some_and(|outlet| outlet.try_push(frame) == Pushed::Queued)
+        sink.is_some_and(|outlet| outlet.try_push(frame) == Sent::Queued)
     }
 
     /// Opens the standalone stream, or resumes the stream a `Last-Event-ID`

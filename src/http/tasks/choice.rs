@@ -7,7 +7,7 @@
 
 use super::work::TaskWork;
 use super::{extension_required, inline};
-use crate::http::jsonrpc::RpcError;
+use crate::http::wire::jsonrpc::RpcError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -28,19 +28,19 @@ pub(crate) enum TaskChoice {
 impl TaskChoice {
     /// What `work` comes to: handed back as it is where it may become a
     /// task, else its answer as the call's (or the refusal).
-    pub(crate) async fn resolve(self, work: TaskWork, cancel: CancellationToken) -> Resolved {
+    pub(crate) async fn resolve(self, work: TaskWork, cancel: CancellationToken) -> Chosen {
         match self {
-            TaskChoice::Task => Resolved::Task(work),
+            TaskChoice::Task => Chosen::Task(work),
             TaskChoice::Inline {
                 refuse_required: true,
-            } if work.required => Resolved::Answered(Err(extension_required())),
-            TaskChoice::Inline { .. } => Resolved::Answered(inline(work, cancel).await),
+            } if work.required => Chosen::Answered(Err(extension_required())),
+            TaskChoice::Inline { .. } => Chosen::Answered(inline(work, cancel).await),
         }
     }
 }
 
 /// What [`TaskChoice::resolve`] came to.
-pub(crate) enum Resolved {
+pub(crate) enum Chosen {
     /// A task to create.
     Task(TaskWork),
     /// The call's answer: the work's result, or its error.

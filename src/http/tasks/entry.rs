@@ -10,16 +10,16 @@
 
 use super::places::Places;
 use super::time::iso8601;
-use crate::http::access::auth::Principal;
-use crate::http::frees::Freeing;
-use crate::http::jsonrpc::{self, RpcError};
+use crate::http::wire::free_times::Freeing;
+use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::unix_time::unix_ms;
 use crate::shares::Share;
 use crate::{Ended, Task};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -55,13 +55,6 @@ struct Live {
     used: HashSet<String>,
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 impl TaskEntry {
     pub(crate) fn new(
         owner: Option<Principal>,
@@ -71,7 +64,7 @@ impl TaskEntry {
         status_message: Option<String>,
         cancel: CancellationToken,
     ) -> TaskEntry {
-        let now = now_ms();
+        let now = unix_ms();
         TaskEntry {
             owner,
             created_ms: now,
@@ -95,7 +88,7 @@ impl TaskEntry {
 
     fn touch(&self) {
         // Relaxed: a timestamp read on its own.
-        self.updated_ms.fetch_max(now_ms(), Ordering::Relaxed);
+        self.updated_ms.fetch_max(unix_ms(), Ordering::Relaxed);
     }
 
     /// Registers input requests; the receivers get their answers. A key

@@ -3,10 +3,10 @@
 
 use super::entry;
 use super::{extension_capability, Tasks};
-use crate::http::access::auth::Principal;
-use crate::http::jsonrpc::Request;
-use crate::http::mrtr::input_responses;
-use crate::http::reject::Reject;
+use crate::http::input::input_responses;
+use crate::http::wire::jsonrpc::Request;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use crate::{Ended, Miss};
 use serde_json::{json, Value};
 

@@ -58,13 +58,13 @@ mod work;
 
 pub use work::{TaskContext, TaskWork};
 
-pub(crate) use choice::{Resolved, TaskChoice};
+pub(crate) use choice::{Chosen, TaskChoice};
 pub(crate) use entry::TaskEntry;
 pub(crate) use methods::{serve_method, METHODS};
 pub(crate) use start::start;
 pub(crate) use store::Tasks;
 
-use crate::http::jsonrpc::RpcError;
+use crate::http::wire::jsonrpc::RpcError;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

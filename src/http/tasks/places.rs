@@ -18,11 +18,12 @@
 //! is unknown; then it is the retention, the soonest any place can free (a
 //! task must end first, and be kept that long).
 
-use super::super::access::auth::Principal;
-use super::super::config::Config;
-use super::super::config_error::ConfigError;
-use super::super::frees::{self, Freeing, Frees};
-use super::super::reject::Reject;
+use crate::http::wire::config::Config;
+use crate::http::wire::config_error::ConfigError;
+use crate::http::wire::free_times::{self, Freeing, Frees};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
+use crate::http::wire::unix_time::unix_ms;
 use crate::shares::{Share, Shares};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +73,7 @@ impl Places {
         };
         shares.take(owner).map(Some).map_err(|full| {
             let soonest = self.frees.soonest(Some(owner));
-            let retry_after = frees::retry_after(soonest, self.retention, self.slack);
+            let retry_after = free_times::retry_after(soonest, self.retention, self.slack);
             tracing::debug!(
                 limit = full.limit,
                 retry_after,
@@ -91,7 +92,7 @@ impl Places {
     /// The refusal of a call that would create a task in a full store.
     pub(crate) fn full(&self) -> Reject {
         let soonest = self.frees.soonest(None);
-        let retry_after = frees::retry_after(soonest, self.retention, self.slack);
+        let retry_after = free_times::retry_after(soonest, self.retention, self.slack);
         tracing::debug!(
             capacity = self.capacity,
             retry_after,
@@ -109,7 +110,7 @@ impl Places {
     /// Records that a task of `owner`'s ended now: its place frees once its
     /// retention has passed. Keep the record in the task's entry.
     pub(crate) fn ended(&self, owner: Option<&Principal>) -> Freeing {
-        let at = frees::now_ms().saturating_add(self.retention.as_millis() as u64);
+        let at = unix_ms().saturating_add(self.retention.as_millis() as u64);
         self.frees.record(owner, at)
     }
 }

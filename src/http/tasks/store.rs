@@ -4,8 +4,8 @@
 
 use super::places::Places;
 use super::Store;
-use crate::http::config::Config;
-use crate::http::config_error::ConfigError;
+use crate::http::wire::config::Config;
+use crate::http::wire::config_error::ConfigError;
 use crate::{SweepStep, TaskStats, TaskStore};
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,8 +4,8 @@
 use super::entry::TaskEntry;
 use super::places::Places;
 use super::Store;
-use crate::http::jsonrpc::{self, RpcError};
-use crate::http::mrtr::InputRequests;
+use crate::http::input::InputRequests;
+use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::{Ended, TaskRef};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -110,10 +110,10 @@ impl fmt::Debug for TaskWork {
 /// through and to say how it goes; or nothing, when it runs inline as the
 /// call's answer.
 pub struct TaskContext {
-    inner: Inner,
+    inner: Backing,
 }
 
-enum Inner {
+enum Backing {
     Task {
         task: TaskRef<TaskEntry, Value>,
         id: String,
@@ -138,7 +138,7 @@ impl TaskContext {
         input_timeout: Option<Duration>,
     ) -> TaskContext {
         TaskContext {
-            inner: Inner::Task {
+            inner: Backing::Task {
                 task,
                 id,
                 store,
@@ -150,7 +150,7 @@ impl TaskContext {
 
     pub(crate) fn inline(cancel: CancellationToken) -> TaskContext {
         TaskContext {
-            inner: Inner::Inline { cancel },
+            inner: Backing::Inline { cancel },
         }
     }
 
@@ -158,8 +158,8 @@ impl TaskContext {
     /// ask for tasks).
     pub fn task_id(&self) -> Option<&str> {
         match &self.inner {
-            Inner::Task { id, .. } => Some(id),
-            Inner::Inline { .. } => None,
+            Backing::Task { id, .. } => Some(id),
+            Backing::Inline { .. } => None,
         }
     }
 
@@ -184,12 +184,12 @@ impl TaskContext {
     /// its place forever.
     pub async fn input(&self, requests: InputRequests) -> Result<Map<String, Value>, RpcError> {
         let (task, input_timeout) = match &self.inner {
-            Inner::Task {
+            Backing::Task {
                 task,
                 input_timeout,
                 ..
             } => (task, *input_timeout),
-            Inner::Inline { .. } => {
+            Backing::Inline { .. } => {
                 return Err(RpcError::new(
                     jsonrpc::RpcError::INTERNAL_ERROR,
                     "this call runs without the tasks extension: it cannot wait for input",
@@ -233,7 +233,7 @@ impl TaskContext {
             ),
         );
         error.data = Some(json!({ "inputTimeoutMs": limit.as_millis() as u64 }));
-        if let Inner::Task {
+        if let Backing::Task {
             task,
             store,
             places,
@@ -253,7 +253,7 @@ impl TaskContext {
 
     /// Sets the task's status message (`statusMessage`); inline, nothing.
     pub fn set_status_message(&self, message: impl Into<String>) {
-        if let Inner::Task { task, .. } = &self.inner {
+        if let Backing::Task { task, .. } = &self.inner {
             task.value().set_status_message(message.into());
         }
     }
@@ -264,8 +264,8 @@ impl TaskContext {
     /// work's future then anyway; this is for work handed elsewhere.
     pub async fn cancelled(&self) {
         match &self.inner {
-            Inner::Task { task, .. } => task.value().cancel.cancelled().await,
-            Inner::Inline { cancel } => cancel.cancelled().await,
+            Backing::Task { task, .. } => task.value().cancel.cancelled().await,
+            Backing::Inline { cancel } => cancel.cancelled().await,
         }
     }
 }
@@ -275,8 +275,8 @@ impl fmt::Debug for TaskContext {
         // The task id grants access to the task: its `Debug` form (slot,
         // generation, node), never the secret.
         let task = match &self.inner {
-            Inner::Task { task, .. } => Some(task.id()),
-            Inner::Inline { .. } => None,
+            Backing::Task { task, .. } => Some(task.id()),
+            Backing::Inline { .. } => None,
         };
         f.debug_struct("TaskContext")
             .field("task", &task)

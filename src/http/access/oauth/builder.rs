@@ -9,9 +9,9 @@ use super::introspect::{Credentials, Introspector};
 use super::jwks::{Jwks, Refresh, ASYMMETRIC};
 use super::metadata::{Document, Published};
 use super::refusals::Refusals;
-use super::stats::Counters;
+use super::stats::OAuthCounters;
 use super::urls::{check_endpoint, BaseUrl};
-use super::{Inner, ResourceServer};
+use super::{ResourceCore, ResourceServer};
 use jsonwebtoken::{Algorithm, Validation};
 use std::fmt;
 use std::sync::Arc;
@@ -416,7 +416,7 @@ impl ResourceServerBuilder {
         template.validate_exp = true;
         template.validate_nbf = true;
         template.validate_aud = true;
-        let stats = Arc::new(Counters::default());
+        let stats = Arc::new(OAuthCounters::default());
         let jwks = Jwks::new(
             fetcher.clone(),
             self.issuer.clone(),
@@ -451,7 +451,7 @@ impl ResourceServerBuilder {
             Introspector::new(Credentials::new(id, secret), self.fetch_timeout)
         });
         Ok(ResourceServer {
-            inner: Arc::new(Inner {
+            inner: Arc::new(ResourceCore {
                 challenges: Challenges::new(&metadata_url, &required),
                 issuer: self.issuer,
                 resource,

@@ -17,19 +17,11 @@
 //!   drops its expired entries, then an arbitrary one.
 
 use super::Grant;
+pub(crate) use crate::http::access::digest::Digest;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 const SHARDS: usize = 16;
-
-/// A token's digest.
-pub(crate) type Digest = [u8; 32];
-
-/// SHA-256 of a token.
-pub(crate) fn digest(token: &str) -> Digest {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(token.as_bytes()).into()
-}
 
 struct Entry {
     grant: Grant,
@@ -122,8 +114,9 @@ impl TokenCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::access::auth::Principal;
+    use crate::http::access::digest::digest;
     use crate::http::access::scopes::Scopes;
+    use crate::http::wire::principal::Principal;
 
     fn grant(expires_at: u64) -> Grant {
         Grant {
@@ -164,7 +157,7 @@ mod tests {
     fn the_capacity_holds() {
         let cache = TokenCache::new(32);
         for i in 0..1000 {
-            cache.put(digest(&i.to_string()), &grant(100), 100, Some(0), 1);
+            cache.put(digest(i.to_string()), &grant(100), 100, Some(0), 1);
         }
         assert!(cache.len() <= 32, "{}", cache.len());
         let off = TokenCache::new(0);

@@ -104,8 +104,8 @@ impl<T: Clone> Flights<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cache::digest;
     use super::*;
+    use crate::http::access::digest::digest;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[tokio::test]

@@ -53,14 +53,14 @@ impl fmt::Debug for Credentials {
 
 /// RFC 7662 §2.2: the members read.
 #[derive(Deserialize)]
-struct Answer {
+struct Introspected {
     active: bool,
     #[serde(default)]
     scope: Option<String>,
     #[serde(default)]
     sub: Option<String>,
     #[serde(default)]
-    aud: Option<Audience>,
+    aud: Option<AudClaim>,
     #[serde(default)]
     iss: Option<String>,
     #[serde(default)]
@@ -71,16 +71,16 @@ struct Answer {
 
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Audience {
+enum AudClaim {
     One(String),
     Many(Vec<String>),
 }
 
-impl Audience {
+impl AudClaim {
     fn names(&self, audience: &[String]) -> bool {
         match self {
-            Audience::One(one) => audience.contains(one),
-            Audience::Many(many) => many.iter().any(|a| audience.contains(a)),
+            AudClaim::One(one) => audience.contains(one),
+            AudClaim::Many(many) => many.iter().any(|a| audience.contains(a)),
         }
     }
 }
@@ -128,7 +128,7 @@ impl Introspector {
             return Verdict::Unknown;
         };
         let form = format!("token={}&token_type_hint=access_token", form_encode(token));
-        let answer: Answer = match fetcher
+        let answer: Introspected = match fetcher
             .post_form(endpoint, form, Some(&self.credentials.basic))
             .await
         {
@@ -147,7 +147,7 @@ impl Introspector {
 
 /// The checks of an introspection's answer.
 fn accept(
-    answer: Answer,
+    answer: Introspected,
     issuer: &str,
     audience: &[String],
     leeway: u64,
@@ -202,7 +202,7 @@ fn form_encode(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn answer(json: serde_json::Value) -> Answer {
+    fn answer(json: serde_json::Value) -> Introspected {
         serde_json::from_value(json).unwrap()
     }
 

@@ -211,7 +211,7 @@ pub(crate) struct Jwks {
     discoveries: Paced,
     /// A background refresh is spawned or running.
     background: AtomicBool,
-    pub(crate) stats: Arc<super::stats::Counters>,
+    pub(crate) stats: Arc<super::stats::OAuthCounters>,
 }
 
 impl Jwks {
@@ -225,7 +225,7 @@ impl Jwks {
         template: Validation,
         allowed: Vec<Algorithm>,
         policy: Refresh,
-        stats: Arc<super::stats::Counters>,
+        stats: Arc<super::stats::OAuthCounters>,
     ) -> Jwks {
         Jwks {
             set: ArcSwap::from_pointee(KeySet::empty()),

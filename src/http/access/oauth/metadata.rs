@@ -10,7 +10,7 @@
 //! *`, a preflight included: browser-based clients read it cross-origin),
 //! to `GET` and `HEAD`; another method gets 405.
 
-use crate::http::body::{self, Body};
+use crate::http::wire::body::{self, Body};
 use bytes::Bytes;
 use http::header::{
     HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,

@@ -88,11 +88,12 @@ pub use builder::{OAuthConfigError, ResourceServerBuilder};
 pub use jwks::RefreshError;
 pub use stats::OAuthStats;
 
-use super::auth::{self, AuthError, Authenticator, Principal};
+use super::auth::{self, AuthError, Authenticator};
 use super::scopes::Scopes;
 use super::validity::Validity;
-use crate::http::body::Body;
-use crate::http::reject::Reject;
+use crate::http::wire::body::Body;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
 use cache::TokenCache;
 use challenge::Challenges;
 use fetch::Fetcher;
@@ -115,10 +116,10 @@ use verify::Invalid;
 /// [`Builder::resource_server`](crate::http::Builder::resource_server).
 #[derive(Clone)]
 pub struct ResourceServer {
-    inner: Arc<Inner>,
+    inner: Arc<ResourceCore>,
 }
 
-struct Inner {
+struct ResourceCore {
     issuer: String,
     /// The canonical resource URL.
     resource: String,
@@ -146,7 +147,7 @@ struct Inner {
     /// when the keys may be fetched again.
     retry_after: u64,
     fetcher: Fetcher,
-    stats: Arc<stats::Counters>,
+    stats: Arc<stats::OAuthCounters>,
 }
 
 /// What an accepted token grants.
@@ -271,7 +272,7 @@ impl ResourceServer {
             return Err(Reject::Unauthorized(inner.challenges.missing.clone()));
         };
         let now = unix_now();
-        let digest = cache::digest(token);
+        let digest = crate::http::access::digest::digest(token);
         let settled = match self.settle(token, &digest, now) {
             Ok(grant) => Ok(grant),
             Err(Some(slow)) => {
@@ -479,7 +480,7 @@ impl ResourceServer {
     }
 }
 
-impl Inner {
+impl ResourceCore {
     /// A JWT refused: logged (no token in it) and counted by cause where
     /// the stats tell the cause apart.
     fn refused(&self, why: Invalid) {
@@ -521,7 +522,7 @@ pub mod __bench {
     /// Returns whether the token was accepted.
     pub fn check(server: &ResourceServer, token: &str) -> bool {
         let now = super::unix_now();
-        let digest = super::cache::digest(token);
+        let digest = crate::http::access::digest::digest(token);
         server.settle(token, &digest, now).is_ok()
     }
 }

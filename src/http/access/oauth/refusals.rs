@@ -83,8 +83,8 @@ impl Refusals {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cache::digest;
     use super::*;
+    use crate::http::access::digest::digest;
 
     #[test]
     fn a_refusal_stands_for_its_ttl_and_no_longer() {
@@ -107,7 +107,7 @@ mod tests {
         let refusals = Refusals::new(32, Duration::from_secs(5));
         let now = coarsetime::Instant::now();
         for i in 0..1000 {
-            refusals.put(digest(&i.to_string()), now);
+            refusals.put(digest(i.to_string()), now);
         }
         assert!(refusals.len() <= 32, "{}", refusals.len());
         let off = Refusals::new(0, Duration::from_secs(5));

@@ -118,7 +118,7 @@ impl OAuthStats {
 
 /// One thread's tallies.
 #[derive(Default)]
-pub(crate) struct Stripe {
+pub(crate) struct OAuthStripe {
     accepted: AtomicU64,
     cached: AtomicU64,
     missing: AtomicU64,
@@ -137,16 +137,16 @@ pub(crate) struct Stripe {
 
 /// The live counters, striped by thread as the registry's are
 /// (`src/striped.rs`): a request's bump is no contended cache line.
-pub(crate) struct Counters(Striped<Stripe>);
+pub(crate) struct OAuthCounters(Striped<OAuthStripe>);
 
-impl Default for Counters {
-    fn default() -> Counters {
+impl Default for OAuthCounters {
+    fn default() -> OAuthCounters {
         let threads = std::thread::available_parallelism().map_or(8, |n| n.get());
-        Counters(Striped::new((4 * threads).clamp(8, 256)))
+        OAuthCounters(Striped::new((4 * threads).clamp(8, 256)))
     }
 }
 
-impl Counters {
+impl OAuthCounters {
     pub(crate) fn accepted(&self, cached: bool) {
         self.0.bump(|s| &s.accepted);
         if cached {

@@ -18,8 +18,8 @@
 
 use super::jwks::KeySet;
 use super::Grant;
-use crate::http::access::auth::Principal;
 use crate::http::access::scopes::Scopes;
+use crate::http::wire::principal::Principal;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::Algorithm;
 use serde::{Deserialize, Deserializer};

@@ -1,0 +1,325 @@
+//! RunningRequests the application on one message ([`App::handle`]), in either era:
+//! the handler, then the pump of a streamed reply, under the request's
+//! cancellation and the handler timeout. What it returns is a typed
+//! [`Dispatched`]; each era turns it into its response (`legacy/respond.rs`,
+//! `modern/respond.rs`). What differs between the eras (where a streamed
+//! reply goes, what a cancelled request was stopped by, what a failure
+//! ends) is the era's [`Scope`]: this module knows no era.
+
+use crate::http::app::Context;
+use crate::http::app::{App, HandlerError, Reply};
+use crate::http::counters::HttpCounters;
+use crate::http::run::admission::{HandlerCount, HandlerTasks};
+use crate::http::session::running::Listed;
+use crate::http::sse::{Out, Outlet};
+use crate::http::tasks::{Chosen, TaskChoice};
+use crate::http::wire::caught::panic_message;
+use crate::http::wire::jsonrpc::{self, Message, RpcError};
+use crate::Reason;
+use futures_util::future::OptionFuture;
+use futures_util::FutureExt;
+use serde_json::Value;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// What every run of a handler needs, whatever the era: the application,
+/// the gauges it is counted in, the cap on handler tasks and the handler
+/// timeout. Shared by the endpoint and every spawned handler task.
+pub(crate) struct Runner<A> {
+    pub(crate) app: Arc<A>,
+    pub(crate) counters: Arc<HttpCounters>,
+    pub(crate) handlers: Arc<HandlerTasks>,
+    /// How long a request's work may run; `None`: no bound.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// What a request's work needs from the era it runs in.
+pub(crate) trait Scope: Send + Sync + 'static {
+    /// Lists the request (JSON-RPC id `id`) as running past its first poll,
+    /// so that a `notifications/cancelled` naming it can stop it: listed
+    /// while the returned guard lives. `None` where nothing can cancel by
+    /// id (2026-07-28: closing the stream is the cancel).
+    fn list(&self, id: &Value, cancel: &CancellationToken) -> Option<Listed<'_>>;
+
+    /// Why the request's token was cancelled (its session ended, or the
+    /// client cancelled it).
+    fn stopped(&self) -> Stop;
+
+    /// The handler (or its reply stream) failed.
+    fn failed(&self, error: &HandlerError);
+
+    /// Opens the SSE stream a streamed reply goes to: the outlet the
+    /// response carries, and the sender the pump writes through.
+    fn open_stream(&self) -> (Arc<Outlet>, Out<'_>);
+
+    /// One message of a streamed reply as the client may get it, or `None`
+    /// when it may not be sent.
+    fn outgoing(&self, message: Value) -> Option<Value>;
+}
+
+/// A handler's outcome, as the request waiting for it learns it.
+pub(crate) enum Dispatched {
+    /// The handler's reply (never [`Reply::Stream`], which becomes
+    /// [`Dispatched::Streaming`]; a [`Reply::Task`] only where the request may
+    /// become a task: see [`TaskChoice`]).
+    Reply(Reply),
+    /// The reply is being streamed into this outlet.
+    Streaming(Arc<Outlet>),
+    /// The handler failed (or panicked); [`Scope::failed`] has run.
+    Failed,
+    /// The work stopped before it answered.
+    Stopped(Stop),
+    /// The work was dropped unfinished: the runtime is going away.
+    Lost,
+}
+
+/// Why a request's work stopped before it was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Its session ended, for this reason (any end path).
+    SessionEnded(Reason),
+    /// The client cancelled it (`notifications/cancelled`; at 2026-07-28,
+    /// by going away).
+    Cancelled,
+    /// It ran past the handler timeout (this long).
+    TimedOut(Duration),
+}
+
+impl Stop {
+    /// The JSON-RPC error a timed-out request is answered with (-32603, as
+    /// for any other failure to answer; the data says the limit).
+    pub(crate) fn error(self) -> RpcError {
+        let mut error = RpcError::new(
+            jsonrpc::RpcError::INTERNAL_ERROR,
+            "the request ran past the server's handler timeout",
+        );
+        if let Stop::TimedOut(limit) = self {
+            error.data = Some(serde_json::json!({ "timeoutMs": limit.as_millis() as u64 }));
+        }
+        error
+    }
+}
+
+/// What [`run`] started: where its outcome arrives, the task it spawned
+/// (if it did), and the request's cancellation token.
+pub(crate) struct Started {
+    outcome: oneshot::Receiver<Dispatched>,
+    pub(crate) spawned: Option<tokio::task::AbortHandle>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl Started {
+    /// The handler's outcome.
+    pub(crate) async fn outcome(self) -> Dispatched {
+        self.outcome.await.unwrap_or(Dispatched::Lost)
+    }
+
+    /// Splits off the outcome, keeping the spawned task's handle and the
+    /// token (to cancel the work when the answer is dropped).
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        impl Future<Output = Dispatched>,
+        Option<tokio::task::AbortHandle>,
+        CancellationToken,
+    ) {
+        let outcome = self.outcome;
+        (
+            async move { outcome.await.unwrap_or(Dispatched::Lost) },
+            self.spawned,
+            self.cancel,
+        )
+    }
+}
+
+/// Runs the application on one message in `scope`, which lives (with
+/// whatever it holds, such as the session's in-flight guard) for as long as
+/// the work runs: the handler, then its streamed reply.
+///
+/// The work is first polled here, on the connection's task: most handlers
+/// answer at once, and then no task is spawned, no timer set, no other
+/// worker thread woken. Work still pending after that poll goes on in a
+/// task of its own, counted against the cap on handler tasks, so a client
+/// that disconnects does not cancel it (the spawned task's first poll
+/// registers its own wakers); its abort handle is returned, for the era
+/// whose disconnect cancels (2026-07-28). From then on it is listed by the
+/// scope, and it stops when `cancel` is cancelled (the session's end,
+/// `notifications/cancelled`) or the handler timeout passes: its future is
+/// dropped, and the request is answered with the [`Stop`].
+pub(crate) async fn run<A: App, S: Scope>(
+    runner: &Arc<Runner<A>>,
+    scope: S,
+    ctx: Context<A::Session>,
+    message: Message,
+    choice: TaskChoice,
+) -> Started {
+    let (outcome_tx, outcome_rx) = oneshot::channel();
+    let cancel = ctx.cancel.clone();
+    let token = cancel.clone();
+    let shared = Arc::clone(runner);
+    let task = async move {
+        let runner = &*shared;
+        let _counted = HandlerCount::new(&runner.counters);
+        let request_id = message.request_id();
+        let mut answer = Report {
+            to: Some(outcome_tx),
+            out: None,
+        };
+        let stop = {
+            let work = work(runner, &scope, ctx, message, choice, &mut answer);
+            tokio::pin!(work);
+            let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+            if first.is_ready() {
+                None
+            } else {
+                let _listed = request_id.as_ref().and_then(|id| scope.list(id, &cancel));
+                let limit = runner.timeout;
+                let deadline = limit.and_then(|l| tokio::time::Instant::now().checked_add(l));
+                let timeout = OptionFuture::from(deadline.map(tokio::time::sleep_until));
+                tokio::select! {
+                    biased;
+                    () = &mut work => None,
+                    () = cancel.cancelled() => Some(scope.stopped()),
+                    Some(()) = timeout => Some(Stop::TimedOut(limit.unwrap_or_default())),
+                }
+            }
+            // The work is dropped here: the handler's future where it
+            // waits, or its reply stream.
+        };
+        if let Some(stop) = stop {
+            // For work the handler handed elsewhere (a timeout has not
+            // cancelled the token yet).
+            cancel.cancel();
+            if let Stop::TimedOut(limit) = stop {
+                tracing::warn!(
+                    limit_ms = limit.as_millis() as u64,
+                    "handler timed out; its work is dropped"
+                );
+            }
+            answer.stopped(stop, request_id.as_ref());
+        }
+        // Whatever borrowed the scope (a logged stream) goes before it.
+        drop(answer);
+        drop(scope);
+    };
+    let mut task = Box::pin(task.in_current_span());
+    let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
+    let spawned = first.is_pending().then(|| {
+        let counted = runner.handlers.enter();
+        tokio::spawn(async move {
+            task.await;
+            drop(counted);
+        })
+        .abort_handle()
+    });
+    Started {
+        outcome: outcome_rx,
+        spawned,
+        cancel: token,
+    }
+}
+
+/// Where a request's work reports: its outcome, once (taken when sent),
+/// then, for a streamed reply, the stream it pumps (kept so that a stop can
+/// still end it properly).
+struct Report<'a> {
+    to: Option<oneshot::Sender<Dispatched>>,
+    out: Option<Out<'a>>,
+}
+
+impl Report<'_> {
+    /// Sends the outcome; whether the request still waits for it.
+    fn send(&mut self, outcome: Dispatched) -> bool {
+        match self.to.take() {
+            Some(tx) => tx.send(outcome).is_ok(),
+            None => false,
+        }
+    }
+
+    /// The work stopped: the request gets the stop, or, streaming already,
+    /// its stream ends (with the error of a timeout).
+    fn stopped(&mut self, stop: Stop, request_id: Option<&Value>) {
+        if self.send(Dispatched::Stopped(stop)) {
+            return;
+        }
+        if let Some(out) = &mut self.out {
+            // A timed-out request still gets its error, a cancelled one
+            // nothing more.
+            if let (Stop::TimedOut(_), Some(id)) = (stop, request_id) {
+                out.try_send(&jsonrpc::error_message(Some(id), &stop.error()));
+            }
+            out.finish();
+        }
+    }
+}
+
+/// A request's work: the application's handler, then, for a streamed
+/// reply, the pump that carries it.
+async fn work<'a, A: App, S: Scope>(
+    runner: &Runner<A>,
+    scope: &'a S,
+    ctx: Context<A::Session>,
+    message: Message,
+    choice: TaskChoice,
+    answer: &mut Report<'a>,
+) {
+    let is_request = matches!(message, Message::Request(_));
+    let cancel = ctx.cancel.clone();
+    let outcome = AssertUnwindSafe(runner.app.handle(ctx, message))
+        .catch_unwind()
+        .await;
+    let reply = match outcome {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(error)) => return fail(scope, answer, &error),
+        Err(panic) => {
+            let error = HandlerError::msg(format!("handler panicked: {}", panic_message(&*panic)));
+            return fail(scope, answer, &error);
+        }
+    };
+    if !is_request {
+        answer.send(Dispatched::Reply(Reply::Accepted));
+        return;
+    }
+    match reply {
+        Reply::Stream(stream) => {
+            let (outlet, out) = scope.open_stream();
+            if !answer.send(Dispatched::Streaming(outlet)) && !out.is_logged() {
+                // Nobody waits for it any more, and nobody can resume it:
+                // nothing to pump.
+                return;
+            }
+            let out = answer.out.insert(out);
+            if let Err(panicked) = out.pump(stream, |message| scope.outgoing(message)).await {
+                scope.failed(&HandlerError::msg(panicked));
+            }
+            out.finish();
+        }
+        Reply::Task(work) => {
+            // The era decided whether this call may become a task; if not,
+            // its work is the call's answer, run here (under the request's
+            // cancellation and timeout), or refused.
+            let reply = match choice.resolve(work, cancel).await {
+                Chosen::Task(work) => Reply::Task(work),
+                Chosen::Answered(Ok(result)) => Reply::Result(result),
+                Chosen::Answered(Err(error)) => Reply::Error(error),
+            };
+            answer.send(Dispatched::Reply(reply));
+        }
+        reply => {
+            answer.send(Dispatched::Reply(reply));
+        }
+    }
+}
+
+/// The handler failed: the scope hears it (a session ends `Failed`), the
+/// request gets [`Dispatched::Failed`].
+fn fail<S: Scope>(scope: &S, answer: &mut Report<'_>, error: &HandlerError) {
+    scope.failed(error);
+    answer.send(Dispatched::Failed);
+}

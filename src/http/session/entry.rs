@@ -1,0 +1,100 @@
+//! What a session is in the registry ([`SessionEntry`]: the application's
+//! state, the session's streams and its running work), and what its end
+//! does, once, by whichever path it ends.
+
+use crate::http::listen::{Member, Topic, Topics};
+use crate::http::session::asks::Asks;
+use crate::http::session::running::RunningRequests;
+use crate::http::sse::Streams;
+use crate::http::wire::principal::Principal;
+use crate::{Reason, SessionId};
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Mutex;
+
+/// What a session is in the registry: the application's state, the
+/// session's streams, and its running work.
+pub struct SessionEntry<S> {
+    pub(crate) state: S,
+    pub(crate) streams: Streams,
+    /// The requests running in the session, which end with it.
+    pub(crate) running: RunningRequests,
+    /// The session's requests to its client, unanswered.
+    pub(crate) asks: Asks,
+    /// The principal that opened the session, if one was present: only
+    /// requests of the same principal find the session.
+    pub(crate) owner: Option<Principal>,
+    /// The resources it subscribed to (`resources/subscribe`), whose
+    /// updates it hears.
+    pub(crate) uris: Mutex<Vec<Box<str>>>,
+}
+
+impl<S> SessionEntry<S> {
+    pub(crate) fn new(state: S, streams: Streams, owner: Option<Principal>) -> SessionEntry<S> {
+        SessionEntry {
+            state,
+            streams,
+            running: RunningRequests::default(),
+            asks: Asks::default(),
+            owner,
+            uris: Mutex::default(),
+        }
+    }
+
+    /// The application's state of the session.
+    #[cfg(feature = "internals")]
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The principal the session is bound to; `None` when its
+    /// `initialize` had none.
+    #[cfg(feature = "internals")]
+    pub fn owner(&self) -> Option<&Principal> {
+        self.owner.as_ref()
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for SessionEntry<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionEntry")
+            .field("state", &self.state)
+            .field("owner", &self.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The registry's close callback: run once per session, by the winner of
+/// its terminate, whatever the path. Stops the session's work, ends its
+/// streams, logs the reason and calls `closed` (the application's
+/// [`App::closed`](crate::http::app::App::closed)), whose panic is caught and logged.
+///
+/// The "session closed" line is at DEBUG, as per-request logs are in
+/// tower-http's `TraceLayer`: a server that ends thousands of sessions a
+/// second should not format and write a line for each by default (a failed
+/// handler is also logged at WARN where it fails).
+pub(crate) fn close<S>(
+    id: &SessionId,
+    entry: &SessionEntry<S>,
+    reason: Reason,
+    topics: &Topics,
+    closed: impl FnOnce(&S),
+) {
+    // Work first: a request that stops sees why, and a streamed reply is
+    // dropped before its stream is closed under it.
+    entry.running.end(reason);
+    entry.asks.close();
+    // Its standalone stream leaves the list-change topics as it closes;
+    // its resource subscriptions go here.
+    entry.streams.close();
+    let uris = std::mem::take(&mut *entry.uris.lock().unwrap_or_else(|e| e.into_inner()));
+    for uri in uris {
+        topics.leave(&Topic::Uri(uri), &Member::Session(*id));
+    }
+    // `?id`: the Debug form (index, generation, node) names the session
+    // without its secret; the Display form is a credential.
+    tracing::debug!(session = ?id, reason = reason.as_str(), "session closed");
+    if std::panic::catch_unwind(AssertUnwindSafe(|| closed(&entry.state))).is_err() {
+        tracing::error!(session = ?id, "App::closed panicked");
+    }
+}

@@ -1,0 +1,171 @@
+//! The header predicates of the streamable-HTTP transport that the router
+//! and the methods check: the protocol version a request names, what its
+//! `Accept` admits, whether its body is JSON, and the headers it may carry
+//! only once.
+
+use crate::http::wire::headers;
+use crate::http::wire::protocol::{Version, DEFAULT_VERSION};
+use http::header::{HeaderName, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http::HeaderMap;
+
+/// Reads `MCP-Protocol-Version`: absent means [`DEFAULT_VERSION`]; any
+/// served version is accepted, not only the one a session negotiated (real
+/// clients send an older one on some requests). `Err` carries the
+/// unsupported value.
+pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
+    let Some(value) = headers.get(headers::name::PROTOCOL_VERSION) else {
+        return Ok(Version::Legacy(DEFAULT_VERSION));
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| String::from("<non-ASCII>"))?
+        .trim();
+    Version::named(text).ok_or_else(|| text.to_string())
+}
+
+/// The headers a request may carry at most once, with the names refusals
+/// give them. A second one is refused (400) before anything reads either:
+/// which one counts would be a guess, and a proxy in front that guesses the
+/// other way (the last `Authorization`, say) would act on another request
+/// than this server does.
+pub(crate) const SINGLE_VALUED: [(HeaderName, &str); 6] = [
+    (headers::name::SESSION_ID, "MCP-Session-Id"),
+    (AUTHORIZATION, "Authorization"),
+    (headers::name::PROTOCOL_VERSION, "MCP-Protocol-Version"),
+    (headers::name::LAST_EVENT_ID, "Last-Event-ID"),
+    (headers::name::MCP_METHOD, "Mcp-Method"),
+    (headers::name::MCP_NAME, "Mcp-Name"),
+];
+
+/// The name of the first header of [`SINGLE_VALUED`] that `headers` carry
+/// more than once, if any.
+pub(crate) fn duplicated(headers: &HeaderMap) -> Option<&'static str> {
+    SINGLE_VALUED.iter().find_map(|(name, shown)| {
+        let mut all = headers.get_all(name).iter();
+        (all.next().is_some() && all.next().is_some()).then_some(*shown)
+    })
+}
+
+/// Whether the `Accept` headers admit `mime` (`type/subtype`); `*/*` and
+/// `type/*` count, a `q=0` entry does not.
+pub(crate) fn accepts(headers: &HeaderMap, mime: &str) -> bool {
+    accepts_all(headers, &[mime])
+}
+
+/// Whether the `Accept` headers admit every one of `mimes`, read in one
+/// pass over the header (a `POST` asks for two types).
+pub(crate) fn accepts_all(headers: &HeaderMap, mimes: &[&str]) -> bool {
+    let mut admitted = 0u32;
+    let all = (1u32 << mimes.len()) - 1;
+    let entries = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','));
+    for entry in entries {
+        let mut parts = entry.split(';');
+        let range = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            let p = p.trim();
+            p.starts_with("q=") && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+        });
+        if refused {
+            continue;
+        }
+        for (i, mime) in mimes.iter().enumerate() {
+            let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
+            let admits = range == "*/*"
+                || range.eq_ignore_ascii_case(mime)
+                || range
+                    .strip_suffix("/*")
+                    .is_some_and(|k| k.eq_ignore_ascii_case(kind));
+            if admits {
+                admitted |= 1 << i;
+            }
+        }
+        if admitted == all {
+            return true;
+        }
+    }
+    admitted == all
+}
+
+/// Whether `Content-Type` is `application/json` (parameters such as
+/// `charset` allowed).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(*k, HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    #[test]
+    fn accept() {
+        let h = headers(&[("accept", "application/json, text/event-stream")]);
+        assert!(accepts(&h, "application/json") && accepts(&h, "text/event-stream"));
+        let h = headers(&[("accept", "application/json")]);
+        assert!(!accepts(&h, "text/event-stream"));
+        let h = headers(&[("accept", "*/*")]);
+        assert!(accepts(&h, "text/event-stream"));
+        let h = headers(&[("accept", "text/*;q=0, application/json")]);
+        assert!(!accepts(&h, "text/event-stream"));
+        let both = ["application/json", "text/event-stream"];
+        let h = headers(&[
+            ("accept", "application/json"),
+            ("accept", "text/event-stream"),
+        ]);
+        assert!(accepts_all(&h, &both));
+        let h = headers(&[("accept", "application/json")]);
+        assert!(!accepts_all(&h, &both));
+        let h = headers(&[("accept", "*/*;q=0, application/*, text/event-stream")]);
+        assert!(accepts_all(&h, &both));
+        assert!(!accepts(&HeaderMap::new(), "application/json"));
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(
+            protocol_version(&HeaderMap::new()),
+            Ok(Version::Legacy(DEFAULT_VERSION))
+        );
+        let h = headers(&[("mcp-protocol-version", "2024-11-05")]);
+        assert_eq!(protocol_version(&h), Ok(Version::Legacy("2024-11-05")));
+        let h = headers(&[("mcp-protocol-version", " 2026-07-28 ")]);
+        assert_eq!(protocol_version(&h), Ok(Version::Modern));
+        let h = headers(&[("mcp-protocol-version", "1999-01-01")]);
+        assert_eq!(protocol_version(&h), Err("1999-01-01".to_string()));
+    }
+
+    #[test]
+    fn single_valued_headers_at_most_once() {
+        assert_eq!(duplicated(&HeaderMap::new()), None);
+        let once = headers(&[
+            ("mcp-session-id", "a"),
+            ("authorization", "Bearer x"),
+            ("mcp-protocol-version", "2025-11-25"),
+            ("last-event-id", "0-1"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+        ]);
+        assert_eq!(duplicated(&once), None);
+        for (name, shown) in SINGLE_VALUED {
+            let mut twice = once.clone();
+            twice.append(name.clone(), HeaderValue::from_static("a"));
+            assert_eq!(duplicated(&twice), Some(shown), "{name}");
+        }
+    }
+}

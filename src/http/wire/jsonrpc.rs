@@ -1,0 +1,585 @@
+//! JSON-RPC 2.0 messages as MCP sends them over HTTP: parsing one message out
+//! of a request body (without building it as a `Value` tree: params stay
+//! raw JSON until the application asks), and writing responses and error
+//! bodies.
+
+use bytes::Bytes;
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use std::fmt;
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The error code (see the `RpcError::*` constants).
+    pub code: i64,
+    /// A short description.
+    pub message: String,
+    /// Optional extra information.
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// Invalid JSON was received (`-32700`).
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid JSON-RPC message (`-32600`).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist (`-32601`).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters (`-32602`).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error (`-32603`).
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// A transport-level refusal with no better code (`-32000`): missing session
+    /// id, capacity, shutdown, forbidden origin, ...
+    pub const SERVER_ERROR: i64 = -32000;
+    /// The session named by `MCP-Session-Id` does not exist (any more) (`-32001`).
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// `HeaderMismatch` (2026-07-28, `-32020`): the request's `Mcp-Method`,
+    /// `Mcp-Name` or `MCP-Protocol-Version` header is missing, malformed, or
+    /// disagrees with its body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// `MissingRequiredClientCapabilityError` (2026-07-28, `-32021`): the
+    /// request needs a capability the client did not declare on it.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// `UnsupportedProtocolVersionError` (2026-07-28, `-32022`): the request's
+    /// protocol version is not served; `data` lists the supported ones.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// An error with `code` and `message` and no data.
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// `-32021`, the request needs the client capabilities `required` (a
+    /// `ClientCapabilities` object, e.g. `{"sampling": {}}`), which it did
+    /// not declare: answered 400 at 2026-07-28.
+    pub fn missing_capability(required: Value) -> RpcError {
+        let mut error = RpcError::new(
+            RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+        );
+        error.data = Some(json!({ "requiredCapabilities": required }));
+        error
+    }
+
+    /// `-32601 Method not found`, naming the method.
+    pub fn method_not_found(method: &str) -> RpcError {
+        RpcError::new(
+            RpcError::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
+    }
+
+    /// `-32602 Invalid params`.
+    pub fn invalid_params(message: impl Into<String>) -> RpcError {
+        RpcError::new(RpcError::INVALID_PARAMS, message)
+    }
+
+    /// The error as a JSON object.
+    pub fn to_value(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("code".into(), self.code.into());
+        error.insert("message".into(), self.message.clone().into());
+        if let Some(data) = &self.data {
+            error.insert("data".into(), data.clone());
+        }
+        Value::Object(error)
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// A request from the client: it has an id and expects one response.
+///
+/// Its `params` stay the JSON text the client sent until the application
+/// asks for them ([`params_as`](Request::params_as) for a type of its own,
+/// [`params_value`](Request::params_value) for a [`Value`]), so a request
+/// held by a handler costs about its body's size, never the many times
+/// more a parsed `Value` tree of a large body would.
+///
+/// ```
+/// use serde::Deserialize;
+/// use sessionreg::http::jsonrpc::Message;
+///
+/// #[derive(Deserialize)]
+/// struct Call {
+///     name: String,
+/// }
+///
+/// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+/// let Ok(Message::Request(request)) = Message::from_slice(body) else { panic!() };
+/// assert_eq!(request.params.as_ref().unwrap().get(), r#"{"name":"echo"}"#);
+/// assert_eq!(request.params_as::<Call>().unwrap().name, "echo");
+/// assert_eq!(request.params_value().unwrap()["name"], "echo");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The request id (a string or a number), echoed in the response.
+    pub id: Value,
+    /// The method, e.g. `tools/call`.
+    pub method: String,
+    /// The parameters as sent (an object or an array), if any.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification from the client: no id, no response.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method, e.g. `notifications/initialized`.
+    pub method: String,
+    /// The parameters as sent (an object or an array), if any.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response from the client to a request the server sent it.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the server's request.
+    pub id: Value,
+    /// The result, or the error object, as sent (parse either with
+    /// `serde_json::from_str(raw.get())`).
+    pub outcome: Result<Box<RawValue>, Box<RawValue>>,
+}
+
+/// One JSON-RPC message received from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request: the client waits for its response.
+    Request(Request),
+    /// A notification: answered `202 Accepted`.
+    Notification(Notification),
+    /// A response to a server-to-client request: answered `202 Accepted`.
+    Response(Response),
+}
+
+/// Reads params as `T`; absent params read as JSON `null` (so an
+/// `Option<_>` or a type with a `null` form accepts them).
+fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, RpcError> {
+    serde_json::from_str(params.map_or("null", RawValue::get))
+        .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
+}
+
+impl Request {
+    /// The params as a `T` of the application's; `-32602 Invalid params`
+    /// if they do not fit it. Absent params read as `null`.
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
+        parse_params(self.params.as_deref())
+    }
+
+    /// The params as a [`Value`] (`Value::Null` when absent). Fails only
+    /// past serde_json's nesting limit (128 levels).
+    pub fn params_value(&self) -> Result<Value, RpcError> {
+        self.params_as()
+    }
+}
+
+impl Notification {
+    /// The params as a `T` of the application's; `-32602 Invalid params`
+    /// if they do not fit it. Absent params read as `null`.
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
+        parse_params(self.params.as_deref())
+    }
+
+    /// The params as a [`Value`] (`Value::Null` when absent). Fails only
+    /// past serde_json's nesting limit (128 levels).
+    pub fn params_value(&self) -> Result<Value, RpcError> {
+        self.params_as()
+    }
+}
+
+fn raw_eq(a: &RawValue, b: &RawValue) -> bool {
+    a.get() == b.get()
+}
+
+/// Equal when the ids and methods are, and the params are the same text.
+impl PartialEq for Request {
+    fn eq(&self, other: &Request) -> bool {
+        self.id == other.id
+            && self.method == other.method
+            && match (&self.params, &other.params) {
+                (Some(a), Some(b)) => raw_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
+    }
+}
+
+/// Equal when the methods are, and the params are the same text.
+impl PartialEq for Notification {
+    fn eq(&self, other: &Notification) -> bool {
+        self.method == other.method
+            && match (&self.params, &other.params) {
+                (Some(a), Some(b)) => raw_eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
+    }
+}
+
+/// Equal when the ids are, and the outcomes are the same text.
+impl PartialEq for Response {
+    fn eq(&self, other: &Response) -> bool {
+        self.id == other.id
+            && match (&self.outcome, &other.outcome) {
+                (Ok(a), Ok(b)) | (Err(a), Err(b)) => raw_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+/// The members of a message, each still the raw text the client sent
+/// (borrowed from the body: nothing is copied or parsed into a tree while
+/// the shape is checked). Unknown members are skipped without being built.
+#[derive(Deserialize)]
+struct Shape<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is there is `Some`, even when it is `null` (serde's
+/// `Option` would read `"id": null` as no id): for `deserialize_with` on
+/// `Option<&RawValue>` members.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+fn invalid(message: &str) -> RpcError {
+    RpcError::new(RpcError::INVALID_REQUEST, message)
+}
+
+/// The first byte of a JSON text after any whitespace.
+pub(crate) fn first_token(text: &[u8]) -> Option<u8> {
+    text.iter()
+        .copied()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// Whether a raw JSON value begins with one of `bytes` (`{` for an object,
+/// `"` for a string, ...).
+pub(crate) fn starts_with(raw: &RawValue, bytes: &[u8]) -> bool {
+    raw.get()
+        .as_bytes()
+        .first()
+        .is_some_and(|b| bytes.contains(b))
+}
+
+impl Message {
+    /// Reads one message out of a request body, or says why it is not a
+    /// valid JSON-RPC 2.0 message: `-32700` for text that is not JSON,
+    /// `-32600` for JSON of the wrong shape.
+    ///
+    /// Nothing is built before the message is known to be well formed: a
+    /// batch (a top-level array: MCP 2025-06-18 removed them) is refused
+    /// from its first byte; an object's members are checked as raw text
+    /// borrowed from `body`; unknown members are skipped without being
+    /// built. Only then are the id and method copied out, and the params
+    /// (or a response's result or error) kept as raw JSON, so the message
+    /// costs about the size of its body. Duplicate members are refused.
+    pub fn from_slice(body: &[u8]) -> Result<Message, RpcError> {
+        match first_token(body) {
+            Some(b'{') => {}
+            Some(b'[') => return Err(invalid("JSON-RPC batches are not supported")),
+            _ => {
+                // Not an object: tell bad JSON from JSON of the wrong kind,
+                // walking it without building anything.
+                return Err(
+                    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                        Ok(_) => invalid("message must be a JSON object"),
+                        Err(error) => parse_error(&error),
+                    },
+                );
+            }
+        }
+        let envelope: Shape<'_> = serde_json::from_slice(body).map_err(|error| {
+            if error.is_data() {
+                invalid(&format!("invalid message: {error}"))
+            } else {
+                parse_error(&error)
+            }
+        })?;
+        let version_ok = envelope.jsonrpc.is_some_and(|v| {
+            v.get() == "\"2.0\""
+                || (starts_with(v, b"\"")
+                    && serde_json::from_str::<String>(v.get()).is_ok_and(|v| v == "2.0"))
+        });
+        if !version_ok {
+            return Err(invalid("jsonrpc must be \"2.0\""));
+        }
+        let id = envelope.id.map(request_id).transpose()?;
+        let params = match envelope.params {
+            None => None,
+            Some(raw) if starts_with(raw, b"{[") => Some(raw.to_owned()),
+            Some(_) => return Err(invalid("params must be an object or an array")),
+        };
+        match envelope.method {
+            Some(raw) if starts_with(raw, b"\"") => {
+                let method: String =
+                    serde_json::from_str(raw.get()).map_err(|e| parse_error(&e))?;
+                Ok(match id {
+                    Some(id) => Message::Request(Request { id, method, params }),
+                    None => Message::Notification(Notification { method, params }),
+                })
+            }
+            Some(_) => Err(invalid("method must be a string")),
+            None => {
+                let Some(id) = id else {
+                    return Err(invalid("message has neither method nor id"));
+                };
+                match (envelope.result, envelope.error) {
+                    (Some(result), None) => Ok(Message::Response(Response {
+                        id,
+                        outcome: Ok(result.to_owned()),
+                    })),
+                    (None, Some(error)) if starts_with(error, b"{") => {
+                        Ok(Message::Response(Response {
+                            id,
+                            outcome: Err(error.to_owned()),
+                        }))
+                    }
+                    _ => Err(invalid(
+                        "a response needs exactly one of result and error (an object)",
+                    )),
+                }
+            }
+        }
+    }
+
+    /// The id a response to this message must carry: `None` for a
+    /// notification or a response, which get no answer.
+    pub fn request_id(&self) -> Option<Value> {
+        match self {
+            Message::Request(request) => Some(request.id.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the `initialize` request.
+    pub fn is_initialize(&self) -> bool {
+        matches!(self, Message::Request(r) if r.method == "initialize")
+    }
+}
+
+/// A request id out of its raw text: a string or a number, nothing else.
+pub(crate) fn request_id(raw: &RawValue) -> Result<Value, RpcError> {
+    if starts_with(raw, b"\"") {
+        let text = serde_json::from_str(raw.get()).map_err(|e| parse_error(&e))?;
+        return Ok(Value::String(text));
+    }
+    if starts_with(raw, b"-0123456789") {
+        if let Ok(number) = serde_json::from_str(raw.get()) {
+            return Ok(Value::Number(number));
+        }
+    }
+    Err(invalid("id must be a string or a number"))
+}
+
+fn parse_error(error: &serde_json::Error) -> RpcError {
+    RpcError::new(RpcError::PARSE_ERROR, format!("parse error: {error}"))
+}
+
+/// The response message for request `id` with `result`.
+pub fn result_message(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// The error response message for request `id` (or `null` when the request
+/// could not be read far enough to know its id).
+pub fn error_message(id: Option<&Value>, error: &RpcError) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error.to_value() })
+}
+
+/// A server-to-client notification message.
+pub fn notification_message(method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "method": method, "params": params })
+}
+
+/// Serializes a message for a body.
+/// A JSON-RPC id as one key: its JSON text (`7` and `"7"` differ, as they
+/// do on the wire).
+pub(crate) fn id_key(id: &Value) -> Box<str> {
+    id.to_string().into_boxed_str()
+}
+
+/// A result message's members, serialized where they are: the same JSON
+/// as [`result_message`]'s, without building a message around the result.
+#[derive(serde::Serialize)]
+struct ResultMessage<'a> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: &'a Value,
+}
+
+/// The bytes of the response message for request `id` with `result`.
+pub(crate) fn result_bytes(id: &Value, result: &Value) -> Bytes {
+    let message = ResultMessage {
+        jsonrpc: "2.0",
+        id,
+        result,
+    };
+    // Cannot fail, as `to_bytes`.
+    Bytes::from(serde_json::to_vec(&message).unwrap_or_default())
+}
+
+pub(crate) fn to_bytes(message: &Value) -> Bytes {
+    // Serializing a `Value` cannot fail: its map keys are strings.
+    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Message, RpcError> {
+        Message::from_slice(text.as_bytes())
+    }
+
+    #[test]
+    fn result_bytes_are_the_result_message() {
+        let (id, result) = (
+            json!("a"),
+            json!({ "content": [], "x": [1, { "y": null }] }),
+        );
+        let bytes = result_bytes(&id, &result);
+        let read: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read, result_message(&id, result));
+    }
+
+    #[test]
+    fn kinds() {
+        assert!(parse(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#)
+            .unwrap()
+            .is_initialize());
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Message::Notification(_))
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
+            Ok(Message::Response(_))
+        ));
+        // A null result is a result.
+        assert!(matches!(
+            parse(r#" {"id":-1.5e3,"result":null,"jsonrpc":"2\u002e0","extra":[[{}]]}"#),
+            Ok(Message::Response(_))
+        ));
+    }
+
+    #[test]
+    fn params_stay_raw_until_asked_for() {
+        let Ok(Message::Request(request)) =
+            parse(r#"{"jsonrpc":"2.0","id":"x","method":"m","params": [1, {"a" : 2}] }"#)
+        else {
+            panic!("a request")
+        };
+        assert_eq!(request.id, json!("x"));
+        assert_eq!(request.params.as_ref().unwrap().get(), r#"[1, {"a" : 2}]"#);
+        assert_eq!(request.params_value().unwrap(), json!([1, { "a": 2 }]));
+        let (one, two): (u8, Value) = request.params_as().unwrap();
+        assert_eq!((one, two), (1, json!({ "a": 2 })));
+        let wrong = request.params_as::<String>().unwrap_err();
+        assert_eq!(wrong.code, RpcError::INVALID_PARAMS);
+        let Ok(Message::Notification(note)) = parse(r#"{"jsonrpc":"2.0","method":"n"}"#) else {
+            panic!("a notification")
+        };
+        assert_eq!(note.params_value().unwrap(), Value::Null);
+        assert_eq!(note.params_as::<Option<u8>>().unwrap(), None);
+    }
+
+    #[test]
+    fn invalid() {
+        for text in [
+            r#"[]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#,
+            r#"3"#,
+            r#""text""#,
+            r#"null"#,
+            r#"{"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+            r#"{"jsonrpc":2.0,"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":3}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":3}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":"no"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
+        ] {
+            assert_eq!(
+                parse(text).unwrap_err().code,
+                RpcError::INVALID_REQUEST,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn not_json() {
+        for text in [
+            "",
+            "   ",
+            "{",
+            r#"{"jsonrpc":"2.0","id":1,"method":"x"} trailing"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x",}"#,
+            "\u{feff}{}",
+            "nul",
+        ] {
+            assert_eq!(
+                parse(text).unwrap_err().code,
+                RpcError::PARSE_ERROR,
+                "{text:?}"
+            );
+        }
+        // Invalid UTF-8 inside a string.
+        let mut bytes = br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"#.to_vec();
+        bytes.extend_from_slice(b"\"\xff\"}}");
+        assert_eq!(
+            Message::from_slice(&bytes).unwrap_err().code,
+            RpcError::PARSE_ERROR
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_walked_without_recursion() {
+        // Far past serde_json's recursion limit, inside params and inside
+        // an unknown member: accepted as raw text (nothing recursed into),
+        // and refused only when the application asks for a Value.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{deep},"x":{deep}}}"#);
+        let Ok(Message::Request(request)) = parse(&text) else {
+            panic!("a request")
+        };
+        assert_eq!(
+            request.params_value().unwrap_err().code,
+            RpcError::INVALID_PARAMS
+        );
+        // Unbalanced: a parse error, not a crash.
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}}}"#,
+            "[".repeat(100_000)
+        );
+        assert_eq!(parse(&text).unwrap_err().code, RpcError::PARSE_ERROR);
+    }
+}

@@ -1,0 +1,68 @@
+//! A `POST`'s one JSON-RPC message, in both eras: what the request's
+//! headers must say first (`Accept`, `Content-Type`), its body read within
+//! its bounds (`request_body.rs`), parsed (`jsonrpc.rs`).
+
+use crate::http::wire::config::Config;
+use crate::http::wire::header_rules;
+use crate::http::wire::jsonrpc::{self, Message};
+use crate::http::wire::reject::Reject;
+use crate::http::wire::request_body;
+use http::header::CONTENT_LENGTH;
+use http::request::Parts;
+use hyper::body::Body as HttpBody;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Reads the one message of a `POST`.
+pub(crate) async fn read<B: HttpBody>(
+    config: &Config,
+    parts: &Parts,
+    body: B,
+) -> Result<Message, Reject> {
+    let headers = &parts.headers;
+    if !header_rules::accepts_all(headers, &["application/json", "text/event-stream"]) {
+        return Err(Reject::NotAcceptable(
+            "Accept must list application/json and text/event-stream",
+        ));
+    }
+    if !header_rules::is_json(headers) {
+        return Err(Reject::NotJson);
+    }
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let bytes = request_body::read(
+        body,
+        declared,
+        config.max_body_bytes,
+        config.body_read_timeout,
+    )
+    .await?;
+    // The message holds copies of what it needs (params as raw text): the
+    // body goes before the handler runs, however long.
+    Message::from_slice(&bytes).map_err(Reject::Malformed)
+}
+
+/// The `id` of the JSON-RPC request in a body, if it can be read (within
+/// `limit` bytes and `timeout`) and has one: for errors answered before the
+/// body is otherwise looked at, such as an unsupported protocol version.
+/// Only the `id` member is read out; the rest is skipped, not built.
+pub(crate) async fn request_id<B>(body: B, limit: usize, timeout: Option<Duration>) -> Option<Value>
+where
+    B: HttpBody,
+{
+    #[derive(Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+        id: Option<&'a RawValue>,
+    }
+    let bytes = request_body::read(body, None, limit, timeout).await.ok()?;
+    if jsonrpc::first_token(&bytes) != Some(b'{') {
+        return None;
+    }
+    let envelope: IdOnly<'_> = serde_json::from_slice(&bytes).ok()?;
+    jsonrpc::request_id(envelope.id?).ok()
+}

@@ -1,0 +1,24 @@
+//! The leaves every level stands on: JSON-RPC messages and the MCP
+//! envelope's parts (`jsonrpc.rs`, `meta.rs`, `protocol.rs`), headers and
+//! their rules (`headers.rs`, `header_rules.rs`, `mirror.rs`), a `POST`'s
+//! body and its one message (`request_body.rs`, `message.rs`, `body.rs`),
+//! who sent it (`principal.rs`), every refusal (`reject.rs`), every bound
+//! and default (`config.rs`, `config_error.rs`), when a store's places free
+//! (`free_times.rs`), and a panic's text (`caught.rs`).
+
+pub(crate) mod body;
+pub(crate) mod caught;
+pub(crate) mod config;
+pub(crate) mod config_error;
+pub(crate) mod free_times;
+pub(crate) mod header_rules;
+pub mod headers;
+pub mod jsonrpc;
+pub(crate) mod message;
+pub(crate) mod meta;
+pub(crate) mod mirror;
+pub(crate) mod principal;
+pub(crate) mod protocol;
+pub(crate) mod reject;
+pub(crate) mod request_body;
+pub(crate) mod unix_time;
