@@ -24,6 +24,10 @@
 //! # drop(b);
 //! ```
 //!
+//! A place may also be a weight: [`take_many`](Shares::take_many) takes
+//! `n` units of a share at once (a share of bytes, each entry taking as
+//! many as it keeps), given back together by the one guard.
+//!
 //! **How it counts.** A fixed number of stripes, each a small map from key
 //! to count behind its own lock (`sync::Mutex`, loom's under loom); a key's
 //! stripe is picked by a hash with random keys (SipHash), so no client can
@@ -50,8 +54,8 @@ const STRIPES: usize = 2;
 
 type Counts<K> = HashMap<K, usize, MapHasher>;
 
-/// How a place is taken, made where the key's bounds are known.
-type Take<K> = fn(&Arc<Tally<K>>, &K) -> Result<Share<K>, ShareFull>;
+/// How places are taken, made where the key's bounds are known.
+type Take<K> = fn(&Arc<Tally<K>>, &K, usize) -> Result<Share<K>, ShareFull>;
 
 struct Tally<K> {
     limit: usize,
@@ -143,29 +147,38 @@ fn stripe_of<K: Hash>(inner: &Tally<K>, key: &K) -> usize {
     (inner.hasher.hash_one(key) >> 32) as usize % STRIPES
 }
 
-fn take<K: Hash + Eq + Clone>(inner: &Arc<Tally<K>>, key: &K) -> Result<Share<K>, ShareFull> {
+fn take<K: Hash + Eq + Clone>(
+    inner: &Arc<Tally<K>>,
+    key: &K,
+    units: usize,
+) -> Result<Share<K>, ShareFull> {
     let at = stripe_of(inner, key);
     let mut counts = inner.stripe(at);
-    match counts.get_mut(key) {
-        Some(count) if *count >= inner.limit => return Err(ShareFull { limit: inner.limit }),
-        Some(count) => *count += 1,
-        None => {
-            counts.insert(key.clone(), 1);
-        }
+    let held = counts.get(key).copied().unwrap_or(0);
+    // Checked in a form that cannot overflow: `units` may be anything.
+    if units > inner.limit - held {
+        return Err(ShareFull { limit: inner.limit });
+    }
+    if units > 0 {
+        *counts.entry(key.clone()).or_insert(0) += units;
     }
     drop(counts);
     Ok(Share {
         inner: Arc::clone(inner),
         key: key.clone(),
         at,
+        units,
         give_back: give_back::<K>,
     })
 }
 
-fn give_back<K: Hash + Eq>(inner: &Tally<K>, key: &K, at: usize) {
+fn give_back<K: Hash + Eq>(inner: &Tally<K>, key: &K, at: usize, units: usize) {
+    if units == 0 {
+        return;
+    }
     let mut counts = inner.stripe(at);
     if let Some(count) = counts.get_mut(key) {
-        *count -= 1;
+        *count -= units;
         if *count == 0 {
             counts.remove(key);
         }
@@ -181,7 +194,27 @@ impl<K> Shares<K> {
     /// share already. The place is given back when the [`Share`] is
     /// dropped.
     pub fn take(&self, key: &K) -> Result<Share<K>, ShareFull> {
-        (self.take)(&self.inner, key)
+        (self.take)(&self.inner, key, 1)
+    }
+
+    /// Takes `units` of `key`'s places at once (a weight: bytes, say),
+    /// given back together when the [`Share`] is dropped; [`ShareFull`] if
+    /// they do not all fit in what `key` has left (nothing is taken then).
+    /// Zero units take nothing and always succeed.
+    ///
+    /// ```
+    /// use sessionreg::shares::Shares;
+    ///
+    /// let bytes: Shares<&str> = Shares::new(100).unwrap();
+    /// let uri = bytes.take_many(&"ada", 60).unwrap();
+    /// assert!(bytes.take_many(&"ada", 41).is_err(), "60 + 41 > 100");
+    /// let more = bytes.take_many(&"ada", 40).unwrap();
+    /// assert_eq!(bytes.held(&"ada"), 100);
+    /// drop((uri, more));
+    /// assert_eq!(bytes.held(&"ada"), 0);
+    /// ```
+    pub fn take_many(&self, key: &K, units: usize) -> Result<Share<K>, ShareFull> {
+        (self.take)(&self.inner, key, units)
     }
 
     /// How many places one key may hold.
@@ -214,14 +247,16 @@ impl<K> fmt::Debug for Shares<K> {
     }
 }
 
-/// One place of one key's share, held until this is dropped (then given
-/// back, exactly once). Keep it inside the value of the entry it admitted.
+/// One place of one key's share (or, from [`Shares::take_many`], several),
+/// held until this is dropped (then given back, exactly once). Keep it
+/// inside the value of the entry it admitted.
 #[must_use = "the place is given back as soon as the share is dropped"]
 pub struct Share<K> {
     inner: Arc<Tally<K>>,
     key: K,
     at: usize,
-    give_back: fn(&Tally<K>, &K, usize),
+    units: usize,
+    give_back: fn(&Tally<K>, &K, usize, usize),
 }
 
 impl<K> Share<K> {
@@ -229,11 +264,16 @@ impl<K> Share<K> {
     pub fn key(&self) -> &K {
         &self.key
     }
+
+    /// How many places it holds (1 from [`Shares::take`]).
+    pub fn units(&self) -> usize {
+        self.units
+    }
 }
 
 impl<K> Drop for Share<K> {
     fn drop(&mut self) {
-        (self.give_back)(&self.inner, &self.key, self.at);
+        (self.give_back)(&self.inner, &self.key, self.at, self.units);
     }
 }
 
@@ -302,6 +342,32 @@ mod tests {
                 });
             }
         });
+        assert_eq!(shares.keys(), 0);
+    }
+
+    #[test]
+    fn weighted_takes_fit_or_take_nothing_and_come_back_together() {
+        let shares: Shares<u8> = Shares::new(10).unwrap();
+        let seven = shares.take_many(&1, 7).unwrap();
+        assert_eq!(seven.units(), 7);
+        assert_eq!(
+            shares.take_many(&1, 4).unwrap_err(),
+            ShareFull { limit: 10 }
+        );
+        assert_eq!(shares.held(&1), 7, "a refused take takes nothing");
+        assert!(shares.take_many(&1, usize::MAX).is_err(), "no overflow");
+        let three = shares.take_many(&1, 3).unwrap();
+        assert!(shares.take(&1).is_err());
+        let none = shares.take_many(&1, 0).unwrap();
+        assert_eq!(shares.keys(), 1);
+        drop(seven);
+        assert_eq!(shares.held(&1), 3);
+        drop((three, none));
+        assert_eq!(shares.held(&1), 0);
+        assert_eq!(shares.keys(), 0, "zero units left no key behind");
+        let nothing = shares.take_many(&2, 0).unwrap();
+        assert_eq!(shares.keys(), 0, "a take of zero counts no key");
+        drop(nothing);
         assert_eq!(shares.keys(), 0);
     }
 

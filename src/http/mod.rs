@@ -203,14 +203,29 @@
 //!   and a burst of them merges, heard once, ending nobody
 //!   (`::a_burst_of_list_changes_merges_and_ends_nobody`); a filter
 //!   is honoured for its first `listen_uris` URIs
-//!   (`::ten_thousand_uris_in_one_filter_are_bounded`).
+//!   (`::ten_thousand_uris_in_one_filter_are_bounded`) that fit in
+//!   `listen_filter_bytes` (`http_listen_bytes::a_filter_is_honoured_for_the_uris_that_fit_its_bytes`);
+//!   a URI past `listen_uri_bytes` refuses it and keeps nothing
+//!   (`http_listen_bytes::filters_of_long_uris_are_refused_and_keep_nothing`);
+//!   the URIs' bytes are a store with a share per principal
+//!   (`http_listen_bytes::a_principal_past_its_share_of_uri_bytes_is_429_and_nobody_else_notices`);
+//!   a listen request's id is bounded
+//!   (`http_listen_bytes::a_listen_id_past_its_bound_is_refused`).
+//! * A legacy `resources/subscribe` has a filter's bounds, refused by the
+//!   layer past them (`http_listen_bytes::a_legacy_subscribe_past_its_bounds_is_refused_and_keeps_nothing`);
+//!   one that races its session's `DELETE` leaves nothing in the index
+//!   (`http_listen_bytes::a_subscribe_racing_delete_leaves_nothing_in_the_index`;
+//!   under every interleaving: the loom model `loom-tests/tests/subscriptions.rs`).
 //! * The same publication reaches legacy sessions as their revision has
 //!   it (the `GET` stream, `resources/subscribe`):
-//!   `::legacy_sessions_hear_the_same_publications_as_their_revision_has_it`.
+//!   `http_listen::legacy_sessions_hear_the_same_publications_as_their_revision_has_it`.
 //! * The filter and the topic index:
 //!   `filter::tests::honours_every_kind_and_a_bounded_list_of_uris`,
 //!   `filter::tests::an_empty_filter_hears_nothing_and_a_bad_one_is_refused`,
+//!   `filter::tests::a_uri_past_its_bound_refuses_the_filter_and_the_bytes_bound_the_rest`,
 //!   `topics::tests::members_join_and_leave_kinds_and_uris`,
+//!   `topics::tests::joins_and_leaves_of_one_uri_racing_keep_every_member_that_stays`,
+//!   `topics::tests::a_uri_is_kept_once_whoever_names_it`,
 //!   `roster::tests::joins_and_leaves_match_a_model_at_every_height`,
 //!   `roster::tests::walks_racing_leaves_see_every_member_that_stays`; a publication
 //!   racing a listener's end (nothing delivered after its cleanup ran,
@@ -281,7 +296,12 @@
 //! | listen streams (`subscriptions/listen`, 2026-07-28), all principals together | 10 000; then 503 + `Retry-After` | `listen_capacity` | — |
 //! | the same, per principal | a tenth (1 000); then 429 naming the bound; nobody else notices | `listen_share` (`None`: off) | — |
 //! | resource updates waiting for one listen stream (list changes wait as one flag per kind, merged) | 64; then the stream is ended with its result (the client re-listens and refetches), counted `lagged`; the publisher never waits | `listen_queue` | — |
-//! | resource URIs in one listen filter | 256; the first ones are honoured, and the acknowledgement lists them | `listen_uris` | — |
+//! | resource URIs in one listen filter, or in one legacy session's `resources/subscribe`s | 256; a filter's first ones are honoured, and the acknowledgement lists them; a subscribe past them -32602 | `listen_uris` | — |
+//! | one resource URI (a filter's, a subscribe's) | 2 KiB; past it the listen or the subscribe is refused, -32602 naming the bound | `listen_uri_bytes` | — |
+//! | the URIs of one filter (or one session's subscriptions) together | 64 KiB; a filter's first URIs that fit are honoured; a subscribe past it -32602 | `listen_filter_bytes` | — |
+//! | bytes of resource URIs kept, every filter and every session's subscriptions together (each URI its bytes and 512 more: what the topic index keeps of it) | 64 MiB; then 503 + `Retry-After` naming the bound | `listen_bytes` | — |
+//! | the same, per principal | a tenth (6.4 MiB); then 429 naming the bound; nobody else notices | `listen_bytes_share` (`None`: off) | — |
+//! | a listen request's id, which its stream keeps | 256 bytes of its JSON; past it the listen is refused, -32600 | fixed (`Defaults::LISTEN_ID_BYTES`) | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2: [`Connections`], and the socket half of stalled writes) are

@@ -294,6 +294,48 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// The longest resource URI a listen filter (or a `resources/subscribe`)
+    /// may name, in bytes (default
+    /// [`Defaults::LISTEN_URI_BYTES`](crate::http::Defaults::LISTEN_URI_BYTES),
+    /// 2 KiB): a longer one refuses the listen (or the subscribe) with
+    /// `-32602` naming this bound. At most
+    /// [`listen_filter_bytes`](Builder::listen_filter_bytes).
+    pub fn listen_uri_bytes(mut self, bytes: usize) -> Self {
+        self.config.listen_uri_bytes = bytes;
+        self
+    }
+
+    /// Bytes of the resource URIs one listen filter (or one legacy
+    /// session's subscriptions) is honoured for together (default
+    /// [`Defaults::LISTEN_FILTER_BYTES`](crate::http::Defaults::LISTEN_FILTER_BYTES),
+    /// 64 KiB): a filter's first URIs that fit, as with
+    /// [`listen_uris`](Builder::listen_uris); a subscribe past it is refused
+    /// with `-32602`. At most [`listen_bytes`](Builder::listen_bytes).
+    pub fn listen_filter_bytes(mut self, bytes: usize) -> Self {
+        self.config.listen_filter_bytes = bytes;
+        self
+    }
+
+    /// Bytes of resource URIs the listeners and the legacy sessions'
+    /// subscriptions keep, all principals together (default
+    /// [`Defaults::LISTEN_BYTES`](crate::http::Defaults::LISTEN_BYTES),
+    /// 64 MiB); past it a listen or a subscribe gets 503 naming
+    /// `listen_bytes`, with `Retry-After`.
+    pub fn listen_bytes(mut self, bytes: usize) -> Self {
+        self.config.listen_bytes = bytes;
+        self
+    }
+
+    /// Bytes of resource URIs one principal's listeners and sessions may
+    /// keep together (default a tenth of
+    /// [`listen_bytes`](Builder::listen_bytes)); past it a listen or a
+    /// subscribe gets 429 naming `listen_bytes_share`, and nobody else
+    /// notices. `None`: no share (the bound of all alone).
+    pub fn listen_bytes_share(mut self, bytes: Option<usize>) -> Self {
+        self.config.listen_bytes_share = ShareSetting::of(bytes);
+        self
+    }
+
     // --- who may reach it -------------------------------------------------
 
     /// Allows an `Origin` (exact, e.g. `https://app.example`); any other
@@ -517,6 +559,10 @@ impl<A: App> Builder<A> {
             share: config.listen_share(),
             queue: config.listen_queue,
             uris: config.listen_uris,
+            uri_bytes: config.listen_uri_bytes,
+            filter_bytes: config.listen_filter_bytes,
+            bytes: config.listen_bytes,
+            bytes_share: config.listen_bytes_share(),
             keep_alive: config.sse_keep_alive,
             retry_after: config.retry_after_secs(),
         };

@@ -80,7 +80,7 @@ impl<A: App> SessionManager<A> {
     pub(crate) fn from_hub(hub: Hub<A>) -> SessionManager<A> {
         let hub = Arc::new(hub);
         // Weak: the publisher must not keep the endpoint alive.
-        let sink: Arc<dyn Sink> = hub.clone();
+        let sink: Arc<dyn Sink> = hub.delivery.clone();
         hub.publisher.attach(Arc::downgrade(&sink));
         SessionManager { hub }
     }

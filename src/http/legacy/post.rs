@@ -76,14 +76,20 @@ where
                     return body::status(StatusCode::ACCEPTED);
                 }
                 // The session hears the resource's updates from now on (the
-                // application answers the request as before).
-                Message::Request(call) => super::subscriptions::subscribe(
-                    &hub.listeners.topics,
-                    request.id(),
-                    &request,
-                    call,
-                    config.listen_uris,
-                ),
+                // application answers the request as before), unless a bound
+                // refuses it here.
+                Message::Request(call) => {
+                    let subscribed = super::subscriptions::subscribe(
+                        &hub.listeners,
+                        request.id(),
+                        &request,
+                        call,
+                        config,
+                    );
+                    if let Err(reject) = subscribed {
+                        return reject.respond(id.as_ref(), config);
+                    }
+                }
                 _ => {}
             }
             let outcome = super::run(hub, request, message, version, parts).await;

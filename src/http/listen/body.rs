@@ -17,7 +17,8 @@
 //! serialization.
 
 use super::change::Change;
-use super::inbox::{Next, Outbox};
+use super::inbox::{Next, Reader};
+use super::kind::ListKind;
 use super::Listeners;
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
@@ -38,7 +39,7 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 pub(crate) struct ListenBody {
     /// The acknowledgement, until it is sent.
     ack: Option<Bytes>,
-    outbox: Outbox,
+    reader: Reader,
     /// The listen request's id, as JSON text: the subscription id.
     id: Box<str>,
     /// The keep-alive period and the credential's deadline, on one timer.
@@ -60,7 +61,7 @@ impl ListenBody {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         ack: Bytes,
-        outbox: Outbox,
+        reader: Reader,
         id: Box<str>,
         keep_alive: Option<Duration>,
         term: Term,
@@ -71,7 +72,7 @@ impl ListenBody {
         counters.stream_opened();
         ListenBody {
             ack: Some(ack),
-            outbox,
+            reader,
             id,
             beat: Beat::new(keep_alive, term.deadline()),
             term,
@@ -136,7 +137,7 @@ impl HttpBody for ListenBody {
             if !this.ending && this.term.is_withdrawn() {
                 this.end(Reason::CredentialWithdrawn);
             }
-            let frame = match this.outbox.poll_next(cx) {
+            let frame = match this.reader.poll_next(cx) {
                 Poll::Ready(Next::Publication(publication)) => this.notification(
                     publication.publication.change.method(),
                     &publication.params_tail,
@@ -145,7 +146,7 @@ impl HttpBody for ListenBody {
                     // One frame for them all: each its own SSE event.
                     let mut events = Vec::new();
                     for signal in changed.iter() {
-                        let method = Change::of_signal(signal).method();
+                        let method = Change::of_list(ListKind::of_signal(signal)).method();
                         events.extend_from_slice(&this.notification(method, ""));
                     }
                     Bytes::from(events)

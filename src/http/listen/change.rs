@@ -2,6 +2,7 @@
 //! it ([`Audience`]): a publication, as the publisher hands it to every
 //! endpoint (and, in a fleet, to every node) that has listeners.
 
+use super::kind::ListKind;
 use crate::http::wire::principal::Principal;
 use crate::mailbox::Signal;
 use serde::{Deserialize, Serialize};
@@ -96,26 +97,22 @@ pub(crate) struct Prepared {
 }
 
 impl Change {
-    /// The signal a list change raises in a listener's mailbox: list
-    /// changes coalesce (two before the stream writes say no more than one),
-    /// so they never take a place in its queue. `None` for a resource's
-    /// update, which is queued.
-    pub(crate) fn signal(&self) -> Option<Signal> {
-        let index = match self {
-            Change::ToolsListChanged => 0,
-            Change::PromptsListChanged => 1,
-            Change::ResourcesListChanged => 2,
-            Change::ResourceUpdated { .. } => return None,
-        };
-        Signal::new(index)
+    /// The change of a list of `kind`.
+    pub(crate) fn of_list(kind: ListKind) -> Change {
+        match kind {
+            ListKind::Tools => Change::ToolsListChanged,
+            ListKind::Prompts => Change::PromptsListChanged,
+            ListKind::Resources => Change::ResourcesListChanged,
+        }
     }
 
-    /// The list change a signal stands for (see [`Change::signal`]).
-    pub(crate) fn of_signal(signal: Signal) -> Change {
-        match signal.index() {
-            0 => Change::ToolsListChanged,
-            1 => Change::PromptsListChanged,
-            _ => Change::ResourcesListChanged,
+    /// The list it says changed; `None` for a resource's update.
+    pub(crate) fn list_kind(&self) -> Option<ListKind> {
+        match self {
+            Change::ToolsListChanged => Some(ListKind::Tools),
+            Change::PromptsListChanged => Some(ListKind::Prompts),
+            Change::ResourcesListChanged => Some(ListKind::Resources),
+            Change::ResourceUpdated { .. } => None,
         }
     }
 }
@@ -129,7 +126,10 @@ impl Prepared {
             ),
             _ => String::new(),
         };
-        let signal = publication.change.signal();
+        // A list change raises its kind's signal (list changes coalesce:
+        // two before the stream writes say no more than one), so it never
+        // takes a place in a listener's queue; a resource's update is queued.
+        let signal = publication.change.list_kind().map(ListKind::signal);
         Arc::new(Prepared {
             publication,
             params_tail,
@@ -143,22 +143,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_list_change_has_its_own_signal_and_back() {
-        let kinds = [
-            Change::ToolsListChanged,
-            Change::PromptsListChanged,
-            Change::ResourcesListChanged,
-        ];
-        let mut seen = Vec::new();
-        for kind in kinds {
-            let signal = kind.signal().expect("a list change is a signal");
-            assert!(!seen.contains(&signal), "{kind:?} shares a signal");
-            seen.push(signal);
-            assert_eq!(Change::of_signal(signal), kind);
+    fn each_list_change_is_its_kinds_and_an_update_is_none() {
+        for kind in ListKind::ALL {
+            assert_eq!(Change::of_list(kind).list_kind(), Some(kind));
         }
         let update = Change::ResourceUpdated {
             uri: "a://b".into(),
         };
-        assert_eq!(update.signal(), None, "a resource's update is queued");
+        assert_eq!(update.list_kind(), None, "a resource's update is queued");
     }
 }

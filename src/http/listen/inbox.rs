@@ -155,7 +155,7 @@ pub(crate) enum Offered {
 }
 
 /// The consumer's side: the listener's stream holds it.
-pub(crate) struct Outbox {
+pub(crate) struct Reader {
     inbox: Arc<Inbox>,
     consumer: Consumer<Shared>,
 }
@@ -172,7 +172,7 @@ pub(crate) enum Next {
 impl Inbox {
     /// A queue of at most `capacity` publications (at least 1), for a
     /// listener of `owner`.
-    pub(crate) fn new(capacity: usize, owner: Option<Principal>) -> (Arc<Inbox>, Outbox) {
+    pub(crate) fn new(capacity: usize, owner: Option<Principal>) -> (Arc<Inbox>, Reader) {
         let (mailbox, consumer) =
             Mailbox::with_capacity(capacity.max(1)).expect("a capacity of at least 1");
         let inbox = Arc::new(Inbox {
@@ -182,11 +182,11 @@ impl Inbox {
             owner,
             id: OnceLock::new(),
         });
-        let outbox = Outbox {
+        let reader = Reader {
             inbox: Arc::clone(&inbox),
             consumer,
         };
-        (inbox, outbox)
+        (inbox, reader)
     }
 
     /// The principal that opened the listener.
@@ -215,7 +215,7 @@ impl Inbox {
     }
 }
 
-impl Outbox {
+impl Reader {
     /// The next publication, or the end; `Pending` (with the waker kept)
     /// while the queue is empty.
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Next> {

@@ -7,6 +7,7 @@
 //! sessionreg_listeners_ended_total{reason}       counter  ... ended: disconnected | lagged | shutdown | drained | unavailable
 //!                                                          | credential_expired | credential_withdrawn
 //! sessionreg_listeners_resources                 gauge    resource URIs some stream (or session) listens to
+//! sessionreg_listeners_uri_bytes                 gauge    bytes of resource URIs the streams' filters and sessions' subscriptions keep
 //! sessionreg_listeners_notifications_total       counter  publications queued for a stream (or sent to a session)
 //! sessionreg_listeners_merged_total              counter  list changes a stream had waiting already (heard as one)
 //! sessionreg_publications_total                  counter  publications made through the endpoint's publisher
@@ -64,6 +65,11 @@ fn write_all(out: &mut String, listeners: &Listeners, publisher: &Publisher) -> 
             "sessionreg_listeners_resources",
             "Resource URIs a listen stream or a legacy session listens to.",
             listeners.topics.uris() as u64,
+        ),
+        (
+            "sessionreg_listeners_uri_bytes",
+            "Bytes of resource URIs the listen streams' filters and the legacy sessions' subscriptions keep (each holder counted).",
+            listeners.budget.held() as u64,
         ),
     ];
     for (name, help, value) in gauges {

@@ -33,13 +33,17 @@
 //! Applications publish through a [`Publisher`] (`publisher.rs`); the same
 //! publication reaches legacy sessions as their revision has it (the
 //! standalone `GET` stream for list changes, `resources/subscribe` for a
-//! resource's updates: `crate::http::run::fanout`).
+//! resource's updates: `deliver.rs`, through the narrow seam the sessions
+//! implement).
 
 mod body;
+mod budget;
 pub(crate) mod bus;
 mod change;
+mod deliver;
 mod filter;
 mod inbox;
+mod kind;
 pub(crate) mod metrics;
 mod publisher;
 mod roster;
@@ -48,10 +52,13 @@ mod topics;
 pub use change::{Audience, Change};
 pub use publisher::Publisher;
 
+pub(crate) use budget::{Charge, UriBudget};
 #[cfg(feature = "redis")]
 pub(crate) use change::Publication;
 pub(crate) use change::Shared;
-pub(crate) use inbox::{Offered, Tap};
+pub(crate) use deliver::{Delivery, Sessions};
+pub(crate) use filter::subscribed_uri;
+pub(crate) use kind::ListKind;
 pub(crate) use publisher::Sink;
 #[cfg(feature = "redis")]
 pub(crate) use publisher::WeakPublisher;
@@ -59,6 +66,8 @@ pub(crate) use topics::{Member, Topic, Topics};
 
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
+use crate::http::wire::config::LISTEN_ID_BYTES;
+use crate::http::wire::jsonrpc::RpcError;
 use crate::http::wire::meta::META_SUBSCRIPTION_ID;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
@@ -67,7 +76,8 @@ use crate::{Reason, Registry, SessionId};
 use body::ListenBody;
 use bytes::Bytes;
 use filter::Filter;
-use inbox::Inbox;
+use inbox::{Inbox, Tap};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -83,11 +93,15 @@ pub(crate) struct Listener {
     /// Its queue, which also knows its principal (only publications whose
     /// audience admits it reach it) and its id: what its topics hold.
     pub(crate) inbox: Arc<Inbox>,
-    /// The topics it joined, left at its end.
+    /// The topics it joined (its URIs the index's copies), left at its
+    /// end.
     topics: Vec<Topic>,
     /// Its place in its principal's share, given back when the entry is
     /// freed.
     _share: Option<Share<Principal>>,
+    /// Its URIs' bytes, charged to its principal and to the bound of all
+    /// ([`UriBudget`]), given back when the entry is freed.
+    _bytes: Charge,
 }
 
 /// The listeners of one endpoint: their registry, the topics they (and the
@@ -96,8 +110,11 @@ pub(crate) struct Listeners {
     pub(crate) registry: Registry<Listener>,
     pub(crate) topics: Arc<Topics>,
     shares: Option<Shares<Principal>>,
+    /// What the URIs of every filter and of the legacy sessions'
+    /// subscriptions may cost, in bytes.
+    pub(crate) budget: UriBudget,
     queue: usize,
-    uris: usize,
+    filter: filter::FilterBounds,
     /// How each stream's body is made: its keep-alive period, the gauge it
     /// counts in.
     keep_alive: Option<Duration>,
@@ -120,8 +137,15 @@ pub(crate) struct Bounds {
     pub(crate) share: Option<usize>,
     /// Publications one stream may have waiting.
     pub(crate) queue: usize,
-    /// Resource URIs one filter is honoured for.
+    /// Resource URIs one filter (or one legacy session's subscriptions) is
+    /// honoured for, their bytes together, one URI's bytes.
     pub(crate) uris: usize,
+    pub(crate) filter_bytes: usize,
+    pub(crate) uri_bytes: usize,
+    /// Bytes of resource URIs kept in all (every filter, every session's
+    /// subscriptions), and per principal (`None`: no share).
+    pub(crate) bytes: usize,
+    pub(crate) bytes_share: Option<usize>,
     /// Each stream's keep-alive period.
     pub(crate) keep_alive: Option<Duration>,
     /// The `Retry-After` of a refusal, in whole seconds.
@@ -159,8 +183,13 @@ impl Listeners {
             registry,
             topics,
             shares,
+            budget: UriBudget::new(bounds.bytes, bounds.bytes_share, bounds.retry_after),
             queue: bounds.queue,
-            uris: bounds.uris,
+            filter: filter::FilterBounds {
+                uris: bounds.uris,
+                uri_bytes: bounds.uri_bytes,
+                filter_bytes: bounds.filter_bytes,
+            },
             keep_alive: bounds.keep_alive,
             counters,
             retry_after: bounds.retry_after,
@@ -178,13 +207,27 @@ impl Listeners {
     pub(crate) fn open(
         self: &Arc<Self>,
         id: &Value,
-        params: &Value,
+        params: Option<&RawValue>,
         owner: Option<Principal>,
         term: Term,
         closing: impl Fn() -> Option<Reason>,
     ) -> Result<ListenBody, Reject> {
         let retry_after = self.retry_after;
-        let filter = Filter::honoured(params, self.uris).map_err(Reject::Malformed)?;
+        let id_text: Box<str> = serde_json::to_string(id)
+            .unwrap_or_else(|_| "null".into())
+            .into_boxed_str();
+        if id_text.len() > LISTEN_ID_BYTES {
+            return Err(Reject::Malformed(RpcError::new(
+                RpcError::INVALID_REQUEST,
+                format!(
+                    "a listen request's id is kept by its stream: at most {LISTEN_ID_BYTES} bytes"
+                ),
+            )));
+        }
+        let filter = Filter::honoured(params, self.filter).map_err(Reject::Malformed)?;
+        let bytes = self
+            .budget
+            .charge(owner.as_ref(), filter.uris.len(), filter.uri_bytes())?;
         let share = match (&self.shares, &owner) {
             (Some(shares), Some(principal)) => {
                 Some(shares.take(principal).map_err(|_| Reject::OverShare {
@@ -197,19 +240,28 @@ impl Listeners {
             }
             _ => None,
         };
-        let topics: Vec<Topic> = filter.topics().collect();
         // Only resource updates are queued (list changes are signals): a
         // listener of no URI gets the smallest queue, which stays empty.
-        let queue = if topics.iter().any(|t| matches!(t, Topic::Uri(_))) {
-            self.queue
-        } else {
+        let queue = if filter.uris.is_empty() {
             1
+        } else {
+            self.queue
         };
-        let (inbox, outbox) = Inbox::new(queue, owner);
+        let topics: Vec<Topic> = filter
+            .list_topics()
+            .chain(
+                filter
+                    .uris
+                    .iter()
+                    .map(|uri| Topic::Uri(self.topics.intern(uri))),
+            )
+            .collect();
+        let (inbox, reader) = Inbox::new(queue, owner);
         let listener = Listener {
             inbox,
             topics,
             _share: share,
+            _bytes: bytes,
         };
         let Ok(held) = self.registry.insert_in_flight(listener) else {
             return Err(Reject::StoreFull {
@@ -242,9 +294,6 @@ impl Listeners {
                 self.topics.leave(topic, &member);
             }
         }
-        let id_text: Box<str> = serde_json::to_string(id)
-            .unwrap_or_else(|_| "null".into())
-            .into_boxed_str();
         let ack = json!({
             "jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",
@@ -259,7 +308,7 @@ impl Listeners {
         ));
         Ok(ListenBody::new(
             ack,
-            outbox,
+            reader,
             id_text,
             self.keep_alive,
             term,
@@ -267,31 +316,6 @@ impl Listeners {
             Arc::clone(self),
             Arc::clone(&self.counters),
         ))
-    }
-
-    /// Offers a publication to the listener a topic holds (`tap`), if its
-    /// principal is in the audience; ends it ([`Reason::Lagged`]) if its
-    /// queue is full. What became of it: `Queued`, `Merged` (a list change
-    /// it had waiting), or neither (`Full`: now ended; `Closed`: ended
-    /// before; `Excluded`: not in the audience). The caller counts them
-    /// once per publication ([`delivered_to`](Self::delivered_to)), not
-    /// per listener. An ended listener's queue is closed (before its
-    /// cleanup leaves the topics): nothing is queued for it.
-    pub(crate) fn offer(&self, tap: &Tap, publication: &Shared) -> Offered {
-        let inbox = tap.inbox();
-        if !publication.publication.audience.admits(inbox.owner()) {
-            return Offered::Excluded;
-        }
-        let offered = match publication.signal {
-            Some(signal) => tap.signal(signal),
-            None => tap.offer(publication),
-        };
-        if offered == Offered::Full {
-            if let Some(id) = inbox.id() {
-                let _ = self.registry.terminate(id, Reason::Lagged);
-            }
-        }
-        offered
     }
 
     /// Counts one publication's deliveries: `n` queued (or sent), and

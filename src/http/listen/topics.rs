@@ -1,60 +1,67 @@
-//! Who listens to what ([`Topics`]): for each kind of change, and for each
-//! resource URI, the set of its listeners (2026-07-28 listen streams) and
+//! Who listens to what ([`Topics`]): for each kind of list, and for each
+//! resource URI, its members: listeners (2026-07-28 listen streams) and
 //! legacy sessions (their `GET` stream, their `resources/subscribe`), so
 //! that a publication visits only the ones that asked for it: fan-out costs
 //! O(matching listeners), whatever else is listening.
 //!
-//! Reads take no lock. The three kinds are each a [`Roster`]: its members
-//! in one persistent tree of small contiguous leaves, published whole, so
-//! a publication walks a million of them a few hundred bytes at a time and
-//! a join or a leave costs O(log N) under the roster's own lock
-//! (`roster.rs`). The URIs are [`papaya`]'s concurrent map, whose reads
-//! never block (a publisher pins, iterates and lets go); each URI's
-//! members are an immutable value replaced whole on a join or a leave, one
-//! atomic step per URI (`compute`), so a URI's entry is removed exactly
-//! when its last member leaves and no join can land in a removed entry.
+//! ```text
+//!  Topics
+//!  ├─ lists: [Roster; 3]          one per ListKind (tools, prompts, resources)
+//!  └─ uris:  papaya map           URI (Arc<str>, the one copy) -> Arc<Roster>
+//!            + 16 writer locks    one per stripe of URIs (by hash): a URI's
+//!                                 joins, leaves and removal are one at a time
+//!  Roster (roster.rs): its members in one persistent tree of leaves of 16,
+//!  published whole (ArcSwap); a position book under the roster's own lock
+//! ```
 //!
-//! That value is a list of chunks of [`CHUNK`] members ([`Chunks`]), every
-//! chunk full but the last, so that a join or a leave copies at most two
-//! chunks and the list of them (16 bytes a chunk), never every member: a
-//! URI with 5,000 listeners was a copy of 80 KB per join (O(N²) bytes to
-//! open them, whose freed copies the allocator then handed out to each
-//! connection's buffers, touched: about 9 KiB of RSS per idle listener in
-//! `cargo bench --bench listen -- --rss 5000`), and is about 2 KB.
+//! Reads take no lock: a publication loads a roster's published version
+//! (a URI's roster from the map, whose reads never block) and walks it leaf
+//! by leaf. A join or a leave costs O(log N) in the roster's members and
+//! finds its member's place in O(1) (the book), whatever the number of
+//! listeners of one URI: a URI shared by thousands of listeners costs each
+//! open what one costs.
+//!
+//! A URI's entry is made by its first join and removed with its last member,
+//! under the URI's stripe lock, which every join and leave of that URI holds
+//! across its roster change and the map's: so a join never lands in a
+//! roster that a leave is removing (it finds the entry there, or makes a new
+//! one), and a walk holds the version it loaded, so a member that stays is
+//! never missed. The map keeps one copy of each URI's text
+//! ([`intern`](Topics::intern)): every listener and session that names it
+//! holds that copy, not one of its own.
 //!
 //! A listener is a member by its inbox and mailbox ([`Tap`]), delivered to
 //! with no lookup; a visit walks the members a window ahead ([`AHEAD`]),
 //! asking for the next ones' inboxes, queue state words and (for a queued
-//! update) slots while it delivers to this one. (A kind's members were once
-//! each an entry of a concurrent set, allocated apart: reaching each was a
-//! cache miss the window could not hide, 216.5 ns per listener at a million
-//! against the tree's 82.7 in the same run: `cargo bench --bench
-//! listen_publish -- --count tools N 8`.)
+//! update) slots while it delivers to this one.
 
 use super::change::Change;
 use super::inbox::Tap;
-use super::roster::Roster;
+use super::kind::ListKind;
+use super::roster::{Left, Roster};
 use crate::SessionId;
-use papaya::{Compute, HashMap, Operation};
-use std::sync::Arc;
+use papaya::HashMap;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// What a listener (or a legacy session) can listen to.
+/// What a listener (or a legacy session) can listen to: a kind of list,
+/// or one resource (its URI, the index's copy once joined).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Topic {
-    Tools,
-    Prompts,
-    Resources,
-    Uri(Box<str>),
+    List(ListKind),
+    Uri(Arc<str>),
 }
 
 impl Topic {
     /// The topic a change is published on.
     pub(crate) fn of(change: &Change) -> Topic {
         match change {
-            Change::ToolsListChanged => Topic::Tools,
-            Change::PromptsListChanged => Topic::Prompts,
-            Change::ResourcesListChanged => Topic::Resources,
             Change::ResourceUpdated { uri } => Topic::Uri(uri.as_str().into()),
+            list => match list.list_kind() {
+                Some(kind) => Topic::List(kind),
+                None => unreachable!("every change but a resource's update is a list's"),
+            },
         }
     }
 }
@@ -145,145 +152,91 @@ impl<'m> Ahead<'m> {
     }
 }
 
-/// Calls `visit` for every member `members` yields, in order, bringing the
-/// memory of the next ones' deliveries close beforehand (see [`AHEAD`]).
-fn visit_ahead<'m>(members: impl Iterator<Item = &'m Member>, mut visit: impl FnMut(&Member)) {
-    let mut ahead = Ahead::new(true);
-    for member in members {
-        ahead.enter(member, &mut visit);
-    }
-    ahead.finish(&mut visit);
-}
-
-/// Members per chunk of a URI's [`Chunks`]: a join or a leave copies at
-/// most two chunks (2 KB each) and the list of chunks (16 bytes per
-/// `CHUNK` members).
-const CHUNK: usize = 128;
-
-/// A URI's members: chunks of [`CHUNK`], every one full but the last, which
-/// is never empty; replaced whole (sharing the chunks it does not change)
-/// on a join or a leave.
-type Chunks = Arc<[Arc<[Member]>]>;
-
-/// `chunks` with `member` added (at the end of the last chunk, or in a new
-/// one when it is full).
-fn with(chunks: &[Arc<[Member]>], member: &Member) -> Chunks {
-    let mut out: Vec<Arc<[Member]>> = Vec::with_capacity(chunks.len() + 1);
-    match chunks.split_last() {
-        Some((last, full)) if last.len() < CHUNK => {
-            out.extend(full.iter().cloned());
-            let mut grown = Vec::with_capacity(last.len() + 1);
-            grown.extend_from_slice(last);
-            grown.push(member.clone());
-            out.push(Arc::from(grown));
-        }
-        _ => {
-            out.extend(chunks.iter().cloned());
-            out.push(Arc::from([member.clone()]));
-        }
-    }
-    Arc::from(out)
-}
-
-/// `chunks` without the member at `pos` of chunk `at`: the last chunk's
-/// last member takes its place, so every chunk but the last stays full;
-/// `None` when it was the only member.
-fn without(chunks: &[Arc<[Member]>], at: usize, pos: usize) -> Option<Chunks> {
-    let (tail, _) = chunks.split_last()?;
-    let last = chunks.len() - 1;
-    let mut out: Vec<Arc<[Member]>> = chunks.to_vec();
-    let (moved, rest) = tail.split_last()?;
-    if at != last {
-        let mut changed = chunks[at].to_vec();
-        changed[pos] = moved.clone();
-        out[at] = Arc::from(changed);
-        out[last] = Arc::from(rest);
-    } else {
-        let mut shrunk = tail.to_vec();
-        shrunk.swap_remove(pos);
-        out[last] = Arc::from(shrunk);
-    }
-    if out[last].is_empty() {
-        out.pop();
-    }
-    if out.is_empty() {
-        None
-    } else {
-        Some(Arc::from(out))
-    }
-}
-
-/// Where `member` is in `chunks`: its chunk and its place in it.
-fn find(chunks: &[Arc<[Member]>], member: &Member) -> Option<(usize, usize)> {
-    chunks
-        .iter()
-        .enumerate()
-        .find_map(|(at, chunk)| chunk.iter().position(|m| m == member).map(|pos| (at, pos)))
-}
+/// Stripes of the URIs' writer locks.
+const STRIPES: usize = 16;
 
 /// The index of one endpoint.
-#[derive(Default)]
 pub(crate) struct Topics {
-    tools: Roster<Member>,
-    prompts: Roster<Member>,
-    resources: Roster<Member>,
-    uris: HashMap<Box<str>, Chunks>,
+    lists: [Roster<Member>; 3],
+    /// Each URI with a member, its one copy as the key.
+    uris: HashMap<Arc<str>, Arc<Roster<Member>>>,
+    /// The URIs' writers, a lock per stripe: held across a roster change
+    /// and the map's insert or removal of its entry.
+    writers: [Mutex<()>; STRIPES],
+    hasher: RandomState,
+}
+
+impl Default for Topics {
+    fn default() -> Topics {
+        Topics {
+            lists: Default::default(),
+            uris: HashMap::new(),
+            writers: Default::default(),
+            hasher: RandomState::new(),
+        }
+    }
 }
 
 impl Topics {
-    fn kind(&self, topic: &Topic) -> Option<&Roster<Member>> {
-        match topic {
-            Topic::Tools => Some(&self.tools),
-            Topic::Prompts => Some(&self.prompts),
-            Topic::Resources => Some(&self.resources),
-            Topic::Uri(_) => None,
+    /// The URI's stripe lock. Nothing under it panics but the map's and
+    /// the roster's own allocation (which aborts): a poisoned lock is taken.
+    fn writer(&self, uri: &str) -> MutexGuard<'_, ()> {
+        let at = (self.hasher.hash_one(uri) >> 32) as usize % STRIPES;
+        self.writers[at]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The index's copy of `uri` if it has one (a URI with a member), else a
+    /// new one: what a listener or session that names it keeps.
+    pub(crate) fn intern(&self, uri: &str) -> Arc<str> {
+        match self.uris.pin().get_key_value(uri) {
+            Some((kept, _)) => Arc::clone(kept),
+            None => Arc::from(uri),
         }
     }
 
     /// `member` joins `topic` (a second join of the same member is one).
     pub(crate) fn join(&self, topic: &Topic, member: &Member) {
-        match (self.kind(topic), topic) {
-            (Some(roster), _) => {
+        match topic {
+            Topic::List(kind) => {
                 // A second join of the same member is one.
-                let _ = roster.join(member);
+                let _ = self.lists[kind.index()].join(member);
             }
-            (None, Topic::Uri(uri)) => {
+            Topic::Uri(uri) => {
+                let _writer = self.writer(uri);
                 let uris = self.uris.pin();
-                let _ = uris.compute(uri.clone(), |entry| match entry {
-                    Some((_, chunks)) if find(chunks, member).is_some() => Operation::Abort(()),
-                    Some((_, chunks)) => Operation::Insert(with(chunks, member)),
-                    None => Operation::Insert(with(&[], member)),
-                });
+                match uris.get(&**uri) {
+                    Some(roster) => {
+                        let _ = roster.join(member);
+                    }
+                    None => {
+                        let roster = Roster::default();
+                        let _ = roster.join(member);
+                        uris.insert(Arc::clone(uri), Arc::new(roster));
+                    }
+                }
             }
-            (None, _) => unreachable!("every topic but a URI is a kind"),
         }
     }
 
     /// `member` leaves `topic` (a no-op if it was not a member); a URI left
     /// by its last member is removed.
     pub(crate) fn leave(&self, topic: &Topic, member: &Member) {
-        match (self.kind(topic), topic) {
-            (Some(roster), _) => {
+        match topic {
+            Topic::List(kind) => {
                 // Leaving a kind one did not join changes nothing.
-                let _ = roster.leave(member);
+                let _ = self.lists[kind.index()].leave(member);
             }
-            (None, Topic::Uri(uri)) => {
+            Topic::Uri(uri) => {
+                let _writer = self.writer(uri);
                 let uris = self.uris.pin();
-                let outcome = uris.compute(uri.clone(), |entry| {
-                    let Some((_, chunks)) = entry else {
-                        return Operation::Abort(());
-                    };
-                    let Some((at, pos)) = find(chunks, member) else {
-                        return Operation::Abort(());
-                    };
-                    match without(chunks, at, pos) {
-                        Some(fewer) => Operation::Insert(fewer),
-                        None => Operation::Remove,
+                if let Some(roster) = uris.get(&**uri) {
+                    if roster.leave(member) == Left::Emptied {
+                        uris.remove(&**uri);
                     }
-                });
-                let _: Compute<'_, _, _, ()> = outcome;
+                }
             }
-            (None, _) => unreachable!("every topic but a URI is a kind"),
         }
     }
 
@@ -291,26 +244,15 @@ impl Topics {
     /// member that joins or leaves meanwhile may or may not be visited),
     /// bringing the next members' memory close while it visits one.
     pub(crate) fn visit(&self, topic: &Topic, visit: impl FnMut(&Member)) {
-        match (self.kind(topic), topic) {
-            (Some(roster), _) => {
-                let members = roster.members();
-                // A kind's publication raises a signal: no slot to bring.
-                let mut ahead = Ahead::new(false);
-                let mut visit = visit;
-                members.leaves(|leaf| {
-                    for member in leaf {
-                        ahead.enter(member, &mut visit);
-                    }
-                });
-                ahead.finish(&mut visit);
-            }
-            (None, Topic::Uri(uri)) => {
+        match topic {
+            // A kind's publication raises a signal: no slot to bring.
+            Topic::List(kind) => walk(&self.lists[kind.index()], false, visit),
+            Topic::Uri(uri) => {
                 let uris = self.uris.pin();
-                if let Some(chunks) = uris.get(uri) {
-                    visit_ahead(chunks.iter().flat_map(|chunk| chunk.iter()), visit);
+                if let Some(roster) = uris.get(&**uri) {
+                    walk(roster, true, visit);
                 }
             }
-            (None, _) => unreachable!("every topic but a URI is a kind"),
         }
     }
 
@@ -318,6 +260,19 @@ impl Topics {
     pub(crate) fn uris(&self) -> usize {
         self.uris.len()
     }
+}
+
+/// Visits a roster's members (one version of them) a window ahead;
+/// `slots`: the deliveries write a queue slot (bring it close too).
+fn walk(roster: &Roster<Member>, slots: bool, mut visit: impl FnMut(&Member)) {
+    let members = roster.members();
+    let mut ahead = Ahead::new(slots);
+    members.leaves(|leaf| {
+        for member in leaf {
+            ahead.enter(member, &mut visit);
+        }
+    });
+    ahead.finish(&mut visit);
 }
 
 #[cfg(test)]
@@ -350,6 +305,10 @@ mod tests {
         out
     }
 
+    fn uri(text: &str) -> Topic {
+        Topic::Uri(text.into())
+    }
+
     #[test]
     fn members_join_and_leave_kinds_and_uris() {
         let mut ls = listeners(2);
@@ -359,90 +318,119 @@ mod tests {
             ls.pop().unwrap(),
             Member::Session(ids(1)[0]),
         );
-        let uri = Topic::Uri("basket://1".into());
-        topics.join(&Topic::Tools, &a);
-        topics.join(&uri, &a);
-        topics.join(&uri, &b);
-        topics.join(&uri, &b);
-        topics.join(&uri, &c);
-        assert_eq!(members(&topics, &Topic::Tools), vec![a.clone()]);
-        assert_eq!(members(&topics, &Topic::Prompts), vec![]);
-        assert_eq!(members(&topics, &uri).len(), 3);
+        let tools = Topic::List(ListKind::Tools);
+        let basket = uri("basket://1");
+        topics.join(&tools, &a);
+        topics.join(&basket, &a);
+        topics.join(&basket, &b);
+        topics.join(&basket, &b);
+        topics.join(&basket, &c);
+        assert_eq!(members(&topics, &tools), vec![a.clone()]);
+        assert_eq!(members(&topics, &Topic::List(ListKind::Prompts)), vec![]);
+        assert_eq!(members(&topics, &basket).len(), 3);
         assert_eq!(topics.uris(), 1);
-        topics.leave(&uri, &a);
-        topics.leave(&uri, &a);
-        topics.leave(&uri, &b);
-        assert_eq!(members(&topics, &uri), vec![c.clone()]);
-        topics.leave(&uri, &c);
-        assert_eq!(members(&topics, &uri), vec![]);
+        topics.leave(&basket, &a);
+        topics.leave(&basket, &a);
+        topics.leave(&basket, &b);
+        assert_eq!(members(&topics, &basket), vec![c.clone()]);
+        topics.leave(&basket, &c);
+        assert_eq!(members(&topics, &basket), vec![]);
         assert_eq!(
             topics.uris(),
             0,
             "a URI's last member takes the entry with it"
         );
-        topics.leave(&Topic::Tools, &a);
-        assert_eq!(members(&topics, &Topic::Tools), vec![]);
+        topics.leave(&tools, &a);
+        assert_eq!(members(&topics, &tools), vec![]);
     }
 
     #[test]
-    fn a_visit_ahead_visits_every_member_once_in_order() {
+    fn a_walk_ahead_visits_every_member_once_in_order() {
         let mut all = listeners(2 * AHEAD + 3);
         all.extend(ids(3).into_iter().map(Member::Session));
         for n in 0..=all.len() {
             let mut seen = Vec::new();
-            visit_ahead(all[..n].iter(), |m| seen.push(m.clone()));
+            let mut ahead = Ahead::new(true);
+            let mut visit = |m: &Member| seen.push(m.clone());
+            for member in &all[..n] {
+                ahead.enter(member, &mut visit);
+            }
+            ahead.finish(&mut visit);
             assert_eq!(seen, all[..n], "{n} members");
         }
     }
 
-    /// The chunk lengths of `uri`'s members, checking that every chunk but
-    /// the last is full and none is empty.
-    fn shape(topics: &Topics, uri: &str) -> Vec<usize> {
-        let uris = topics.uris.pin();
-        let Some(chunks) = uris.get(uri) else {
-            return Vec::new();
-        };
-        let lens: Vec<usize> = chunks.iter().map(|chunk| chunk.len()).collect();
-        let (last, full) = lens.split_last().expect("an entry has a chunk");
-        assert!(full.iter().all(|len| *len == CHUNK), "{lens:?}");
-        assert!((1..=CHUNK).contains(last), "{lens:?}");
-        lens
+    #[test]
+    fn a_uri_of_many_members_keeps_every_one_through_joins_and_leaves() {
+        let n = 3 * 16 + 5;
+        let all: Vec<Member> = listeners(n);
+        let topics = Topics::default();
+        let basket = uri("basket://many");
+        for member in &all {
+            topics.join(&basket, member);
+        }
+        topics.join(&basket, &all[7]);
+        let mut expected = all.clone();
+        expected.sort_by_key(|m| format!("{m:?}"));
+        assert_eq!(members(&topics, &basket), expected);
+        // Leaves from the first leaf, a middle one, the last, each checked
+        // against the members left.
+        let mut left: Vec<Member> = all.clone();
+        for i in [0, 16 + 3, 2 * 16 - 1, n - 1, 5, 3 * 16, 2 * 16] {
+            topics.leave(&basket, &all[i]);
+            topics.leave(&basket, &all[i]);
+            left.retain(|m| *m != all[i]);
+            let mut expected = left.clone();
+            expected.sort_by_key(|m| format!("{m:?}"));
+            assert_eq!(members(&topics, &basket), expected, "after leaving {i}");
+        }
+        for member in &left {
+            topics.leave(&basket, member);
+        }
+        assert_eq!(members(&topics, &basket), vec![]);
+        assert_eq!(topics.uris(), 0);
     }
 
     #[test]
-    fn a_uri_of_many_members_keeps_every_one_through_joins_and_leaves() {
-        let n = 3 * CHUNK + 5;
-        let all: Vec<Member> = listeners(n);
+    fn a_uri_is_kept_once_whoever_names_it() {
         let topics = Topics::default();
-        let uri = Topic::Uri("basket://many".into());
-        for member in &all {
-            topics.join(&uri, member);
-        }
-        topics.join(&uri, &all[7]);
-        assert_eq!(
-            shape(&topics, "basket://many"),
-            vec![CHUNK, CHUNK, CHUNK, 5]
-        );
-        let mut expected = all.clone();
+        let ls = listeners(2);
+        let first = topics.intern("basket://shared");
+        topics.join(&Topic::Uri(Arc::clone(&first)), &ls[0]);
+        let second = topics.intern("basket://shared");
+        assert!(Arc::ptr_eq(&first, &second), "the index's copy");
+        topics.join(&Topic::Uri(second), &ls[1]);
+        topics.leave(&uri("basket://shared"), &ls[0]);
+        topics.leave(&uri("basket://shared"), &ls[1]);
+        let after = topics.intern("basket://shared");
+        assert!(!Arc::ptr_eq(&first, &after), "gone with its last member");
+    }
+
+    #[test]
+    fn joins_and_leaves_of_one_uri_racing_keep_every_member_that_stays() {
+        // Two threads join and leave members of one URI over and over while
+        // a third's members stay; the URI's entry comes and goes (each
+        // thread empties it): a join never lands in a removed roster.
+        let topics = Topics::default();
+        let staying = listeners(4);
+        let movers: Vec<Vec<Member>> = (0..2).map(|_| listeners(8)).collect();
+        let basket = uri("basket://race");
+        std::thread::scope(|scope| {
+            for mine in &movers {
+                let (topics, basket) = (&topics, &basket);
+                scope.spawn(move || {
+                    for _ in 0..300 {
+                        mine.iter().for_each(|m| topics.join(basket, m));
+                        mine.iter().for_each(|m| topics.leave(basket, m));
+                    }
+                });
+            }
+            for member in &staying {
+                topics.join(&basket, member);
+            }
+        });
+        let mut expected = staying.clone();
         expected.sort_by_key(|m| format!("{m:?}"));
-        assert_eq!(members(&topics, &uri), expected);
-        // Leaves from every chunk (the first, the middle, the last, the
-        // partial one), each checked against the members left.
-        let mut left: Vec<Member> = all.clone();
-        for i in [0, CHUNK + 3, 2 * CHUNK - 1, n - 1, 5, 3 * CHUNK, 2 * CHUNK] {
-            topics.leave(&uri, &all[i]);
-            topics.leave(&uri, &all[i]);
-            left.retain(|m| *m != all[i]);
-            let lens = shape(&topics, "basket://many");
-            assert_eq!(lens.iter().sum::<usize>(), left.len());
-            let mut expected = left.clone();
-            expected.sort_by_key(|m| format!("{m:?}"));
-            assert_eq!(members(&topics, &uri), expected, "after leaving {i}");
-        }
-        for member in &left {
-            topics.leave(&uri, member);
-        }
-        assert_eq!(members(&topics, &uri), vec![]);
-        assert_eq!(topics.uris(), 0);
+        assert_eq!(members(&topics, &basket), expected);
     }
 }

@@ -93,7 +93,6 @@ use http::{Method, Response};
 use input_required::Binds;
 use respond::{AbortOnDrop, Answering};
 use scope::Standalone;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// The methods 2026-07-28 removed (and the tasks extension's), answered
@@ -251,13 +250,12 @@ fn listen<A: App>(hub: &Hub<A>, request: &Request, parts: &Parts) -> Response<Bo
         Some(_) => return Reject::Draining.respond(id, config),
         None => {}
     }
-    let params = request.params_value().unwrap_or(Value::Null);
     let owner = Principal::of(parts).cloned();
     // The stream lasts as long as the credential it is opened with.
     let term = Term::of(Validity::of(parts));
     match hub
         .listeners
-        .open(&request.id, &params, owner, term, closing)
+        .open(&request.id, request.params.as_deref(), owner, term, closing)
     {
         Ok(body) => hub.sse.listen(body),
         Err(reject) => reject.respond(id, config),

@@ -11,7 +11,7 @@ use crate::http::app::App;
 use crate::http::counters::HttpCounters;
 use crate::http::input::sealing::{RequestStateKeys, Sealer};
 use crate::http::input::used::UsedStates;
-use crate::http::listen::{Listeners, Publisher};
+use crate::http::listen::{Delivery, Listeners, Publisher, Sessions};
 use crate::http::run::admission::HandlerTasks;
 use crate::http::run::dispatch::Runner;
 use crate::http::session::entry::SessionEntry;
@@ -28,8 +28,9 @@ use std::sync::{Arc, OnceLock};
 pub(crate) struct Hub<A: App> {
     /// The application, and what running its handlers needs.
     pub(crate) runner: Arc<Runner<A>>,
-    /// The legacy era's sessions.
-    pub(crate) registry: Registry<SessionEntry<A::Session>>,
+    /// The legacy era's sessions (shared with the listeners' delivery, which
+    /// notifies them: `listen/deliver.rs`).
+    pub(crate) registry: Arc<Registry<SessionEntry<A::Session>>>,
     pub(crate) config: Config,
     pub(crate) access: Access,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
@@ -48,8 +49,11 @@ pub(crate) struct Hub<A: App> {
     pub(crate) tasks: Option<Tasks>,
     /// The listen streams, and what they (and the sessions) listen to.
     pub(crate) listeners: Arc<Listeners>,
-    /// What the application publishes through (see `fanout.rs`).
+    /// What the application publishes through, and what it reaches of this
+    /// endpoint (its listen streams and sessions: `listen/deliver.rs`),
+    /// which the publisher holds weakly.
     pub(crate) publisher: Publisher,
+    pub(crate) delivery: Arc<Delivery>,
     /// What the application says of itself to 2026-07-28 clients, read
     /// once, when the manager is built.
     pub(crate) discovery: Discovered,
@@ -116,7 +120,13 @@ impl<A: App> Hub<A> {
             counters: Arc::clone(&counters),
         };
         let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
+        let registry = Arc::new(registry);
+        let delivery = Arc::new(Delivery::new(
+            Arc::clone(&listeners),
+            Arc::clone(&registry) as Arc<dyn Sessions>,
+        ));
         Ok(Hub {
+            delivery,
             discovery,
             runner,
             registry,

@@ -2,15 +2,16 @@
 //! state, the session's streams and its running work), and what its end
 //! does, once, by whichever path it ends.
 
-use crate::http::listen::{Member, Topic, Topics};
+use crate::http::listen::{Audience, Charge, Member, Sessions, Topic, Topics};
 use crate::http::session::asks::Asks;
 use crate::http::session::running::RunningRequests;
 use crate::http::sse::Streams;
 use crate::http::wire::principal::Principal;
-use crate::{Reason, SessionId};
+use crate::{Reason, Registry, SessionId};
+use serde_json::Value;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What a session is in the registry: the application's state, the
 /// session's streams, and its running work.
@@ -25,8 +26,26 @@ pub struct SessionEntry<S> {
     /// requests of the same principal find the session.
     pub(crate) owner: Option<Principal>,
     /// The resources it subscribed to (`resources/subscribe`), whose
-    /// updates it hears.
-    pub(crate) uris: Mutex<Vec<Box<str>>>,
+    /// updates it hears, and whether it has ended.
+    pub(crate) subscriptions: Mutex<Subscriptions>,
+}
+
+/// What a session subscribed to, and whether it has ended.
+///
+/// Its end (`close`, run once by the terminate winner) marks it closed and
+/// leaves every URI under this lock; a subscribe joins a URI's topic only
+/// under the same lock and only while it is open. So a subscribe that
+/// races the session's end either joined before the end took the list (and
+/// the end leaves that URI), or finds it closed and joins nothing: no join
+/// outlives the session's cleanup (the loom model
+/// `loom-tests/tests/subscriptions.rs`).
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    pub(crate) closed: bool,
+    /// Each URI (the topic index's copy) and its bytes' charge.
+    pub(crate) uris: Vec<(Arc<str>, Charge)>,
+    /// The URIs' bytes together.
+    pub(crate) bytes: usize,
 }
 
 impl<S> SessionEntry<S> {
@@ -37,7 +56,7 @@ impl<S> SessionEntry<S> {
             running: RunningRequests::default(),
             asks: Asks::default(),
             owner,
-            uris: Mutex::default(),
+            subscriptions: Mutex::default(),
         }
     }
 
@@ -87,14 +106,40 @@ pub(crate) fn close<S>(
     // Its standalone stream leaves the list-change topics as it closes;
     // its resource subscriptions go here.
     entry.streams.close();
-    let uris = std::mem::take(&mut *entry.uris.lock().unwrap_or_else(|e| e.into_inner()));
-    for uri in uris {
-        topics.leave(&Topic::Uri(uri), &Member::Session(*id));
-    }
+    let uris = {
+        let mut subscriptions = entry
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        subscriptions.closed = true;
+        // Left under the lock: a subscribe waiting for it then finds the
+        // session closed, and joins nothing.
+        for (uri, _) in &subscriptions.uris {
+            topics.leave(&Topic::Uri(Arc::clone(uri)), &Member::Session(*id));
+        }
+        std::mem::take(&mut subscriptions.uris)
+    };
+    // The charges given back outside the lock.
+    drop(uris);
     // `?id`: the Debug form (index, generation, node) names the session
     // without its secret; the Display form is a credential.
     tracing::debug!(session = ?id, reason = reason.as_str(), "session closed");
     if std::panic::catch_unwind(AssertUnwindSafe(|| closed(&entry.state))).is_err() {
         tracing::error!(session = ?id, "App::closed panicked");
+    }
+}
+
+/// What a publication needs of the sessions (`listen/deliver.rs`): a
+/// notification on a session's standalone stream, if the session is live
+/// and its principal may hear it (a full queue drops it, counted).
+impl<S: Send + Sync + 'static> Sessions for Registry<SessionEntry<S>> {
+    fn notify(&self, id: &SessionId, audience: &Audience, notification: &Value) -> bool {
+        let Some(session) = self.get(id) else {
+            return false;
+        };
+        if !audience.admits(session.owner.as_ref()) {
+            return false;
+        }
+        session.streams.push(notification)
     }
 }

@@ -70,6 +70,25 @@ pub(crate) const DEFAULT_LISTEN_CAPACITY: usize = 10_000;
 pub(crate) const DEFAULT_LISTEN_QUEUE: usize = 64;
 /// Resource URIs one listen filter is honoured for unless configured.
 pub(crate) const DEFAULT_LISTEN_URIS: usize = 256;
+/// The longest resource URI a listen filter (or a `resources/subscribe`)
+/// may name unless configured: 2 KiB, what browsers and proxies have long
+/// taken as the practical limit of a URL; MCP's resource URIs are far
+/// shorter.
+pub(crate) const DEFAULT_LISTEN_URI_BYTES: usize = 2 * 1024;
+/// Bytes of the URIs one filter (or one session's subscriptions) is
+/// honoured for together unless configured: 64 KiB, 256 URIs of 256 bytes.
+pub(crate) const DEFAULT_LISTEN_FILTER_BYTES: usize = 64 * 1024;
+/// Bytes of resource URIs kept in all, every filter and every session's
+/// subscriptions together, unless configured: 64 MiB.
+pub(crate) const DEFAULT_LISTEN_BYTES: usize = 64 * 1024 * 1024;
+/// The most bytes of a listen request's id (its JSON text), which its
+/// stream keeps and stamps on every frame: past it the listen is refused
+/// (`-32600`). Ids are numbers or short strings (a UUID is 38 bytes).
+pub(crate) const LISTEN_ID_BYTES: usize = 256;
+/// What the topic index keeps of one resource URI beside its text, charged
+/// with it against the URI byte bounds (about 450 bytes for a URI of one
+/// member, 80 for each further one; rounded up).
+pub(crate) const LISTEN_URI_OVERHEAD: usize = 512;
 
 /// Tasks held at most (running, or ended and retained) unless configured.
 pub(crate) const DEFAULT_TASK_CAPACITY: usize = 10_000;
@@ -163,6 +182,21 @@ impl Defaults {
     pub const LISTEN_QUEUE: usize = DEFAULT_LISTEN_QUEUE;
     /// Resource URIs one listen filter is honoured for unless configured.
     pub const LISTEN_URIS: usize = DEFAULT_LISTEN_URIS;
+    /// The longest resource URI a listen filter (or a
+    /// `resources/subscribe`) may name unless configured.
+    pub const LISTEN_URI_BYTES: usize = DEFAULT_LISTEN_URI_BYTES;
+    /// Bytes of the URIs one filter (or one session's subscriptions) is
+    /// honoured for together unless configured.
+    pub const LISTEN_FILTER_BYTES: usize = DEFAULT_LISTEN_FILTER_BYTES;
+    /// Bytes of resource URIs kept in all unless configured.
+    pub const LISTEN_BYTES: usize = DEFAULT_LISTEN_BYTES;
+    /// The most bytes of a listen request's id (fixed): its stream keeps
+    /// it and stamps it on every frame.
+    pub const LISTEN_ID_BYTES: usize = LISTEN_ID_BYTES;
+    /// What each resource URI a filter or a subscription keeps is charged
+    /// beside its bytes, against `listen_bytes` and `listen_bytes_share`
+    /// (fixed): what the topic index keeps of it.
+    pub const LISTEN_URI_OVERHEAD: usize = LISTEN_URI_OVERHEAD;
     /// Tasks held at most (running, or ended and retained) unless configured.
     pub const TASK_CAPACITY: usize = DEFAULT_TASK_CAPACITY;
     /// How long an ended task stays readable unless configured (its `ttlMs`).
@@ -231,6 +265,11 @@ pub(crate) struct Config {
     pub(crate) listen_share: ShareSetting,
     pub(crate) listen_queue: usize,
     pub(crate) listen_uris: usize,
+    pub(crate) listen_uri_bytes: usize,
+    pub(crate) listen_filter_bytes: usize,
+    /// Bytes of resource URIs kept in all, and per principal.
+    pub(crate) listen_bytes: usize,
+    pub(crate) listen_bytes_share: ShareSetting,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -268,6 +307,10 @@ impl Default for Config {
             listen_share: ShareSetting::Default,
             listen_queue: DEFAULT_LISTEN_QUEUE,
             listen_uris: DEFAULT_LISTEN_URIS,
+            listen_uri_bytes: DEFAULT_LISTEN_URI_BYTES,
+            listen_filter_bytes: DEFAULT_LISTEN_FILTER_BYTES,
+            listen_bytes: DEFAULT_LISTEN_BYTES,
+            listen_bytes_share: ShareSetting::Default,
             reap_interval: None,
         }
     }
@@ -327,6 +370,22 @@ impl Config {
             crate::mailbox::MAX_CAPACITY,
         )?;
         count("listen_uris", self.listen_uris, 1, any)?;
+        // One URI fits a filter, and a filter fits the bound of all.
+        count("listen_bytes", self.listen_bytes, 1, any)?;
+        count(
+            "listen_filter_bytes",
+            self.listen_filter_bytes,
+            1,
+            self.listen_bytes,
+        )?;
+        count(
+            "listen_uri_bytes",
+            self.listen_uri_bytes,
+            1,
+            self.listen_filter_bytes,
+        )?;
+        self.listen_bytes_share
+            .check("listen_bytes_share", self.listen_bytes)?;
         bound("reap_interval", self.reap_interval, false, max)?;
         bound("idle_timeout", idle_timeout, false, max)?;
         self.reap_interval = idle_timeout.map(|t| {
@@ -350,6 +409,11 @@ impl Config {
     /// A principal's share of the listen streams; `None`: no share.
     pub(crate) fn listen_share(&self) -> Option<usize> {
         self.listen_share.limit(self.listen_capacity)
+    }
+
+    /// A principal's share of the resource URIs' bytes; `None`: no share.
+    pub(crate) fn listen_bytes_share(&self) -> Option<usize> {
+        self.listen_bytes_share.limit(self.listen_bytes)
     }
 
     /// A principal's share of the single-use record; `None`: no share.
