@@ -22,7 +22,8 @@ use super::kind::ListKind;
 use super::Listeners;
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
-use crate::http::sse::beat::{Beat, Tick};
+use crate::http::sse::beat::{Beat, Quiet};
+use crate::http::sse::frame::{self, KEEP_ALIVE};
 use crate::http::wire::meta::META_SUBSCRIPTION_ID;
 use crate::{Reason, Session};
 use bytes::Bytes;
@@ -32,8 +33,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-
-const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// The body of one listen stream.
 pub(crate) struct ListenBody {
@@ -86,18 +85,24 @@ impl ListenBody {
 
     /// One notification, stamped with this stream's subscription id.
     fn notification(&self, method: &str, params_tail: &str) -> Bytes {
-        Bytes::from(format!(
-            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{{\"_meta\":{{\"{META_SUBSCRIPTION_ID}\":{}}}{params_tail}}}}}\n\n",
-            self.id
-        ))
+        frame::data(
+            method.len() + self.id.len() + params_tail.len() + 80,
+            format_args!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{{\"_meta\":{{\"{META_SUBSCRIPTION_ID}\":{}}}{params_tail}}}}}",
+                self.id
+            ),
+        )
     }
 
     /// The listen request's result: the stream ended gracefully.
     fn result(&self) -> Bytes {
-        Bytes::from(format!(
-            "data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"resultType\":\"complete\",\"_meta\":{{\"{META_SUBSCRIPTION_ID}\":{id}}}}}}}\n\n",
-            id = self.id
-        ))
+        frame::data(
+            2 * self.id.len() + 110,
+            format_args!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"resultType\":\"complete\",\"_meta\":{{\"{META_SUBSCRIPTION_ID}\":{id}}}}}}}",
+                id = self.id
+            ),
+        )
     }
 
     /// Ends the listener for its credential (`reason`), through its one
@@ -160,24 +165,20 @@ impl HttpBody for ListenBody {
                     };
                 }
                 Poll::Pending if this.ending => return Poll::Pending,
-                Poll::Pending => {
-                    if this.term.poll_withdrawn(cx).is_ready() {
+                Poll::Pending => match this.beat.poll_quiet(&mut this.term, cx) {
+                    Poll::Ready(Quiet::KeepAlive) => {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))));
+                    }
+                    Poll::Ready(Quiet::Expired) => {
+                        this.end(Reason::CredentialExpired);
+                        continue;
+                    }
+                    Poll::Ready(Quiet::Withdrawn) => {
                         this.end(Reason::CredentialWithdrawn);
                         continue;
                     }
-                    match this.beat.poll_tick(cx) {
-                        Poll::Ready(Tick::KeepAlive) => {
-                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(
-                                KEEP_ALIVE,
-                            )))));
-                        }
-                        Poll::Ready(Tick::Deadline) => {
-                            this.end(Reason::CredentialExpired);
-                            continue;
-                        }
-                        Poll::Pending => return Poll::Pending,
-                    }
-                }
+                    Poll::Pending => return Poll::Pending,
+                },
             };
             if this.ending {
                 // Nothing is sent past the term: the end comes next.

@@ -66,6 +66,7 @@ pub(crate) use topics::{Member, Topic, Topics};
 
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
+use crate::http::sse::frame;
 use crate::http::wire::config::LISTEN_ID_BYTES;
 use crate::http::wire::jsonrpc::RpcError;
 use crate::http::wire::meta::META_SUBSCRIPTION_ID;
@@ -74,7 +75,6 @@ use crate::http::wire::reject::Reject;
 use crate::shares::{Share, Shares};
 use crate::{Reason, Registry, SessionId};
 use body::ListenBody;
-use bytes::Bytes;
 use filter::Filter;
 use inbox::{Inbox, Tap};
 use serde_json::value::RawValue;
@@ -302,10 +302,8 @@ impl Listeners {
                 "notifications": filter.acknowledged(),
             },
         });
-        let ack = Bytes::from(format!(
-            "data: {}\n\n",
-            serde_json::to_string(&ack).unwrap_or_default()
-        ));
+        let ack = serde_json::to_string(&ack).unwrap_or_default();
+        let ack = frame::data(ack.len(), format_args!("{ack}"));
         Ok(ListenBody::new(
             ack,
             reader,

@@ -10,6 +10,7 @@
 //! be quiet still ends on time. The sleep itself wakes a quiet stream at
 //! whichever comes first.
 
+use crate::http::access::validity::Term;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -23,6 +24,17 @@ pub(crate) enum Tick {
     KeepAlive,
     /// The credential's deadline has passed: the stream ends.
     Deadline,
+}
+
+/// What a stream with nothing to send is due ([`Beat::poll_quiet`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quiet {
+    /// A keep-alive comment (`frame::KEEP_ALIVE`).
+    KeepAlive,
+    /// The credential's deadline has passed: the stream ends.
+    Expired,
+    /// The credential was withdrawn: the stream ends.
+    Withdrawn,
 }
 
 /// A stream body's keep-alive period and credential deadline, on one sleep.
@@ -73,6 +85,20 @@ impl Beat {
             self.rearm();
         }
         false
+    }
+
+    /// What a quiet stream (its queue had nothing) opened under `term` is
+    /// due: its credential withdrawn (a withdrawal wakes it, once its waker
+    /// is registered here), a keep-alive, or its deadline; `Pending` when
+    /// none is yet. Both stream bodies ask it the same way.
+    pub(crate) fn poll_quiet(&mut self, term: &mut Term, cx: &mut Context<'_>) -> Poll<Quiet> {
+        if term.poll_withdrawn(cx).is_ready() {
+            return Poll::Ready(Quiet::Withdrawn);
+        }
+        self.poll_tick(cx).map(|tick| match tick {
+            Tick::KeepAlive => Quiet::KeepAlive,
+            Tick::Deadline => Quiet::Expired,
+        })
     }
 
     /// What is due, once the earlier of the next keep-alive and the

@@ -6,7 +6,8 @@
 //! `sessionreg_http_streams_ended_total`): the stream ends, not the
 //! session, which belongs to the principal and not to one of its tokens.
 
-use super::beat::{Beat, Tick};
+use super::beat::{Beat, Quiet};
+use super::frame::KEEP_ALIVE;
 use super::outlet::Outlet;
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
@@ -18,8 +19,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-
-const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// The body of an SSE response: the frames its queue delivers, with a
 /// keep-alive comment whenever the stream has been quiet for the keep-alive
@@ -111,18 +110,14 @@ impl HttpBody for SseBody {
                 Poll::Ready(Some(Ok(Frame::data(bytes))))
             }
             Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => {
-                if this.term.poll_withdrawn(cx).is_ready() {
-                    return this.cut(Reason::CredentialWithdrawn, 0);
+            Poll::Pending => match this.beat.poll_quiet(&mut this.term, cx) {
+                Poll::Ready(Quiet::KeepAlive) => {
+                    Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))))
                 }
-                match this.beat.poll_tick(cx) {
-                    Poll::Ready(Tick::KeepAlive) => {
-                        Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))))
-                    }
-                    Poll::Ready(Tick::Deadline) => this.cut(Reason::CredentialExpired, 0),
-                    Poll::Pending => Poll::Pending,
-                }
-            }
+                Poll::Ready(Quiet::Expired) => this.cut(Reason::CredentialExpired, 0),
+                Poll::Ready(Quiet::Withdrawn) => this.cut(Reason::CredentialWithdrawn, 0),
+                Poll::Pending => Poll::Pending,
+            },
         }
     }
 

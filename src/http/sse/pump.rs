@@ -7,8 +7,9 @@
 //!
 //! [`Reply::Stream`]: crate::http::Reply::Stream
 
+use super::frame;
 use super::outlet::Outlet;
-use super::resume::{self, EventId};
+use super::resume::EventId;
 use super::streams::Streams;
 use crate::http::wire::caught::panic_message;
 use futures_util::stream::BoxStream;
@@ -88,7 +89,7 @@ impl<'a> Out<'a> {
                     stream: *number,
                     seq: *seq,
                 };
-                outlet.send(resume::event(id, message)).await.is_ok()
+                outlet.send(frame::event(id, message)).await.is_ok()
             }
             To::Logged { streams, number } => {
                 let (frame, sink) = streams.lock().record(*number, message);
@@ -116,7 +117,7 @@ impl<'a> Out<'a> {
                     stream: *number,
                     seq: *seq,
                 };
-                let _ = outlet.try_push(resume::event(id, message));
+                let _ = outlet.try_push(frame::event(id, message));
             }
             To::Logged { streams, number } => {
                 let (frame, sink) = streams.lock().record(*number, message);

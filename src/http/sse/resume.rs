@@ -27,6 +27,7 @@
 //! [`Builder::event_log`]: crate::http::Builder::event_log
 //! [`Context::close_sse_stream`]: crate::http::Context::close_sse_stream
 
+use super::frame::{self, event};
 use super::outlet::{Outlet, QueueLimits};
 use crate::http::counters::HttpCounters;
 use bytes::Bytes;
@@ -74,33 +75,6 @@ impl EventId {
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.stream, self.seq)
-    }
-}
-
-/// One SSE event carrying a JSON-RPC message. The frame is allocated at
-/// its exact size: queues and logs bound the bytes they hold by frame
-/// lengths, which are then what the frames take.
-pub(crate) fn event(id: EventId, message: &Value) -> Bytes {
-    let data = serde_json::to_vec(message).unwrap_or_default();
-    let id = id.to_string();
-    let mut frame = Vec::with_capacity(4 + id.len() + 7 + data.len() + 2);
-    frame.extend_from_slice(b"id: ");
-    frame.extend_from_slice(id.as_bytes());
-    frame.extend_from_slice(b"\ndata: ");
-    frame.extend_from_slice(&data);
-    frame.extend_from_slice(b"\n\n");
-    Bytes::from(frame)
-}
-
-/// The priming event: an id to resume from, the reconnection delay, and
-/// empty data (2025-11-25, "Sending Messages to the Server" 6).
-pub(crate) fn priming(id: EventId, retry: Option<Duration>) -> Bytes {
-    match retry {
-        Some(retry) => Bytes::from(format!(
-            "id: {id}\nretry: {}\ndata: \n\n",
-            retry.as_millis()
-        )),
-        None => Bytes::from(format!("id: {id}\ndata: \n\n")),
     }
 }
 
@@ -335,7 +309,7 @@ impl Logs {
         }
         let outlet = Outlet::new(self.limits, Arc::clone(&self.counters));
         if let Some(retry) = priming {
-            outlet.preload([self::priming(EventId { stream, seq: 0 }, retry)]);
+            outlet.preload([frame::priming(EventId { stream, seq: 0 }, retry)]);
         }
         let early = match self.detach_early.iter().position(|s| *s == stream) {
             Some(at) => {
@@ -434,7 +408,7 @@ impl Logs {
                         stream,
                         seq: log.last_seq,
                     };
-                    outlet.preload([self::priming(id, retry)]);
+                    outlet.preload([frame::priming(id, retry)]);
                 }
             }
         }
