@@ -1,5 +1,5 @@
 //! What an OAuth access token costs a request before it reaches the
-//! application (issue 29): the resource server's own check
+//! application: the resource server's own check
 //! (`src/http/access/oauth/`, reached through the hidden hook
 //! `sessionreg::http::oauth::__bench`, feature `bench-hooks`), one thread,
 //! the authorization server's keys already in force (installed from a JWKS

@@ -338,8 +338,7 @@ fn floor(c: &mut Criterion) {
 /// process's fork count. The registry's own draw is not public API, so it is
 /// repeated here through `rand` directly (`src/secret.rs` asks to keep the
 /// two alike). Not through a refused insert, which draws a secret too: its
-/// capacity check costs several times the secret (measured at issue 18:
-/// 26.7 ns against 4.9).
+/// capacity check costs several times the secret (BENCHMARKS.md).
 mod secret {
     use std::cell::RefCell;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -348,7 +347,7 @@ mod secret {
 
     struct Batch {
         /// Each secret's two words: 128 bits, as the registry's secrets
-        /// are since issue 20.
+        /// are.
         words: [[u64; 2]; AHEAD],
         next: usize,
         forks: u64,

@@ -1,4 +1,4 @@
-//! Sealing and opening one 2026-07-28 `requestState` (issue 19): the
+//! Sealing and opening one 2026-07-28 `requestState`: the
 //! layer's own sealer (`src/http/modern/sealing.rs`, reached through the
 //! hidden hook `sessionreg::http::modern::__bench_sealing`, feature
 //! `bench-hooks`), one thread.

@@ -1,6 +1,7 @@
 //! One tick of the reaper (a budgeted step, [`SWEEP_BUDGET`] slots), and
 //! one whole pass, on registries whose every slot was used once: 2^16,
-//! 2^20 and 2^23 slots (issue 31: "a sweep costs the high-water mark").
+//! 2^20 and 2^23 slots: what a sweep costs where the high-water mark is
+//! far above the live sessions.
 //!
 //! Groups (ids are stable):
 //!

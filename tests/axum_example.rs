@@ -274,7 +274,7 @@ async fn a_bad_file_keeps_the_old_set() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 17, finding 10: `axum_server` took `--header-read-timeout-ms` and
+/// `axum_server` took `--header-read-timeout-ms` and
 /// the other connection flags and ignored them (`axum::serve` sets no hyper
 /// timer), so a client that sends half a request head held its connection
 /// for ever. It is shed as `mcp_server` sheds it.
@@ -300,7 +300,7 @@ async fn a_slowloris_client_is_shed_by_axum_server() {
     assert!(server.shutdown().await);
 }
 
-/// Issue 17, finding 3: the example's `notify` took up to 10,000 messages
+/// The example's `notify` took up to 10,000 messages
 /// of 1 MiB each and serialised them in one loop on a runtime worker. Its
 /// arguments are capped (a larger ask is refused with invalid params), and
 /// the loop yields.
@@ -358,7 +358,7 @@ async fn admin(
     (addr, requested, task)
 }
 
-/// Issue 17, finding 5: `POST /drain` with `Origin: https://evil.example`
+/// `POST /drain` with `Origin: https://evil.example`
 /// and `Content-Type: text/plain` (what any web page can send to a
 /// loopback address) drained the node. The admin listener refuses what a
 /// browser can send: an `Origin`, `Sec-Fetch-Site: cross-site`, a
@@ -507,7 +507,7 @@ async fn a_basket_is_its_owners_and_says_when_it_has_expired() {
     );
     // The same id with one digit of its secret changed: "expired" would
     // tell a caller without the secret that a basket was made in that slot
-    // and ended (a generation oracle, issue 24 item 4). It is unknown.
+    // and ended (a generation oracle). It is unknown.
     let mut forged = basket.clone().into_bytes();
     let last = forged.len() - 1;
     forged[last] = if forged[last] == b'0' { b'1' } else { b'0' };

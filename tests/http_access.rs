@@ -177,7 +177,7 @@ async fn cors_for_origins_allowed_by_name() {
         .await;
     assert!(!plain.headers.contains_key("access-control-allow-origin"));
     // Protection off lifts the Host rule only: a foreign page's origin is
-    // still refused (issue 17: an Origin is validated on every bind), and
+    // still refused (an Origin is validated on every bind), and
     // gets no CORS headers.
     let open = Server::start_with(|b| b.rebinding_protection(RebindingProtection::Off)).await;
     let answer = Client::new(&open.url)
@@ -203,7 +203,7 @@ async fn sse_responses_are_neither_buffered_nor_transformed() {
     }
 }
 
-/// Issue 17, finding 4: bound to `0.0.0.0` (what every container does), a
+/// Bound to `0.0.0.0` (what every container does), a
 /// foreign `Origin` was let in, because any non-loopback bind switched the
 /// rebinding protection off. An unspecified or private bind is not public:
 /// the loopback rule stays, and a present `Origin` that is not allowed is

@@ -204,7 +204,7 @@ async fn stateless_requests_are_authenticated() {
     assert_eq!(server.created(), 0);
 }
 
-/// Issue 17, finding 6: another principal's id and an unknown id got the
+/// Another principal's id and an unknown id got the
 /// same 404 but moved different counters of `/metrics`, which anyone who
 /// can read it could tell apart. The exported text counts both as unknown;
 /// `stats()` keeps the distinction for the operator.
@@ -246,7 +246,7 @@ async fn metrics_do_not_tell_a_foreign_live_id_from_an_unknown_one() {
     assert_eq!(ada.delete(&id).await.status, StatusCode::OK);
 }
 
-/// Issue 17, finding 7: with two `Authorization` headers a proxy that
+/// With two `Authorization` headers a proxy that
 /// reads the last and a node that reads the first authenticate different
 /// principals; two `MCP-Protocol-Version` headers are as ambiguous. Both
 /// get 400, as two session ids already do, and create nothing.
@@ -282,7 +282,7 @@ async fn duplicated_authorization_and_version_headers_get_400() {
     assert_eq!(server.created(), 0);
 }
 
-/// Issue 17, finding 8: a principal that a tower middleware put into the
+/// A principal that a tower middleware put into the
 /// request's extensions (no authenticator configured) bound nothing: another
 /// principal's requests found the session. The binding holds whenever a
 /// principal is present, however it got there.

@@ -228,9 +228,9 @@ fn awaiting_handle_inline_costs_a_connection_little() {
     );
 }
 
-/// Issue 17, finding 10: `Duration::MAX` for the idle, stall or keep-alive
+/// `Duration::MAX` for the idle, stall or keep-alive
 /// period panicked on `Instant + Duration`. Every deadline is a checked add;
-/// and since issue 24 a bound past [`Defaults::DURATION_LIMIT`](sessionreg::http::Defaults) is refused by `build()`
+/// and a bound past [`Defaults::DURATION_LIMIT`](sessionreg::http::Defaults) is refused by `build()`
 /// with an error naming it (no bound is `None`, one rule), while the
 /// longest allowed serves and shuts down as any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

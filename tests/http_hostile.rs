@@ -772,7 +772,7 @@ fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Issue 17, finding 1: a session's handlers outlived it. Two sessions fill
+/// A session's handlers outlived it. Two sessions fill
 /// every handler slot with calls that never finish, their clients hang up,
 /// and both sessions are deleted: the handlers end with their sessions (the
 /// close callback cancels them), so the slots are free for everyone else.

@@ -84,10 +84,9 @@ fn two_principals(b: Builder) -> Builder {
     )
 }
 
-/// The attack as it was found, at a test's scale: connections each sending
-/// a filter of 256 URIs of 16,000 bytes (a stream pinned about 9.9 MiB
-/// while it stayed open). Each is refused now, `-32602` naming
-/// `listen_uri_bytes`, and nothing is kept: no stream, no URI, no byte.
+/// Connections each sending a filter of 256 URIs of 16,000 bytes: each is
+/// refused, `-32602` naming `listen_uri_bytes`, and nothing is kept: no
+/// stream, no URI, no byte.
 #[tokio::test]
 async fn filters_of_long_uris_are_refused_and_keep_nothing() {
     let server = Server::start_with(|b| b.publisher(Publisher::new())).await;
@@ -223,8 +222,7 @@ fn subscribe(uri: &str) -> Value {
 /// and the layer refuses past them itself (the application is not asked,
 /// and the session keeps nothing of the URI): a URI past
 /// `listen_uri_bytes`, a subscription past `listen_uris` or past
-/// `listen_filter_bytes`, each `-32602` naming the bound. (A session of
-/// 16 subscribes of a 4 MiB URI kept 91 MiB.)
+/// `listen_filter_bytes`, each `-32602` naming the bound.
 #[tokio::test]
 async fn a_legacy_subscribe_past_its_bounds_is_refused_and_keeps_nothing() {
     let server = Server::start_with(|b| {
@@ -288,8 +286,7 @@ fn metrics_of(server: &Server, name: &str) -> f64 {
 /// A `resources/subscribe` that races its session's `DELETE` (on another
 /// connection, at once) never joins the URI's topic after the session's
 /// end emptied its list: once every session has ended, the index holds no
-/// URI and no byte. (Unfixed, 5 to 10 of these 400 races left a dead
-/// session in its URI's topic for good; 18 of 150 of the attacker's.)
+/// URI and no byte (RELIABILITY.md says what the unfixed layer left).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscribe_racing_delete_leaves_nothing_in_the_index() {
     let server = Server::start_with(|b| b.publisher(Publisher::new())).await;

@@ -49,7 +49,7 @@ async fn live_bytes() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
-/// Issue 17, finding 2: with the event log on, a session whose client
+/// With the event log on, a session whose client
 /// never opened a GET stream logged every notification of that stream (800
 /// KiB a session here), and each of a session's streams had its own byte
 /// bound (a session could keep 18 MiB). Now no log is kept for a stream
@@ -119,7 +119,7 @@ async fn event_logs_are_bounded_per_session() {
     assert_eq!(server.http().event_log_bytes, 0);
 }
 
-/// Issue 17, finding 10: a handler that asked to close its SSE connection
+/// A handler that asked to close its SSE connection
 /// (`Context::close_sse_stream`) and then answered with JSON left an entry
 /// behind, for as long as its session lived.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The 2026-07-28 surface tried as an attacker would (issue 24), over real
+//! The 2026-07-28 surface tried as an attacker would, over real
 //! sockets: one principal cannot lock others out of a shared store (tasks,
 //! single-use `requestState`s), a full store says so with a `Retry-After`
 //! that comes true, a task waiting for input waits a bounded time, a
@@ -217,7 +217,7 @@ fn message(answer: &Answer) -> String {
 
 // --- 1. fair shares -----------------------------------------------------
 
-/// Finding 1: with two bearer tokens, one principal filled the whole task
+/// With two bearer tokens, one principal filled the whole task
 /// store with tasks waiting for input (never answered), and every other
 /// principal's call got 503 from then on. Now each principal has a share
 /// (a tenth of the store by default): past it 429, saying which bound, and
@@ -257,7 +257,7 @@ async fn a_principal_past_its_task_share_gets_429_and_no_other_principal_notices
     assert_eq!(stats.registry.live, 4);
 }
 
-/// Finding 1, the single-use record of `requestState`s: the same shape, the
+/// The single-use record of `requestState`s has the same shape, the
 /// same share (a tenth of `single_use_states`).
 #[tokio::test]
 async fn a_principal_past_its_single_use_share_gets_429_and_no_other_principal_notices() {
@@ -288,7 +288,7 @@ async fn a_principal_past_its_single_use_share_gets_429_and_no_other_principal_n
     }
 }
 
-/// Finding 1: a full store answered "the server is busy; retry later" with
+/// A full store answered "the server is busy; retry later" with
 /// a `Retry-After` of 1 s that could not come true (space frees only when a
 /// retained task's retention ends). Now the 503 says which store is full,
 /// and its `Retry-After` is when the soonest place frees; retried then,
@@ -326,7 +326,7 @@ async fn a_full_task_store_says_so_with_a_retry_after_that_comes_true() {
     assert!(served_again, "a retry after Retry-After was served");
 }
 
-/// Finding 1: a task that asks for input and is never answered held its
+/// A task that asks for input and is never answered held its
 /// place forever (running work never ends by its TTL, and the wait had no
 /// limit). Now the wait is bounded: past it the task fails, saying why,
 /// and its work is dropped.
@@ -411,7 +411,7 @@ fn crafted_pair(tool: &str) -> (Value, Value) {
     (crafted, target)
 }
 
-/// Finding 2: a state sealed for `tools/call` of A with harmless arguments
+/// A state sealed for `tools/call` of A with harmless arguments
 /// opened for A with `{"path": "/etc/passwd", "force": true}`, and for B.
 /// Now the binding is over an unambiguous encoding: both are refused, and
 /// the tool never runs.
@@ -461,7 +461,7 @@ async fn a_state_opens_for_its_own_retry() {
 
 // --- 3. headers -------------------------------------------------------
 
-/// Finding 3: a second `Mcp-Param-*` header was accepted (the first was
+/// A second `Mcp-Param-*` header was accepted (the first was
 /// checked; a gateway in front may act on the other). Now any header of
 /// that family given twice is 400, whether the tool mirrors it or not.
 #[tokio::test]
@@ -504,7 +504,7 @@ async fn a_second_mcp_param_header_is_400() {
     }
 }
 
-/// Finding 3: mirrored integers were compared as `f64`: 2^53 + 1 matched
+/// Mirrored integers were compared as `f64`: 2^53 + 1 matched
 /// 2^53, and `4.2e1` matched 42. Now they compare exactly, in the decimal
 /// form the transport page gives (`42`, `-7`; `42.0` equals 42, as its
 /// note on numeric comparison says), within the JavaScript-safe range the
@@ -548,7 +548,7 @@ async fn mirrored_integers_compare_exactly() {
     }
 }
 
-/// Finding 3: with two `Origin` headers only the first was checked. Now a
+/// With two `Origin` headers only the first was checked. Now a
 /// second one is 400, before anything reads either.
 #[tokio::test]
 async fn a_second_origin_header_is_400() {
@@ -576,7 +576,7 @@ async fn a_second_origin_header_is_400() {
 
 // --- 7. shutdown and logs ---------------------------------------------
 
-/// Finding 7: a task created while shutdown's sweep ran panicked its
+/// A task created while shutdown's sweep ran panicked its
 /// connection (`expect("held by its running guard")`). Creations racing a
 /// sweep that runs again and again are answered, every one, with a task or
 /// a clean JSON-RPC error: never a dropped connection.
@@ -632,7 +632,7 @@ async fn tasks_created_while_the_server_shuts_down_get_clean_answers() {
     }
 }
 
-/// Finding 7: `TaskContext`'s `Debug` printed the whole task id (a bearer
+/// `TaskContext`'s `Debug` printed the whole task id (a bearer
 /// credential: whoever holds it reads the task). A task's work that logs
 /// its context now logs the id's `Debug` form (slot, generation, node),
 /// never its secret.
@@ -687,7 +687,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
 
 // --- 6. configuration -------------------------------------------------
 
-/// Finding 6: a `requestState` life longer than the record of single-use
+/// A `requestState` life longer than the record of single-use
 /// states can measure panicked `build()` (an `expect` on the registry's
 /// error). Now it is a typed error naming the setting and its maximum.
 #[test]
@@ -703,7 +703,7 @@ fn a_request_state_ttl_too_long_is_a_typed_error_not_a_panic() {
     assert!(error.contains("request_state_ttl"), "{error}");
 }
 
-/// Finding 6: `task_capacity` 0 reached `expect("a capacity the builder
+/// `task_capacity` 0 reached `expect("a capacity the builder
 /// checked")`. Now it is a typed error naming the setting.
 #[test]
 fn a_task_capacity_of_zero_is_a_typed_error_not_a_panic() {
@@ -731,7 +731,7 @@ async fn anonymous_servers_keep_their_global_bounds_only() {
     assert!(eventually(|| served.manager.app().started.load(Ordering::SeqCst) == 21).await);
 }
 
-/// Finding 6, as the issue reproduced it: `conformance_server
+/// `conformance_server
 /// --request-state-ttl-ms 300000000000` panicked in `Builder::build`. The
 /// example now prints the typed error (naming the setting and its maximum)
 /// and exits 2, as for a flag clap refuses. Built by cargo (a no-op when up

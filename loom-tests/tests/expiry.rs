@@ -5,7 +5,7 @@
 //! requests (the `closed` bit), and then the expirer ends it through the
 //! lifecycle CAS with `IdleTimeout`. Between the two, the session is still
 //! `LIVE`: a lookup that takes its reference there must see the bit and
-//! treat the session as expiring (issue 9, item 4).
+//! treat the session as expiring.
 //!
 //! Both models fail if `Activity::try_expire` treats a session another
 //! thread has closed as active (the lookup then hands it out). The first

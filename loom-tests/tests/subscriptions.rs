@@ -14,7 +14,7 @@
 //! The model fails under the mutation of dropping the `closed` check (the
 //! subscribe joins whenever it found the session live): a subscribe whose
 //! lock comes after the cleanup took the list leaves the session in the
-//! topic for good, as the unfixed layer did.
+//! topic for good.
 #![cfg(sessionreg_loom)]
 
 use loom::sync::atomic::{AtomicUsize, Ordering};

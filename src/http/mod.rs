@@ -143,7 +143,7 @@
 //!
 //! The modern era (2026-07-28; [`Builder::serve_modern`]): `http_modern`,
 //! whose test names cite the transport page's sections; and what no client
-//! can take from another (`http_security`, issue 24):
+//! can take from another (`http_security`):
 //!
 //! * Every store the principals share has a global bound and a share per
 //!   principal below it, on by default (a tenth): past its share a

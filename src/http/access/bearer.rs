@@ -314,10 +314,10 @@ mod tests {
         assert!(!format!("{tokens:?}").contains("t-a"));
     }
 
-    /// Issue 17, finding 9: `subtle`'s slice comparison returns early when
-    /// the lengths differ, so comparing presented tokens with kept ones
-    /// showed each kept token's length. Only fixed-length digests are kept
-    /// and compared now; tokens of any length, and tokens that share a
+    /// `subtle`'s slice comparison returns early when the lengths differ,
+    /// so comparing presented tokens with kept ones would show each kept
+    /// token's length: only fixed-length digests are kept and compared.
+    /// Tokens of any length, and tokens that share a
     /// prefix, still find their principal and only theirs. (The property
     /// itself is about timing, which no test here measures.)
     #[test]

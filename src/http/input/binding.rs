@@ -26,11 +26,11 @@
 //! method, params): equal digests need equal requests, or a SHA-256
 //! collision.
 //!
-//! The issue this replaces (24, finding 2): the digest was `method \0 key \0
-//! json(value) \0 ...` with keys as raw bytes, so one key carrying U+0000s
-//! could spell another request's members, and a state sealed for tool A
-//! with harmless arguments opened for A with `{"path": "/etc/passwd"}`, or
-//! for tool B; params that were not an object were not bound at all.
+//! A delimited encoding (`method \0 key \0 json(value) \0 ...`, keys as raw
+//! bytes) would not do: one key carrying U+0000s could spell another
+//! request's members, and a state sealed for tool A with harmless arguments
+//! would open for A with `{"path": "/etc/passwd"}`, or for tool B; and
+//! params that are not an object must be bound too.
 
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};

@@ -3,8 +3,7 @@
 //! it is used (its terminate CAS: of two retries with one state exactly one
 //! wins) or when it has been idle for the state's lifetime.
 //!
-//! The record is shared by every principal, so it is bounded twice (issue
-//! 24, finding 1): in all (the registry's capacity,
+//! The record is shared by every principal, so it is bounded twice: in all (the registry's capacity,
 //! [`Builder::single_use_states`](crate::http::Builder::single_use_states):
 //! 503 when full) and per principal (a [`Share`] kept in the entry's value,
 //! [`Builder::single_use_share`](crate::http::Builder::single_use_share):

@@ -18,6 +18,21 @@
 //! member's position in the version last published (the only one a writer
 //! changes: versions are published under the lock), so a leave finds its
 //! place in O(1) and a second join of the same member is one.
+//!
+//! ```text
+//!  published (ArcSwap) ──▶ Tree { root, height, len }       walks load it, no lock
+//!                              root (height 1)
+//!                 ┌────────────┬──┴─────────┬─────────────┐
+//!               leaf 0       leaf 1   …   leaf 14       leaf 15
+//!            [m0 … m15]   [m16 … m31]              [m240 … m244]   full but the last
+//!
+//!  positions (the writers' lock): m0 → 0, m1 → 1, …, m244 → 244
+//!
+//!  join m245:  copy leaf 15 + root (the path), push m245 last, publish
+//!  leave m17:  the last member (m245) takes position 17: copy leaf 1, leaf 15
+//!              and the root, pop the last, publish; positions: m245 → 17
+//!  a walk that loaded the version before the leave still sees m245 at 245
+//! ```
 
 use arc_swap::ArcSwap;
 use std::collections::HashMap;

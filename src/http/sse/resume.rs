@@ -575,7 +575,7 @@ mod tests {
         );
     }
 
-    /// Issue 17, finding 2: a stream nobody opened has no log.
+    /// A stream nobody opened has no log.
     #[test]
     fn the_standalone_stream_is_logged_once_opened() {
         let mut logs = logs(8);

@@ -2,10 +2,9 @@
 //! principal, and each principal's share of it, for running and retained
 //! tasks together; and what a refusal at either says.
 //!
-//! Issue 24, finding 1: one principal filled the whole store with tasks
-//! waiting for input, and every other principal's call got 503 from then
-//! on. A principal now takes one place of its share before the store takes
-//! the task ([`Places::take`]); the [`Share`] lives in the task's entry, so
+//! So that one principal cannot fill the whole store (with tasks waiting
+//! for input, say) and leave every other principal's call a 503, a
+//! principal takes one place of its share before the store takes the task ([`Places::take`]); the [`Share`] lives in the task's entry, so
 //! it is held while the task runs and while it is retained, and given back
 //! by the one drop that frees the entry. Past its share a principal gets
 //! 429 naming the bound; nobody else notices. A server without principals
