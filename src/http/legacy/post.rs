@@ -8,10 +8,11 @@ use super::respond::respond;
 use crate::http::app::App;
 use crate::http::run::admission;
 use crate::http::run::hub::Hub;
-use crate::http::run::opening::{self, Posted};
+use crate::http::run::opening;
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
+use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
@@ -28,8 +29,13 @@ where
     B: SendBody,
 {
     let config = &hub.config;
-    let Posted { parts, message, id } = match opening::open(hub, request).await {
-        Ok(opened) => opened,
+    let (parts, body) = request.into_parts();
+    let message = match message::read(config, &parts, body).await {
+        Ok(message) => message,
+        Err(reject) => return reject.respond(None, config),
+    };
+    let id = match opening::admit(hub, &message) {
+        Ok(id) => id,
         Err(refused) => return refused,
     };
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();

@@ -81,10 +81,11 @@ use crate::http::app::{App, Context, ModernRequest};
 use crate::http::input;
 use crate::http::run::dispatch;
 use crate::http::run::hub::Hub;
-use crate::http::run::opening::{self, Posted};
+use crate::http::run::opening;
 use crate::http::tasks::{self, TaskChoice};
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
+use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use envelope::Envelope;
@@ -118,8 +119,13 @@ where
     if request.method() != Method::POST {
         return Reject::MethodNotAllowed("POST").respond(None, config);
     }
-    let Posted { parts, message, id } = match opening::open(hub, request).await {
-        Ok(opened) => opened,
+    let (parts, body) = request.into_parts();
+    let message = match message::read(config, &parts, body).await {
+        Ok(message) => message,
+        Err(reject) => return reject.respond(None, config),
+    };
+    let id = match opening::admit(hub, &message) {
+        Ok(id) => id,
         Err(refused) => return refused,
     };
     // "Server Validation", in the order the conformance suite pins: the
