@@ -55,6 +55,7 @@ pub use publisher::Publisher;
 pub(crate) use budget::{Charge, UriBudget};
 #[cfg(feature = "redis")]
 pub(crate) use change::Publication;
+#[cfg(feature = "redis")]
 pub(crate) use change::Shared;
 pub(crate) use deliver::{Delivery, Sessions};
 pub(crate) use filter::subscribed_uri;
