@@ -23,8 +23,9 @@ use crate::{Reason, Registry, SessionId};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tokio::runtime::Handle;
 
 /// The store listen streams are, as refusals name it.
 const STORE: &str = "listen stream";
@@ -69,6 +70,9 @@ pub(crate) struct Listeners {
     delivered: AtomicU64,
     /// List changes a stream had waiting already (heard as one).
     merged: AtomicU64,
+    /// The runtime the streams are served on (recorded at the first open):
+    /// where a publication made outside it hands its wakes (`wakes.rs`).
+    runtime: OnceLock<Handle>,
 }
 
 /// The bounds of an endpoint's listeners.
@@ -138,6 +142,7 @@ impl Listeners {
             retry_after: bounds.retry_after,
             delivered: AtomicU64::new(0),
             merged: AtomicU64::new(0),
+            runtime: OnceLock::new(),
         })
     }
 
@@ -156,6 +161,11 @@ impl Listeners {
         closing: impl Fn() -> Option<Reason>,
     ) -> Result<ListenBody, Reject> {
         let retry_after = self.retry_after;
+        if self.runtime.get().is_none() {
+            if let Ok(runtime) = Handle::try_current() {
+                let _ = self.runtime.set(runtime);
+            }
+        }
         let id_text: Box<str> = serde_json::to_string(id)
             .unwrap_or_else(|_| "null".into())
             .into_boxed_str();
@@ -257,6 +267,11 @@ impl Listeners {
             Arc::clone(self),
             Arc::clone(&self.counters),
         ))
+    }
+
+    /// The runtime the streams are served on, once one has opened.
+    pub(crate) fn runtime(&self) -> Option<&Handle> {
+        self.runtime.get()
     }
 
     /// Counts one publication's deliveries: `n` queued (or sent), and

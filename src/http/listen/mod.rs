@@ -49,6 +49,7 @@ pub(crate) mod metrics;
 mod publisher;
 mod roster;
 mod topics;
+mod wakes;
 
 pub use change::{Audience, Change};
 pub use publisher::Publisher;
