@@ -28,8 +28,8 @@
 //! Each change is one log line; attempts in between are DEBUG.
 
 use super::epoch::{self, Adopted};
+use super::parts::BusParts;
 use super::wire::{self, Heard, Replays, Sender};
-use super::BusParts;
 use crate::http::listen::bus::FrameRejection;
 use crate::http::listen::{Shared, WeakPublisher};
 use crate::http::wire::unix_time::unix_ms;

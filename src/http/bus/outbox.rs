@@ -4,7 +4,7 @@
 //! A full queue drops the publication, counts it, and marks the node as
 //! having lost one (the task then tells the other nodes).
 
-use super::BusParts;
+use super::parts::BusParts;
 use crate::http::listen::bus::Outbound;
 use crate::http::listen::Shared;
 use std::sync::atomic::Ordering;

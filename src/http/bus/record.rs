@@ -11,7 +11,7 @@
 //! and the state stays unused (fail closed: a state never opens twice).
 
 use super::epoch;
-use super::BusParts;
+use super::parts::BusParts;
 use crate::http::input::used::{Redeemed, Redemption, UsedKey, UsedStates};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
