@@ -19,6 +19,7 @@
 //!   envelope as a plain result.
 
 use crate::http::wire::meta::{LogLevel, META_SERVER_INFO};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -42,9 +43,11 @@ pub(crate) struct Envelope {
 }
 
 impl Envelope {
-    /// A result as the client gets it.
-    pub(crate) fn result(&self, result: Value) -> Value {
-        let mut result = match result {
+    /// A result as the client gets it: the application's members, and the
+    /// layer's (`resultType`, the caching hints, the server's name) written
+    /// beside them as it is serialized, with no tree built around it.
+    pub(crate) fn result(&self, result: Value) -> Enveloped<'_> {
+        let result = match result {
             Value::Object(map) => map,
             // Not an object: no valid result could hold it.
             other => {
@@ -53,16 +56,10 @@ impl Envelope {
                 map
             }
         };
-        // The layer's to say: an application's result is complete (an
-        // input-required answer is `Reply::InputRequired`, a task
-        // `Reply::Task`), whatever it wrote there.
-        result.insert("resultType".into(), "complete".into());
-        if CACHEABLE.contains(&&*self.method) {
-            result.entry("ttlMs").or_insert(0.into());
-            result.entry("cacheScope").or_insert("private".into());
+        Enveloped {
+            result,
+            envelope: self,
         }
-        self.name_server(&mut result);
-        Value::Object(result)
     }
 
     /// A `CreateTaskResult` (the layer's own: `resultType` "task", which
@@ -108,10 +105,75 @@ impl Envelope {
         }
         if message.get("id") == Some(&self.id) {
             if let Some(result) = message.get_mut("result") {
-                *result = self.result(result.take());
+                // Cannot fail: every key is a string.
+                *result = serde_json::to_value(self.result(result.take())).unwrap_or(Value::Null);
             }
         }
         Some(message)
+    }
+}
+
+/// A result in its envelope ([`Envelope::result`]): serialized, the
+/// application's members (its `resultType` replaced by `"complete"`: an
+/// input-required answer is `Reply::InputRequired`, a task `Reply::Task`),
+/// the caching hints it left out on a [`CACHEABLE`] method, and the
+/// server's name in `_meta` unless it named one.
+pub(crate) struct Enveloped<'e> {
+    result: Map<String, Value>,
+    envelope: &'e Envelope,
+}
+
+impl Serialize for Enveloped<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let info = self.envelope.server_info.as_deref();
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in &self.result {
+            match (key.as_str(), value, info) {
+                ("resultType", _, _) => {}
+                ("_meta", Value::Object(meta), Some(info))
+                    if !meta.contains_key(META_SERVER_INFO) =>
+                {
+                    map.serialize_entry(key, &Named { meta, info })?;
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.serialize_entry("resultType", "complete")?;
+        if CACHEABLE.contains(&&*self.envelope.method) {
+            if !self.result.contains_key("ttlMs") {
+                map.serialize_entry("ttlMs", &0)?;
+            }
+            if !self.result.contains_key("cacheScope") {
+                map.serialize_entry("cacheScope", "private")?;
+            }
+        }
+        if let (Some(info), false) = (info, self.result.contains_key("_meta")) {
+            map.serialize_entry(
+                "_meta",
+                &Named {
+                    meta: &Map::new(),
+                    info,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
+/// A `_meta` object with the server's name added.
+struct Named<'a> {
+    meta: &'a Map<String, Value>,
+    info: &'a Value,
+}
+
+impl Serialize for Named<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.meta.len() + 1))?;
+        for (key, value) in self.meta {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry(META_SERVER_INFO, self.info)?;
+        map.end()
     }
 }
 
@@ -129,27 +191,65 @@ mod tests {
         }
     }
 
+    /// What the client gets of `result` answering `method`.
+    fn sent(method: &str, result: Value) -> Value {
+        let text = serde_json::to_string(&envelope(method, None).result(result)).unwrap();
+        for key in ["resultType", "ttlMs", "cacheScope", "_meta", "value"] {
+            let written = text.matches(&format!("\"{key}\":")).count();
+            assert!(written <= 1, "{key} written {written} times: {text}");
+        }
+        serde_json::from_str(&text).unwrap()
+    }
+
     #[test]
     fn results_get_their_required_fields() {
-        let list = envelope("tools/list", None).result(json!({ "tools": [] }));
+        let list = sent("tools/list", json!({ "tools": [] }));
         assert_eq!(list["resultType"], "complete");
         assert_eq!(list["ttlMs"], 0);
         assert_eq!(list["cacheScope"], "private");
         assert_eq!(list["_meta"][META_SERVER_INFO]["name"], "s");
-        let kept = envelope("resources/read", None)
-            .result(json!({ "contents": [], "ttlMs": 5, "cacheScope": "public" }));
+        let kept = sent(
+            "resources/read",
+            json!({ "contents": [], "ttlMs": 5, "cacheScope": "public" }),
+        );
         assert_eq!(
             (kept["ttlMs"].clone(), kept["cacheScope"].clone()),
             (json!(5), json!("public"))
         );
-        let call = envelope("tools/call", None).result(json!({ "content": [] }));
+        let call = sent("tools/call", json!({ "content": [] }));
         assert_eq!(call["resultType"], "complete");
         assert!(call.get("ttlMs").is_none());
         // Only the layer's own task result may say "task".
-        let forged = envelope("tools/call", None).result(json!({ "resultType": "task" }));
+        let forged = sent("tools/call", json!({ "resultType": "task" }));
         assert_eq!(forged["resultType"], "complete");
+        let wrapped = sent("tools/call", json!([1]));
+        assert_eq!(wrapped["value"], json!([1]));
+        assert_eq!(wrapped["resultType"], "complete");
         let task = envelope("tools/call", None).task_result(Map::new());
         assert_eq!(task["resultType"], "task");
+    }
+
+    #[test]
+    fn the_applications_meta_keeps_its_members_and_its_own_server_name() {
+        let merged = sent("tools/call", json!({ "_meta": { "a": 1 } }));
+        assert_eq!(merged["_meta"]["a"], 1);
+        assert_eq!(merged["_meta"][META_SERVER_INFO]["name"], "s");
+        let own = sent(
+            "tools/call",
+            json!({ "_meta": { META_SERVER_INFO: { "name": "mine" } } }),
+        );
+        assert_eq!(own["_meta"][META_SERVER_INFO]["name"], "mine");
+        let odd = sent("tools/call", json!({ "_meta": 3 }));
+        assert_eq!(
+            odd["_meta"], 3,
+            "not an object: left as the application wrote it"
+        );
+        let unnamed = Envelope {
+            server_info: None,
+            ..envelope("tools/call", None)
+        };
+        let text = serde_json::to_string(&unnamed.result(json!({ "content": [] }))).unwrap();
+        assert!(!text.contains("_meta"), "{text}");
     }
 
     #[test]

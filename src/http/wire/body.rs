@@ -59,7 +59,7 @@ pub(crate) fn json(status: StatusCode, message: &Value) -> Response<Body> {
 }
 
 /// A 200 `application/json` answer: the result message for request `id`.
-pub(crate) fn result(id: &Value, result: &Value) -> Response<Body> {
+pub(crate) fn result<R: serde::Serialize>(id: &Value, result: &R) -> Response<Body> {
     json_bytes(StatusCode::OK, jsonrpc::result_bytes(id, result))
 }
 

@@ -424,20 +424,21 @@ pub(crate) fn id_key(id: &Value) -> Box<str> {
 /// A result message's members, serialized where they are: the same JSON
 /// as [`result_message`]'s, without building a message around the result.
 #[derive(serde::Serialize)]
-struct ResultMessage<'a> {
+struct ResultMessage<'a, R> {
     jsonrpc: &'static str,
     id: &'a Value,
-    result: &'a Value,
+    result: &'a R,
 }
 
 /// The bytes of the response message for request `id` with `result`.
-pub(crate) fn result_bytes(id: &Value, result: &Value) -> Bytes {
+pub(crate) fn result_bytes<R: serde::Serialize>(id: &Value, result: &R) -> Bytes {
     let message = ResultMessage {
         jsonrpc: "2.0",
         id,
         result,
     };
-    // Cannot fail, as `to_bytes`.
+    // Cannot fail for a `Value`, as `to_bytes`, nor for a result written
+    // by the layer (every key a string).
     Bytes::from(serde_json::to_vec(&message).unwrap_or_default())
 }
 
