@@ -10,6 +10,7 @@ use http::HeaderMap;
 use http::HeaderName;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// The members of a 2026-07-28 message's params the layer reads (its checks
 /// here, and the handler's view in `read`), as raw text borrowed from the
@@ -82,12 +83,19 @@ fn members<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Resul
     }
 }
 
-/// A raw JSON string's text; `None` for any other value.
-pub(super) fn text(raw: &RawValue) -> Option<String> {
-    if starts_with(raw, b"\"") {
-        serde_json::from_str(raw.get()).ok()
-    } else {
-        None
+/// A raw JSON string's text (borrowed unless it has escapes); `None` for
+/// any other value.
+pub(super) fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if !starts_with(raw, b"\"") {
+        return None;
+    }
+    // A string with no escape is its bytes between the quotes; one with
+    // escapes is decoded into a new one.
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        Err(_) => serde_json::from_str::<String>(raw.get())
+            .ok()
+            .map(Cow::Owned),
     }
 }
 
@@ -115,7 +123,7 @@ pub(super) fn check_headers(
     }
     match header_text(headers, MCP_METHOD)? {
         Some(value) if value != method.as_str() => {
-            return Err(mismatch("Mcp-Method", &value, method));
+            return Err(mismatch("Mcp-Method", value, method));
         }
         Some(_) => {}
         None if is_request => return Err(missing("Mcp-Method")),
@@ -124,7 +132,7 @@ pub(super) fn check_headers(
     if let Some(target) = named_target(method, &fields.params) {
         match header_text(headers, MCP_NAME)? {
             Some(value) => {
-                let value = decode_sentinel(&value)?;
+                let value = decode_sentinel(value)?;
                 if value != target {
                     return Err(mismatch("Mcp-Name", &value, &target));
                 }
@@ -187,7 +195,7 @@ fn repeated_param_header(headers: &HeaderMap) -> Option<&str> {
 const MCP_PARAM_PREFIX: &str = "mcp-param-";
 
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
-fn named_target(method: &str, checked: &CheckedParams<'_>) -> Option<String> {
+fn named_target<'a>(method: &str, checked: &CheckedParams<'a>) -> Option<Cow<'a, str>> {
     let field = match method {
         "tools/call" | "prompts/get" => checked.name,
         "resources/read" => checked.uri,
@@ -200,7 +208,7 @@ fn named_target(method: &str, checked: &CheckedParams<'_>) -> Option<String> {
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space
 /// and tab), which "Server Validation" counts as a failure.
-fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<String>, RpcError> {
+fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<&str>, RpcError> {
     let mut values = headers.get_all(&name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
@@ -212,7 +220,7 @@ fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<String>, 
     }
     match value.to_str() {
         // Optional whitespace around a field value is not part of it.
-        Ok(text) => Ok(Some(text.trim_matches([' ', '\t']).to_string())),
+        Ok(text) => Ok(Some(text.trim_matches([' ', '\t']))),
         Err(_) => Err(header_mismatch(format!(
             "{name} header contains invalid characters"
         ))),
@@ -221,7 +229,7 @@ fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<String>, 
 
 /// Decodes the Base64 sentinel `=?base64?...?=` of "Value Encoding"; any
 /// other value is taken as it is.
-fn decode_sentinel(value: &str) -> Result<String, RpcError> {
+fn decode_sentinel(value: &str) -> Result<Cow<'_, str>, RpcError> {
     crate::http::wire::mirror::decode(value)
         .ok_or_else(|| header_mismatch("Mcp-Name header has an invalid Base64 value".into()))
 }
@@ -264,6 +272,18 @@ mod tests {
 
     fn message(value: Value) -> Message {
         Message::from_slice(value.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_string_is_borrowed_unless_it_has_escapes() {
+        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
+        let plain = raw(r#""echo""#);
+        assert!(matches!(text(&plain), Some(Cow::Borrowed("echo"))));
+        let escaped = raw(r#""a\"b\u00e9""#);
+        assert_eq!(text(&escaped).as_deref(), Some("a\"bé"));
+        assert!(matches!(text(&escaped), Some(Cow::Owned(_))));
+        assert_eq!(text(&raw("3")), None);
+        assert_eq!(text(&raw(r#"["x"]"#)), None);
     }
 
     /// The checks as `serve` runs them: the fields read once, then checked.

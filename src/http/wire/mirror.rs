@@ -13,6 +13,7 @@ use crate::http::wire::jsonrpc::{self, RpcError};
 use base64::Engine as _;
 use http::HeaderMap;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 /// The JSON type of a mirrored parameter (the spec allows these three).
@@ -210,18 +211,19 @@ fn body_integer(body: &serde_json::Number) -> Option<i64> {
 /// The value of a header that may carry the Base64 sentinel: decoded when
 /// it has the sentinel's exact form (`=?base64?...?=`, lowercase), `None`
 /// when that decoding fails; any other value is literal.
-pub(crate) fn decode(value: &str) -> Option<String> {
+pub(crate) fn decode(value: &str) -> Option<Cow<'_, str>> {
     let Some(encoded) = value
         .strip_prefix("=?base64?")
         .and_then(|v| v.strip_suffix("?="))
     else {
-        return Some(value.to_string());
+        return Some(Cow::Borrowed(value));
     };
     // STANDARD: the RFC 4648 alphabet with canonical padding required.
     base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
+        .map(Cow::Owned)
 }
 
 fn mismatch(message: String) -> RpcError {
