@@ -432,19 +432,46 @@ struct ResultMessage<'a, R> {
 
 /// The bytes of the response message for request `id` with `result`.
 pub(crate) fn result_bytes<R: serde::Serialize>(id: &Value, result: &R) -> Bytes {
-    let message = ResultMessage {
+    serialized(&ResultMessage {
         jsonrpc: "2.0",
         id,
         result,
-    };
-    // Cannot fail for a `Value`, as `to_bytes`, nor for a result written
-    // by the layer (every key a string).
-    Bytes::from(serde_json::to_vec(&message).unwrap_or_default())
+    })
 }
 
 pub(crate) fn to_bytes(message: &Value) -> Bytes {
-    // Serializing a `Value` cannot fail: its map keys are strings.
-    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+    serialized(message)
+}
+
+/// The longest buffer a thread keeps between messages; a longer message's
+/// buffer is given back when it is written.
+const KEPT_BUFFER: usize = 16 * 1024;
+
+thread_local! {
+    /// Where this thread writes a message before copying it out: one
+    /// allocation per message (its exact size), not one per doubling.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `message` as JSON bytes. Serializing a `Value` cannot fail (its map keys
+/// are strings), nor can the layer's own messages built around one.
+fn serialized<T: serde::Serialize + ?Sized>(message: &T) -> Bytes {
+    BUFFER.with(|buffer| {
+        // Re-entered (a `Serialize` impl that writes a message): write
+        // into a buffer of its own.
+        let Ok(mut buffer) = buffer.try_borrow_mut() else {
+            return Bytes::from(serde_json::to_vec(message).unwrap_or_default());
+        };
+        buffer.clear();
+        let bytes = match serde_json::to_writer(&mut *buffer, message) {
+            Ok(()) => Bytes::copy_from_slice(&buffer),
+            Err(_) => Bytes::new(),
+        };
+        if buffer.capacity() > KEPT_BUFFER {
+            *buffer = Vec::new();
+        }
+        bytes
+    })
 }
 
 #[cfg(test)]
