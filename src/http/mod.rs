@@ -63,7 +63,11 @@
 //!   `typ: at+jwt` when required
 //!   (`::with_at_jwt_required_only_tokens_typed_at_jwt_pass`), an extra
 //!   audience without a required scope warned of
-//!   (`::an_extra_audience_without_a_required_scope_is_warned_of_once`);
+//!   (`::an_extra_audience_without_a_required_scope_is_warned_of_once`).
+//!   A tool's own scope: 403 `insufficient_scope` naming every scope the
+//!   call needs, in both eras, a session usable after the step-up
+//!   (`http_oauth::a_tools_own_scope_is_asked_for_with_a_step_up_challenge_in_both_eras`,
+//!   `needs::tests::a_call_needs_the_required_its_methods_and_its_targets_scopes`);
 //!   `verify::tests::at_jwt_is_told_by_its_media_type_in_any_case`,
 //!   `verify::tests::id_token_claims_are_seen_whatever_their_value`.
 //!   Bounded work toward the authorization server: one discovery per
