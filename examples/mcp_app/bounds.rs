@@ -71,6 +71,15 @@ pub struct Bounds {
     /// milliseconds (then a JSON-RPC error, and its slot is free).
     #[arg(long, default_value_t = ms(mcp::Defaults::HANDLER_TIMEOUT))]
     pub handler_timeout_ms: u64,
+    /// Requests each principal may send, as COUNT/s, COUNT/m or COUNT/h
+    /// (e.g. 20/s; default: no limit): past it, 429 with Retry-After and
+    /// RateLimit headers. One node's limit.
+    #[arg(long, value_name = "RATE")]
+    pub rate_limit: Option<mcp::Rate>,
+    /// The most requests a principal may send at once within --rate-limit
+    /// (default: one window's worth, the rate's count).
+    #[arg(long, value_name = "REQUESTS", requires = "rate_limit")]
+    pub rate_burst: Option<u32>,
 }
 
 impl Bounds {
@@ -86,6 +95,8 @@ impl Bounds {
             .event_log_session_bytes(self.event_log_bytes)
             .event_log_total_bytes(self.event_log_total_bytes)
             .handler_timeout(timeout(self.handler_timeout_ms))
+            .rate_limit(self.rate_limit)
+            .rate_burst(self.rate_burst)
     }
 
     /// The connection bounds from the flags (`serve_with` applies them),

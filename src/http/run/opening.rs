@@ -1,14 +1,15 @@
 //! What both eras do first with a `POST` once its one JSON-RPC message is
 //! read (`wire/message.rs`: headers, body, parse): take the message's id
 //! and admit a handler for it (`admission.rs`), before the era looks at
-//! what it says; and, with feature `oauth`, the check of the scopes the
-//! call itself needs (its tool's, prompt's, resource's or method's), once
+//! what it says; and the principal's rate limit, then, with feature
+//! `oauth`, the check of the scopes the call itself needs (its tool's, prompt's, resource's or method's), once
 //! the era knows the message is well formed.
 
 use crate::http::app::App;
 use crate::http::run::hub::Hub;
 use crate::http::wire::body::Body;
 use crate::http::wire::jsonrpc::Message;
+use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::Response;
@@ -32,14 +33,20 @@ pub(crate) fn admit<A: App>(
     }
 }
 
-/// The scopes `message` needs beyond the required ones, checked against
-/// the request's token (see the resource server's `needs.rs`); always
-/// `Ok` without a resource server.
+/// The principal's rate limit (`access/rates/`), for a request; then the
+/// scopes `message` needs beyond the required ones, checked against the
+/// request's token (see the resource server's `needs.rs`; none without a
+/// resource server).
 pub(crate) fn authorize<A: App>(
     hub: &Hub<A>,
     parts: &Parts,
     message: &Message,
 ) -> Result<(), Reject> {
+    if let (Some(rates), Message::Request(_), Some(principal)) =
+        (&hub.rates, message, Principal::of(parts))
+    {
+        rates.check(principal)?;
+    }
     #[cfg(feature = "oauth")]
     if let Some(server) = &hub.resource_server {
         return server.authorize_call(parts, message);
