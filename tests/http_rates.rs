@@ -106,10 +106,71 @@ async fn a_principal_past_its_rate_gets_429_with_the_headers_and_no_one_else_not
         "{metrics}"
     );
     assert!(
-        metrics.contains("sessionreg_rate_limit_principals 2\n"),
+        metrics.contains("sessionreg_rate_limit_principals{limit=\"principal\"} 2\n"),
         "{metrics}"
     );
     assert!(!metrics.contains("ada"), "no principal in the metrics");
+}
+
+/// A tool's own limit, per principal: past it that tool's calls get 429
+/// naming the tool (`"tool"` in the headers); the principal's other tools
+/// and another principal's calls of it are served.
+#[tokio::test]
+async fn a_tools_limit_refuses_that_tool_only_and_names_it() {
+    let server = Server::start_with(|b| {
+        b.authenticator(tokens())
+            .tool_rate_limit("echo", Rate::per_hour(3))
+    })
+    .await;
+    let ada = Client::with_bearer(&server.url, "token-ada");
+    for id in 0..3 {
+        let answer = echo_modern(&ada, id).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "call {id}: {:?}",
+            answer.body
+        );
+    }
+    let refused = echo_modern(&ada, 3).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{:?}",
+        refused.body
+    );
+    assert_eq!(header(&refused, "ratelimit-policy"), r#""tool";q=3;w=3600"#);
+    let retry_after = header(&refused, "retry-after");
+    assert_eq!(
+        header(&refused, "ratelimit"),
+        format!(r#""tool";r=0;t={retry_after}"#)
+    );
+    let error = &refused.json()["error"];
+    assert_eq!(refused.json()["id"], 3);
+    assert_eq!(error["data"]["tool"], "echo");
+    assert_eq!(error["data"]["rate"], "3/h");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("tool echo is 3/h"),
+        "{error}"
+    );
+    // In a session too, and only for that tool.
+    let session = ada.initialize().await;
+    let answer = ada.call(&session, "echo", json!({})).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        ada.call(&session, "whoami", json!({})).await.status,
+        StatusCode::OK
+    );
+    let bob = Client::with_bearer(&server.url, "token-bob");
+    assert_eq!(echo_modern(&bob, 1).await.status, StatusCode::OK);
+    let metrics = server.manager.metrics();
+    assert!(
+        metrics.contains("sessionreg_rate_limited_total{limit=\"tool\",tool=\"echo\"} 2\n"),
+        "{metrics}"
+    );
 }
 
 /// The burst: `rate_burst` requests at once, then the rate's.

@@ -165,8 +165,9 @@
 //!   request's id naming the limit, in both eras; another principal is
 //!   served; the cells are bounded in count
 //!   (`http_rates::a_principal_past_its_rate_gets_429_with_the_headers_and_no_one_else_notices`,
-//!   `::the_burst_is_what_rate_burst_says`,
-//!   `rates::tests::a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs`).
+//!   `::the_burst_is_what_rate_burst_says`; a tool's own limit refuses
+//!   that tool only and names it: `::a_tools_limit_refuses_that_tool_only_and_names_it`,
+//!   `rates::tests::a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs`, `rates::tests::cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own`).
 //! * A task waits for input a bounded time, then fails saying so:
 //!   `http_security::a_task_waiting_for_input_fails_after_its_input_timeout`.
 //! * A sealed `requestState` opens only for the principal and the request it
@@ -316,7 +317,8 @@
 //! | a listen request's id, which its stream keeps | 256 bytes of its JSON; past it the listen is refused, -32600 | fixed (`Defaults::LISTEN_ID_BYTES`) | — |
 //! | requests per principal (JSON-RPC requests, both eras; one node's count) | none; with a rate (`20/s`, `100/m`, `1000/h`), past it 429 + `Retry-After`, `RateLimit-Policy`/`RateLimit` and a JSON-RPC error naming the limit; nobody else notices; counted `sessionreg_rate_limited_total{limit}` | `rate_limit` | `--rate-limit` |
 //! | the same, a burst | one window's worth (the rate's count); 1 to 1 000 000 | `rate_burst` | `--rate-burst` |
-//! | principals with a rate-limit cell of their own | 100 000; past it newcomers share one cell (same rate) until the idle cells are pruned (at most once a window); counted `sessionreg_rate_limit_overflow_total` | `rate_limited_principals` | — |
+//! | a tool's calls per principal | none; with a rate, past it that tool's calls get 429 as above, `"tool"` in the headers and the tool named in the error; burst one window's worth | `tool_rate_limit` | `--tool-rate-limit TOOL=RATE` |
+//! | principals with a rate-limit cell of their own, per limit | 100 000; past it newcomers share one cell (same rate) until the idle cells are pruned (at most once a window); counted `sessionreg_rate_limit_overflow_total` | `rate_limited_principals` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2: [`Connections`], and the socket half of stalled writes) are

@@ -459,7 +459,21 @@ impl<A: App> Builder<A> {
         self
     }
 
-    /// Principals with a rate-limit cell of their own (default
+    /// Requests per window each principal may send to the tool `tool`
+    /// (its `tools/call`s; repeatable, one rate per tool, the last given
+    /// kept), beside [`rate_limit`](Builder::rate_limit): past it, 429 as
+    /// there, `"tool"` in the `RateLimit` headers and the tool named in
+    /// the JSON-RPC error. Bursts of one window's worth.
+    pub fn tool_rate_limit(mut self, tool: impl Into<String>, rate: crate::http::Rate) -> Self {
+        let tool = tool.into();
+        self.config
+            .tool_rate_limits
+            .retain(|(have, _)| *have != tool);
+        self.config.tool_rate_limits.push((tool, rate));
+        self
+    }
+
+    /// Principals with a rate-limit cell of their own, per limit (default
     /// [`Defaults::RATE_LIMITED_PRINCIPALS`](crate::http::Defaults::RATE_LIMITED_PRINCIPALS)):
     /// past it, principals without a cell share one (with the same rate)
     /// until the cells of principals back at a full burst are pruned (at

@@ -42,10 +42,8 @@ pub(crate) fn authorize<A: App>(
     parts: &Parts,
     message: &Message,
 ) -> Result<(), Reject> {
-    if let (Some(rates), Message::Request(_), Some(principal)) =
-        (&hub.rates, message, Principal::of(parts))
-    {
-        rates.check(principal)?;
+    if let (Some(rates), Some(principal)) = (&hub.rates, Principal::of(parts)) {
+        rates.check(principal, message)?;
     }
     #[cfg(feature = "oauth")]
     if let Some(server) = &hub.resource_server {

@@ -285,8 +285,10 @@ pub(crate) struct Config {
     pub(crate) rate_limit: Option<crate::http::wire::rate::Rate>,
     /// The burst of the rate limit; `None`: one window's worth.
     pub(crate) rate_burst: Option<u32>,
-    /// Principals with a rate-limit cell of their own.
+    /// Principals with a rate-limit cell of their own (per limit).
     pub(crate) rate_limited_principals: usize,
+    /// Each limited tool's rate, per principal.
+    pub(crate) tool_rate_limits: Vec<(String, crate::http::wire::rate::Rate)>,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -331,6 +333,7 @@ impl Default for Config {
             rate_limit: None,
             rate_burst: None,
             rate_limited_principals: DEFAULT_RATE_LIMITED_PRINCIPALS,
+            tool_rate_limits: Vec::new(),
             reap_interval: None,
         }
     }
@@ -411,6 +414,14 @@ impl Config {
         }
         if let Some(burst) = self.rate_burst {
             count("rate_burst", burst as usize, 1, MAX_RATE_BURST as usize)?;
+        }
+        for (_, rate) in &self.tool_rate_limits {
+            count(
+                "tool_rate_limit",
+                rate.count() as usize,
+                1,
+                u32::MAX as usize,
+            )?;
         }
         count(
             "rate_limited_principals",

@@ -94,10 +94,11 @@ pub(crate) enum Reject {
         retry_after: u64,
     },
     /// 429: past a rate limit (`limit`: which, as `RateLimit-Policy` names
-    /// it; `rate`: what it allows); `retry_after` (whole seconds): when the
-    /// next request is allowed.
+    /// it, and its `tool` for a tool's; `rate`: what it allows);
+    /// `retry_after` (whole seconds): when the next request is allowed.
     RateLimited {
         limit: &'static str,
+        tool: Option<Box<str>>,
         rate: Rate,
         retry_after: u64,
     },
@@ -329,20 +330,27 @@ impl Reject {
             ),
             Reject::RateLimited {
                 limit,
+                tool,
                 rate,
                 retry_after,
             } => {
+                let what = match tool {
+                    Some(tool) => format!("the limit of tool {tool}"),
+                    None => format!("the {limit} limit"),
+                };
                 let mut error = RpcError::new(
                     RpcError::SERVER_ERROR,
-                    format!(
-                        "rate limit exceeded: the {limit} limit is {rate}; retry after {retry_after} s"
-                    ),
+                    format!("rate limit exceeded: {what} is {rate}; retry after {retry_after} s"),
                 );
-                error.data = Some(serde_json::json!({
+                let mut data = serde_json::json!({
                     "limit": limit,
                     "rate": rate.to_string(),
                     "retryAfterSeconds": retry_after,
-                }));
+                });
+                if let Some(tool) = tool {
+                    data["tool"] = serde_json::Value::from(&**tool);
+                }
+                error.data = Some(data);
                 error
             }
             Reject::HandlerFailed { in_session: true } => RpcError::new(
@@ -403,6 +411,7 @@ impl Reject {
                 limit,
                 rate,
                 retry_after,
+                ..
             } => {
                 // draft-ietf-httpapi-ratelimit-headers (-08 and later):
                 // structured fields, the policy's quota per window, and

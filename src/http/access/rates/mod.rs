@@ -14,133 +14,146 @@
 //! Checked once the message is read (`run/opening.rs`), in both eras, on
 //! requests only (a notification or a client's response is not refused: a
 //! `notifications/cancelled` must get through). A request without a
-//! principal (no authenticator) is not limited here. The cells are bounded
-//! in count (`store.rs`).
+//! principal (no authenticator) is not limited here. A tool may have a
+//! limit of its own too (`Builder::tool_rate_limit`): each principal's
+//! `tools/call`s of it, counted the same way (`"tool"` in the headers, the
+//! tool named in the error and the metrics' `tool` label). One limit is
+//! one GCRA limiter (`limit.rs`); its cells are bounded in count
+//! (`store.rs`).
 
+mod limit;
 mod store;
 
 use crate::http::wire::config::Config;
+use crate::http::wire::jsonrpc::Message;
 use crate::http::wire::principal::Principal;
-use crate::http::wire::rate::Rate;
 use crate::http::wire::reject::Reject;
-use governor::clock::{Clock, MonotonicClock};
-use governor::{Quota, RateLimiter};
+use limit::Limit;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write;
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-use store::{BoundedStore, Cells};
+use std::time::Duration;
 
 /// The name of the per-principal limit, in the headers, the error and the
 /// metrics' `limit` label.
 pub(crate) const PRINCIPAL_LIMIT: &str = "principal";
+/// The name of a tool's limit.
+pub(crate) const TOOL_LIMIT: &str = "tool";
 
-/// The per-principal limit of one node.
+/// The rate limits of one node: each principal's, and each limited tool's
+/// (per principal).
 pub(crate) struct PrincipalRates {
-    limiter: RateLimiter<Principal, BoundedStore, MonotonicClock>,
-    clock: MonotonicClock,
-    /// The limiter's cells (it owns them too).
-    cells: Arc<Cells>,
-    rate: Rate,
-    /// When the store was last pruned (nanoseconds since `started`).
-    pruned: AtomicU64,
-    started: Instant,
-    /// The least time between two prunes: the rate's window.
-    prune_every: Duration,
-    /// Requests refused.
-    limited: AtomicU64,
+    principal: Option<Limit>,
+    tools: HashMap<Box<str>, Limit>,
+}
+
+/// The member of `tools/call` params naming the tool.
+#[derive(Deserialize)]
+struct ToolName<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
 }
 
 impl PrincipalRates {
-    /// The limit `config` sets, if it sets one (validated: a count from 1,
+    /// The limits `config` sets, if it sets any (validated: counts from 1,
     /// a burst from 1).
     pub(crate) fn new(config: &Config) -> Option<PrincipalRates> {
-        let rate = config.rate_limit?;
-        let count = NonZeroU32::new(rate.count())?;
-        let burst = NonZeroU32::new(config.rate_burst.unwrap_or(rate.count()))?;
-        let quota = Quota::with_period(rate.window() / count.get())?.allow_burst(burst);
-        let clock = MonotonicClock;
-        let cells = Arc::new(Cells::new(config.rate_limited_principals));
-        let store = BoundedStore(Arc::clone(&cells));
-        Some(PrincipalRates {
-            limiter: RateLimiter::new(quota, store, clock.clone()),
-            clock,
-            cells,
-            rate,
-            pruned: AtomicU64::new(0),
-            started: Instant::now(),
-            prune_every: rate.window(),
-            limited: AtomicU64::new(0),
+        let cells = config.rate_limited_principals;
+        let principal = config
+            .rate_limit
+            .and_then(|rate| Limit::new(rate, config.rate_burst, cells));
+        let tools: HashMap<Box<str>, Limit> = config
+            .tool_rate_limits
+            .iter()
+            .filter_map(|(tool, rate)| {
+                Some((tool.as_str().into(), Limit::new(*rate, None, cells)?))
+            })
+            .collect();
+        (principal.is_some() || !tools.is_empty()).then_some(PrincipalRates { principal, tools })
+    }
+
+    /// Counts one message of `principal` (requests only); past a limit,
+    /// the 429.
+    pub(crate) fn check(&self, principal: &Principal, message: &Message) -> Result<(), Reject> {
+        let Message::Request(request) = message else {
+            return Ok(());
+        };
+        if let Some(limit) = &self.principal {
+            limit.check(principal).map_err(|wait| Reject::RateLimited {
+                limit: PRINCIPAL_LIMIT,
+                tool: None,
+                rate: limit.rate,
+                retry_after: whole_seconds(wait),
+            })?;
+        }
+        if self.tools.is_empty() || request.method != "tools/call" {
+            return Ok(());
+        }
+        let raw = request.params.as_deref().map_or("null", |raw| raw.get());
+        let Ok(Some(ToolName { name: Some(name) })) =
+            serde_json::from_str::<Option<ToolName<'_>>>(raw)
+        else {
+            // Params the application will refuse: nothing to count.
+            return Ok(());
+        };
+        let Some((tool, limit)) = self.tools.get_key_value(name.as_ref()) else {
+            return Ok(());
+        };
+        limit.check(principal).map_err(|wait| Reject::RateLimited {
+            limit: TOOL_LIMIT,
+            tool: Some(tool.clone()),
+            rate: limit.rate,
+            retry_after: whole_seconds(wait),
         })
     }
 
-    /// Counts one request of `principal`; past its limit, the 429.
-    pub(crate) fn check(&self, principal: &Principal) -> Result<(), Reject> {
-        if self.cells.is_full() {
-            self.prune();
+    /// `sessionreg_rate_limited_total{limit,tool}`,
+    /// `sessionreg_rate_limit_principals{limit,tool}` and
+    /// `sessionreg_rate_limit_overflow_total{limit,tool}`, in Prometheus
+    /// text (tool names are the operator's; no principal is named).
+    pub(crate) fn write_metrics(&self, out: &mut String) {
+        let mut limits: Vec<(String, &Limit)> = Vec::new();
+        if let Some(limit) = &self.principal {
+            limits.push((format!("limit=\"{PRINCIPAL_LIMIT}\""), limit));
         }
-        match self.limiter.check_key(principal) {
-            Ok(()) => Ok(()),
-            Err(not_until) => {
-                // Relaxed: a counter read by /metrics only.
-                self.limited.fetch_add(1, Ordering::Relaxed);
-                let wait = not_until.wait_time_from(self.clock.now());
-                Err(Reject::RateLimited {
-                    limit: PRINCIPAL_LIMIT,
-                    rate: self.rate,
-                    retry_after: whole_seconds(wait),
-                })
+        let mut tools: Vec<_> = self.tools.iter().collect();
+        tools.sort_by(|a, b| a.0.cmp(b.0));
+        for (tool, limit) in tools {
+            let tool = tool.replace(['\\', '"', '\n'], "_");
+            limits.push((format!("limit=\"{TOOL_LIMIT}\",tool=\"{tool}\""), limit));
+        }
+        let families: [Family; 3] = [
+            (
+                "sessionreg_rate_limited_total",
+                "counter",
+                "Requests refused 429 past a rate limit, by limit.",
+                Limit::limited,
+            ),
+            (
+                "sessionreg_rate_limit_principals",
+                "gauge",
+                "Principals with a rate-limit cell of their own, by limit.",
+                Limit::cells,
+            ),
+            (
+                "sessionreg_rate_limit_overflow_total",
+                "counter",
+                "Decisions made on the shared cell of principals past rate_limited_principals, by limit.",
+                Limit::overflowed,
+            ),
+        ];
+        for (name, kind, help, read) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (labels, limit) in &limits {
+                let _ = writeln!(out, "{name}{{{labels}}} {}", read(limit));
             }
         }
     }
-
-    /// Drops the cells back at a full burst, at most once per window
-    /// (a prune walks every cell).
-    fn prune(&self) {
-        let now = self.started.elapsed().as_nanos() as u64;
-        // Relaxed: which thread prunes does not matter; one of them does.
-        let last = self.pruned.load(Ordering::Relaxed);
-        let every = self.prune_every.as_nanos() as u64;
-        if last != 0 && now.saturating_sub(last) < every {
-            return;
-        }
-        if self
-            .pruned
-            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            self.limiter.retain_recent();
-        }
-    }
-
-    /// `sessionreg_rate_limited_total{limit}`, `sessionreg_rate_limit_principals`
-    /// and `sessionreg_rate_limit_overflow_total`, in Prometheus text.
-    pub(crate) fn write_metrics(&self, out: &mut String) {
-        let _ = writeln!(
-            out,
-            "# HELP sessionreg_rate_limited_total Requests refused 429 past a rate limit, by limit.\n\
-             # TYPE sessionreg_rate_limited_total counter\n\
-             sessionreg_rate_limited_total{{limit=\"{PRINCIPAL_LIMIT}\"}} {}",
-            self.limited.load(Ordering::Relaxed)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP sessionreg_rate_limit_principals Principals with a rate-limit cell of their own.\n\
-             # TYPE sessionreg_rate_limit_principals gauge\n\
-             sessionreg_rate_limit_principals {}",
-            self.cells.len()
-        );
-        let _ = writeln!(
-            out,
-            "# HELP sessionreg_rate_limit_overflow_total Decisions made on the shared cell of principals past rate_limited_principals.\n\
-             # TYPE sessionreg_rate_limit_overflow_total counter\n\
-             sessionreg_rate_limit_overflow_total {}",
-            // Relaxed: a counter.
-            self.cells.overflowed.load(Ordering::Relaxed)
-        );
-    }
 }
+
+/// A metric family: its name, type, help, and what it reads of a limit.
+type Family = (&'static str, &'static str, &'static str, fn(&Limit) -> u64);
 
 /// `Retry-After` seconds for a wait: rounded up, at least 1.
 fn whole_seconds(wait: Duration) -> u64 {
@@ -151,21 +164,18 @@ fn whole_seconds(wait: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::wire::rate::Rate;
+    use std::sync::atomic::Ordering;
     use std::time::Instant;
 
-    fn rates(rate: Rate, burst: u32, principals: usize) -> PrincipalRates {
-        let config = Config {
-            rate_limit: Some(rate),
-            rate_burst: Some(burst),
-            rate_limited_principals: principals,
-            ..Config::default()
-        };
-        PrincipalRates::new(&config).unwrap()
+    fn rates(rate: Rate, burst: u32, principals: usize) -> Limit {
+        Limit::new(rate, Some(burst), principals).unwrap()
     }
 
     #[test]
     fn a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs() {
-        let rates = rates(Rate::per_second(1000), 1, 2);
+        // One a minute: nothing refills during the test.
+        let rates = rates(Rate::per_minute(1), 1, 2);
         let [ada, bob, carol, dave] = ["ada", "bob", "carol", "dave"].map(Principal::new);
         assert!(rates.check(&ada).is_ok());
         assert!(rates.check(&bob).is_ok());
@@ -174,21 +184,25 @@ mod tests {
         assert!(rates.check(&dave).is_err());
         assert_eq!(rates.cells.len(), 2);
         assert_eq!(rates.cells.overflowed.load(Ordering::Relaxed), 2);
-        // Ada's own cell is hers: the overflow's use did not touch it.
-        assert!(matches!(
-            rates.check(&ada),
-            Err(Reject::RateLimited {
-                limit: "principal",
-                retry_after: 1,
-                ..
-            })
-        ));
+        // Ada's and Bob's cells are theirs: both spent, neither dropped.
+        assert!(rates.check(&ada).is_err());
+        assert!(rates.check(&bob).is_err());
+        assert!(!rates.cells.holds(&carol) && !rates.cells.holds(&dave));
+        assert_eq!(rates.limited(), 3);
+    }
+
+    #[test]
+    fn cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own() {
+        let rates = rates(Rate::per_second(1000), 1, 2);
+        let [ada, bob, carol] = ["ada", "bob", "carol"].map(Principal::new);
+        assert!(rates.check(&ada).is_ok());
+        assert!(rates.check(&bob).is_ok());
         // Once the cells are back at a full burst a prune (at most once a
         // window) drops them, and a newcomer gets a cell of its own.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !rates.cells.holds(&dave) {
+        while !rates.cells.holds(&carol) {
             assert!(Instant::now() < deadline, "never pruned");
-            let _ = rates.check(&dave);
+            let _ = rates.check(&carol);
             std::thread::yield_now();
         }
         assert!(rates.cells.len() <= 2);
