@@ -208,6 +208,36 @@ mod tests {
         assert!(rates.cells.len() <= 2);
     }
 
+    proptest::proptest! {
+        /// The limit against its model, at one request an hour (nothing
+        /// refills during a case): each principal with a cell is allowed
+        /// exactly its burst; at most `max` have a cell, the first ones
+        /// seen; the newcomers past them share one burst.
+        #[test]
+        fn the_limit_keeps_to_its_model(
+            burst in 1u32..4,
+            max in 1usize..5,
+            requests in proptest::collection::vec(0usize..6, 0..40),
+        ) {
+            let limit = rates(Rate::per_hour(1), burst, max);
+            let principals: Vec<Principal> =
+                (0..6).map(|i| Principal::new(format!("p{i}"))).collect();
+            let mut left: HashMap<usize, u32> = HashMap::new();
+            let mut overflow = burst;
+            for who in requests {
+                let budget = if left.contains_key(&who) || left.len() < max {
+                    left.entry(who).or_insert(burst)
+                } else {
+                    &mut overflow
+                };
+                let allowed = *budget > 0;
+                *budget = budget.saturating_sub(1);
+                proptest::prop_assert_eq!(limit.check(&principals[who]).is_ok(), allowed);
+                proptest::prop_assert_eq!(limit.cells.len(), left.len());
+            }
+        }
+    }
+
     #[test]
     fn retry_after_is_rounded_up_to_whole_seconds() {
         assert_eq!(whole_seconds(Duration::from_millis(1)), 1);
