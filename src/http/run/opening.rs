@@ -1,9 +1,9 @@
 //! What both eras do first with a `POST` once its one JSON-RPC message is
 //! read (`wire/message.rs`: headers, body, parse): take the message's id
 //! and admit a handler for it (`admission.rs`), before the era looks at
-//! what it says; and the principal's rate limit, then, with feature
-//! `oauth`, the check of the scopes the call itself needs (its tool's, prompt's, resource's or method's), once
-//! the era knows the message is well formed.
+//! what it says; and, once the era knows the message is well formed, the
+//! principal's rate limits, then (feature `oauth`) the scopes the call
+//! itself needs (its tool's, prompt's, resource's or method's).
 
 use crate::http::app::App;
 use crate::http::run::hub::Hub;
@@ -33,7 +33,7 @@ pub(crate) fn admit<A: App>(
     }
 }
 
-/// The principal's rate limit (`access/rates/`), for a request; then the
+/// The principal's rate limits (`access/rates/`), for a request; then the
 /// scopes `message` needs beyond the required ones, checked against the
 /// request's token (see the resource server's `needs.rs`; none without a
 /// resource server).

@@ -1,5 +1,6 @@
-//! Rate limits per principal, on one node ([`PrincipalRates`]): how fast a
-//! principal may *ask*, beside the shares that bound what it *holds*.
+//! Rate limits per principal and per tool, on one node ([`RateLimits`]):
+//! how fast a principal may *ask*, beside the shares that bound what it
+//! *holds*.
 //!
 //! Each principal has a GCRA cell (governor's: one compare-and-swap per
 //! decision, no lock, no timer): `rate` requests per window, bursts of up
@@ -43,7 +44,7 @@ pub(crate) const TOOL_LIMIT: &str = "tool";
 
 /// The rate limits of one node: each principal's, and each limited tool's
 /// (per principal).
-pub(crate) struct PrincipalRates {
+pub(crate) struct RateLimits {
     principal: Option<Limit>,
     tools: HashMap<Box<str>, Limit>,
 }
@@ -55,10 +56,10 @@ struct ToolName<'a> {
     name: Option<Cow<'a, str>>,
 }
 
-impl PrincipalRates {
+impl RateLimits {
     /// The limits `config` sets, if it sets any (validated: counts from 1,
     /// a burst from 1).
-    pub(crate) fn new(config: &Config) -> Option<PrincipalRates> {
+    pub(crate) fn new(config: &Config) -> Option<RateLimits> {
         let cells = config.rate_limited_principals;
         let principal = config
             .rate_limit
@@ -70,7 +71,7 @@ impl PrincipalRates {
                 Some((tool.as_str().into(), Limit::new(*rate, None, cells)?))
             })
             .collect();
-        (principal.is_some() || !tools.is_empty()).then_some(PrincipalRates { principal, tools })
+        (principal.is_some() || !tools.is_empty()).then_some(RateLimits { principal, tools })
     }
 
     /// Counts one message of `principal` (requests only); past a limit,
