@@ -721,6 +721,60 @@ async fn a_tools_own_scope_is_asked_for_with_a_step_up_challenge_in_both_eras() 
     assert_no_500(&server);
 }
 
+/// The names `tools/list` answers with `token`, in a session.
+async fn listed_tools(server: &Server, token: &str) -> Vec<String> {
+    let client = Client::with_bearer(&server.url, token);
+    let id = client.initialize().await;
+    let body = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let answer = client.post(Some(&id), &body).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    answer.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// With `hide_tools_without_scope`, `tools/list` leaves out the tools the
+/// token cannot call; off (the default), it lists them all.
+#[tokio::test]
+async fn tools_list_leaves_out_tools_the_token_cannot_call_only_when_asked() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let builder = || {
+        authority
+            .resource_server()
+            .required_scope("mcp:tools")
+            .tool_scope("echo", "files:write")
+    };
+    let read_only = sign(&key, &authority.claims("ada", "mcp:tools"));
+    let both = sign(&key, &authority.claims("ada", "mcp:tools files:write"));
+    let hiding = builder().hide_tools_without_scope(true).build().unwrap();
+    let server = Server::start_with(|b| b.resource_server(hiding)).await;
+    assert_eq!(listed_tools(&server, &read_only).await, ["whoami", "sleep"]);
+    // At 2026-07-28 too.
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" }));
+    let modern = Client::with_bearer(&server.url, &read_only)
+        .post_modern(&body, &[("mcp-method", "tools/list")])
+        .await;
+    assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
+    assert_eq!(
+        modern.json()["result"]["tools"],
+        json!([{ "name": "whoami" }, { "name": "sleep" }])
+    );
+    assert_eq!(
+        listed_tools(&server, &both).await,
+        ["echo", "whoami", "sleep"]
+    );
+    let default = builder().build().unwrap();
+    let server = Server::start_with(|b| b.resource_server(default)).await;
+    assert_eq!(
+        listed_tools(&server, &read_only).await,
+        ["echo", "whoami", "sleep"]
+    );
+}
+
 /// Key rotation: a token of a key published after the set was read makes
 /// the server fetch the set again, once; the new key then serves without
 /// fetching. A flood of tokens naming keys nobody published costs the

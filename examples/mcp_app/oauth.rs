@@ -29,6 +29,11 @@ pub struct OAuthFlags {
     /// `scopes_supported`, not in the 401 challenge.
     #[arg(long = "tool-scope", value_name = "TOOL=SCOPE", value_parser = tool_scope)]
     pub tool_scopes: Vec<(String, String)>,
+    /// `tools/list` leaves out the tools the token cannot call (their
+    /// --tool-scope). Off by default: clients see every tool and step up
+    /// when they call one.
+    #[arg(long)]
+    pub oauth_hide_tools_without_scope: bool,
     /// Another `aud` value accepted besides --resource (repeatable): an
     /// API identifier, never an OAuth client's id (the `aud` of its ID
     /// tokens); with it, require a scope (--required-scope).
@@ -84,6 +89,7 @@ impl OAuthFlags {
         let mut server = ResourceServer::builder(issuer, resource)
             .allow_http(self.oauth_allow_http)
             .require_at_jwt(self.oauth_require_at_jwt)
+            .hide_tools_without_scope(self.oauth_hide_tools_without_scope)
             .resource_name("sessionreg example");
         for scope in &self.required_scopes {
             server = server.required_scope(scope);

@@ -67,7 +67,9 @@
 //!   A tool's own scope: 403 `insufficient_scope` naming every scope the
 //!   call needs, in both eras, a session usable after the step-up
 //!   (`http_oauth::a_tools_own_scope_is_asked_for_with_a_step_up_challenge_in_both_eras`,
-//!   `needs::tests::a_call_needs_the_required_its_methods_and_its_targets_scopes`);
+//!   `needs::tests::a_call_needs_the_required_its_methods_and_its_targets_scopes`;
+//!   `tools/list` leaving out what the token cannot call, when asked:
+//!   `http_oauth::tools_list_leaves_out_tools_the_token_cannot_call_only_when_asked`);
 //!   `verify::tests::at_jwt_is_told_by_its_media_type_in_any_case`,
 //!   `verify::tests::id_token_claims_are_seen_whatever_their_value`.
 //!   Bounded work toward the authorization server: one discovery per

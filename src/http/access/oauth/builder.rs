@@ -104,6 +104,7 @@ pub struct ResourceServerBuilder {
     required: Vec<String>,
     supported: Vec<String>,
     calls: CallScopes,
+    hide_tools: bool,
     jwks_uri: Option<String>,
     introspection: Option<(String, String)>,
     introspection_endpoint: Option<String>,
@@ -138,6 +139,7 @@ impl ResourceServer {
             required: Vec::new(),
             supported: Vec::new(),
             calls: CallScopes::default(),
+            hide_tools: false,
             jwks_uri: None,
             introspection: None,
             introspection_endpoint: None,
@@ -234,6 +236,18 @@ impl ResourceServerBuilder {
     /// tool; a call needs its method's scopes and its target's.
     pub fn method_scope(mut self, method: impl Into<String>, scope: impl Into<String>) -> Self {
         self.calls.method(method.into(), scope.into());
+        self
+    }
+
+    /// Whether a `tools/list` answer (a result the application returns,
+    /// not a stream) leaves out the tools the request's token cannot call
+    /// (their [`tool_scope`](Self::tool_scope)s, and `tools/call`'s
+    /// [`method_scope`](Self::method_scope)s). Off by default: clients see
+    /// every tool and step up when they call one (the MCP authorization
+    /// page's model); on, a client sees only what its token can call, and
+    /// a listing cached by a client goes stale when its token changes.
+    pub fn hide_tools_without_scope(mut self, hide: bool) -> Self {
+        self.hide_tools = hide;
         self
     }
 
@@ -497,6 +511,7 @@ impl ResourceServerBuilder {
                 audiences,
                 required: self.required,
                 calls: self.calls,
+                hide_tools: self.hide_tools,
                 published,
                 jwks: Arc::new(jwks),
                 cache: TokenCache::new(self.cache),

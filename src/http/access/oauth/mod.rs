@@ -135,6 +135,8 @@ struct ResourceCore {
     required: Vec<String>,
     /// What each tool, prompt, resource and method needs besides.
     calls: needs::CallScopes,
+    /// `tools/list` answers leave out the tools the token cannot call.
+    hide_tools: bool,
     challenges: Challenges,
     published: Published,
     jwks: Arc<Jwks>,
@@ -316,6 +318,12 @@ impl ResourceServer {
         // at its `exp`, plus the leeway it is verified with.
         let validity = Validity::of_token(grant.expires_at, inner.leeway);
         auth::record(parts, grant.principal, validity);
+        if inner.hide_tools {
+            parts.extensions.insert(ToolListFilter {
+                server: self.clone(),
+                scopes: grant.scopes.clone(),
+            });
+        }
         parts.extensions.insert(grant.scopes);
         Ok(())
     }
@@ -508,6 +516,31 @@ impl ResourceServer {
                 None
             }
             Verdict::Unknown => None,
+        }
+    }
+}
+
+/// What a `tools/list` answer leaves out when the resource server hides
+/// the tools a token cannot call
+/// ([`ResourceServerBuilder::hide_tools_without_scope`]): put into the
+/// request's extensions with its scopes, applied to the application's
+/// result by `run/dispatch.rs`.
+#[derive(Clone)]
+pub(crate) struct ToolListFilter {
+    server: ResourceServer,
+    scopes: Scopes,
+}
+
+impl ToolListFilter {
+    /// Drops from `result.tools` every tool the token cannot call (a tool
+    /// without a `name` string stays: the application's to answer for).
+    pub(crate) fn apply(&self, result: &mut serde_json::Value) {
+        let calls = &self.server.inner.calls;
+        if let Some(tools) = result.get_mut("tools").and_then(|t| t.as_array_mut()) {
+            tools.retain(|tool| match tool.get("name").and_then(|n| n.as_str()) {
+                Some(name) => calls.allows_tool(&self.scopes, name),
+                None => true,
+            });
         }
     }
 }

@@ -136,6 +136,18 @@ impl CallScopes {
     }
 }
 
+impl CallScopes {
+    /// Whether a `tools/call` of `tool` would pass with `scopes` (the
+    /// required ones passed already: the request got here).
+    pub(crate) fn allows_tool(&self, scopes: &Scopes, tool: &str) -> bool {
+        let lacks = |list: Option<&Vec<String>>| {
+            list.is_some_and(|list| !scopes.contains_all(list.iter().map(String::as_str)))
+        };
+        !lacks(self.methods.get("tools/call"))
+            && !lacks(self.targets.get(&(Target::Tool, tool.to_string())))
+    }
+}
+
 fn push_once(list: &mut Vec<String>, scope: String) {
     if !list.contains(&scope) {
         list.push(scope);
