@@ -20,6 +20,8 @@ pub(crate) struct Limit {
     pub(crate) rate: Rate,
     /// When the store was last pruned (nanoseconds since `started`).
     pruned: AtomicU64,
+    /// The overflow count at the last look: a newer one asks for a prune.
+    overflow_seen: AtomicU64,
     started: Instant,
     /// The least time between two prunes: the rate's window.
     prune_every: Duration,
@@ -43,6 +45,7 @@ impl Limit {
             cells,
             rate,
             pruned: AtomicU64::new(0),
+            overflow_seen: AtomicU64::new(0),
             started: Instant::now(),
             prune_every: rate.window(),
             limited: AtomicU64::new(0),
@@ -52,7 +55,10 @@ impl Limit {
     /// Counts one request of `principal`; past the limit, how long until
     /// the next is allowed.
     pub(crate) fn check(&self, principal: &Principal) -> Result<(), Duration> {
-        if self.cells.is_full() {
+        // Relaxed: a hint to prune; its exact moment does not matter.
+        let overflowed = self.cells.overflowed();
+        if overflowed != self.overflow_seen.load(Ordering::Relaxed) {
+            self.overflow_seen.store(overflowed, Ordering::Relaxed);
             self.prune();
         }
         self.limiter.check_key(principal).map_err(|not_until| {
@@ -94,7 +100,6 @@ impl Limit {
 
     /// Decisions made on the shared overflow cell.
     pub(crate) fn overflowed(&self) -> u64 {
-        // Relaxed: a counter.
-        self.cells.overflowed.load(Ordering::Relaxed)
+        self.cells.overflowed()
     }
 }

@@ -4,10 +4,10 @@
 //!
 //! Up to `max` principals have a cell of their own. Past it, a principal
 //! without one is measured against one shared overflow cell (with the
-//! same rate) until a prune (`retain_recent`, at most once per window,
-//! see `mod.rs`) drops the cells of principals that are back to a full
-//! burst (indistinguishable from a new cell, so nothing is forgotten that
-//! matters). The principals already known keep their own limits whatever
+//! same rate) until a prune (`retain_recent`: once a newcomer met the
+//! bound, at most once per window, see `limit.rs`) drops the cells of
+//! principals back at a full burst (indistinguishable from a new cell, so
+//! nothing is forgotten that matters). The principals already known keep their own limits whatever
 //! the newcomers do; only the newcomers past the bound share one.
 
 use crate::http::wire::principal::Principal;
@@ -40,9 +40,12 @@ impl Cells {
         }
     }
 
-    /// Whether the store is at its bound.
-    pub(crate) fn is_full(&self) -> bool {
-        self.cells.len() >= self.max
+    /// Decisions made on the overflow cell so far: the limit prunes when
+    /// it grows (the map's `len` sums a counter per CPU: not read on every
+    /// request, only for a principal without a cell).
+    pub(crate) fn overflowed(&self) -> u64 {
+        // Relaxed: a counter; a prune that comes a request late is fine.
+        self.overflowed.load(Ordering::Relaxed)
     }
 
     /// The principals with a cell of their own.
