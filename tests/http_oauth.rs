@@ -628,7 +628,7 @@ async fn a_token_without_a_required_scope_gets_403_insufficient_scope() {
         assert_eq!(answer.status, StatusCode::FORBIDDEN, "{scope:?}");
         assert_eq!(
             challenge(&answer),
-            r#"Bearer error="insufficient_scope", scope="mcp:tools files:read", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#
+            r#"Bearer error="insufficient_scope", scope="mcp:tools files:read", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the access token lacks a scope every request needs""#
         );
     }
     let answer = initialize_with(
@@ -641,6 +641,138 @@ async fn a_token_without_a_required_scope_gets_403_insufficient_scope() {
     .await;
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(server.created(), 1);
+}
+
+/// The 403 a call without its tool's scope gets (`echo` needs `files:write`
+/// here, besides the required `mcp:tools`).
+const ECHO_STEP_UP: &str = r#"Bearer error="insufficient_scope", scope="mcp:tools files:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", error_description="the access token lacks a scope tools/call of echo needs""#;
+
+/// `echo` at 2026-07-28 with `token`.
+async fn echo_modern(server: &Server, token: &str) -> Answer {
+    let client = Client::with_bearer(&server.url, token);
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                 "params": { "name": "echo", "arguments": {} } }));
+    client
+        .post_modern(&body, &[("mcp-method", "tools/call"), ("mcp-name", "echo")])
+        .await
+}
+
+/// A tool's own scope: a call without it gets 403 `insufficient_scope`
+/// naming every scope the call needs (the required one too) and the
+/// metadata, in both eras, with the request's id; other tools serve; the
+/// 401 still names only the required scope; the metadata lists both; a
+/// token with both scopes is served; and a legacy session goes on with the
+/// step-up token of the same subject.
+#[tokio::test]
+async fn a_tools_own_scope_is_asked_for_with_a_step_up_challenge_in_both_eras() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let oauth = authority
+        .resource_server()
+        .required_scope("mcp:tools")
+        .tool_scope("echo", "files:write")
+        .build()
+        .unwrap();
+    let server = Server::start_with(|b| b.resource_server(oauth.clone())).await;
+    let read_only = sign(&key, &authority.claims("ada", "mcp:tools"));
+    let both = sign(&key, &authority.claims("ada", "mcp:tools files:write"));
+
+    // 2026-07-28.
+    let refused = echo_modern(&server, &read_only).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);
+    assert_eq!(challenge(&refused), ECHO_STEP_UP);
+    assert_eq!(refused.json()["id"], 7);
+    assert_eq!(
+        whoami_modern(&server, &read_only).await.status,
+        StatusCode::OK
+    );
+    let served = echo_modern(&server, &both).await;
+    assert_eq!(served.status, StatusCode::OK, "{:?}", served.body);
+
+    // A session: refused without the scope, and usable after the step-up.
+    let client = Client::with_bearer(&server.url, &read_only);
+    let id = client.initialize().await;
+    let refused = client.call(&id, "echo", json!({})).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);
+    assert_eq!(challenge(&refused), ECHO_STEP_UP);
+    assert!(refused.json()["id"].is_number(), "{:?}", refused.body);
+    assert_eq!(
+        client.call(&id, "whoami", json!({})).await.status,
+        StatusCode::OK
+    );
+    let stepped_up = Client::with_bearer(&server.url, &both);
+    let served = stepped_up.call(&id, "echo", json!({})).await;
+    assert_eq!(served.status, StatusCode::OK, "{:?}", served.body);
+    assert_eq!(stepped_up.delete(&id).await.status, StatusCode::OK);
+
+    // The 401 names the required scope only; the metadata lists both.
+    let answer = initialize_with(&server, None).await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        challenge(&answer),
+        r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#
+    );
+    let metadata = get_path(&server, Method::GET, METADATA_PATH).await;
+    assert_eq!(
+        metadata.json()["scopes_supported"],
+        json!(["mcp:tools", "files:write"])
+    );
+    assert_eq!(oauth.stats().insufficient_scope, 2);
+    assert_no_500(&server);
+}
+
+/// The names `tools/list` answers with `token`, in a session.
+async fn listed_tools(server: &Server, token: &str) -> Vec<String> {
+    let client = Client::with_bearer(&server.url, token);
+    let id = client.initialize().await;
+    let body = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
+    let answer = client.post(Some(&id), &body).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    answer.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// With `hide_tools_without_scope`, `tools/list` leaves out the tools the
+/// token cannot call; off (the default), it lists them all.
+#[tokio::test]
+async fn tools_list_leaves_out_tools_the_token_cannot_call_only_when_asked() {
+    let key = rsa_a();
+    let authority = Authority::start(&[&key]).await;
+    let builder = || {
+        authority
+            .resource_server()
+            .required_scope("mcp:tools")
+            .tool_scope("echo", "files:write")
+    };
+    let read_only = sign(&key, &authority.claims("ada", "mcp:tools"));
+    let both = sign(&key, &authority.claims("ada", "mcp:tools files:write"));
+    let hiding = builder().hide_tools_without_scope(true).build().unwrap();
+    let server = Server::start_with(|b| b.resource_server(hiding)).await;
+    assert_eq!(listed_tools(&server, &read_only).await, ["whoami", "sleep"]);
+    // At 2026-07-28 too.
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list" }));
+    let modern = Client::with_bearer(&server.url, &read_only)
+        .post_modern(&body, &[("mcp-method", "tools/list")])
+        .await;
+    assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
+    assert_eq!(
+        modern.json()["result"]["tools"],
+        json!([{ "name": "whoami" }, { "name": "sleep" }])
+    );
+    assert_eq!(
+        listed_tools(&server, &both).await,
+        ["echo", "whoami", "sleep"]
+    );
+    let default = builder().build().unwrap();
+    let server = Server::start_with(|b| b.resource_server(default)).await;
+    assert_eq!(
+        listed_tools(&server, &read_only).await,
+        ["echo", "whoami", "sleep"]
+    );
 }
 
 /// Key rotation: a token of a key published after the set was read makes

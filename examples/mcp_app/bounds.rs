@@ -71,12 +71,35 @@ pub struct Bounds {
     /// milliseconds (then a JSON-RPC error, and its slot is free).
     #[arg(long, default_value_t = ms(mcp::Defaults::HANDLER_TIMEOUT))]
     pub handler_timeout_ms: u64,
+    /// Requests each principal may send, as COUNT/s, COUNT/m or COUNT/h
+    /// (e.g. 20/s; default: no limit): past it, 429 with Retry-After and
+    /// RateLimit headers. One node's limit.
+    #[arg(long, value_name = "RATE")]
+    pub rate_limit: Option<mcp::Rate>,
+    /// The most requests a principal may send at once within --rate-limit
+    /// (default: one window's worth, the rate's count).
+    #[arg(long, value_name = "REQUESTS", requires = "rate_limit")]
+    pub rate_burst: Option<u32>,
+    /// A tool's own limit, per principal, as TOOL=RATE (repeatable; e.g.
+    /// basket_add=5/s): past it, that tool's calls get 429 naming it.
+    #[arg(long = "tool-rate-limit", value_name = "TOOL=RATE", value_parser = tool_rate)]
+    pub tool_rate_limits: Vec<(String, mcp::Rate)>,
+}
+
+/// `--tool-rate-limit TOOL=RATE`.
+fn tool_rate(flag: &str) -> Result<(String, mcp::Rate), String> {
+    let (tool, rate) = flag
+        .split_once('=')
+        .filter(|(tool, _)| !tool.is_empty())
+        .ok_or_else(|| format!("{flag:?} is not TOOL=RATE"))?;
+    let rate = rate.parse().map_err(|e| format!("{e}"))?;
+    Ok((tool.to_string(), rate))
 }
 
 impl Bounds {
     /// The builder with every bound set from the flags.
     pub fn apply<A: App>(&self, builder: Builder<A>) -> Builder<A> {
-        builder
+        let builder = builder
             .body_read_timeout(timeout(self.body_read_timeout_ms))
             .max_requests_per_session(self.max_requests_per_session)
             .max_handlers(self.max_handlers)
@@ -86,6 +109,13 @@ impl Bounds {
             .event_log_session_bytes(self.event_log_bytes)
             .event_log_total_bytes(self.event_log_total_bytes)
             .handler_timeout(timeout(self.handler_timeout_ms))
+            .rate_limit(self.rate_limit)
+            .rate_burst(self.rate_burst);
+        self.tool_rate_limits
+            .iter()
+            .fold(builder, |builder, (tool, rate)| {
+                builder.tool_rate_limit(tool, *rate)
+            })
     }
 
     /// The connection bounds from the flags (`serve_with` applies them),

@@ -22,6 +22,18 @@ pub struct OAuthFlags {
     /// `insufficient_scope` without it.
     #[arg(long = "required-scope", value_name = "SCOPE")]
     pub required_scopes: Vec<String>,
+    /// A scope a tool's calls need besides the required ones, as
+    /// TOOL=SCOPE (repeatable; e.g. basket_add=baskets:write): a call
+    /// without it gets 403 `insufficient_scope` naming every scope the
+    /// call needs, and the client steps up. Listed in the metadata's
+    /// `scopes_supported`, not in the 401 challenge.
+    #[arg(long = "tool-scope", value_name = "TOOL=SCOPE", value_parser = tool_scope)]
+    pub tool_scopes: Vec<(String, String)>,
+    /// `tools/list` leaves out the tools the token cannot call (their
+    /// --tool-scope). Off by default: clients see every tool and step up
+    /// when they call one.
+    #[arg(long)]
+    pub oauth_hide_tools_without_scope: bool,
     /// Another `aud` value accepted besides --resource (repeatable): an
     /// API identifier, never an OAuth client's id (the `aud` of its ID
     /// tokens); with it, require a scope (--required-scope).
@@ -77,9 +89,13 @@ impl OAuthFlags {
         let mut server = ResourceServer::builder(issuer, resource)
             .allow_http(self.oauth_allow_http)
             .require_at_jwt(self.oauth_require_at_jwt)
+            .hide_tools_without_scope(self.oauth_hide_tools_without_scope)
             .resource_name("sessionreg example");
         for scope in &self.required_scopes {
             server = server.required_scope(scope);
+        }
+        for (tool, scope) in &self.tool_scopes {
+            server = server.tool_scope(tool, scope);
         }
         for audience in &self.audiences {
             server = server.audience(audience);
@@ -151,4 +167,14 @@ pub fn prefetch(server: Option<&ResourceServer>) {
     }
     #[cfg(not(feature = "oauth"))]
     let _ = server;
+}
+
+/// `--tool-scope TOOL=SCOPE`.
+fn tool_scope(flag: &str) -> Result<(String, String), String> {
+    match flag.split_once('=') {
+        Some((tool, scope)) if !tool.is_empty() && !scope.is_empty() => {
+            Ok((tool.to_string(), scope.to_string()))
+        }
+        _ => Err(format!("{flag:?} is not TOOL=SCOPE")),
+    }
 }

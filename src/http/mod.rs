@@ -63,7 +63,13 @@
 //!   `typ: at+jwt` when required
 //!   (`::with_at_jwt_required_only_tokens_typed_at_jwt_pass`), an extra
 //!   audience without a required scope warned of
-//!   (`::an_extra_audience_without_a_required_scope_is_warned_of_once`);
+//!   (`::an_extra_audience_without_a_required_scope_is_warned_of_once`).
+//!   A tool's own scope: 403 `insufficient_scope` naming every scope the
+//!   call needs, in both eras, a session usable after the step-up
+//!   (`http_oauth::a_tools_own_scope_is_asked_for_with_a_step_up_challenge_in_both_eras`,
+//!   `needs::tests::a_call_needs_the_required_its_methods_and_its_targets_scopes`;
+//!   `tools/list` leaving out what the token cannot call, when asked:
+//!   `http_oauth::tools_list_leaves_out_tools_the_token_cannot_call_only_when_asked`);
 //!   `verify::tests::at_jwt_is_told_by_its_media_type_in_any_case`,
 //!   `verify::tests::id_token_claims_are_seen_whatever_their_value`.
 //!   Bounded work toward the authorization server: one discovery per
@@ -155,8 +161,17 @@
 //!   single-use `requestState`s: `::a_principal_past_its_single_use_share_gets_429_and_no_other_principal_notices`).
 //!   Without principals, the global bounds only:
 //!   `::anonymous_servers_keep_their_global_bounds_only`.
+//! * How fast a principal asks is bounded too, when a rate is set
+//!   (`Builder::rate_limit`): past its burst, 429 with `Retry-After`,
+//!   `RateLimit-Policy` and `RateLimit`, a JSON-RPC error with the
+//!   request's id naming the limit, in both eras; another principal is
+//!   served; the cells are bounded in count
+//!   (`http_rates::a_principal_past_its_rate_gets_429_with_the_headers_and_no_one_else_notices`,
+//!   `::the_burst_is_what_rate_burst_says`; a tool's own limit refuses
+//!   that tool only and names it: `::a_tools_limit_refuses_that_tool_only_and_names_it`,
+//!   `rates::tests::a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs`, `rates::tests::cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own`, `rates::tests::the_limit_keeps_to_its_model`).
 //! * A task waits for input a bounded time, then fails saying so:
-//!   `::a_task_waiting_for_input_fails_after_its_input_timeout`.
+//!   `http_security::a_task_waiting_for_input_fails_after_its_input_timeout`.
 //! * A sealed `requestState` opens only for the principal and the request it
 //!   was sealed for, over an encoding no two requests share:
 //!   `::a_state_sealed_for_a_crafted_request_opens_for_no_other`,
@@ -302,6 +317,10 @@
 //! | bytes of resource URIs kept, every filter and every session's subscriptions together (each URI its bytes and 512 more: what the topic index keeps of it) | 64 MiB; then 503 + `Retry-After` naming the bound | `listen_bytes` | — |
 //! | the same, per principal | a tenth (6.4 MiB); then 429 naming the bound; nobody else notices | `listen_bytes_share` (`None`: off) | — |
 //! | a listen request's id, which its stream keeps | 256 bytes of its JSON; past it the listen is refused, -32600 | fixed (`Defaults::LISTEN_ID_BYTES`) | — |
+//! | requests per principal (JSON-RPC requests, both eras; one node's count) | none; with a rate (`20/s`, `100/m`, `1000/h`), past it 429 + `Retry-After`, `RateLimit-Policy`/`RateLimit` and a JSON-RPC error naming the limit; nobody else notices; counted `sessionreg_rate_limited_total{limit}` | `rate_limit` | `--rate-limit` |
+//! | the same, a burst | one window's worth (the rate's count); 1 to 1 000 000 | `rate_burst` | `--rate-burst` |
+//! | a tool's calls per principal | none; with a rate, past it that tool's calls get 429 as above, `"tool"` in the headers and the tool named in the error; burst one window's worth | `tool_rate_limit` | `--tool-rate-limit TOOL=RATE` |
+//! | principals with a rate-limit cell of their own, per limit | 100 000; past it newcomers share one cell (same rate) until the idle cells are pruned (at most once a window); counted `sessionreg_rate_limit_overflow_total` | `rate_limited_principals` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2: [`Connections`], and the socket half of stalled writes) are
@@ -423,4 +442,5 @@ pub use wire::config::Defaults;
 pub use wire::config_error::ConfigError;
 pub use wire::principal::Principal;
 pub use wire::protocol::Version;
+pub use wire::rate::{Rate, RateParseError};
 pub use wire::{headers, jsonrpc};

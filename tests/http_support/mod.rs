@@ -172,6 +172,10 @@ impl App for TestApp {
                     "serverInfo": { "name": "test", "version": "0" },
                 })))
             }
+            // A few of the tools, by name (what a listing filter reads).
+            "tools/list" => Ok(Reply::Result(json!({
+                "tools": [{ "name": "echo" }, { "name": "whoami" }, { "name": "sleep" }],
+            }))),
             "tools/call" => {
                 let args = params.get("arguments").cloned().unwrap_or(Value::Null);
                 match params.get("name").and_then(Value::as_str) {

@@ -3,7 +3,8 @@
 //! name (`cors.rs`), and authentication (`auth.rs`, with the ready-made
 //! bearer tokens of `bearer.rs`, and, with feature `oauth`, the OAuth
 //! resource server of `oauth/`; `scopes.rs` holds what a token grants,
-//! `validity.rs` until when, and whether it has been withdrawn).
+//! `validity.rs` until when, and whether it has been withdrawn), and how
+//! fast a principal may ask (`rates/`).
 //!
 //! The allow-lists live behind an [`ArcSwap`], so an operator can swap new
 //! ones in (on SIGHUP, say) while every request reads the current ones
@@ -36,6 +37,7 @@ pub(crate) mod digest;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod origins;
+pub(crate) mod rates;
 pub(crate) mod scopes;
 pub(crate) mod validity;
 

@@ -436,6 +436,54 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// Requests per window each principal may send, all its JSON-RPC
+    /// requests in both eras together (default: `None`, no limit): past
+    /// it, 429 with `Retry-After`, `RateLimit-Policy` and `RateLimit`, and
+    /// a JSON-RPC error naming the limit; the principal's next request is
+    /// allowed once the rate gives it room, and no other principal
+    /// notices. Bursts of [`rate_burst`](Builder::rate_burst). One node's
+    /// limit (a fleet of `n` nodes behind a balancer allows up to `n`
+    /// times it). Requests without a principal (no authenticator) are not
+    /// limited.
+    pub fn rate_limit(mut self, rate: Option<crate::http::Rate>) -> Self {
+        self.config.rate_limit = rate;
+        self
+    }
+
+    /// The most requests a principal may send at once within its
+    /// [`rate_limit`](Builder::rate_limit) (default `None`: one window's
+    /// worth, the rate's count; from 1 to
+    /// [`Defaults::RATE_BURST_LIMIT`](crate::http::Defaults::RATE_BURST_LIMIT)).
+    pub fn rate_burst(mut self, burst: Option<u32>) -> Self {
+        self.config.rate_burst = burst;
+        self
+    }
+
+    /// Requests per window each principal may send to the tool `tool`
+    /// (its `tools/call`s; repeatable, one rate per tool, the last given
+    /// kept), beside [`rate_limit`](Builder::rate_limit): past it, 429 as
+    /// there, `"tool"` in the `RateLimit` headers and the tool named in
+    /// the JSON-RPC error. Bursts of one window's worth.
+    pub fn tool_rate_limit(mut self, tool: impl Into<String>, rate: crate::http::Rate) -> Self {
+        let tool = tool.into();
+        self.config
+            .tool_rate_limits
+            .retain(|(have, _)| *have != tool);
+        self.config.tool_rate_limits.push((tool, rate));
+        self
+    }
+
+    /// Principals with a rate-limit cell of their own, per limit (default
+    /// [`Defaults::RATE_LIMITED_PRINCIPALS`](crate::http::Defaults::RATE_LIMITED_PRINCIPALS)):
+    /// past it, principals without a cell share one (with the same rate)
+    /// until the cells of principals back at a full burst are pruned (at
+    /// most once per window), so a flood of principals holds a bounded
+    /// number of cells and the principals already known keep theirs.
+    pub fn rate_limited_principals(mut self, principals: usize) -> Self {
+        self.config.rate_limited_principals = principals;
+        self
+    }
+
     /// The `Retry-After` of a 503 at capacity or at the handler cap, and of
     /// a 429 at a session's request cap (more than zero, rounded up to whole
     /// seconds; default [`Defaults::RETRY_AFTER`](crate::http::Defaults::RETRY_AFTER)). The refusals of a full

@@ -192,6 +192,9 @@ impl<A: App> SessionManager<A> {
         if let Some(server) = &self.hub.resource_server {
             server.stats().write_metrics(&mut out);
         }
+        if let Some(rates) = &self.hub.rates {
+            rates.write_metrics(&mut out);
+        }
         self.hub.app().metrics(&mut out);
         out
     }

@@ -38,6 +38,9 @@ where
         Ok(id) => id,
         Err(refused) => return refused,
     };
+    if let Err(reject) = opening::authorize(hub, &parts, &message) {
+        return reject.respond(id.as_ref(), config);
+    }
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();
     if session_header.is_none() && carries_modern_meta(&message) {
         // A 2026-07-28 request that forgot its version header: a modern

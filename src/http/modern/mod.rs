@@ -139,6 +139,9 @@ where
         Ok(fields) => fields,
         Err(error) => return Reject::Malformed(error).respond(id.as_ref(), config),
     };
+    if let Err(reject) = opening::authorize(hub, &parts, &message) {
+        return reject.respond(id.as_ref(), config);
+    }
     let Message::Request(request) = &message else {
         // Notifications (this revision defines none over HTTP) are
         // accepted and passed on; responses were refused above.

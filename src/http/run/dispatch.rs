@@ -271,10 +271,27 @@ async fn work<'a, A: App, S: Scope>(
 ) {
     let is_request = matches!(message, Message::Request(_));
     let cancel = ctx.cancel.clone();
+    #[cfg(feature = "oauth")]
+    let tool_filter = match &message {
+        Message::Request(request) if request.method == "tools/list" => ctx
+            .request
+            .extensions
+            .get::<crate::http::access::oauth::ToolListFilter>()
+            .cloned(),
+        _ => None,
+    };
     let outcome = AssertUnwindSafe(runner.app.handle(ctx, message))
         .catch_unwind()
         .await;
     let reply = match outcome {
+        // The resource server hides the tools the token cannot call.
+        #[cfg(feature = "oauth")]
+        Ok(Ok(Reply::Result(mut result))) if tool_filter.is_some() => {
+            if let Some(filter) = &tool_filter {
+                filter.apply(&mut result);
+            }
+            Reply::Result(result)
+        }
         Ok(Ok(reply)) => reply,
         Ok(Err(error)) => return fail(scope, answer, &error),
         Err(panic) => {

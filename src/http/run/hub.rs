@@ -5,6 +5,7 @@
 //! nothing here builds a response or decides anything.
 
 use crate::http::access::auth::Authenticator;
+use crate::http::access::rates::RateLimits;
 use crate::http::access::Access;
 use crate::http::app::discovery::Discovered;
 use crate::http::app::App;
@@ -38,6 +39,9 @@ pub(crate) struct Hub<A: App> {
     #[cfg(feature = "oauth")]
     pub(crate) resource_server: Option<crate::http::access::oauth::ResourceServer>,
     pub(crate) phase: Phase,
+    /// The rate limits (each principal's, each limited tool's), when any
+    /// is set.
+    pub(crate) rates: Option<RateLimits>,
     pub(crate) counters: Arc<HttpCounters>,
     /// The event logs' bounds, with the budget every session shares.
     pub(crate) logs: LogBounds,
@@ -120,6 +124,7 @@ impl<A: App> Hub<A> {
             counters: Arc::clone(&counters),
         };
         let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
+        let rates = RateLimits::new(&config);
         let registry = Arc::new(registry);
         let delivery = Arc::new(Delivery::new(
             Arc::clone(&listeners),
@@ -136,6 +141,7 @@ impl<A: App> Hub<A> {
             #[cfg(feature = "oauth")]
             resource_server: None,
             phase: Phase::default(),
+            rates,
             counters,
             logs,
             sse,

@@ -1,12 +1,17 @@
 //! What both eras do first with a `POST` once its one JSON-RPC message is
 //! read (`wire/message.rs`: headers, body, parse): take the message's id
 //! and admit a handler for it (`admission.rs`), before the era looks at
-//! what it says.
+//! what it says; and, once the era knows the message is well formed, the
+//! principal's rate limits, then (feature `oauth`) the scopes the call
+//! itself needs (its tool's, prompt's, resource's or method's).
 
 use crate::http::app::App;
 use crate::http::run::hub::Hub;
 use crate::http::wire::body::Body;
 use crate::http::wire::jsonrpc::Message;
+use crate::http::wire::principal::Principal;
+use crate::http::wire::reject::Reject;
+use http::request::Parts;
 use http::Response;
 use serde_json::Value;
 
@@ -26,4 +31,24 @@ pub(crate) fn admit<A: App>(
         Ok(()) => Ok(id),
         Err(reject) => Err(reject.respond(id.as_ref(), &hub.config)),
     }
+}
+
+/// The principal's rate limits (`access/rates/`), for a request; then the
+/// scopes `message` needs beyond the required ones, checked against the
+/// request's token (see the resource server's `needs.rs`; none without a
+/// resource server).
+pub(crate) fn authorize<A: App>(
+    hub: &Hub<A>,
+    parts: &Parts,
+    message: &Message,
+) -> Result<(), Reject> {
+    if let (Some(rates), Some(principal)) = (&hub.rates, Principal::of(parts)) {
+        rates.check(principal, message)?;
+    }
+    #[cfg(feature = "oauth")]
+    if let Some(server) = &hub.resource_server {
+        return server.authorize_call(parts, message);
+    }
+    let _ = (hub, parts, message);
+    Ok(())
 }

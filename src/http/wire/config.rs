@@ -14,6 +14,7 @@
 //! | handlers in flight | `admission.rs` (503) |
 //! | a request's work | `dispatch.rs` (-32603) |
 //! | a `requestState`'s life; single-use ones recorded, in all and per principal | `input/sealing.rs`, `input/single_use.rs` (-32602; 429 past a share, 503 when full) |
+//! | requests per principal per window; the cells that count them | `access/rates/` (429; past the cells' bound, a shared cell) |
 //! | tasks held, in all and per principal; an ended task's retention; a wait for input | `tasks/` (429 past a share, 503 when full; freed by the reaper; the task fails) |
 //! | stream queue, stalled writes | `sse/outlet.rs`, `server/stall_io.rs` |
 //! | event logs | `sse/resume.rs` |
@@ -89,6 +90,12 @@ pub(crate) const LISTEN_ID_BYTES: usize = 256;
 /// with it against the URI byte bounds (about 450 bytes for a URI of one
 /// member, 80 for each further one; rounded up).
 pub(crate) const LISTEN_URI_OVERHEAD: usize = 512;
+
+/// Principals with a rate-limit cell of their own unless configured (past
+/// it, newcomers share one cell until idle ones are pruned).
+pub(crate) const DEFAULT_RATE_LIMITED_PRINCIPALS: usize = 100_000;
+/// The largest burst a rate limit takes.
+pub(crate) const MAX_RATE_BURST: u32 = 1_000_000;
 
 /// Tasks held at most (running, or ended and retained) unless configured.
 pub(crate) const DEFAULT_TASK_CAPACITY: usize = 10_000;
@@ -197,6 +204,10 @@ impl Defaults {
     /// beside its bytes, against `listen_bytes` and `listen_bytes_share`
     /// (fixed): what the topic index keeps of it.
     pub const LISTEN_URI_OVERHEAD: usize = LISTEN_URI_OVERHEAD;
+    /// Principals with a rate-limit cell of their own unless configured.
+    pub const RATE_LIMITED_PRINCIPALS: usize = DEFAULT_RATE_LIMITED_PRINCIPALS;
+    /// The largest burst a rate limit takes.
+    pub const RATE_BURST_LIMIT: u32 = MAX_RATE_BURST;
     /// Tasks held at most (running, or ended and retained) unless configured.
     pub const TASK_CAPACITY: usize = DEFAULT_TASK_CAPACITY;
     /// How long an ended task stays readable unless configured (its `ttlMs`).
@@ -270,6 +281,14 @@ pub(crate) struct Config {
     /// Bytes of resource URIs kept in all, and per principal.
     pub(crate) listen_bytes: usize,
     pub(crate) listen_bytes_share: ShareSetting,
+    /// Requests per window each principal may send; `None`: no limit.
+    pub(crate) rate_limit: Option<crate::http::wire::rate::Rate>,
+    /// The burst of the rate limit; `None`: one window's worth.
+    pub(crate) rate_burst: Option<u32>,
+    /// Principals with a rate-limit cell of their own (per limit).
+    pub(crate) rate_limited_principals: usize,
+    /// Each limited tool's rate, per principal.
+    pub(crate) tool_rate_limits: Vec<(String, crate::http::wire::rate::Rate)>,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -311,6 +330,10 @@ impl Default for Config {
             listen_filter_bytes: DEFAULT_LISTEN_FILTER_BYTES,
             listen_bytes: DEFAULT_LISTEN_BYTES,
             listen_bytes_share: ShareSetting::Default,
+            rate_limit: None,
+            rate_burst: None,
+            rate_limited_principals: DEFAULT_RATE_LIMITED_PRINCIPALS,
+            tool_rate_limits: Vec::new(),
             reap_interval: None,
         }
     }
@@ -386,6 +409,26 @@ impl Config {
         )?;
         self.listen_bytes_share
             .check("listen_bytes_share", self.listen_bytes)?;
+        if let Some(rate) = self.rate_limit {
+            count("rate_limit", rate.count() as usize, 1, u32::MAX as usize)?;
+        }
+        if let Some(burst) = self.rate_burst {
+            count("rate_burst", burst as usize, 1, MAX_RATE_BURST as usize)?;
+        }
+        for (_, rate) in &self.tool_rate_limits {
+            count(
+                "tool_rate_limit",
+                rate.count() as usize,
+                1,
+                u32::MAX as usize,
+            )?;
+        }
+        count(
+            "rate_limited_principals",
+            self.rate_limited_principals,
+            1,
+            MAX_CAPACITY,
+        )?;
         bound("reap_interval", self.reap_interval, false, max)?;
         bound("idle_timeout", idle_timeout, false, max)?;
         self.reap_interval = idle_timeout.map(|t| {

@@ -19,6 +19,7 @@ pub(crate) mod meta;
 pub(crate) mod mirror;
 pub(crate) mod principal;
 pub(crate) mod protocol;
+pub(crate) mod rate;
 pub(crate) mod reject;
 pub(crate) mod request_body;
 pub(crate) mod unix_time;

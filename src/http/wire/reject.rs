@@ -12,7 +12,8 @@ use crate::http::wire::body::{self, Body};
 use crate::http::wire::config::Config;
 use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
-use http::header::{HeaderValue, ALLOW, CONNECTION, RETRY_AFTER, WWW_AUTHENTICATE};
+use crate::http::wire::rate::Rate;
+use http::header::{HeaderName, HeaderValue, ALLOW, CONNECTION, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Response, StatusCode};
 use serde_json::Value;
 
@@ -92,6 +93,15 @@ pub(crate) enum Reject {
         limit: usize,
         retry_after: u64,
     },
+    /// 429: past a rate limit (`limit`: which, as `RateLimit-Policy` names
+    /// it, and its `tool` for a tool's; `rate`: what it allows);
+    /// `retry_after` (whole seconds): when the next request is allowed.
+    RateLimited {
+        limit: &'static str,
+        tool: Option<Box<str>>,
+        rate: Rate,
+        retry_after: u64,
+    },
     /// 503: a store every principal shares is full (`bound`: the setting;
     /// `limit` places of `held` in all); `retry_after` (whole seconds): when
     /// the soonest place frees.
@@ -154,6 +164,10 @@ pub(crate) fn modern_status(error: &RpcError) -> StatusCode {
     }
 }
 
+/// The IETF rate-limit headers (draft-ietf-httpapi-ratelimit-headers).
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
 /// The message of the `-32602` a refused `requestState` gets.
 const REQUEST_STATE_INVALID: &str = "Invalid requestState";
 
@@ -192,7 +206,9 @@ impl Reject {
                 StatusCode::NOT_FOUND
             }
             Reject::TaskNotFound | Reject::TaskExpired | Reject::TaskParams(_) => StatusCode::OK,
-            Reject::TooManyRequests | Reject::OverShare { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Reject::TooManyRequests | Reject::OverShare { .. } | Reject::RateLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Reject::Overloaded
             | Reject::AtCapacity
             | Reject::Draining
@@ -212,9 +228,9 @@ impl Reject {
     /// for the others.
     fn retry_after(&self, configured: u64) -> Option<u64> {
         match self {
-            Reject::OverShare { retry_after, .. } | Reject::StoreFull { retry_after, .. } => {
-                Some(*retry_after)
-            }
+            Reject::OverShare { retry_after, .. }
+            | Reject::StoreFull { retry_after, .. }
+            | Reject::RateLimited { retry_after, .. } => Some(*retry_after),
             #[cfg(feature = "oauth")]
             Reject::AuthorizationUnavailable { retry_after } => Some(*retry_after),
             Reject::TooManyRequests
@@ -312,6 +328,31 @@ impl Reject {
                 *limit,
                 *retry_after,
             ),
+            Reject::RateLimited {
+                limit,
+                tool,
+                rate,
+                retry_after,
+            } => {
+                let what = match tool {
+                    Some(tool) => format!("the limit of tool {tool}"),
+                    None => format!("the {limit} limit"),
+                };
+                let mut error = RpcError::new(
+                    RpcError::SERVER_ERROR,
+                    format!("rate limit exceeded: {what} is {rate}; retry after {retry_after} s"),
+                );
+                let mut data = serde_json::json!({
+                    "limit": limit,
+                    "rate": rate.to_string(),
+                    "retryAfterSeconds": retry_after,
+                });
+                if let Some(tool) = tool {
+                    data["tool"] = serde_json::Value::from(&**tool);
+                }
+                error.data = Some(data);
+                error
+            }
             Reject::HandlerFailed { in_session: true } => RpcError::new(
                 jsonrpc::RpcError::INTERNAL_ERROR,
                 "the handler failed; the session has ended",
@@ -365,6 +406,23 @@ impl Reject {
             }
             Reject::BodyTimedOut => {
                 headers.insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            Reject::RateLimited {
+                limit,
+                rate,
+                retry_after,
+                ..
+            } => {
+                // draft-ietf-httpapi-ratelimit-headers (-08 and later):
+                // structured fields, the policy's quota per window, and
+                // what remains of it with the seconds until it resets.
+                let policy = format!("\"{limit}\";q={};w={}", rate.count(), rate.window_secs());
+                let state = format!("\"{limit}\";r=0;t={retry_after}");
+                for (name, value) in [(RATELIMIT_POLICY, policy), (RATELIMIT, state)] {
+                    if let Ok(value) = HeaderValue::try_from(value) {
+                        headers.insert(name, value);
+                    }
+                }
             }
             _ => {}
         }

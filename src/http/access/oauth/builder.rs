@@ -8,6 +8,7 @@ use super::flights::Flights;
 use super::introspect::{Credentials, Introspector};
 use super::jwks::{Jwks, Refresh, ASYMMETRIC};
 use super::metadata::{Document, Published};
+use super::needs::{CallScopes, Target};
 use super::refusals::Refusals;
 use super::stats::OAuthCounters;
 use super::urls::{check_endpoint, BaseUrl};
@@ -102,6 +103,8 @@ pub struct ResourceServerBuilder {
     audiences: Vec<String>,
     required: Vec<String>,
     supported: Vec<String>,
+    calls: CallScopes,
+    hide_tools: bool,
     jwks_uri: Option<String>,
     introspection: Option<(String, String)>,
     introspection_endpoint: Option<String>,
@@ -135,6 +138,8 @@ impl ResourceServer {
             audiences: Vec::new(),
             required: Vec::new(),
             supported: Vec::new(),
+            calls: CallScopes::default(),
+            hide_tools: false,
             jwks_uri: None,
             introspection: None,
             introspection_endpoint: None,
@@ -196,6 +201,53 @@ impl ResourceServerBuilder {
     /// [`Context::scopes`](crate::http::Context::scopes)).
     pub fn supported_scope(mut self, scope: impl Into<String>) -> Self {
         self.supported.push(scope.into());
+        self
+    }
+
+    /// A scope a `tools/call` of the tool `tool` needs besides the
+    /// required ones (repeat for more): without it, 403
+    /// `insufficient_scope` naming every scope the call needs, so the
+    /// client steps up to a token that grants it. Listed in the metadata's
+    /// `scopes_supported`, not in the 401 challenge (a client asks for it
+    /// when a call needs it).
+    pub fn tool_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.calls.target(Target::Tool, tool.into(), scope.into());
+        self
+    }
+
+    /// A scope a `prompts/get` of the prompt `prompt` needs, as
+    /// [`tool_scope`](Self::tool_scope) for a tool.
+    pub fn prompt_scope(mut self, prompt: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.calls
+            .target(Target::Prompt, prompt.into(), scope.into());
+        self
+    }
+
+    /// A scope a `resources/read` of the resource `uri` (compared exactly)
+    /// needs, as [`tool_scope`](Self::tool_scope) for a tool.
+    pub fn resource_scope(mut self, uri: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.calls
+            .target(Target::Resource, uri.into(), scope.into());
+        self
+    }
+
+    /// A scope every request of the JSON-RPC method `method` (`tools/list`,
+    /// `tools/call`, …) needs, as [`tool_scope`](Self::tool_scope) for a
+    /// tool; a call needs its method's scopes and its target's.
+    pub fn method_scope(mut self, method: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.calls.method(method.into(), scope.into());
+        self
+    }
+
+    /// Whether a `tools/list` answer (a result the application returns,
+    /// not a stream) leaves out the tools the request's token cannot call
+    /// (their [`tool_scope`](Self::tool_scope)s, and `tools/call`'s
+    /// [`method_scope`](Self::method_scope)s). Off by default: clients see
+    /// every tool and step up when they call one (the MCP authorization
+    /// page's model); on, a client sees only what its token can call, and
+    /// a listing cached by a client goes stale when its token changes.
+    pub fn hide_tools_without_scope(mut self, hide: bool) -> Self {
+        self.hide_tools = hide;
         self
     }
 
@@ -380,7 +432,7 @@ impl ResourceServerBuilder {
             }
         }
         let mut scopes = self.required.clone();
-        for scope in &self.supported {
+        for scope in self.supported.iter().chain(self.calls.all()) {
             if !scopes.contains(scope) {
                 scopes.push(scope.clone());
             }
@@ -458,6 +510,8 @@ impl ResourceServerBuilder {
                 metadata_url,
                 audiences,
                 required: self.required,
+                calls: self.calls,
+                hide_tools: self.hide_tools,
                 published,
                 jwks: Arc::new(jwks),
                 cache: TokenCache::new(self.cache),

@@ -8,7 +8,11 @@
 //! * a token that is not valid: the same with `error="invalid_token"`
 //!   first;
 //! * a valid token without a required scope: `403`,
-//!   `Bearer error="insufficient_scope", scope="…", resource_metadata="…"`.
+//!   `Bearer error="insufficient_scope", scope="…", resource_metadata="…",
+//!   error_description="…"`; a call whose tool, prompt, resource or method
+//!   needs more gets the same, its `scope` naming every scope the call
+//!   needs (the required ones first), built when it is refused
+//!   ([`step_up`]).
 //!
 //! Every value quoted in them was checked when the server was built: a URL
 //! of visible ASCII without quotes or backslashes, scope tokens of RFC 6749
@@ -41,10 +45,34 @@ impl Challenges {
             missing: value(format!("Bearer {metadata}{scope}")),
             invalid: value(format!("Bearer error=\"invalid_token\", {metadata}{scope}")),
             insufficient_scope: value(format!(
-                "Bearer error=\"insufficient_scope\"{scope}, {metadata}"
+                "Bearer error=\"insufficient_scope\"{scope}, {metadata}, \
+                 error_description=\"{REQUIRED_DESCRIPTION}\""
             )),
         }
     }
+}
+
+/// The `error_description` of the 403 for a required scope.
+const REQUIRED_DESCRIPTION: &str = "the access token lacks a scope every request needs";
+
+/// The 403 challenge of a call that needs `needed` (every scope, checked
+/// tokens), asked for by `what` (a method and its target: quoted with
+/// anything but visible ASCII, quotes and backslashes replaced by `?`).
+pub(crate) fn step_up(metadata_url: &str, needed: &[String], what: &str) -> HeaderValue {
+    let what: String = what
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' => '?',
+            c if c.is_ascii_graphic() || c == ' ' => c,
+            _ => '?',
+        })
+        .collect();
+    let text = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{metadata_url}\", \
+         error_description=\"the access token lacks a scope {what} needs\"",
+        needed.join(" ")
+    );
+    HeaderValue::try_from(text).expect("checked: visible ASCII without quotes")
 }
 
 #[cfg(test)]
@@ -68,7 +96,17 @@ mod tests {
         assert_eq!(
             c.insufficient_scope,
             format!(
-                r#"Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="{url}""#
+                r#"Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="{url}", error_description="the access token lacks a scope every request needs""#
+            )
+        );
+        assert_eq!(
+            step_up(
+                url,
+                &["a".into(), "b:w".into()],
+                "tools/call of \"x\"\u{e9}"
+            ),
+            format!(
+                r#"Bearer error="insufficient_scope", scope="a b:w", resource_metadata="{url}", error_description="the access token lacks a scope tools/call of ?x?? needs""#
             )
         );
         let none = Challenges::new(url, "");

@@ -13,7 +13,11 @@
 //!   token was given), so an OAuth-capable client (the official SDKs'
 //!   `OAuthClientProvider`s) finds out where and how to get one; a valid
 //!   token **without a required scope** gets 403 with
-//!   `error="insufficient_scope"`.
+//!   `error="insufficient_scope"`. A tool, prompt, resource or method may
+//!   need **scopes of its own** ([`ResourceServerBuilder::tool_scope`] and
+//!   its siblings, `needs.rs`): a call without them gets the same 403, its
+//!   `scope` naming every scope the call needs, so the client steps up;
+//!   the 401 names only the required ones.
 //! * **JWT access tokens** are verified locally, against the authorization
 //!   server's keys (JWKS), found through its RFC 8414 or OpenID Connect
 //!   metadata and cached (`jwks.rs`: refreshed when a token names an
@@ -78,6 +82,7 @@ mod flights;
 mod introspect;
 mod jwks;
 mod metadata;
+mod needs;
 mod paced;
 mod refusals;
 mod stats;
@@ -92,6 +97,7 @@ use super::auth::{self, AuthError, Authenticator};
 use super::scopes::Scopes;
 use super::validity::Validity;
 use crate::http::wire::body::Body;
+use crate::http::wire::jsonrpc::Message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use cache::TokenCache;
@@ -127,6 +133,10 @@ struct ResourceCore {
     /// The `aud` values accepted: the resource first.
     audiences: Vec<String>,
     required: Vec<String>,
+    /// What each tool, prompt, resource and method needs besides.
+    calls: needs::CallScopes,
+    /// `tools/list` answers leave out the tools the token cannot call.
+    hide_tools: bool,
     challenges: Challenges,
     published: Published,
     jwks: Arc<Jwks>,
@@ -308,8 +318,38 @@ impl ResourceServer {
         // at its `exp`, plus the leeway it is verified with.
         let validity = Validity::of_token(grant.expires_at, inner.leeway);
         auth::record(parts, grant.principal, validity);
+        if inner.hide_tools {
+            parts.extensions.insert(ToolListFilter {
+                server: self.clone(),
+                scopes: grant.scopes.clone(),
+            });
+        }
         parts.extensions.insert(grant.scopes);
         Ok(())
+    }
+
+    /// The check of a call's own scopes (its tool's, prompt's, resource's
+    /// or method's, see `needs.rs`), once its message is read: the 403
+    /// `insufficient_scope` naming every scope it needs, or `-32602` for
+    /// params that name no target readably. A request without scopes in
+    /// its extensions (admitted by the manager's authenticator) passes.
+    pub(crate) fn authorize_call(&self, parts: &Parts, message: &Message) -> Result<(), Reject> {
+        let inner = &*self.inner;
+        let Some(scopes) = Scopes::of(parts) else {
+            return Ok(());
+        };
+        match inner.calls.check(&inner.required, scopes, message) {
+            Ok(None) => Ok(()),
+            Ok(Some(shortfall)) => {
+                inner.stats.insufficient_scope();
+                Err(Reject::InsufficientScope(challenge::step_up(
+                    &inner.metadata_url,
+                    &shortfall.needed,
+                    &shortfall.what,
+                )))
+            }
+            Err(error) => Err(Reject::Malformed(error)),
+        }
     }
 
     /// What can be decided without I/O: a cached token, an opaque token
@@ -476,6 +516,31 @@ impl ResourceServer {
                 None
             }
             Verdict::Unknown => None,
+        }
+    }
+}
+
+/// What a `tools/list` answer leaves out when the resource server hides
+/// the tools a token cannot call
+/// ([`ResourceServerBuilder::hide_tools_without_scope`]): put into the
+/// request's extensions with its scopes, applied to the application's
+/// result by `run/dispatch.rs`.
+#[derive(Clone)]
+pub(crate) struct ToolListFilter {
+    server: ResourceServer,
+    scopes: Scopes,
+}
+
+impl ToolListFilter {
+    /// Drops from `result.tools` every tool the token cannot call (a tool
+    /// without a `name` string stays: the application's to answer for).
+    pub(crate) fn apply(&self, result: &mut serde_json::Value) {
+        let calls = &self.server.inner.calls;
+        if let Some(tools) = result.get_mut("tools").and_then(|t| t.as_array_mut()) {
+            tools.retain(|tool| match tool.get("name").and_then(|n| n.as_str()) {
+                Some(name) => calls.allows_tool(&self.scopes, name),
+                None => true,
+            });
         }
     }
 }

@@ -1,0 +1,105 @@
+//! One rate limit ([`Limit`]): governor's GCRA limiter over the bounded
+//! cells of `store.rs`, and the pruning that keeps them bounded.
+
+use super::store::{BoundedStore, Cells};
+use crate::http::wire::principal::Principal;
+use crate::http::wire::rate::Rate;
+use governor::clock::{Clock, MonotonicClock};
+use governor::{Quota, RateLimiter};
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One limit: `rate` per principal, bursts of `burst`.
+pub(crate) struct Limit {
+    limiter: RateLimiter<Principal, BoundedStore, MonotonicClock>,
+    clock: MonotonicClock,
+    /// The limiter's cells (it owns them too).
+    pub(super) cells: Arc<Cells>,
+    pub(crate) rate: Rate,
+    /// When the store was last pruned (nanoseconds since `started`).
+    pruned: AtomicU64,
+    /// The overflow count at the last look: a newer one asks for a prune.
+    overflow_seen: AtomicU64,
+    started: Instant,
+    /// The least time between two prunes: the rate's window.
+    prune_every: Duration,
+    /// Requests refused.
+    limited: AtomicU64,
+}
+
+impl Limit {
+    /// `rate`, with bursts of `burst` (`None`: the rate's count), in at
+    /// most `cells` cells; `None` for a count or a burst of 0.
+    pub(crate) fn new(rate: Rate, burst: Option<u32>, cells: usize) -> Option<Limit> {
+        let count = NonZeroU32::new(rate.count())?;
+        let burst = NonZeroU32::new(burst.unwrap_or(rate.count()))?;
+        let quota = Quota::with_period(rate.window() / count.get())?.allow_burst(burst);
+        let clock = MonotonicClock;
+        let cells = Arc::new(Cells::new(cells));
+        let store = BoundedStore(Arc::clone(&cells));
+        Some(Limit {
+            limiter: RateLimiter::new(quota, store, clock.clone()),
+            clock,
+            cells,
+            rate,
+            pruned: AtomicU64::new(0),
+            overflow_seen: AtomicU64::new(0),
+            started: Instant::now(),
+            prune_every: rate.window(),
+            limited: AtomicU64::new(0),
+        })
+    }
+
+    /// Counts one request of `principal`; past the limit, how long until
+    /// the next is allowed.
+    pub(crate) fn check(&self, principal: &Principal) -> Result<(), Duration> {
+        // Relaxed: a hint to prune; its exact moment does not matter.
+        let overflowed = self.cells.overflowed();
+        if overflowed != self.overflow_seen.load(Ordering::Relaxed) {
+            self.overflow_seen.store(overflowed, Ordering::Relaxed);
+            self.prune();
+        }
+        self.limiter.check_key(principal).map_err(|not_until| {
+            // Relaxed: a counter read by /metrics only.
+            self.limited.fetch_add(1, Ordering::Relaxed);
+            not_until.wait_time_from(self.clock.now())
+        })
+    }
+
+    /// Drops the cells back at a full burst, at most once per window
+    /// (a prune walks every cell).
+    fn prune(&self) {
+        let now = self.started.elapsed().as_nanos() as u64;
+        // Relaxed: which thread prunes does not matter; one of them does.
+        let last = self.pruned.load(Ordering::Relaxed);
+        let every = self.prune_every.as_nanos() as u64;
+        if last != 0 && now.saturating_sub(last) < every {
+            return;
+        }
+        if self
+            .pruned
+            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            self.limiter.retain_recent();
+        }
+    }
+
+    /// Requests refused.
+    pub(crate) fn limited(&self) -> u64 {
+        // Relaxed: a counter.
+        self.limited.load(Ordering::Relaxed)
+    }
+
+    /// Principals with a cell of their own.
+    pub(crate) fn cells(&self) -> u64 {
+        self.cells.len() as u64
+    }
+
+    /// Decisions made on the shared overflow cell.
+    pub(crate) fn overflowed(&self) -> u64 {
+        self.cells.overflowed()
+    }
+}
