@@ -154,6 +154,8 @@ mod aliases;
 mod builder;
 mod entry;
 mod error;
+#[cfg(feature = "http")]
+pub mod http;
 mod manager;
 mod reaper;
 mod state;

@@ -1,0 +1,83 @@
+//! An rmcp counter, as any rmcp server is written: a `#[tool_router]`
+//! struct implementing `ServerHandler`. Nothing in it knows which service
+//! serves it. Included by the example and by `tests/http_service.rs`.
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// `add`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct AddArgs {
+    /// What to add to the count.
+    pub by: i64,
+}
+
+/// `header`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct HeaderArgs {
+    /// The header to read.
+    pub name: String,
+}
+
+/// A count per handler: per session at 2025-11-25, per request at
+/// 2026-07-28 (the factory makes one for each, as rmcp's service does).
+pub struct Counter {
+    count: AtomicI64,
+    tool_router: ToolRouter<Self>,
+}
+
+impl Counter {
+    /// A counter at zero.
+    pub fn new() -> Counter {
+        Counter {
+            count: AtomicI64::new(0),
+            tool_router: Self::tool_router(),
+        }
+    }
+}
+
+impl Default for Counter {
+    fn default() -> Counter {
+        Counter::new()
+    }
+}
+
+#[tool_router]
+impl Counter {
+    #[tool(description = "Add 1 to the count and answer the count")]
+    fn increment(&self) -> String {
+        // Relaxed: the count is this counter's only shared state.
+        (self.count.fetch_add(1, Ordering::Relaxed) + 1).to_string()
+    }
+
+    #[tool(description = "Add `by` to the count and answer the count")]
+    fn add(&self, Parameters(AddArgs { by }): Parameters<AddArgs>) -> String {
+        (self.count.fetch_add(by, Ordering::Relaxed) + by).to_string()
+    }
+
+    #[tool(description = "Answer the value of an HTTP header of the request")]
+    fn header(
+        &self,
+        Parameters(HeaderArgs { name }): Parameters<HeaderArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> String {
+        let parts = context.extensions.get::<http::request::Parts>();
+        let value = parts.and_then(|parts| parts.headers.get(name.as_str()));
+        match value.and_then(|value| value.to_str().ok()) {
+            Some(value) => value.to_owned(),
+            None => "(none)".to_owned(),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Counter {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_instructions("A counter: increment, add, header.")
+    }
+}

@@ -1,0 +1,301 @@
+//! The [`App`] over an rmcp handler ([`HandlerApp`]): what a legacy session
+//! keeps ([`HandlerSession`]), and how each message reaches the handler and
+//! its answer the layer.
+
+use super::exchange::{is_answer, Exchange, Replies};
+use futures_core::Stream;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData, GetExtensions,
+    InitializeRequestParams, JsonRpcNotification, JsonRpcRequest, ProtocolVersion,
+    ServerJsonRpcMessage,
+};
+use rmcp::service::{serve_directly_with_ct, RunningService};
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::Value;
+use sessionreg::http::jsonrpc::{Message, Request, RpcError};
+use sessionreg::http::modern::{Discovery, MirroredParams};
+use sessionreg::http::{App, Context, HandlerError, Reply};
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+/// Makes a handler: for each legacy session, and for each 2026-07-28
+/// request (as rmcp's factory is called for each stateless request).
+pub(crate) type Factory<S> = dyn Fn() -> Result<S, std::io::Error> + Send + Sync;
+
+/// An rmcp [`ServerHandler`] as a [`sessionreg::http::App`]: what
+/// [`StreamableHttpService`](super::StreamableHttpService) serves, and what
+/// its [`builder`](super::StreamableHttpService::builder) configures.
+pub struct HandlerApp<S: ServerHandler> {
+    factory: Box<Factory<S>>,
+    /// One handler made when the service is built: asked for the server's
+    /// description (`get_info`) and its tools' schemas (`get_tool`).
+    described: S,
+}
+
+/// What a legacy session keeps: its handler, and the client's `initialize`
+/// params (the peer info every request of the session is served with).
+pub struct HandlerSession<S: ServerHandler> {
+    handler: Arc<S>,
+    client: InitializeRequestParams,
+}
+
+impl<S: ServerHandler> HandlerSession<S> {
+    /// The session's handler, as the factory made it.
+    pub fn handler(&self) -> &S {
+        &self.handler
+    }
+
+    /// The client's `initialize` params, as it sent them.
+    pub fn client(&self) -> &InitializeRequestParams {
+        &self.client
+    }
+}
+
+impl<S: ServerHandler> fmt::Debug for HandlerSession<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerSession")
+            .field("client", &self.client.client_info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ServerHandler> HandlerApp<S> {
+    /// The app over the handlers `factory` makes; calls it once, for the
+    /// handler that describes the server.
+    pub(crate) fn new(factory: Box<Factory<S>>) -> Result<HandlerApp<S>, std::io::Error> {
+        let described = factory()?;
+        Ok(HandlerApp { factory, described })
+    }
+
+    fn make(&self) -> Result<S, RpcError> {
+        (self.factory)().map_err(|error| {
+            tracing::warn!(%error, "the handler factory failed");
+            RpcError::new(-32603, "the server could not make a handler")
+        })
+    }
+}
+
+impl<S: ServerHandler> App for HandlerApp<S> {
+    type Session = HandlerSession<S>;
+
+    fn open(
+        &self,
+        initialize: &Request,
+        _request: &http::request::Parts,
+    ) -> Result<HandlerSession<S>, RpcError> {
+        let client: InitializeRequestParams = initialize.params_as()?;
+        Ok(HandlerSession {
+            handler: Arc::new(self.make()?),
+            client,
+        })
+    }
+
+    async fn handle(
+        &self,
+        ctx: Context<HandlerSession<S>>,
+        message: Message,
+    ) -> Result<Reply, HandlerError> {
+        match message {
+            Message::Request(request) => Ok(self.request(&ctx, request).await),
+            Message::Notification(note) => {
+                // A 2026-07-28 notification has no session to reach, and rmcp's
+                // own service drops them too.
+                let Some(legacy) = ctx.legacy() else {
+                    return Ok(Reply::Accepted);
+                };
+                let text = wire_text(None, &note.method, note.params.as_deref());
+                let Ok(notification) =
+                    serde_json::from_str::<JsonRpcNotification<ClientNotification>>(&text)
+                else {
+                    return Ok(Reply::Accepted);
+                };
+                let (exchange, _replies) =
+                    Exchange::new(ClientJsonRpcMessage::Notification(notification));
+                let peer = legacy.state().peer_info(legacy.version());
+                let running = serve_directly_with_ct(
+                    Arc::clone(&legacy.state().handler),
+                    exchange,
+                    Some(peer),
+                    ctx.cancellation().child_token(),
+                );
+                // The loop hands the notification to the handler and ends, as
+                // the exchange closes at once; wait for that, not for the
+                // handler's own task.
+                let _ = running.waiting().await;
+                Ok(Reply::Accepted)
+            }
+            // Server-to-client requests are not made through this service
+            // (see the crate's README): an answer has nothing to reach.
+            Message::Response(_) => Ok(Reply::Accepted),
+        }
+    }
+
+    fn discovery(&self) -> Discovery {
+        let info = self.described.get_info();
+        let mut discovery = Discovery::default();
+        discovery.capabilities = serde_json::to_value(&info.capabilities).unwrap_or_default();
+        discovery.server_info = serde_json::to_value(&info.server_info).ok();
+        discovery.instructions = info.instructions;
+        discovery
+    }
+
+    fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
+        let tool = self.described.get_tool(tool)?;
+        let schema = Value::Object((*tool.input_schema).clone());
+        MirroredParams::from_input_schema(&schema)
+            .ok()
+            .map(Arc::new)
+    }
+}
+
+impl<S: ServerHandler> HandlerApp<S> {
+    /// Serves one request: hands it to the session's handler (a new one
+    /// for a 2026-07-28 request), and answers with what it sends.
+    async fn request(&self, ctx: &Context<HandlerSession<S>>, request: Request) -> Reply {
+        let text = wire_text(
+            Some(&request.id),
+            &request.method,
+            request.params.as_deref(),
+        );
+        let mut decoded = match serde_json::from_str::<JsonRpcRequest<ClientRequest>>(&text) {
+            Ok(decoded) => decoded,
+            Err(error) => {
+                return Reply::Error(RpcError::invalid_params(format!("invalid params: {error}")))
+            }
+        };
+        decoded
+            .request
+            .extensions_mut()
+            .insert(ctx.request().clone());
+        let (handler, peer) = match ctx.legacy() {
+            Some(legacy) => (
+                Arc::clone(&legacy.state().handler),
+                Some(legacy.state().peer_info(legacy.version())),
+            ),
+            None => match self.make() {
+                Ok(handler) => (Arc::new(handler), None),
+                Err(error) => return Reply::Error(error),
+            },
+        };
+        let initialize = matches!(decoded.request, ClientRequest::InitializeRequest(_));
+        let (exchange, mut replies) = Exchange::new(ClientJsonRpcMessage::Request(decoded));
+        // A child: the loop's end (its drop guard) must not cancel the
+        // layer's token of the request.
+        let running =
+            serve_directly_with_ct(handler, exchange, peer, ctx.cancellation().child_token());
+        let Some(first) = replies.recv().await else {
+            return Reply::Error(RpcError::new(-32603, "the handler ended without an answer"));
+        };
+        if is_answer(&first) {
+            return answer(first, initialize.then(|| ctx.version().as_str()));
+        }
+        // Progress, logging or other messages before the answer: an SSE
+        // reply, which keeps the service loop until the answer is out.
+        Reply::Stream(Box::pin(Answering {
+            first: Some(first),
+            replies,
+            running: Some(running),
+        }))
+    }
+}
+
+impl<S: ServerHandler> HandlerSession<S> {
+    /// The peer info a request of this session is served with: the
+    /// client's `initialize` params at the version the session runs.
+    fn peer_info(&self, version: &str) -> InitializeRequestParams {
+        let mut client = self.client.clone();
+        if let Ok(version) =
+            serde_json::from_value::<ProtocolVersion>(Value::String(version.into()))
+        {
+            client.protocol_version = version;
+        }
+        client
+    }
+}
+
+/// The JSON-RPC text of a client message, rebuilt from the layer's parts
+/// (the params are the client's own text).
+fn wire_text(
+    id: Option<&Value>,
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+) -> String {
+    let method = Value::String(method.into());
+    let mut text = String::with_capacity(64 + params.map_or(0, |raw| raw.get().len()));
+    text.push_str(r#"{"jsonrpc":"2.0","method":"#);
+    text.push_str(&method.to_string());
+    if let Some(id) = id {
+        text.push_str(r#","id":"#);
+        text.push_str(&id.to_string());
+    }
+    if let Some(params) = params {
+        text.push_str(r#","params":"#);
+        text.push_str(params.get());
+    }
+    text.push('}');
+    text
+}
+
+/// The reply for the handler's answer; for `initialize`, with the version
+/// the layer negotiated for the session (`version`).
+fn answer(message: ServerJsonRpcMessage, version: Option<&str>) -> Reply {
+    match message {
+        ServerJsonRpcMessage::Response(response) => match serde_json::to_value(&response.result) {
+            Ok(mut result) => {
+                if let (Some(version), Some(fields)) = (version, result.as_object_mut()) {
+                    fields.insert("protocolVersion".into(), version.into());
+                }
+                Reply::Result(result)
+            }
+            Err(error) => Reply::Error(RpcError::new(
+                -32603,
+                format!("the handler's result is not JSON: {error}"),
+            )),
+        },
+        ServerJsonRpcMessage::Error(error) => Reply::Error(rpc_error(error.error)),
+        _ => Reply::Error(RpcError::new(-32603, "the handler sent no answer")),
+    }
+}
+
+fn rpc_error(error: ErrorData) -> RpcError {
+    let mut rpc = RpcError::new(i64::from(error.code.0), error.message.into_owned());
+    rpc.data = error.data;
+    rpc
+}
+
+/// An SSE reply: the handler's messages as JSON, its answer last; holds the
+/// service loop until then.
+struct Answering<S: ServerHandler> {
+    first: Option<ServerJsonRpcMessage>,
+    replies: Replies,
+    running: Option<RunningService<RoleServer, Arc<S>>>,
+}
+
+impl<S: ServerHandler> Stream for Answering<S> {
+    type Item = Value;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Value>> {
+        let this = &mut *self;
+        if this.running.is_none() {
+            return Poll::Ready(None);
+        }
+        let message = match this.first.take() {
+            Some(first) => first,
+            None => match this.replies.poll_recv(cx) {
+                Poll::Ready(Some(message)) => message,
+                Poll::Ready(None) => {
+                    this.running = None;
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        if is_answer(&message) {
+            // The exchange is over: the loop ends by itself.
+            this.running = None;
+        }
+        Poll::Ready(serde_json::to_value(&message).ok())
+    }
+}
