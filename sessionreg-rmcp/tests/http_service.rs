@@ -100,7 +100,7 @@ async fn a_legacy_session_initializes_lists_and_calls_and_keeps_its_handler() {
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["add", "header", "increment"]);
+    assert_eq!(names, ["add", "count_to_three", "header", "increment"]);
 
     // The session's handler is the one its initialize made: the count goes on.
     for expected in ["1", "2"] {
@@ -138,7 +138,7 @@ async fn a_2026_07_28_request_is_served_without_a_session() {
     let list = answer_of(&list);
     assert_eq!(
         list["result"]["tools"].as_array().map(Vec::len),
-        Some(3),
+        Some(4),
         "{list}"
     );
     assert_eq!(list["result"]["resultType"], "complete");
@@ -239,7 +239,7 @@ async fn rmcp_s_own_client_initializes_lists_and_calls() {
         .await
         .expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 3);
+    assert_eq!(tools.len(), 4);
     for expected in ["1", "2"] {
         let result = client
             .call_tool(CallToolRequestParams::new("increment"))
@@ -248,4 +248,58 @@ async fn rmcp_s_own_client_initializes_lists_and_calls() {
         assert_eq!(result.content[0].as_text().expect("text").text, expected);
     }
     client.cancel().await.expect("close");
+}
+
+/// A `tools/call` of `count_to_three` asking for progress, with `_meta`
+/// `extra` beside the progress token.
+fn counting(extra: Value) -> Value {
+    let mut call = tool_call(5, "count_to_three", json!({}));
+    let mut meta = extra;
+    meta["progressToken"] = json!("p1");
+    call["params"]["_meta"] = meta;
+    call
+}
+
+/// The progress values of `messages`, then whether the last is the answer `done`.
+fn progress_then_done(messages: &[Value]) -> (Vec<f64>, bool) {
+    let progress = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            assert_eq!(m["params"]["progressToken"], "p1", "{m}");
+            m["params"]["progress"].as_f64().unwrap()
+        })
+        .collect();
+    let done = messages
+        .last()
+        .is_some_and(|last| result_text(&last["result"]) == Some("done"));
+    (progress, done)
+}
+
+#[tokio::test]
+async fn what_the_handler_sends_before_its_answer_streams_in_both_eras() {
+    let served = Served::start(Config::default()).await;
+    let client = served.client();
+    let session = client.open().await;
+    let reply = client.post(Some(&session), &counting(json!({}))).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(reply.is_sse(), "{:?}", reply.body);
+    assert_eq!(
+        progress_then_done(&reply.messages()),
+        (vec![1.0, 2.0, 3.0], true)
+    );
+
+    let modern = with_meta(tool_call(0, "x", json!({})))["params"]["_meta"].clone();
+    let reply = client
+        .post_modern(
+            &counting(modern),
+            &[("mcp-method", "tools/call"), ("mcp-name", "count_to_three")],
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+    assert!(reply.is_sse(), "{:?}", reply.body);
+    assert_eq!(
+        progress_then_done(&reply.messages()),
+        (vec![1.0, 2.0, 3.0], true)
+    );
 }

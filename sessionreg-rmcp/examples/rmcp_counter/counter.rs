@@ -4,7 +4,7 @@
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{ProgressNotificationParam, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -57,6 +57,17 @@ impl Counter {
     #[tool(description = "Add `by` to the count and answer the count")]
     fn add(&self, Parameters(AddArgs { by }): Parameters<AddArgs>) -> String {
         (self.count.fetch_add(by, Ordering::Relaxed) + by).to_string()
+    }
+
+    #[tool(description = "Count to 3, reporting progress when asked for it, and answer done")]
+    async fn count_to_three(&self, context: RequestContext<RoleServer>) -> String {
+        if let Some(token) = context.meta.get_progress_token() {
+            for step in 1..=3 {
+                let progress = ProgressNotificationParam::new(token.clone(), f64::from(step));
+                let _ = context.peer.notify_progress(progress).await;
+            }
+        }
+        "done".to_owned()
     }
 
     #[tool(description = "Answer the value of an HTTP header of the request")]
