@@ -46,7 +46,7 @@ impl Served {
     }
 
     fn live(&self) -> u64 {
-        self.service.manager().stats().live as u64
+        self.service.manager().stats().live
     }
 }
 

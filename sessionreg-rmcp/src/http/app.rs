@@ -134,11 +134,12 @@ impl<S: ServerHandler> App for HandlerApp<S> {
 
     fn discovery(&self) -> Discovery {
         let info = self.described.get_info();
-        let mut discovery = Discovery::default();
-        discovery.capabilities = serde_json::to_value(&info.capabilities).unwrap_or_default();
-        discovery.server_info = serde_json::to_value(&info.server_info).ok();
-        discovery.instructions = info.instructions;
-        discovery
+        Discovery {
+            capabilities: serde_json::to_value(&info.capabilities).unwrap_or_default(),
+            server_info: serde_json::to_value(&info.server_info).ok(),
+            instructions: info.instructions,
+            ..Discovery::default()
+        }
     }
 
     fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
