@@ -303,3 +303,38 @@ async fn what_the_handler_sends_before_its_answer_streams_in_both_eras() {
         (vec![1.0, 2.0, 3.0], true)
     );
 }
+
+#[tokio::test]
+async fn an_idle_legacy_session_keeps_no_task() {
+    let served = Served::start(Config::default()).await;
+    let client = served.client();
+    let alive = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    // One session first: the server's and the client's connection tasks
+    // are then running, and stay as they are while the same client goes on.
+    let first = client.open().await;
+    let call = client.call(&first, "increment", json!({})).await;
+    assert_eq!(text(&answer_of(&call)), "1");
+    let baseline = alive();
+    // Per request, rmcp's service loop and the handler's task run until
+    // the answer is out: wait for them to end, as for the ones below.
+    assert!(mcp_test_client::eventually(|| alive() <= baseline).await);
+    let baseline = alive();
+
+    for _ in 0..40 {
+        let session = client.open().await;
+        let call = client.call(&session, "increment", json!({})).await;
+        assert_eq!(text(&answer_of(&call)), "1");
+    }
+    assert_eq!(served.live(), 41);
+    // rmcp's own service keeps a worker task per session (about 3 tokio
+    // tasks): 40 idle sessions would keep the count above the baseline.
+    assert!(
+        mcp_test_client::eventually(|| alive() <= baseline).await,
+        "{} tasks alive with 40 more idle sessions, {baseline} before",
+        alive()
+    );
+}
