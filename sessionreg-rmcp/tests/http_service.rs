@@ -100,7 +100,10 @@ async fn a_legacy_session_initializes_lists_and_calls_and_keeps_its_handler() {
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["add", "count_to_three", "header", "increment"]);
+    assert_eq!(
+        names,
+        ["add", "count_to_three", "greet", "header", "increment"]
+    );
 
     // The session's handler is the one its initialize made: the count goes on.
     for expected in ["1", "2"] {
@@ -138,7 +141,7 @@ async fn a_2026_07_28_request_is_served_without_a_session() {
     let list = answer_of(&list);
     assert_eq!(
         list["result"]["tools"].as_array().map(Vec::len),
-        Some(4),
+        Some(5),
         "{list}"
     );
     assert_eq!(list["result"]["resultType"], "complete");
@@ -239,7 +242,7 @@ async fn rmcp_s_own_client_initializes_lists_and_calls() {
         .await
         .expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 5);
     for expected in ["1", "2"] {
         let result = client
             .call_tool(CallToolRequestParams::new("increment"))
@@ -337,4 +340,57 @@ async fn an_idle_legacy_session_keeps_no_task() {
         "{} tasks alive with 40 more idle sessions, {baseline} before",
         alive()
     );
+}
+
+/// A 2026-07-28 `tools/call` of `greet` declaring elicitation, with
+/// `extra` params (the retry's `inputResponses` and `requestState`).
+fn greeting(extra: Value) -> Value {
+    let mut call = with_meta(tool_call(8, "greet", json!({})));
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "elicitation": {} });
+    for (key, value) in extra.as_object().unwrap() {
+        call["params"][key] = value.clone();
+    }
+    call
+}
+
+#[tokio::test]
+async fn a_handlers_input_request_reaches_the_client_and_its_state_comes_back_sealed() {
+    let served = Served::start(Config::default()).await;
+    let client = served.client();
+    let headers = [("mcp-method", "tools/call"), ("mcp-name", "greet")];
+    let first = client.post_modern(&greeting(json!({})), &headers).await;
+    assert_eq!(first.status, StatusCode::OK, "{:?}", first.body);
+    let first = answer_of(&first);
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["name"]["method"], "elicitation/create",
+        "{first}"
+    );
+    // The handler's own state goes out sealed by the layer, not as it wrote it.
+    let sealed = result["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a requestState: {first}"));
+    assert!(!sealed.contains("asked-once"), "{sealed}");
+
+    let answers = json!({ "name": { "action": "accept", "content": { "name": "Ada" } } });
+    let retry = client
+        .post_modern(
+            &greeting(json!({ "inputResponses": answers, "requestState": sealed })),
+            &headers,
+        )
+        .await;
+    assert_eq!(retry.status, StatusCode::OK, "{:?}", retry.body);
+    assert_eq!(text(&answer_of(&retry)), "Hello, Ada! (state asked-once)");
+
+    // A state the layer did not seal never reaches the handler.
+    let forged = client
+        .post_modern(
+            &greeting(json!({ "inputResponses": answers, "requestState": "asked-once" })),
+            &headers,
+        )
+        .await;
+    let forged = answer_of(&forged);
+    assert!(forged.get("error").is_some(), "{forged}");
 }

@@ -3,10 +3,15 @@
 //! serves it. Included by the example and by `tests/http_service.rs`.
 
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
+    InputRequiredResult, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
 use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use serde_json::{json, Value};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// `add`'s arguments.
@@ -68,6 +73,39 @@ impl Counter {
             }
         }
         "done".to_owned()
+    }
+
+    #[tool(description = "Ask the client's name (a 2026-07-28 input request), then greet it")]
+    fn greet(
+        &self,
+        InputResponses(responses): InputResponses,
+        RequestState(state): RequestState,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = responses
+            .as_ref()
+            .and_then(|responses| responses.get("name"))
+            .and_then(|answer| answer.pointer("/content/name"))
+            .and_then(Value::as_str);
+        if let (Some(name), Some(state)) = (name, state) {
+            let hello = format!("Hello, {name}! (state {state})");
+            return Ok(CallToolResult::success(vec![ContentBlock::text(hello)]).into());
+        }
+        let ask: InputRequest = serde_json::from_value(json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "What is your name?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": { "name": { "type": "string" } },
+                    "required": ["name"],
+                },
+            },
+        }))
+        .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        let mut requests = InputRequests::new();
+        requests.insert("name".into(), ask);
+        Ok(InputRequiredResult::new(Some(requests), Some("asked-once".into())).into())
     }
 
     #[tool(description = "Answer the value of an HTTP header of the request")]

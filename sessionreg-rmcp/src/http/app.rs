@@ -11,10 +11,11 @@ use rmcp::model::{
 };
 use rmcp::service::{serve_directly_with_ct, RunningService};
 use rmcp::{RoleServer, ServerHandler};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
-use sessionreg::http::modern::{Discovery, MirroredParams};
-use sessionreg::http::{App, Context, HandlerError, Reply};
+use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
+use sessionreg::http::{App, Context, HandlerError, ModernRequest, Reply};
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -155,11 +156,15 @@ impl<S: ServerHandler> HandlerApp<S> {
     /// Serves one request: hands it to the session's handler (a new one
     /// for a 2026-07-28 request), and answers with what it sends.
     async fn request(&self, ctx: &Context<HandlerSession<S>>, request: Request) -> Reply {
-        let text = wire_text(
-            Some(&request.id),
-            &request.method,
-            request.params.as_deref(),
-        );
+        let retried = ctx
+            .modern()
+            .and_then(|modern| retried_params(modern, &request));
+        let params = match &retried {
+            Some(Ok(params)) => Some(params.as_ref()),
+            Some(Err(error)) => return Reply::Error(error.clone()),
+            None => request.params.as_deref(),
+        };
+        let text = wire_text(Some(&request.id), &request.method, params);
         let mut decoded = match serde_json::from_str::<JsonRpcRequest<ClientRequest>>(&text) {
             Ok(decoded) => decoded,
             Err(error) => {
@@ -190,7 +195,11 @@ impl<S: ServerHandler> HandlerApp<S> {
             return Reply::Error(RpcError::new(-32603, "the handler ended without an answer"));
         };
         if is_answer(&first) {
-            return answer(first, initialize.then(|| ctx.version().as_str()));
+            let reply = answer(first, initialize.then(|| ctx.version().as_str()));
+            return match (reply, ctx.modern()) {
+                (Reply::Result(result), Some(modern)) => input_required(modern, result),
+                (reply, _) => reply,
+            };
         }
         // Progress, logging or other messages before the answer: an SSE
         // reply, which keeps the service loop until the answer is out.
@@ -216,13 +225,66 @@ impl<S: ServerHandler> HandlerSession<S> {
     }
 }
 
+/// A 2026-07-28 retry's params as the handler must see them: the
+/// `requestState` the layer verified (its seal checked, the handler's own
+/// state inside) replaced by that state, or removed when the handler had
+/// none. `None`: not a retry, the params go as sent.
+fn retried_params(
+    modern: &ModernRequest,
+    request: &Request,
+) -> Option<Result<Box<RawValue>, RpcError>> {
+    if modern.request_state().is_none() && modern.input_responses().is_none() {
+        return None;
+    }
+    Some(request.params_value().and_then(|mut params| {
+        if let Some(fields) = params.as_object_mut() {
+            match modern.request_state() {
+                Some(state) => {
+                    let state = String::from_utf8_lossy(state).into_owned();
+                    fields.insert("requestState".into(), state.into());
+                }
+                None => {
+                    fields.remove("requestState");
+                }
+            }
+        }
+        serde_json::value::to_raw_value(&params)
+            .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
+    }))
+}
+
+/// A modern answer as the layer must be told it: a handler's
+/// `InputRequiredResult` (`resultType: "input_required"`) becomes the
+/// layer's input request, its `requestState` sealed inside the layer's
+/// (so the client gets a state it cannot read or forge, and the handler
+/// its own back on the retry); any other result goes as it is.
+fn input_required(modern: &ModernRequest, result: Value) -> Reply {
+    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return Reply::Result(result);
+    }
+    let mut requests = InputRequests::new();
+    if let Some(asked) = result.get("inputRequests").and_then(Value::as_object) {
+        for (key, request) in asked {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            requests = requests.request(key.clone(), method, params);
+        }
+    }
+    if let Some(state) = result.get("requestState").and_then(Value::as_str) {
+        requests = requests.request_state(state.as_bytes().to_vec());
+    }
+    match modern.input_required(requests) {
+        Ok(asked) => Reply::InputRequired(asked),
+        Err(error) => Reply::Error(error),
+    }
+}
+
 /// The JSON-RPC text of a client message, rebuilt from the layer's parts
 /// (the params are the client's own text).
-fn wire_text(
-    id: Option<&Value>,
-    method: &str,
-    params: Option<&serde_json::value::RawValue>,
-) -> String {
+fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> String {
     let method = Value::String(method.into());
     let mut text = String::with_capacity(64 + params.map_or(0, |raw| raw.get().len()));
     text.push_str(r#"{"jsonrpc":"2.0","method":"#);
