@@ -8,7 +8,7 @@
 //! use sessionreg_rmcp::http::{Config, StreamableHttpService};
 //!
 //! let service = StreamableHttpService::new(|| Ok(Counter), Config::default());
-//! let router = axum::Router::new().nest_service("/mcp", service);
+//! let router: axum::Router = axum::Router::new().nest_service("/mcp", service);
 //! ```
 //!
 //! The service is a [`sessionreg::http::SessionManager`] whose
