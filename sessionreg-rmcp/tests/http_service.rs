@@ -102,7 +102,14 @@ async fn a_legacy_session_initializes_lists_and_calls_and_keeps_its_handler() {
     names.sort();
     assert_eq!(
         names,
-        ["add", "count_to_three", "greet", "header", "increment"]
+        [
+            "add",
+            "announce",
+            "count_to_three",
+            "greet",
+            "header",
+            "increment"
+        ]
     );
 
     // The session's handler is the one its initialize made: the count goes on.
@@ -141,7 +148,7 @@ async fn a_2026_07_28_request_is_served_without_a_session() {
     let list = answer_of(&list);
     assert_eq!(
         list["result"]["tools"].as_array().map(Vec::len),
-        Some(5),
+        Some(6),
         "{list}"
     );
     assert_eq!(list["result"]["resultType"], "complete");
@@ -242,7 +249,7 @@ async fn rmcp_s_own_client_initializes_lists_and_calls() {
         .await
         .expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 6);
     for expected in ["1", "2"] {
         let result = client
             .call_tool(CallToolRequestParams::new("increment"))
@@ -393,4 +400,30 @@ async fn a_handlers_input_request_reaches_the_client_and_its_state_comes_back_se
         .await;
     let forged = answer_of(&forged);
     assert!(forged.get("error").is_some(), "{forged}");
+}
+
+#[tokio::test]
+async fn a_list_change_the_handler_announces_reaches_other_sessions_streams() {
+    let served = Served::start(Config::default()).await;
+    let client = served.client();
+    let listening = client.open().await;
+    let stream = client.open_stream(&listening, None).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    let mut events = mcp_test_client::SseStream::new(stream.into_body());
+
+    let other = client.open().await;
+    let call = client.call(&other, "announce", json!({})).await;
+    assert_eq!(text(&answer_of(&call)), "announced");
+    // Published, not put on the caller's answer stream.
+    assert!(!call.is_sse(), "{:?}", call.body);
+
+    let heard = events
+        .next_within(std::time::Duration::from_secs(10))
+        .await
+        .expect("an event")
+        .expect("the stream is open");
+    assert_eq!(
+        heard["method"], "notifications/tools/list_changed",
+        "{heard}"
+    );
 }

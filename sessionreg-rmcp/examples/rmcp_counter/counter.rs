@@ -108,6 +108,14 @@ impl Counter {
         Ok(InputRequiredResult::new(Some(requests), Some("asked-once".into())).into())
     }
 
+    #[tool(description = "Tell every client listening that the tool list changed")]
+    async fn announce(&self, context: RequestContext<RoleServer>) -> String {
+        match context.peer.notify_tool_list_changed().await {
+            Ok(()) => "announced".to_owned(),
+            Err(error) => format!("not announced: {error}"),
+        }
+    }
+
     #[tool(description = "Answer the value of an HTTP header of the request")]
     fn header(
         &self,
@@ -126,7 +134,12 @@ impl Counter {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Counter {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_instructions("A counter: increment, add, header.")
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_instructions("A counter: increment, add, header.")
     }
 }

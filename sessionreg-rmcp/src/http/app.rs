@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
 use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
-use sessionreg::http::{App, Context, HandlerError, ModernRequest, Reply};
+use sessionreg::http::{App, Context, HandlerError, ModernRequest, Publisher, Reply};
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -33,6 +33,9 @@ pub struct HandlerApp<S: ServerHandler> {
     /// One handler made when the service is built: asked for the server's
     /// description (`get_info`) and its tools' schemas (`get_tool`).
     described: S,
+    /// Where the handlers' list changes and resource updates go: the
+    /// manager's (the service's builder gives it to the layer).
+    publisher: Publisher,
 }
 
 /// What a legacy session keeps: its handler, and the client's `initialize`
@@ -65,9 +68,16 @@ impl<S: ServerHandler> fmt::Debug for HandlerSession<S> {
 impl<S: ServerHandler> HandlerApp<S> {
     /// The app over the handlers `factory` makes; calls it once, for the
     /// handler that describes the server.
-    pub(crate) fn new(factory: Box<Factory<S>>) -> Result<HandlerApp<S>, std::io::Error> {
+    pub(crate) fn new(
+        factory: Box<Factory<S>>,
+        publisher: Publisher,
+    ) -> Result<HandlerApp<S>, std::io::Error> {
         let described = factory()?;
-        Ok(HandlerApp { factory, described })
+        Ok(HandlerApp {
+            factory,
+            described,
+            publisher,
+        })
     }
 
     fn make(&self) -> Result<S, RpcError> {
@@ -112,8 +122,10 @@ impl<S: ServerHandler> App for HandlerApp<S> {
                 else {
                     return Ok(Reply::Accepted);
                 };
-                let (exchange, _replies) =
-                    Exchange::new(ClientJsonRpcMessage::Notification(notification));
+                let (exchange, _replies) = Exchange::new(
+                    ClientJsonRpcMessage::Notification(notification),
+                    self.publisher.clone(),
+                );
                 let peer = legacy.state().peer_info(legacy.version());
                 let running = serve_directly_with_ct(
                     Arc::clone(&legacy.state().handler),
@@ -186,7 +198,10 @@ impl<S: ServerHandler> HandlerApp<S> {
             },
         };
         let initialize = matches!(decoded.request, ClientRequest::InitializeRequest(_));
-        let (exchange, mut replies) = Exchange::new(ClientJsonRpcMessage::Request(decoded));
+        let (exchange, mut replies) = Exchange::new(
+            ClientJsonRpcMessage::Request(decoded),
+            self.publisher.clone(),
+        );
         // A child: the loop's end (its drop guard) must not cancel the
         // layer's token of the request.
         let running =

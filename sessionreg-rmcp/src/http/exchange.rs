@@ -1,12 +1,16 @@
 //! One message handed to an rmcp service and what it answers: a
 //! [`Transport`] that yields the one client message, carries out whatever
 //! the service sends, and closes once the request is answered (at once,
-//! for a notification, which has no answer).
+//! for a notification, which has no answer). What the handler publishes
+//! (list changes, a resource's updates) goes to the layer's [`Publisher`]
+//! instead, which reaches every listener: legacy `GET` streams, 2026-07-28
+//! listen streams, and the fleet through the bus.
 
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
+use sessionreg::http::{Audience, Publisher};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::{mpsc, Notify};
@@ -24,14 +28,16 @@ pub(crate) struct Exchange {
     awaits_answer: bool,
     out: mpsc::Sender<ServerJsonRpcMessage>,
     answered: Arc<Notify>,
+    publisher: Publisher,
 }
 
 /// The layer's side: what the service sends, in order.
 pub(crate) type Replies = mpsc::Receiver<ServerJsonRpcMessage>;
 
 impl Exchange {
-    /// An exchange for `message`, and the receiver of what the service sends.
-    pub(crate) fn new(message: ClientJsonRpcMessage) -> (Exchange, Replies) {
+    /// An exchange for `message`, and the receiver of what the service
+    /// sends; its publications go to `publisher`.
+    pub(crate) fn new(message: ClientJsonRpcMessage, publisher: Publisher) -> (Exchange, Replies) {
         let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
         let (out, replies) = mpsc::channel(QUEUED_MESSAGES);
         let exchange = Exchange {
@@ -39,6 +45,7 @@ impl Exchange {
             awaits_answer,
             out,
             answered: Arc::new(Notify::new()),
+            publisher,
         };
         (exchange, replies)
     }
@@ -61,7 +68,11 @@ impl Transport<RoleServer> for Exchange {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let out = self.out.clone();
         let answered = Arc::clone(&self.answered);
+        let published = publish(&self.publisher, &item);
         async move {
+            if published {
+                return Ok(());
+            }
             let answer = is_answer(&item);
             let sent = out.send(item).await;
             if answer {
@@ -87,4 +98,24 @@ impl Transport<RoleServer> for Exchange {
         self.message = None;
         Ok(())
     }
+}
+
+/// Publishes `item` if it is a change every listener may hear of (a list
+/// changed, a resource updated), to everyone that asked for it (as rmcp
+/// sends a session's to that session: the handler names no audience);
+/// whether it did.
+fn publish(publisher: &Publisher, item: &ServerJsonRpcMessage) -> bool {
+    let ServerJsonRpcMessage::Notification(note) = item else {
+        return false;
+    };
+    match &note.notification {
+        ServerNotification::ToolListChangedNotification(_) => publisher.tools_changed(),
+        ServerNotification::PromptListChangedNotification(_) => publisher.prompts_changed(),
+        ServerNotification::ResourceListChangedNotification(_) => publisher.resources_changed(),
+        ServerNotification::ResourceUpdatedNotification(updated) => {
+            publisher.resource_updated(updated.params.uri.clone(), Audience::Everyone)
+        }
+        _ => return false,
+    }
+    true
 }

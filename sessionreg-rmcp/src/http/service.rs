@@ -4,7 +4,7 @@
 
 use super::app::{Factory, HandlerApp};
 use rmcp::ServerHandler;
-use sessionreg::http::{Body, Builder, ConfigError, SendBody, SessionManager};
+use sessionreg::http::{Body, Builder, ConfigError, Publisher, SendBody, SessionManager};
 use std::fmt;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -94,13 +94,17 @@ impl<S: ServerHandler> StreamableHttpService<S> {
     /// The layer's builder over the handlers `factory` makes, for
     /// everything [`Config`] does not say; build it and make the service
     /// with [`From`]. Calls the factory once (the handler that describes
-    /// the server) and fails as it does.
+    /// the server) and fails as it does. Its publisher is set: what the
+    /// handlers publish goes through it (replacing it with
+    /// [`Builder::publisher`] would leave their changes unheard).
     pub fn builder<F>(factory: F) -> Result<Builder<HandlerApp<S>>, std::io::Error>
     where
         F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
     {
         let factory: Box<Factory<S>> = Box::new(factory);
-        Ok(SessionManager::builder(HandlerApp::new(factory)?))
+        let publisher = Publisher::new();
+        let app = HandlerApp::new(factory, publisher.clone())?;
+        Ok(SessionManager::builder(app).publisher(publisher))
     }
 
     /// The manager that serves the endpoint: its metrics, stats, drain and
