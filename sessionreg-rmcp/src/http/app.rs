@@ -12,7 +12,7 @@ use rmcp::model::{
 use rmcp::service::{serve_directly_with_ct, RunningService};
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
 use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
 use sessionreg::http::{App, Context, HandlerError, ModernRequest, Publisher, Reply};
@@ -284,7 +284,8 @@ fn input_required(modern: &ModernRequest, result: Value) -> Reply {
                 .get("method")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            // A request without params (`roots/list`) still has an object.
+            let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
             requests = requests.request(key.clone(), method, params);
         }
     }
