@@ -8,9 +8,12 @@
 //! ```
 //!
 //! This version has the suite's content, logging, error and progress
-//! tools, its prompts, resources and completions (written as JSON, parsed
-//! into rmcp's types); not yet sampling, elicitation, the input-required
-//! fixtures, tasks, or the diagnostic and `x-mcp-header` tools.
+//! tools, its input-required (2026-07-28) tools, its prompts, resources
+//! and completions (written as JSON, parsed into rmcp's types); not yet
+//! sampling or elicitation in a session, tasks, or the diagnostic and
+//! `x-mcp-header` tools. The input-required tools keep their state in
+//! plain JSON: the layer seals it (integrity, expiry, principal and
+//! request bound) before it reaches the client.
 
 // The suite still referees logging, which SEP-2577 deprecates.
 #![allow(deprecated)]
@@ -22,16 +25,18 @@ mod process;
 
 use clap::Parser;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState};
+use rmcp::model::{
+    CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorData, LoggingLevel, LoggingMessageNotificationParam,
     ProgressNotificationParam, ResourceContents, ServerCapabilities, ServerConfig,
     SetLevelRequestParams,
-};
-use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
@@ -107,6 +112,139 @@ impl Conformance {
             let _ = context.peer.notify_logging_message(log).await;
         }
         CallToolResult::success(vec![ContentBlock::text("Logging test completed")])
+    }
+
+    #[tool(description = "Asks the user's name (input required), then greets")]
+    fn test_input_required_result_elicitation(
+        &self,
+        InputResponses(answers): InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match answer(&answers, "user_name", "/content/name") {
+            Some(name) => done(format!("Hello, {name}!")),
+            None => ask(&[("user_name", elicit("What is your name?", "name"))], None),
+        }
+    }
+
+    #[tool(description = "Asks the client's model (input required), then answers")]
+    fn test_input_required_result_sampling(
+        &self,
+        InputResponses(answers): InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match answer(&answers, "capital_question", "/content/text") {
+            Some(text) => done(format!("Sampling response: {text}")),
+            None => ask(
+                &[("capital_question", sample("What is the capital of France?"))],
+                None,
+            ),
+        }
+    }
+
+    #[tool(description = "Asks the client's roots (input required), then lists them")]
+    fn test_input_required_result_list_roots(
+        &self,
+        InputResponses(answers): InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let roots = answers.as_ref().and_then(|a| a.get("client_roots"));
+        match roots.and_then(|r| r.get("roots")).and_then(Value::as_array) {
+            Some(roots) => {
+                let uris: Vec<&str> = roots.iter().filter_map(|r| r["uri"].as_str()).collect();
+                done(format!("Client roots: [{}]", uris.join(", ")))
+            }
+            None => ask(&[("client_roots", list_roots())], None),
+        }
+    }
+
+    #[tool(description = "Asks a confirmation with a request state, then confirms")]
+    fn test_input_required_result_request_state(
+        &self,
+        RequestState(state): RequestState,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match state {
+            Some(_) => done("Confirmed: state-ok".into()),
+            None => ask(
+                &[("confirm", elicit("Please confirm", "ok"))],
+                Some(json!({ "stage": "confirm" })),
+            ),
+        }
+    }
+
+    #[tool(description = "As the request-state tool: a tampered state never reaches it")]
+    fn test_input_required_result_tampered_state(
+        &self,
+        RequestState(state): RequestState,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.test_input_required_result_request_state(RequestState(state))
+    }
+
+    #[tool(description = "Asks three inputs at once, then answers")]
+    fn test_input_required_result_multiple_inputs(
+        &self,
+        InputResponses(answers): InputResponses,
+        RequestState(state): RequestState,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let has = |key: &str| answers.as_ref().is_some_and(|a| a.contains_key(key));
+        if state.is_some() && has("user_name") && has("greeting") && has("client_roots") {
+            return done("All inputs received".into());
+        }
+        ask(
+            &[
+                ("user_name", elicit("What is your name?", "name")),
+                ("greeting", sample("Generate a greeting")),
+                ("client_roots", list_roots()),
+            ],
+            Some(json!({ "stage": "gather" })),
+        )
+    }
+
+    #[tool(description = "Asks in two rounds, then answers")]
+    fn test_input_required_result_multi_round(
+        &self,
+        RequestState(state): RequestState,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let round = state
+            .and_then(|state| serde_json::from_str::<Value>(&state).ok())
+            .and_then(|state| state["round"].as_i64())
+            .unwrap_or(0);
+        match round {
+            0 => ask(
+                &[("step1", elicit("Step 1: What is your name?", "name"))],
+                Some(json!({ "round": 1 })),
+            ),
+            1 => ask(
+                &[(
+                    "step2",
+                    elicit("Step 2: What is your favorite color?", "color"),
+                )],
+                Some(json!({ "round": 2 })),
+            ),
+            _ => done("Multi-round flow complete".into()),
+        }
+    }
+
+    #[tool(description = "Asks only what the client declared, then answers")]
+    fn test_input_required_result_capabilities(
+        &self,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if answers.is_some() {
+            return done("Capability-aware flow complete".into());
+        }
+        let declared = context.meta.client_capabilities().unwrap_or_default();
+        let mut asked = Vec::new();
+        if declared.elicitation.is_some() {
+            asked.push(("user_name", elicit("What is your name?", "name")));
+        }
+        if declared.sampling.is_some() {
+            asked.push(("greeting", sample("Generate a greeting")));
+        }
+        if declared.roots.is_some() {
+            asked.push(("client_roots", list_roots()));
+        }
+        if asked.is_empty() {
+            return done("Client declared no MRTR-capable capabilities".into());
+        }
+        ask(&asked, None)
     }
 
     #[tool(description = "Answers a tool error")]
@@ -233,6 +371,8 @@ impl ServerHandler for Conformance {
               ] },
             { "name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource" },
             { "name": "test_prompt_with_image", "description": "A prompt with an image" },
+            { "name": "test_input_required_result_prompt",
+              "description": "A prompt that asks for context first" },
         ]}))
     }
 
@@ -243,6 +383,23 @@ impl ServerHandler for Conformance {
     ) -> Result<GetPromptResponse, ErrorData> {
         let text =
             |text: String| json!({ "role": "user", "content": { "type": "text", "text": text } });
+        if request.name == "test_input_required_result_prompt" {
+            let context = answer(&request.input_responses, "user_context", "/content/context");
+            return match context {
+                Some(context) => {
+                    let message = text(format!("Prompt with elicited context: {context}"));
+                    let result: GetPromptResult = typed(json!({ "messages": [message] }))?;
+                    Ok(result.into())
+                }
+                None => {
+                    let request: InputRequest =
+                        typed(elicit("What context should the prompt use?", "context"))?;
+                    let mut requests = InputRequests::new();
+                    requests.insert("user_context".into(), request);
+                    Ok(InputRequiredResult::from_input_requests(requests).into())
+                }
+            };
+        }
         let messages = match request.name.as_str() {
             "test_simple_prompt" => json!([text("This is a simple test prompt.".into())]),
             "test_prompt_with_arguments" => {
@@ -299,6 +456,53 @@ impl ServerHandler for Conformance {
     ) -> Result<(), ErrorData> {
         Ok(())
     }
+}
+
+/// A complete tool result of one text.
+fn done(text: String) -> Result<CallToolResponse, ErrorData> {
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+}
+
+/// The text at `pointer` in the client's answer to input request `key`.
+fn answer<'a>(
+    answers: &'a Option<rmcp::model::InputResponses>,
+    key: &str,
+    pointer: &str,
+) -> Option<&'a str> {
+    answers.as_ref()?.get(key)?.pointer(pointer)?.as_str()
+}
+
+/// An input-required result asking `asked`, with the handler's `state`.
+fn ask(asked: &[(&str, Value)], state: Option<Value>) -> Result<CallToolResponse, ErrorData> {
+    let mut requests = InputRequests::new();
+    for (key, request) in asked {
+        let request: InputRequest = typed(request.clone())?;
+        requests.insert((*key).to_owned(), request);
+    }
+    let state = state.map(|state| state.to_string());
+    Ok(InputRequiredResult::new(Some(requests), state).into())
+}
+
+/// An elicitation asking one string `field`.
+fn elicit(message: &str, field: &str) -> Value {
+    json!({ "method": "elicitation/create", "params": {
+        "mode": "form", "message": message,
+        "requestedSchema": { "type": "object",
+            "properties": { field: { "type": "string" } }, "required": [field] },
+    }})
+}
+
+/// A sampling request of one user message.
+fn sample(text: &str) -> Value {
+    json!({ "method": "sampling/createMessage", "params": {
+        "messages": [{ "role": "user", "content": { "type": "text", "text": text } }],
+        "maxTokens": 100,
+    }})
+}
+
+/// A roots request.
+fn list_roots() -> Value {
+    json!({ "method": "roots/list" })
 }
 
 /// `value` as an rmcp type (the results above are written as JSON).
