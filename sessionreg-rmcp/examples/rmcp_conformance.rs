@@ -26,6 +26,7 @@ mod process;
 use clap::Parser;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
+use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
@@ -39,7 +40,7 @@ use rmcp::model::{
     SetLevelRequestParams,
 };
 use rmcp::service::RequestContext;
-use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use sessionreg_rmcp::http::{Config, StreamableHttpService};
@@ -52,6 +53,13 @@ const PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 /// A WAV file with no samples.
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+/// `test_custom_header`'s arguments: `value` is mirrored in a header.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct CustomHeaderArgs {
+    #[schemars(extend("x-mcp-header" = "Value"))]
+    value: String,
+}
 
 /// The suite's tools.
 struct Conformance {
@@ -245,6 +253,50 @@ impl Conformance {
             return done("Client declared no MRTR-capable capabilities".into());
         }
         ask(&asked, None)
+    }
+
+    #[tool(description = "Echoes a value the client mirrors in the Mcp-Param-Value header")]
+    fn test_custom_header(
+        &self,
+        Parameters(CustomHeaderArgs { value }): Parameters<CustomHeaderArgs>,
+    ) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(format!("value: {value}"))])
+    }
+
+    #[tool(description = "Requires the sampling client capability")]
+    fn test_missing_capability(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let declared = context.meta.client_capabilities().unwrap_or_default();
+        if declared.sampling.is_none() {
+            return Err(ErrorData::missing_required_client_capability(
+                rmcp::model::ClientCapabilities::builder()
+                    .enable_sampling()
+                    .build(),
+            ));
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            "Required capability declared",
+        )]))
+    }
+
+    #[tool(description = "Answers input required with an elicitation")]
+    fn test_streaming_elicitation(&self) -> Result<CallToolResponse, ErrorData> {
+        ask(
+            &[("streaming_elicitation", elicit("Provide a value", "value"))],
+            None,
+        )
+    }
+
+    #[tool(description = "Logs only when the request asked for a log level")]
+    async fn test_logging_tool(&self, context: RequestContext<RoleServer>) -> CallToolResult {
+        if let Some(level) = context.meta.log_level() {
+            let log = LoggingMessageNotificationParam::new(level, json!("logLevel was requested"))
+                .with_logger("conformance-server");
+            let _ = context.peer.notify_logging_message(log).await;
+        }
+        CallToolResult::success(vec![ContentBlock::text("Logging tool completed")])
     }
 
     #[tool(description = "Answers a tool error")]
