@@ -108,7 +108,8 @@ async fn a_legacy_session_initializes_lists_and_calls_and_keeps_its_handler() {
             "count_to_three",
             "greet",
             "header",
-            "increment"
+            "increment",
+            "roots"
         ]
     );
 
@@ -148,7 +149,7 @@ async fn a_2026_07_28_request_is_served_without_a_session() {
     let list = answer_of(&list);
     assert_eq!(
         list["result"]["tools"].as_array().map(Vec::len),
-        Some(6),
+        Some(7),
         "{list}"
     );
     assert_eq!(list["result"]["resultType"], "complete");
@@ -249,7 +250,7 @@ async fn rmcp_s_own_client_initializes_lists_and_calls() {
         .await
         .expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 6);
+    assert_eq!(tools.len(), 7);
     for expected in ["1", "2"] {
         let result = client
             .call_tool(CallToolRequestParams::new("increment"))
@@ -426,4 +427,37 @@ async fn a_list_change_the_handler_announces_reaches_other_sessions_streams() {
         heard["method"], "notifications/tools/list_changed",
         "{heard}"
     );
+}
+
+#[tokio::test]
+async fn a_request_the_handler_sends_in_a_session_is_answered_by_the_client() {
+    let served = Served::start(Config::default()).await;
+    let client = served.client();
+    let session = client.open().await;
+    let call = client.post_request(Some(&session), tool_call(9, "roots", json!({})).to_string());
+    let response = client.send_raw(call).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut events = mcp_test_client::SseStream::new(response.into_body());
+    let bound = std::time::Duration::from_secs(10);
+    let asked = events
+        .next_within(bound)
+        .await
+        .unwrap()
+        .expect("the handler's request");
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    // The session's own id, not the handler's.
+    assert!(asked["id"].is_string(), "{asked}");
+
+    let answer = json!({ "jsonrpc": "2.0", "id": asked["id"],
+        "result": { "roots": [{ "uri": "file:///a" }, { "uri": "file:///b" }] } });
+    assert_eq!(
+        client.post(Some(&session), &answer).await.status,
+        StatusCode::ACCEPTED
+    );
+    let done = events
+        .next_within(bound)
+        .await
+        .unwrap()
+        .expect("the answer");
+    assert_eq!(text(&done), "roots: file:///a, file:///b", "{done}");
 }

@@ -116,6 +116,19 @@ impl Counter {
         }
     }
 
+    #[tool(description = "Ask the client for its roots (in a session) and list them")]
+    // Roots are deprecated by SEP-2577, still in 2025-11-25's clients.
+    #[allow(deprecated)]
+    async fn roots(&self, context: RequestContext<RoleServer>) -> String {
+        match context.peer.list_roots().await {
+            Ok(listed) => {
+                let uris: Vec<&str> = listed.roots.iter().map(|root| root.uri.as_str()).collect();
+                format!("roots: {}", uris.join(", "))
+            }
+            Err(error) => format!("no roots: {error}"),
+        }
+    }
+
     #[tool(description = "Answer the value of an HTTP header of the request")]
     fn header(
         &self,

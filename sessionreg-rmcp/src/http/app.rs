@@ -2,12 +2,12 @@
 //! keeps ([`HandlerSession`]), and how each message reaches the handler and
 //! its answer the layer.
 
-use super::exchange::{is_answer, Exchange, Replies};
+use super::exchange::{is_answer, Answers, Exchange, Replies};
 use futures_core::Stream;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData, GetExtensions,
-    InitializeRequestParams, JsonRpcNotification, JsonRpcRequest, ProtocolVersion,
-    ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, ErrorCode, ErrorData,
+    GetExtensions, InitializeRequestParams, JsonRpcNotification, JsonRpcRequest, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage,
 };
 use rmcp::service::{serve_directly_with_ct, RunningService};
 use rmcp::{RoleServer, ServerHandler};
@@ -15,8 +15,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
 use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
-use sessionreg::http::{App, Context, HandlerError, ModernRequest, Publisher, Reply};
+use sessionreg::http::{App, ClientAnswer, Context, HandlerError, ModernRequest, Publisher, Reply};
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
@@ -109,7 +110,7 @@ impl<S: ServerHandler> App for HandlerApp<S> {
         message: Message,
     ) -> Result<Reply, HandlerError> {
         match message {
-            Message::Request(request) => Ok(self.request(&ctx, request).await),
+            Message::Request(request) => Ok(self.request(ctx, request).await),
             Message::Notification(note) => {
                 // A 2026-07-28 notification has no session to reach, and rmcp's
                 // own service drops them too.
@@ -122,7 +123,7 @@ impl<S: ServerHandler> App for HandlerApp<S> {
                 else {
                     return Ok(Reply::Accepted);
                 };
-                let (exchange, _replies) = Exchange::new(
+                let (exchange, _replies, _answers) = Exchange::new(
                     ClientJsonRpcMessage::Notification(notification),
                     self.publisher.clone(),
                 );
@@ -167,7 +168,7 @@ impl<S: ServerHandler> App for HandlerApp<S> {
 impl<S: ServerHandler> HandlerApp<S> {
     /// Serves one request: hands it to the session's handler (a new one
     /// for a 2026-07-28 request), and answers with what it sends.
-    async fn request(&self, ctx: &Context<HandlerSession<S>>, request: Request) -> Reply {
+    async fn request(&self, ctx: Context<HandlerSession<S>>, request: Request) -> Reply {
         let retried = ctx
             .modern()
             .and_then(|modern| retried_params(modern, &request));
@@ -198,7 +199,7 @@ impl<S: ServerHandler> HandlerApp<S> {
             },
         };
         let initialize = matches!(decoded.request, ClientRequest::InitializeRequest(_));
-        let (exchange, mut replies) = Exchange::new(
+        let (exchange, mut replies, answers) = Exchange::new(
             ClientJsonRpcMessage::Request(decoded),
             self.publisher.clone(),
         );
@@ -222,6 +223,9 @@ impl<S: ServerHandler> HandlerApp<S> {
             first: Some(first),
             replies,
             running: Some(running),
+            ctx,
+            answers,
+            asked: Vec::new(),
         }))
     }
 }
@@ -345,11 +349,62 @@ fn rpc_error(error: ErrorData) -> RpcError {
 }
 
 /// An SSE reply: the handler's messages as JSON, its answer last; holds the
-/// service loop until then.
+/// service loop until then. In a legacy session, a request the handler
+/// sends the client (sampling, elicitation, roots) goes out as the
+/// session's own ([`LegacyRequest::ask`](sessionreg::http::LegacyRequest::ask):
+/// an id of the session's, the pending ones bounded), and the client's
+/// answer goes back to the handler under the id it used.
 struct Answering<S: ServerHandler> {
     first: Option<ServerJsonRpcMessage>,
     replies: Replies,
     running: Option<RunningService<RoleServer, Arc<S>>>,
+    ctx: Context<HandlerSession<S>>,
+    answers: Answers,
+    /// The session's requests awaiting the client's answer, by the id the
+    /// handler gave each: polled with the stream, so they end with it.
+    asked: Vec<(RequestId, ClientAnswer)>,
+}
+
+impl<S: ServerHandler> Answering<S> {
+    /// What goes out for `message`: a request of the handler's in a
+    /// session is asked as the session's own; `None` when it was refused
+    /// (the handler then has its error).
+    fn outgoing(&mut self, message: ServerJsonRpcMessage) -> Option<Value> {
+        let (ServerJsonRpcMessage::Request(request), Some(legacy)) = (&message, self.ctx.legacy())
+        else {
+            return serde_json::to_value(&message).ok();
+        };
+        let id = request.id.clone();
+        let wire = serde_json::to_value(request).unwrap_or(Value::Null);
+        let method = wire["method"].as_str().unwrap_or_default();
+        let params = wire.get("params").cloned().unwrap_or_else(|| json!({}));
+        let answers = &self.answers;
+        match legacy.ask(method, params) {
+            Ok(asked) => {
+                self.asked.push((id, asked.answer));
+                Some(asked.message)
+            }
+            Err(error) => {
+                let _ = answers.try_send(client_answer(id, Err(error)));
+                None
+            }
+        }
+    }
+}
+
+/// The client's answer (or the refusal) as rmcp's loop reads it: a
+/// response to the id the handler's request had.
+fn client_answer(id: RequestId, outcome: Result<Value, RpcError>) -> ClientJsonRpcMessage {
+    let error = match outcome.map(serde_json::from_value::<ClientResult>) {
+        Ok(Ok(result)) => return ClientJsonRpcMessage::response(result, id),
+        Ok(Err(error)) => ErrorData::internal_error(format!("the client's answer: {error}"), None),
+        Err(error) => ErrorData::new(
+            ErrorCode(i32::try_from(error.code).unwrap_or(-32603)),
+            error.message,
+            error.data,
+        ),
+    };
+    ClientJsonRpcMessage::error(error, Some(id))
 }
 
 impl<S: ServerHandler> Stream for Answering<S> {
@@ -359,6 +414,16 @@ impl<S: ServerHandler> Stream for Answering<S> {
         let this = &mut *self;
         if this.running.is_none() {
             return Poll::Ready(None);
+        }
+        // The client's answers that came in go back to the handler.
+        let mut index = 0;
+        while index < this.asked.len() {
+            if let Poll::Ready(outcome) = Pin::new(&mut this.asked[index].1).poll(cx) {
+                let (id, _) = this.asked.swap_remove(index);
+                let _ = this.answers.try_send(client_answer(id, outcome));
+            } else {
+                index += 1;
+            }
         }
         let message = match this.first.take() {
             Some(first) => first,
@@ -375,6 +440,13 @@ impl<S: ServerHandler> Stream for Answering<S> {
             // The exchange is over: the loop ends by itself.
             this.running = None;
         }
-        Poll::Ready(serde_json::to_value(&message).ok())
+        match this.outgoing(message) {
+            Some(value) => Poll::Ready(Some(value)),
+            // Refused: the handler hears of it; look for what it sends next.
+            None => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
     }
 }

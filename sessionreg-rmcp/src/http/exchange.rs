@@ -19,6 +19,10 @@ use tokio::sync::{mpsc, Notify};
 /// before the service's next send waits (progress, logging, the answer).
 const QUEUED_MESSAGES: usize = 16;
 
+/// How many of the client's answers may wait for the loop: as many
+/// requests as a session may have pending with the client.
+const PENDING_ASKS: usize = 64;
+
 /// The transport side of one exchange: the message, the way out, and the
 /// signal that the request was answered.
 pub(crate) struct Exchange {
@@ -29,7 +33,13 @@ pub(crate) struct Exchange {
     out: mpsc::Sender<ServerJsonRpcMessage>,
     answered: Arc<Notify>,
     publisher: Publisher,
+    /// The client's answers to the requests the handler sent (legacy
+    /// sessions: sampling, elicitation, roots), handed back to the loop.
+    answers: mpsc::Receiver<ClientJsonRpcMessage>,
 }
+
+/// Where the client's answers to the handler's requests go in.
+pub(crate) type Answers = mpsc::Sender<ClientJsonRpcMessage>;
 
 /// The layer's side: what the service sends, in order.
 pub(crate) type Replies = mpsc::Receiver<ServerJsonRpcMessage>;
@@ -37,17 +47,23 @@ pub(crate) type Replies = mpsc::Receiver<ServerJsonRpcMessage>;
 impl Exchange {
     /// An exchange for `message`, and the receiver of what the service
     /// sends; its publications go to `publisher`.
-    pub(crate) fn new(message: ClientJsonRpcMessage, publisher: Publisher) -> (Exchange, Replies) {
+    pub(crate) fn new(
+        message: ClientJsonRpcMessage,
+        publisher: Publisher,
+    ) -> (Exchange, Replies, Answers) {
         let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
         let (out, replies) = mpsc::channel(QUEUED_MESSAGES);
+        // As many as a session may have pending (the layer's bound).
+        let (answer, answers) = mpsc::channel(PENDING_ASKS);
         let exchange = Exchange {
             message: Some(message),
             awaits_answer,
             out,
             answered: Arc::new(Notify::new()),
             publisher,
+            answers,
         };
-        (exchange, replies)
+        (exchange, replies, answer)
     }
 }
 
@@ -88,10 +104,20 @@ impl Transport<RoleServer> for Exchange {
         if let Some(message) = self.message.take() {
             return Some(message);
         }
-        if self.awaits_answer {
-            self.answered.notified().await;
+        if !self.awaits_answer {
+            return None;
         }
-        None
+        tokio::select! {
+            () = self.answered.notified() => None,
+            answer = self.answers.recv() => match answer {
+                Some(answer) => Some(answer),
+                // Nobody can answer any more: wait for the end.
+                None => {
+                    self.answered.notified().await;
+                    None
+                }
+            },
+        }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
