@@ -61,6 +61,42 @@ struct CustomHeaderArgs {
     value: String,
 }
 
+/// `test_sampling`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct PromptArgs {
+    prompt: Option<String>,
+}
+
+/// `test_elicitation`'s arguments.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct MessageArgs {
+    message: Option<String>,
+}
+
+/// Asks the user `message` with form `schema` (in a session); answers
+/// `{said}: action=...` with what came back.
+async fn elicitation(
+    context: &RequestContext<RoleServer>,
+    message: &str,
+    schema: Value,
+    said: &str,
+) -> Result<CallToolResult, ErrorData> {
+    let params = typed(json!({ "mode": "form", "message": message, "requestedSchema": schema }))?;
+    Ok(match context.peer.create_elicitation(params).await {
+        Ok(result) => {
+            let result = serde_json::to_value(&result).unwrap_or_default();
+            let action = result["action"].as_str().unwrap_or("unknown");
+            let content = &result["content"];
+            CallToolResult::success(vec![ContentBlock::text(format!(
+                "{said}: action={action}, content={content}"
+            ))])
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "Elicitation error: {error}"
+        ))]),
+    })
+}
+
 /// The suite's tools.
 struct Conformance {
     tool_router: ToolRouter<Self>,
@@ -297,6 +333,89 @@ impl Conformance {
             let _ = context.peer.notify_logging_message(log).await;
         }
         CallToolResult::success(vec![ContentBlock::text("Logging tool completed")])
+    }
+
+    #[tool(description = "Asks the client's model (in a session), then answers with its text")]
+    async fn test_sampling(
+        &self,
+        Parameters(PromptArgs { prompt }): Parameters<PromptArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let prompt = prompt.unwrap_or_else(|| "Hello".into());
+        let params = typed(json!({
+            "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+            "maxTokens": 100,
+        }))?;
+        Ok(match context.peer.create_message(params).await {
+            Ok(result) => {
+                let result = serde_json::to_value(&result).unwrap_or_default();
+                let text = result.pointer("/content/text").and_then(Value::as_str);
+                let text = text.unwrap_or("No text response");
+                CallToolResult::success(vec![ContentBlock::text(format!("LLM response: {text}"))])
+            }
+            Err(error) => {
+                CallToolResult::error(vec![ContentBlock::text(format!("Sampling error: {error}"))])
+            }
+        })
+    }
+
+    #[tool(description = "Asks the user (in a session), then answers with the response")]
+    async fn test_elicitation(
+        &self,
+        Parameters(MessageArgs { message }): Parameters<MessageArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let message = message.unwrap_or_else(|| "Please provide your information".into());
+        let schema = json!({ "type": "object", "properties": {
+            "username": { "type": "string", "description": "User's response" },
+            "email": { "type": "string", "description": "User's email address" },
+        }, "required": ["username", "email"] });
+        elicitation(&context, &message, schema, "User response").await
+    }
+
+    #[tool(description = "Asks the user with defaults for every field (SEP-1034)")]
+    async fn test_elicitation_sep1034_defaults(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let schema = json!({ "type": "object", "properties": {
+            "name": { "type": "string", "description": "User's name", "default": "John Doe" },
+            "age": { "type": "integer", "description": "User's age", "default": 30 },
+            "score": { "type": "number", "description": "User's score", "default": 95.5 },
+            "status": { "type": "string", "description": "User's status",
+                "enum": ["active", "inactive", "pending"], "default": "active" },
+            "verified": { "type": "boolean", "description": "Whether user is verified",
+                "default": true },
+        }});
+        let message = "Please provide values (all have defaults)";
+        elicitation(&context, message, schema, "Elicitation completed").await
+    }
+
+    #[tool(description = "Asks the user with every enum form (SEP-1330)")]
+    async fn test_elicitation_sep1330_enums(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let choices = |titles: [&str; 3]| {
+            json!([
+                { "const": "value1", "title": titles[0] },
+                { "const": "value2", "title": titles[1] },
+                { "const": "value3", "title": titles[2] },
+            ])
+        };
+        let schema = json!({ "type": "object", "properties": {
+            "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+            "titledSingle": { "type": "string",
+                "oneOf": choices(["First Option", "Second Option", "Third Option"]) },
+            "legacyEnum": { "type": "string", "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"] },
+            "untitledMulti": { "type": "array",
+                "items": { "type": "string", "enum": ["option1", "option2", "option3"] } },
+            "titledMulti": { "type": "array",
+                "items": { "anyOf": choices(["First Choice", "Second Choice", "Third Choice"]) } },
+        }});
+        let message = "Test enum schema improvements";
+        elicitation(&context, message, schema, "Enum elicitation completed").await
     }
 
     #[tool(description = "Answers a tool error")]
