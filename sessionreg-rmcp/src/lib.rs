@@ -94,6 +94,13 @@
 //! [`TaskManager`] (tasks are how a 2026-07-28 server keeps work across
 //! requests); a server that also speaks the earlier revisions gets both.
 //!
+//! # An rmcp handler on sessionreg's HTTP layer
+//!
+//! The [`http`] module (feature `http`, on by default) goes further: its
+//! [`http::StreamableHttpService`] replaces rmcp's whole transport with
+//! [`sessionreg::http`], for an unmodified handler (the README tabulates
+//! every difference a user could notice).
+//!
 //! # rmcp versions
 //!
 //! Requires rmcp `>=3.11, <4` (3.11.0 is the newest release as of this
@@ -154,6 +161,8 @@ mod aliases;
 mod builder;
 mod entry;
 mod error;
+#[cfg(feature = "http")]
+pub mod http;
 mod manager;
 mod reaper;
 mod state;

@@ -431,7 +431,7 @@ pub use bus::{BusError, BusKeys, RedisBus};
 pub use counters::HttpStats;
 pub use endpoint::builder::Builder;
 pub use endpoint::drain::DrainReport;
-pub use endpoint::manager::SessionManager;
+pub use endpoint::manager::{ResponseFuture, SessionManager};
 pub use endpoint::shutdown::ShutdownReport;
 pub use listen::{Audience, Change, Publisher};
 pub use server::{serve, serve_with, Connections};

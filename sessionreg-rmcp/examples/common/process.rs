@@ -9,13 +9,15 @@ use tokio_util::sync::CancellationToken;
 
 /// Logs to stderr at `RUST_LOG`, or INFO. rmcp logs each new session's id
 /// in full at INFO from its session target; ids grant access, so that one
-/// stays at WARN unless `RUST_LOG` says otherwise.
+/// stays at WARN unless `RUST_LOG` says otherwise. So does `rmcp::service`:
+/// served by sessionreg's layer (`rmcp_counter`) its loop runs, and logs
+/// the client's `initialize` params at INFO, once per request.
 pub fn init_tracing() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
                 tracing_subscriber::EnvFilter::new(
-                    "info,rmcp::transport::streamable_http_server::session::local=warn",
+                    "info,rmcp::transport::streamable_http_server::session::local=warn,rmcp::service=warn",
                 )
             }),
         )

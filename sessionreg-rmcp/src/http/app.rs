@@ -1,0 +1,452 @@
+//! The [`App`] over an rmcp handler ([`HandlerApp`]): what a legacy session
+//! keeps ([`HandlerSession`]), and how each message reaches the handler and
+//! its answer the layer.
+
+use super::exchange::{is_answer, Answers, Exchange, Replies};
+use futures_core::Stream;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, ErrorCode, ErrorData,
+    GetExtensions, InitializeRequestParams, JsonRpcNotification, JsonRpcRequest, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{serve_directly_with_ct, RunningService};
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use sessionreg::http::jsonrpc::{Message, Request, RpcError};
+use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
+use sessionreg::http::{App, ClientAnswer, Context, HandlerError, ModernRequest, Publisher, Reply};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+/// Makes a handler: for each legacy session, and for each 2026-07-28
+/// request (as rmcp's factory is called for each stateless request).
+pub(crate) type Factory<S> = dyn Fn() -> Result<S, std::io::Error> + Send + Sync;
+
+/// An rmcp [`ServerHandler`] as a [`sessionreg::http::App`]: what
+/// [`StreamableHttpService`](super::StreamableHttpService) serves, and what
+/// its [`builder`](super::StreamableHttpService::builder) configures.
+pub struct HandlerApp<S: ServerHandler> {
+    factory: Box<Factory<S>>,
+    /// One handler made when the service is built: asked for the server's
+    /// description (`get_info`) and its tools' schemas (`get_tool`).
+    described: S,
+    /// Where the handlers' list changes and resource updates go: the
+    /// manager's (the service's builder gives it to the layer).
+    publisher: Publisher,
+}
+
+/// What a legacy session keeps: its handler, and the client's `initialize`
+/// params (the peer info every request of the session is served with).
+pub struct HandlerSession<S: ServerHandler> {
+    handler: Arc<S>,
+    client: InitializeRequestParams,
+}
+
+impl<S: ServerHandler> HandlerSession<S> {
+    /// The session's handler, as the factory made it.
+    pub fn handler(&self) -> &S {
+        &self.handler
+    }
+
+    /// The client's `initialize` params, as it sent them.
+    pub fn client(&self) -> &InitializeRequestParams {
+        &self.client
+    }
+}
+
+impl<S: ServerHandler> fmt::Debug for HandlerSession<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerSession")
+            .field("client", &self.client.client_info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ServerHandler> HandlerApp<S> {
+    /// The app over the handlers `factory` makes; calls it once, for the
+    /// handler that describes the server.
+    pub(crate) fn new(
+        factory: Box<Factory<S>>,
+        publisher: Publisher,
+    ) -> Result<HandlerApp<S>, std::io::Error> {
+        let described = factory()?;
+        Ok(HandlerApp {
+            factory,
+            described,
+            publisher,
+        })
+    }
+
+    fn make(&self) -> Result<S, RpcError> {
+        (self.factory)().map_err(|error| {
+            tracing::warn!(%error, "the handler factory failed");
+            RpcError::new(-32603, "the server could not make a handler")
+        })
+    }
+}
+
+impl<S: ServerHandler> App for HandlerApp<S> {
+    type Session = HandlerSession<S>;
+
+    fn open(
+        &self,
+        initialize: &Request,
+        _request: &http::request::Parts,
+    ) -> Result<HandlerSession<S>, RpcError> {
+        let client: InitializeRequestParams = initialize.params_as()?;
+        Ok(HandlerSession {
+            handler: Arc::new(self.make()?),
+            client,
+        })
+    }
+
+    async fn handle(
+        &self,
+        ctx: Context<HandlerSession<S>>,
+        message: Message,
+    ) -> Result<Reply, HandlerError> {
+        match message {
+            Message::Request(request) => Ok(self.request(ctx, request).await),
+            Message::Notification(note) => {
+                // A 2026-07-28 notification has no session to reach, and rmcp's
+                // own service drops them too.
+                let Some(legacy) = ctx.legacy() else {
+                    return Ok(Reply::Accepted);
+                };
+                let text = wire_text(None, &note.method, note.params.as_deref());
+                let Ok(notification) =
+                    serde_json::from_str::<JsonRpcNotification<ClientNotification>>(&text)
+                else {
+                    return Ok(Reply::Accepted);
+                };
+                let (exchange, _replies, _answers) = Exchange::new(
+                    ClientJsonRpcMessage::Notification(notification),
+                    self.publisher.clone(),
+                );
+                let peer = legacy.state().peer_info(legacy.version());
+                let running = serve_directly_with_ct(
+                    Arc::clone(&legacy.state().handler),
+                    exchange,
+                    Some(peer),
+                    ctx.cancellation().child_token(),
+                );
+                // The loop hands the notification to the handler and ends, as
+                // the exchange closes at once; wait for that, not for the
+                // handler's own task.
+                let _ = running.waiting().await;
+                Ok(Reply::Accepted)
+            }
+            // Server-to-client requests are not made through this service
+            // (see the crate's README): an answer has nothing to reach.
+            Message::Response(_) => Ok(Reply::Accepted),
+        }
+    }
+
+    fn discovery(&self) -> Discovery {
+        let info = self.described.get_info();
+        Discovery {
+            capabilities: serde_json::to_value(&info.capabilities).unwrap_or_default(),
+            server_info: serde_json::to_value(&info.server_info).ok(),
+            instructions: info.instructions,
+            ..Discovery::default()
+        }
+    }
+
+    fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
+        let tool = self.described.get_tool(tool)?;
+        let schema = Value::Object((*tool.input_schema).clone());
+        MirroredParams::from_input_schema(&schema)
+            .ok()
+            .map(Arc::new)
+    }
+}
+
+impl<S: ServerHandler> HandlerApp<S> {
+    /// Serves one request: hands it to the session's handler (a new one
+    /// for a 2026-07-28 request), and answers with what it sends.
+    async fn request(&self, ctx: Context<HandlerSession<S>>, request: Request) -> Reply {
+        let retried = ctx
+            .modern()
+            .and_then(|modern| retried_params(modern, &request));
+        let params = match &retried {
+            Some(Ok(params)) => Some(params.as_ref()),
+            Some(Err(error)) => return Reply::Error(error.clone()),
+            None => request.params.as_deref(),
+        };
+        let text = wire_text(Some(&request.id), &request.method, params);
+        let mut decoded = match serde_json::from_str::<JsonRpcRequest<ClientRequest>>(&text) {
+            Ok(decoded) => decoded,
+            Err(error) => {
+                return Reply::Error(RpcError::invalid_params(format!("invalid params: {error}")))
+            }
+        };
+        decoded
+            .request
+            .extensions_mut()
+            .insert(ctx.request().clone());
+        let (handler, peer) = match ctx.legacy() {
+            Some(legacy) => (
+                Arc::clone(&legacy.state().handler),
+                Some(legacy.state().peer_info(legacy.version())),
+            ),
+            None => match self.make() {
+                Ok(handler) => (Arc::new(handler), None),
+                Err(error) => return Reply::Error(error),
+            },
+        };
+        let initialize = matches!(decoded.request, ClientRequest::InitializeRequest(_));
+        let (exchange, mut replies, answers) = Exchange::new(
+            ClientJsonRpcMessage::Request(decoded),
+            self.publisher.clone(),
+        );
+        // A child: the loop's end (its drop guard) must not cancel the
+        // layer's token of the request.
+        let running =
+            serve_directly_with_ct(handler, exchange, peer, ctx.cancellation().child_token());
+        let Some(first) = replies.recv().await else {
+            return Reply::Error(RpcError::new(-32603, "the handler ended without an answer"));
+        };
+        if is_answer(&first) {
+            let reply = answer(first, initialize.then(|| ctx.version().as_str()));
+            return match (reply, ctx.modern()) {
+                (Reply::Result(result), Some(modern)) => input_required(modern, result),
+                (reply, _) => reply,
+            };
+        }
+        // Progress, logging or other messages before the answer: an SSE
+        // reply, which keeps the service loop until the answer is out.
+        Reply::Stream(Box::pin(Answering {
+            first: Some(first),
+            replies,
+            running: Some(running),
+            ctx,
+            answers,
+            asked: Vec::new(),
+        }))
+    }
+}
+
+impl<S: ServerHandler> HandlerSession<S> {
+    /// The peer info a request of this session is served with: the
+    /// client's `initialize` params at the version the session runs.
+    fn peer_info(&self, version: &str) -> InitializeRequestParams {
+        let mut client = self.client.clone();
+        if let Ok(version) =
+            serde_json::from_value::<ProtocolVersion>(Value::String(version.into()))
+        {
+            client.protocol_version = version;
+        }
+        client
+    }
+}
+
+/// A 2026-07-28 retry's params as the handler must see them: the
+/// `requestState` the layer verified (its seal checked, the handler's own
+/// state inside) replaced by that state, or removed when the handler had
+/// none. `None`: not a retry, the params go as sent.
+fn retried_params(
+    modern: &ModernRequest,
+    request: &Request,
+) -> Option<Result<Box<RawValue>, RpcError>> {
+    if modern.request_state().is_none() && modern.input_responses().is_none() {
+        return None;
+    }
+    Some(request.params_value().and_then(|mut params| {
+        if let Some(fields) = params.as_object_mut() {
+            match modern.request_state() {
+                Some(state) => {
+                    let state = String::from_utf8_lossy(state).into_owned();
+                    fields.insert("requestState".into(), state.into());
+                }
+                None => {
+                    fields.remove("requestState");
+                }
+            }
+        }
+        serde_json::value::to_raw_value(&params)
+            .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
+    }))
+}
+
+/// A modern answer as the layer must be told it: a handler's
+/// `InputRequiredResult` (`resultType: "input_required"`) becomes the
+/// layer's input request, its `requestState` sealed inside the layer's
+/// (so the client gets a state it cannot read or forge, and the handler
+/// its own back on the retry); any other result goes as it is.
+fn input_required(modern: &ModernRequest, result: Value) -> Reply {
+    if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return Reply::Result(result);
+    }
+    let mut requests = InputRequests::new();
+    if let Some(asked) = result.get("inputRequests").and_then(Value::as_object) {
+        for (key, request) in asked {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            // A request without params (`roots/list`) still has an object.
+            let params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+            requests = requests.request(key.clone(), method, params);
+        }
+    }
+    if let Some(state) = result.get("requestState").and_then(Value::as_str) {
+        requests = requests.request_state(state.as_bytes().to_vec());
+    }
+    match modern.input_required(requests) {
+        Ok(asked) => Reply::InputRequired(asked),
+        Err(error) => Reply::Error(error),
+    }
+}
+
+/// The JSON-RPC text of a client message, rebuilt from the layer's parts
+/// (the params are the client's own text).
+fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> String {
+    let method = Value::String(method.into());
+    let mut text = String::with_capacity(64 + params.map_or(0, |raw| raw.get().len()));
+    text.push_str(r#"{"jsonrpc":"2.0","method":"#);
+    text.push_str(&method.to_string());
+    if let Some(id) = id {
+        text.push_str(r#","id":"#);
+        text.push_str(&id.to_string());
+    }
+    if let Some(params) = params {
+        text.push_str(r#","params":"#);
+        text.push_str(params.get());
+    }
+    text.push('}');
+    text
+}
+
+/// The reply for the handler's answer; for `initialize`, with the version
+/// the layer negotiated for the session (`version`).
+fn answer(message: ServerJsonRpcMessage, version: Option<&str>) -> Reply {
+    match message {
+        ServerJsonRpcMessage::Response(response) => match serde_json::to_value(&response.result) {
+            Ok(mut result) => {
+                if let (Some(version), Some(fields)) = (version, result.as_object_mut()) {
+                    fields.insert("protocolVersion".into(), version.into());
+                }
+                Reply::Result(result)
+            }
+            Err(error) => Reply::Error(RpcError::new(
+                -32603,
+                format!("the handler's result is not JSON: {error}"),
+            )),
+        },
+        ServerJsonRpcMessage::Error(error) => Reply::Error(rpc_error(error.error)),
+        _ => Reply::Error(RpcError::new(-32603, "the handler sent no answer")),
+    }
+}
+
+fn rpc_error(error: ErrorData) -> RpcError {
+    let mut rpc = RpcError::new(i64::from(error.code.0), error.message.into_owned());
+    rpc.data = error.data;
+    rpc
+}
+
+/// An SSE reply: the handler's messages as JSON, its answer last; holds the
+/// service loop until then. In a legacy session, a request the handler
+/// sends the client (sampling, elicitation, roots) goes out as the
+/// session's own ([`LegacyRequest::ask`](sessionreg::http::LegacyRequest::ask):
+/// an id of the session's, the pending ones bounded), and the client's
+/// answer goes back to the handler under the id it used.
+struct Answering<S: ServerHandler> {
+    first: Option<ServerJsonRpcMessage>,
+    replies: Replies,
+    running: Option<RunningService<RoleServer, Arc<S>>>,
+    ctx: Context<HandlerSession<S>>,
+    answers: Answers,
+    /// The session's requests awaiting the client's answer, by the id the
+    /// handler gave each: polled with the stream, so they end with it.
+    asked: Vec<(RequestId, ClientAnswer)>,
+}
+
+impl<S: ServerHandler> Answering<S> {
+    /// What goes out for `message`: a request of the handler's in a
+    /// session is asked as the session's own; `None` when it was refused
+    /// (the handler then has its error).
+    fn outgoing(&mut self, message: ServerJsonRpcMessage) -> Option<Value> {
+        let (ServerJsonRpcMessage::Request(request), Some(legacy)) = (&message, self.ctx.legacy())
+        else {
+            return serde_json::to_value(&message).ok();
+        };
+        let id = request.id.clone();
+        let wire = serde_json::to_value(request).unwrap_or(Value::Null);
+        let method = wire["method"].as_str().unwrap_or_default();
+        let params = wire.get("params").cloned().unwrap_or_else(|| json!({}));
+        let answers = &self.answers;
+        match legacy.ask(method, params) {
+            Ok(asked) => {
+                self.asked.push((id, asked.answer));
+                Some(asked.message)
+            }
+            Err(error) => {
+                let _ = answers.try_send(client_answer(id, Err(error)));
+                None
+            }
+        }
+    }
+}
+
+/// The client's answer (or the refusal) as rmcp's loop reads it: a
+/// response to the id the handler's request had.
+fn client_answer(id: RequestId, outcome: Result<Value, RpcError>) -> ClientJsonRpcMessage {
+    let error = match outcome.map(serde_json::from_value::<ClientResult>) {
+        Ok(Ok(result)) => return ClientJsonRpcMessage::response(result, id),
+        Ok(Err(error)) => ErrorData::internal_error(format!("the client's answer: {error}"), None),
+        Err(error) => ErrorData::new(
+            ErrorCode(i32::try_from(error.code).unwrap_or(-32603)),
+            error.message,
+            error.data,
+        ),
+    };
+    ClientJsonRpcMessage::error(error, Some(id))
+}
+
+impl<S: ServerHandler> Stream for Answering<S> {
+    type Item = Value;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Value>> {
+        let this = &mut *self;
+        if this.running.is_none() {
+            return Poll::Ready(None);
+        }
+        // The client's answers that came in go back to the handler.
+        let mut index = 0;
+        while index < this.asked.len() {
+            if let Poll::Ready(outcome) = Pin::new(&mut this.asked[index].1).poll(cx) {
+                let (id, _) = this.asked.swap_remove(index);
+                let _ = this.answers.try_send(client_answer(id, outcome));
+            } else {
+                index += 1;
+            }
+        }
+        let message = match this.first.take() {
+            Some(first) => first,
+            None => match this.replies.poll_recv(cx) {
+                Poll::Ready(Some(message)) => message,
+                Poll::Ready(None) => {
+                    this.running = None;
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        if is_answer(&message) {
+            // The exchange is over: the loop ends by itself.
+            this.running = None;
+        }
+        match this.outgoing(message) {
+            Some(value) => Poll::Ready(Some(value)),
+            // Refused: the handler hears of it; look for what it sends next.
+            None => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
+    }
+}
