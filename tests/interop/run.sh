@@ -37,7 +37,12 @@
 #    extension, SEP-2663, at 2026-07-28 with --force: extension scenarios
 #    are off the spec timeline) against rmcp_tasks_server on sessionreg's
 #    TaskManager (INTEROP_TASKS_MANAGERS="sessionreg rmcp" also runs them on
-#    rmcp's own TaskManager, for comparison).
+#    rmcp's own TaskManager, for comparison). Then rmcp handlers served by
+#    sessionreg::http (sessionreg_rmcp::http::StreamableHttpService): the
+#    official clients against rmcp_counter, and the whole suite at both
+#    revisions against rmcp_conformance (the suite's fixture as an rmcp
+#    handler): every scored scenario must pass; the unscored ones it does
+#    not implement (the tasks extension's, the pending ones) are listed.
 # 8. OAuth (issue 29): a real authorization server on a loopback port of its
 #    own (tests/interop/oauth_server.mjs: the npm package oauth2-mock-server, with
 #    the audience and scope an operator configures), and cargo build
@@ -373,10 +378,15 @@ run_scenario() {
   return 0
 }
 
-# run_suite REVISION URL PID -> one step: the whole suite, pinned to REVISION.
+# run_suite REVISION URL PID [NAME [scored]] -> one step: the whole suite,
+# pinned to REVISION, against the server NAME (default: conformance_server).
+# With `scored`, the suite's exit status decides (every scored scenario
+# passes) and the failed checks of unscored scenarios are listed, not
+# counted: for a fixture that does not implement the pending and
+# extension scenarios.
 run_suite() {
-  local revision=$1 url=$2 pid=$3 t=$SECONDS rc=0
-  local dir="$WORK/conformance/requirements-$revision"
+  local revision=$1 url=$2 pid=$3 name=${4:-conformance_server} mode=${5:-all} t=$SECONDS rc=0
+  local dir="$WORK/conformance/requirements-$revision-$name"
   mkdir -p "$dir"
   timeout "$SUITE_TIMEOUT_S" "$NODE" "$CONFORMANCE" server \
     --url "$url" --requirements "$revision" -o "$dir" \
@@ -385,12 +395,18 @@ run_suite() {
   counts="$(summarize_checks "$dir" 2>>"$dir/output.log" || echo "0 0 0 0")"
   read -r s f w n <<<"$counts"
   local label="conformance --requirements $revision" total
+  [[ $name == conformance_server ]] || label="$label ($name)"
   total="$(grep -m1 '^Total:' "$dir/output.log" || echo 'no total')"
   # Every scenario must pass, scored or not (the tasks extension's and the
   # pending ones too): the suite's exit status covers the scored ones, the
   # checks' count every one.
   if [[ $rc -eq 0 && $n -ge 1 && $s -ge 1 && $f -eq 0 ]]; then
     step_ok "$label" "$n scenarios, every check passed, $w warnings; $total ($((SECONDS - t))s)"
+    return 0
+  fi
+  if [[ $mode == scored && $rc -eq 0 && $n -ge 1 && $s -ge 1 ]]; then
+    step_ok "$label" "$n scenarios, every scored one passed; $f failed checks in unscored ones; $total ($((SECONDS - t))s)"
+    sed -n '/=== SUMMARY ===/,$p' "$dir/output.log" | grep '✗' | sed 's/^/    unscored: /' || true
     return 0
   fi
   local why="exit $rc; $total"
@@ -558,14 +574,14 @@ if want rmcp_server; then
   # runs first) has built it already, where a release build of rmcp would
   # cost minutes.
   t=$SECONDS
-  if ! (cd "$ROOT" && cargo build -p sessionreg-rmcp --example rmcp_server --example rmcp_tasks_server) \
-    </dev/null >"$WORK/build-rmcp.log" 2>&1; then
-    step_fail build-rmcp "cargo build -p sessionreg-rmcp --example rmcp_server --example rmcp_tasks_server failed"
+  if ! (cd "$ROOT" && cargo build -p sessionreg-rmcp --example rmcp_server --example rmcp_tasks_server \
+    --example rmcp_counter --example rmcp_conformance) </dev/null >"$WORK/build-rmcp.log" 2>&1; then
+    step_fail build-rmcp "cargo build -p sessionreg-rmcp --example rmcp_server --example rmcp_tasks_server --example rmcp_counter --example rmcp_conformance failed"
     show_log "$WORK/build-rmcp.log" 40
     abort
   fi
   SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/rmcp_server")
-  step_ok build-rmcp "sessionreg-rmcp/examples/rmcp_server, rmcp_tasks_server ($((SECONDS - t))s)"
+  step_ok build-rmcp "sessionreg-rmcp/examples/rmcp_server, rmcp_tasks_server, rmcp_counter, rmcp_conformance ($((SECONDS - t))s)"
   t=$SECONDS
   START_ERROR=""
   if ! start_server rmcp_server --addr 127.0.0.1:0; then
@@ -583,6 +599,34 @@ if want rmcp_server; then
     show_log "$WORK/rmcp_server.stderr" 40
   fi
 
+  # rmcp handlers served by sessionreg::http (sessionreg_rmcp::http): the
+  # counter to the official clients (each call a new handler or session:
+  # add 2 answers 2), the suite's fixture to the whole suite at both
+  # revisions (every scored scenario).
+  for name in rmcp_counter rmcp_conformance; do
+    t=$SECONDS
+    SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/$name")
+    START_ERROR=""
+    if ! start_server "$name" --addr 127.0.0.1:0; then
+      step_fail "server-start ($name)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
+      show_log "$WORK/$name.stdout" 20
+      show_log "$WORK/$name.stderr" 40
+      continue
+    fi
+    PIDS[$name]=$SERVER_PID
+    step_ok "server-start ($name)" "$SERVER_URL ($((SECONDS - t))s)"
+    if [[ $name == rmcp_counter ]]; then
+      official_clients "$name" "$SERVER_URL" "$SERVER_PID" add '{"by":2}' 2
+    else
+      for revision in 2025-11-25 2026-07-28; do
+        run_suite "$revision" "$SERVER_URL" "$SERVER_PID" "$name" scored
+      done
+    fi
+    if ! kill -0 "${PIDS[$name]}" 2>/dev/null; then
+      step_fail "server-alive ($name)" "the server exited during the run; stderr:"
+      show_log "$WORK/$name.stderr" 40
+    fi
+  done
   # The tasks extension: rmcp_tasks_server on each task manager (its name
   # for the shutdown and log checks: rmcp_tasks_server, or
   # rmcp_tasks_server_<manager> for another than sessionreg's).
@@ -685,8 +729,8 @@ fi
 
 # SIGTERM must shut each server down gracefully, and a run of well-behaved
 # clients must not make a server log an error (shutdown included).
-for name in mcp_server axum_server conformance_server rmcp_server rmcp_tasks_server \
-  rmcp_tasks_server_rmcp mcp_server_oauth mcp_server_listen axum_server_listen; do
+for name in mcp_server axum_server conformance_server rmcp_server rmcp_counter rmcp_conformance \
+  rmcp_tasks_server rmcp_tasks_server_rmcp mcp_server_oauth mcp_server_listen axum_server_listen; do
   [[ -f "$WORK/$name.stderr" ]] || continue
   pid=${PIDS[$name]:-}
   t=$SECONDS
