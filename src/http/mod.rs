@@ -387,6 +387,7 @@ mod input;
 mod legacy;
 mod listen;
 pub mod modern;
+mod observe;
 mod run;
 mod server;
 mod session;
@@ -415,6 +416,10 @@ pub use endpoint::drain::DrainReport;
 pub use endpoint::manager::SessionManager;
 pub use endpoint::shutdown::ShutdownReport;
 pub use listen::{Audience, Change, Publisher};
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use observe::otlp;
+pub use observe::DurationMetrics;
 pub use server::{serve, serve_with, Connections};
 pub use session::asks::{ClientAnswer, ClientRequest};
 pub use tasks::{TaskContext, TaskWork};

@@ -10,6 +10,7 @@
 
 use super::respond::respond;
 use crate::http::app::{App, Reply};
+use crate::http::observe;
 use crate::http::run::dispatch::Dispatched;
 use crate::http::run::hub::Hub;
 use crate::http::session::entry::SessionEntry;
@@ -54,15 +55,20 @@ pub(super) async fn open<A: App>(
             return Reject::HandlerFailed { in_session: false }.respond(Some(&request.id), config);
         }
     };
-    let entry = SessionEntry::new(app_state, hub.new_streams(), Principal::of(&parts).cloned());
+    let entry = SessionEntry::new(
+        app_state,
+        hub.new_streams(),
+        Principal::of(&parts).cloned(),
+        version,
+    );
     // Created with this request already in flight: it cannot idle out
     // before its handler has even started.
     let Ok(first) = hub.registry.insert_in_flight(entry) else {
         return Reject::AtCapacity.respond(Some(&request.id), config);
     };
     let id = first.id();
-    // The Debug form: index, generation, node; never the secret.
-    tracing::Span::current().record("session", tracing::field::debug(id));
+    // Its public part on the request's span: never the secret.
+    observe::span::record_session(id);
     if hub.phase.is_shutting_down() {
         // Inserted while `shutdown` swept: end it ourselves.
         let _ = hub.registry.terminate_session(&first, Reason::Shutdown);

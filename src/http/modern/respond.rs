@@ -8,6 +8,7 @@ use crate::http::app::{App, Reply};
 use crate::http::run::dispatch::{Dispatched, Stop};
 use crate::http::run::hub::Hub;
 use crate::http::tasks;
+use crate::http::wire::answered;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::principal::Principal;
@@ -71,7 +72,7 @@ pub(super) fn respond<A: App>(
             hub.sse.stream(outlet)
         }
         Dispatched::Reply(Reply::Result(result)) => {
-            body::result(&envelope.id, &envelope.result(result))
+            answered::result(&envelope.id, &envelope.result(result))
         }
         Dispatched::Reply(Reply::InputRequired(asked)) => input_required::input_required(
             &hub.sealer,
@@ -91,21 +92,18 @@ pub(super) fn respond<A: App>(
             None => Reject::Overloaded.respond(id, config),
         },
         Dispatched::Reply(Reply::Error(error)) => Reject::Answered(error).respond(id, config),
-        Dispatched::Reply(Reply::Accepted | Reply::Stream(_)) => body::json(
+        Dispatched::Reply(Reply::Accepted | Reply::Stream(_)) => body::rpc_error(
             StatusCode::OK,
-            &jsonrpc::error_message(
-                id,
-                &RpcError::new(
-                    jsonrpc::RpcError::INTERNAL_ERROR,
-                    "the handler gave no response",
-                ),
+            id,
+            &RpcError::new(
+                jsonrpc::RpcError::INTERNAL_ERROR,
+                "the handler gave no response",
             ),
         ),
         Dispatched::Failed => Reject::HandlerFailed { in_session: false }.respond(id, config),
-        Dispatched::Stopped(Stop::TimedOut(limit)) => body::json(
-            StatusCode::OK,
-            &jsonrpc::error_message(id, &Stop::TimedOut(limit).error()),
-        ),
+        Dispatched::Stopped(Stop::TimedOut(limit)) => {
+            body::rpc_error(StatusCode::OK, id, &Stop::TimedOut(limit).error())
+        }
         // Cancelled: the client went away; nobody reads this.
         Dispatched::Stopped(_) => hub.sse.ended(),
         Dispatched::Lost => Reject::ShuttingDown.respond(id, config),

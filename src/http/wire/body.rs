@@ -3,6 +3,7 @@
 //! `reject.rs`, SSE streams by `sse/`); and what any other body must be for
 //! the layer to take it ([`SendBody`]).
 
+use crate::http::wire::answered::{self, Failure};
 use crate::http::wire::jsonrpc::{self, RpcError};
 use bytes::Bytes;
 use http::header::{HeaderValue, CONTENT_TYPE};
@@ -78,5 +79,7 @@ pub(crate) fn rpc_error(
     id: Option<&Value>,
     error: &RpcError,
 ) -> Response<Body> {
-    json(status, &jsonrpc::error_message(id, error))
+    let mut response = json(status, &jsonrpc::error_message(id, error));
+    answered::mark(&mut response, Failure::of_error(error));
+    response
 }
