@@ -118,7 +118,7 @@ pub(super) async fn open<A: App>(
 /// The shape an `initialize` request must have before a session is made
 /// for it: params with the protocol version the client asks for (any
 /// string: an unknown one is negotiated down, see [`protocol::negotiate`]).
-fn requested_version(request: &Request) -> Result<String, RpcError> {
+pub(super) fn requested_version(request: &Request) -> Result<String, RpcError> {
     /// Only the member checked here is read out of the raw params; the rest
     /// is walked over, not built.
     #[derive(serde::Deserialize)]

@@ -15,6 +15,7 @@ use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::{Response, StatusCode};
@@ -37,9 +38,17 @@ where
         Ok(message) => message,
         Err(reject) => return reject.respond(None, config),
     };
-    // The request's span and timer from here on.
-    let span = observe::span::open(&message, version, &parts);
-    let timer = observe::span::timer(&hub.durations, &message, version);
+    // The request's span and timer from here on, at the version it is
+    // served at: an `initialize`'s is the one it negotiates.
+    let served_at = match &message {
+        Message::Request(request) if request.method == "initialize" => {
+            let requested = initialize::requested_version(request).ok();
+            protocol::negotiate(requested.as_deref())
+        }
+        _ => version,
+    };
+    let span = observe::span::open(&message, served_at, &parts);
+    let timer = observe::span::timer(&hub.durations, &message, served_at);
     async {
         let response = answer(hub, parts, message, version).await;
         observe::span::finish(timer, response)
