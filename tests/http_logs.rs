@@ -112,7 +112,10 @@ async fn no_log_line_carries_a_whole_session_id() {
     assert!(text.contains("handler failed"), "{text}");
     // The requests' SERVER spans were on the lines checked, with their
     // fields: a session is named there by its public part only.
-    assert!(text.contains("mcp.server{"), "no request span was logged:\n{text}");
+    assert!(
+        text.contains("mcp.server{"),
+        "no request span was logged:\n{text}"
+    );
     assert!(text.contains("mcp.session.id="), "{text}");
     for id in &ids {
         let parsed: sessionreg::SessionId = id.parse().unwrap();

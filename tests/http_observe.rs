@@ -79,10 +79,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let span = ctx.span(&id).unwrap();
-        let fields = span
-            .extensions_mut()
-            .remove::<Fields>()
-            .unwrap_or_default();
+        let fields = span.extensions_mut().remove::<Fields>().unwrap_or_default();
         self.0.lock().unwrap().push(Closed {
             name: span.name(),
             fields: fields.0,
@@ -141,15 +138,24 @@ async fn every_message_has_one_server_span_named_and_described_by_the_convention
 
     // The session era: initialize, initialized, three calls, a resource.
     let session = client.open().await;
-    assert_eq!(client.call(&session, "echo", json!({})).await.status, StatusCode::OK);
-    assert_eq!(client.call(&session, "tool_error", json!({})).await.status, StatusCode::OK);
+    assert_eq!(
+        client.call(&session, "echo", json!({})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        client.call(&session, "tool_error", json!({})).await.status,
+        StatusCode::OK
+    );
     let unknown = client.call(&session, "no_such_tool", json!({})).await;
     assert_eq!(unknown.json()["error"]["code"], -32602);
     let read = json!({
         "jsonrpc": "2.0", "id": "r-1", "method": "resources/read",
         "params": { "uri": "basket://42" },
     });
-    assert_eq!(client.post(Some(&session), &read).await.status, StatusCode::OK);
+    assert_eq!(
+        client.post(Some(&session), &read).await.status,
+        StatusCode::OK
+    );
     // 2026-07-28: one call, with a string id.
     let modern = client
         .post_modern(
@@ -182,11 +188,18 @@ async fn every_message_has_one_server_span_named_and_described_by_the_convention
     assert_eq!(initialize.len(), 1, "{spans:#?}");
     assert_eq!(initialize[0].get("mcp.method.name"), Some("initialize"));
     assert_eq!(initialize[0].get("mcp.session.id"), Some(public));
-    assert_eq!(initialize[0].get("mcp.protocol.version"), Some(legacy.as_str()));
+    assert_eq!(
+        initialize[0].get("mcp.protocol.version"),
+        Some(legacy.as_str())
+    );
 
     let initialized = named("notifications/initialized");
     assert_eq!(initialized.len(), 1);
-    assert_eq!(initialized[0].get("jsonrpc.request.id"), None, "a notification has no id");
+    assert_eq!(
+        initialized[0].get("jsonrpc.request.id"),
+        None,
+        "a notification has no id"
+    );
     assert_eq!(initialized[0].get("mcp.session.id"), Some(public));
 
     let echoes = named("tools/call echo");
@@ -198,7 +211,11 @@ async fn every_message_has_one_server_span_named_and_described_by_the_convention
     assert_eq!(echo.get("mcp.method.name"), Some("tools/call"));
     assert_eq!(echo.get("gen_ai.operation.name"), Some("execute_tool"));
     assert_eq!(echo.get("gen_ai.tool.name"), Some("echo"));
-    assert_eq!(echo.get("jsonrpc.request.id"), Some("7"), "a number, as a string");
+    assert_eq!(
+        echo.get("jsonrpc.request.id"),
+        Some("7"),
+        "a number, as a string"
+    );
     assert_eq!(echo.get("mcp.session.id"), Some(public));
     assert_eq!(echo.get("error.type"), None);
     assert_eq!(echo.get("otel.status_code"), None);
@@ -213,7 +230,10 @@ async fn every_message_has_one_server_span_named_and_described_by_the_convention
     assert_eq!(unknown[0].get("error.type"), Some("-32602"));
     assert_eq!(unknown[0].get("rpc.response.status_code"), Some("-32602"));
     assert_eq!(unknown[0].get("otel.status_code"), Some("ERROR"));
-    assert_eq!(unknown[0].get("otel.status_description"), Some("unknown tool"));
+    assert_eq!(
+        unknown[0].get("otel.status_description"),
+        Some("unknown tool")
+    );
 
     // A resource's URI is an attribute, never in the name.
     let read = named("resources/read");
@@ -262,7 +282,11 @@ async fn the_histograms_count_by_method_tool_error_and_version() {
     let echo = format!(
         "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",mcp_protocol_version=\"{v}\""
     );
-    assert_eq!(sample(&text, &format!("{op}_count{{{echo}}}")), Some(3.0), "{text}");
+    assert_eq!(
+        sample(&text, &format!("{op}_count{{{echo}}}")),
+        Some(3.0),
+        "{text}"
+    );
     assert_eq!(
         sample(&text, &format!("{op}_bucket{{le=\"+Inf\",{echo}}}")),
         Some(3.0)
@@ -302,11 +326,18 @@ async fn the_histograms_count_by_method_tool_error_and_version() {
     );
     let modern = "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",\
                   mcp_protocol_version=\"2026-07-28\"";
-    assert_eq!(sample(&text, &format!("{op}_count{{{modern}}}")), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, &format!("{op}_count{{{modern}}}")),
+        Some(1.0),
+        "{text}"
+    );
     // One session, ended by DELETE (no error), in buckets that reach a day.
     let session = "mcp_server_session_duration_seconds";
     assert_eq!(
-        sample(&text, &format!("{session}_count{{mcp_protocol_version=\"{v}\"}}")),
+        sample(
+            &text,
+            &format!("{session}_count{{mcp_protocol_version=\"{v}\"}}")
+        ),
         Some(1.0),
         "{text}"
     );
@@ -323,7 +354,9 @@ async fn names_a_client_makes_up_open_a_bounded_number_of_series() {
     let client = Client::new(&server.url).with_protocol_version("2025-11-25");
     let session = client.open().await;
     for i in 0..20 {
-        client.call(&session, &format!("made_up_{i}"), json!({})).await;
+        client
+            .call(&session, &format!("made_up_{i}"), json!({}))
+            .await;
     }
     let long = "x".repeat(200);
     client.call(&session, &long, json!({})).await;
@@ -368,15 +401,28 @@ async fn no_span_carries_a_token_a_session_secret_or_a_request_state() {
     retry["params"]["requestState"] = json!("state-secret-0123456789");
     retry["params"]["inputResponses"] = json!({});
     let refused = client
-        .post_modern(&retry, &[("mcp-method", "tools/call"), ("mcp-name", "echo")])
+        .post_modern(
+            &retry,
+            &[("mcp-method", "tools/call"), ("mcp-name", "echo")],
+        )
         .await;
-    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{:?}", refused.body);
+    assert_eq!(
+        refused.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        refused.body
+    );
 
     let spans = spans_of(port, 5).await;
     let secret = &session[16..];
     for span in &spans {
         for (field, value) in &span.fields {
-            for forbidden in ["token-ada-secret", "state-secret-0123456789", secret, &session] {
+            for forbidden in [
+                "token-ada-secret",
+                "state-secret-0123456789",
+                secret,
+                &session,
+            ] {
                 assert!(
                     !value.contains(forbidden),
                     "{field}={value} carries a secret ({forbidden})"

@@ -182,7 +182,17 @@ impl OtlpExport {
         tracing_opentelemetry::layer().with_tracer(self.tracer_provider.tracer("sessionreg"))
     }
 
-    /// Sends what is queued, then stops exporting (at shutdown).
+    /// Exports what is queued now, spans and metrics; whether both
+    /// exports succeeded. (Blocks until they answer: call it off the
+    /// runtime's threads, e.g. in `spawn_blocking`.)
+    pub fn flush(&self) -> bool {
+        let spans = self.tracer_provider.force_flush().is_ok();
+        let metrics = self.meter_provider.force_flush().is_ok();
+        spans && metrics
+    }
+
+    /// Sends what is queued, then stops exporting (at shutdown; blocks
+    /// like [`flush`](Self::flush)).
     pub fn shutdown(&self) {
         let _ = self.tracer_provider.shutdown();
         let _ = self.meter_provider.shutdown();
