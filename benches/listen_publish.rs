@@ -17,6 +17,11 @@
 //!   task of a current-thread runtime parked on it, as a connection's task
 //!   is: each delivery also wakes (schedules) that task. Timed is the
 //!   publish alone; the tasks run between publications, untimed.
+//! * `listen_publish/tools_remote/N`: as `tools_tokio`, the tasks on a
+//!   multi-thread runtime of two workers and the publication made from a
+//!   thread outside it (an application's background thread): each wake
+//!   reaches the runtime from outside (its shared queue, a parked worker
+//!   woken when one is).
 //!
 //! The bodies nobody polls fill their queues (64 publications by default)
 //! and their listeners are then ended as lagging; so in `uri` the harness
@@ -356,6 +361,60 @@ fn bench_tokio(c: &mut Criterion) {
     group.finish();
 }
 
+/// As `bench_tokio`, on a multi-thread runtime (two workers) whose tasks
+/// read the bodies, the publication made from a thread outside it (an
+/// application's background thread): each delivery's wake reaches the
+/// runtime from outside.
+fn bench_remote(c: &mut Criterion) {
+    let mut group = c.benchmark_group("listen_publish/tools_remote");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    for n in sizes(usize::MAX) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let mut held = open(&rt, n, Topic::Tools);
+        let frames = Arc::new(AtomicUsize::new(0));
+        for body in held.bodies.drain(..) {
+            let frames = Arc::clone(&frames);
+            rt.spawn(async move {
+                let mut body = body;
+                while let Some(Ok(_)) = body.frame().await {
+                    frames.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        let mut expected = n;
+        while frames.load(Ordering::Relaxed) < expected {
+            std::thread::yield_now();
+        }
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let t = thread_cpu();
+                    publish_once(&held.publisher, Topic::Tools);
+                    total += thread_cpu() - t;
+                    expected += n;
+                    while frames.load(Ordering::Relaxed) < expected {
+                        std::thread::yield_now();
+                    }
+                }
+                total
+            })
+        });
+        assert_eq!(held.live(), n as u64, "every listener still open");
+        drop(held);
+        drop(rt);
+    }
+    group.finish();
+}
+
 async fn wait_for(frames: &AtomicUsize, expected: usize) {
     while frames.load(Ordering::Relaxed) < expected {
         tokio::task::yield_now().await;
@@ -446,5 +505,6 @@ fn main() {
     bench_polled(&mut criterion, Topic::Tools, usize::MAX);
     bench_polled(&mut criterion, Topic::Uri, 10_000);
     bench_tokio(&mut criterion);
+    bench_remote(&mut criterion);
     criterion.final_summary();
 }

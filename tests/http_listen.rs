@@ -591,3 +591,32 @@ async fn a_withdrawn_token_ends_its_streams_and_no_other_ones() {
         StatusCode::UNAUTHORIZED
     );
 }
+
+/// A publication made on a thread outside the runtime (an application's
+/// background thread) reaches the streams: its wakes are handed to the
+/// runtime in batches, and every stream, parked, hears it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publication_from_outside_the_runtime_reaches_every_parked_stream() {
+    let publisher = Publisher::new();
+    // No keep-alives: nothing but the publication's wake polls a stream.
+    let server = start(&publisher, |b| b.sse_keep_alive(None)).await;
+    let client = Client::new(&server.url);
+    let mut streams = Vec::new();
+    // More than one batch of wakes.
+    for i in 0..300 {
+        let (status, stream, _) =
+            listen(&client, json!(i), json!({ "toolsListChanged": true })).await;
+        assert_eq!(status, StatusCode::OK);
+        let mut stream = stream.unwrap();
+        next(&mut stream).await.unwrap();
+        streams.push(stream);
+    }
+    let outside = publisher.clone();
+    std::thread::spawn(move || outside.tools_changed())
+        .join()
+        .unwrap();
+    for stream in &mut streams {
+        let heard = next(stream).await.unwrap();
+        assert_eq!(heard["method"], "notifications/tools/list_changed");
+    }
+}

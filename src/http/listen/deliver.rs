@@ -4,7 +4,8 @@
 //! update queued; a stream whose queue is full ended, [`Reason::Lagged`]),
 //! each legacy session sent it as its revision has it, and the counts, once
 //! per publication. Whom it may reach is its [`Audience`]'s to say: a
-//! member of another principal is skipped.
+//! member of another principal is skipped. The streams it delivered to are
+//! woken as `wakes.rs` says (in batches, made outside the runtime).
 //!
 //! What it needs of the legacy sessions is one thing, through a narrow
 //! seam ([`Sessions`]): send a notification to a session's standalone
@@ -16,6 +17,7 @@ use super::change::{Audience, Shared};
 use super::inbox::{Offered, Tap};
 use super::publisher::Sink;
 use super::topics::{Member, Topic};
+use super::wakes::Wakes;
 use super::Listeners;
 use crate::{Reason, SessionId};
 use serde_json::{json, Value};
@@ -53,8 +55,10 @@ impl Sink for Delivery {
         let (mut queued, mut merged) = (0, 0);
         // Made once, at the first session that needs it.
         let mut legacy: Option<Value> = None;
+        // Made outside the runtime, the wakes go to it in batches.
+        let mut wakes = Wakes::new(self.listeners.runtime());
         self.listeners.topics.visit(&topic, |member| match member {
-            Member::Listener(tap) => match offer(&self.listeners, tap, publication) {
+            Member::Listener(tap) => match offer(&self.listeners, tap, publication, &mut wakes) {
                 Offered::Queued => queued += 1,
                 Offered::Merged => merged += 1,
                 Offered::Full | Offered::Closed | Offered::Excluded => {}
@@ -79,14 +83,14 @@ impl Sink for Delivery {
 /// waiting), or neither (`Full`: now ended; `Closed`: ended before;
 /// `Excluded`: not in the audience). An ended listener's queue is closed
 /// (before its cleanup leaves the topics): nothing is queued for it.
-fn offer(listeners: &Listeners, tap: &Tap, publication: &Shared) -> Offered {
+fn offer(listeners: &Listeners, tap: &Tap, publication: &Shared, wakes: &mut Wakes<'_>) -> Offered {
     let inbox = tap.inbox();
     if !publication.publication.audience.admits(inbox.owner()) {
         return Offered::Excluded;
     }
     let offered = match publication.signal {
-        Some(signal) => tap.signal(signal),
-        None => tap.offer(publication),
+        Some(signal) => tap.signal(signal, wakes),
+        None => tap.offer(publication, wakes),
     };
     if offered == Offered::Full {
         if let Some(id) = inbox.id() {

@@ -19,6 +19,7 @@
 //! after it finds nothing), and the body ends the stream.
 
 use super::change::Shared;
+use super::wakes::Wakes;
 use crate::http::wire::principal::Principal;
 use crate::mailbox::{Consumer, Mailbox, Popped, Pushed, Raised, Signal, Signals, Taken};
 use crate::{Reason, SessionId};
@@ -108,11 +109,12 @@ impl Tap {
         self.mailbox.prefetch_push();
     }
 
-    /// Offers a publication, without waiting, and wakes the stream.
-    pub(crate) fn offer(&self, publication: &Shared) -> Offered {
+    /// Offers a publication, without waiting, and wakes the stream (now,
+    /// or with the publication's other wakes: [`Wakes`]).
+    pub(crate) fn offer(&self, publication: &Shared, wakes: &mut Wakes<'_>) -> Offered {
         match self.mailbox.push(Arc::clone(publication)) {
             Pushed::Queued => {
-                self.inbox.waker.wake();
+                self.wake(wakes);
                 Offered::Queued
             }
             Pushed::Full(_) => Offered::Full,
@@ -120,12 +122,24 @@ impl Tap {
         }
     }
 
+    /// Wakes the stream after a delivery: at once, or its waker gathered.
+    #[inline]
+    fn wake(&self, wakes: &mut Wakes<'_>) {
+        if wakes.gathers() {
+            if let Some(waker) = self.inbox.waker.take() {
+                wakes.push(waker);
+            }
+        } else {
+            self.inbox.waker.wake();
+        }
+    }
+
     /// Raises a list change's signal, without waiting, and wakes the
     /// stream if it was down.
-    pub(crate) fn signal(&self, signal: Signal) -> Offered {
+    pub(crate) fn signal(&self, signal: Signal, wakes: &mut Wakes<'_>) -> Offered {
         match self.mailbox.raise(signal) {
             Raised::Up => {
-                self.inbox.waker.wake();
+                self.wake(wakes);
                 Offered::Queued
             }
             // The raise that put it up woke the stream.

@@ -49,6 +49,7 @@
 
 mod choice;
 mod entry;
+mod extension;
 mod methods;
 mod places;
 mod start;
@@ -59,57 +60,10 @@ mod work;
 pub use work::{TaskContext, TaskWork};
 
 pub(crate) use choice::{Chosen, TaskChoice};
-pub(crate) use entry::TaskEntry;
+pub(crate) use extension::{
+    advertise, extension_capability, extension_required, inline, Store, DEFAULT_POLL_INTERVAL,
+    TASKS_EXTENSION,
+};
 pub(crate) use methods::{serve_method, METHODS};
 pub(crate) use start::start;
 pub(crate) use store::Tasks;
-
-use crate::http::wire::jsonrpc::RpcError;
-use serde_json::{json, Value};
-use std::time::Duration;
-use tokio_util::sync::CancellationToken;
-
-/// The extension's identifier, as clients declare it under
-/// `capabilities.extensions` ([`TaskWork::EXTENSION`]).
-pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// The polling interval suggested to clients unless the work says
-/// otherwise ([`TaskWork::DEFAULT_POLL_INTERVAL`]).
-pub(crate) const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
-
-/// The tasks the layer keeps.
-pub(crate) type Store = crate::TaskStore<TaskEntry, serde_json::Value>;
-
-/// The client capability a task needs: the extension, declared on the
-/// request.
-pub(crate) fn extension_capability() -> Value {
-    json!({ "extensions": { TASKS_EXTENSION: {} } })
-}
-
-/// The `-32021` error for a client that did not declare the extension.
-pub(crate) fn extension_required() -> RpcError {
-    RpcError::missing_capability(extension_capability())
-}
-
-/// Runs `work` inline, as the call's own answer (the client did not ask
-/// for tasks): its result, or its error.
-pub(crate) async fn inline(work: TaskWork, cancel: CancellationToken) -> Result<Value, RpcError> {
-    (work.work)(work::TaskContext::inline(cancel)).await
-}
-
-/// Adds the extension to the capabilities `server/discover` gives.
-pub(crate) fn advertise(capabilities: &mut Value) {
-    if !capabilities.is_object() {
-        *capabilities = json!({});
-    }
-    if let Value::Object(capabilities) = capabilities {
-        let extensions = capabilities
-            .entry("extensions")
-            .or_insert_with(|| json!({}));
-        if let Value::Object(extensions) = extensions {
-            extensions
-                .entry(TASKS_EXTENSION)
-                .or_insert_with(|| json!({}));
-        }
-    }
-}
