@@ -435,7 +435,6 @@ impl Collector for Durations {
                 encode_histogram(&mut metric.encode_family(&labels)?, &histogram.snapshot())?;
             }
         }
-        drop(metric);
         let mut metric = encoder.encode_descriptor(
             "mcp_server_session_duration",
             "The duration of the MCP session as observed on the MCP server",
