@@ -302,6 +302,7 @@
 //! | bytes of resource URIs kept, every filter and every session's subscriptions together (each URI its bytes and 512 more: what the topic index keeps of it) | 64 MiB; then 503 + `Retry-After` naming the bound | `listen_bytes` | — |
 //! | the same, per principal | a tenth (6.4 MiB); then 429 naming the bound; nobody else notices | `listen_bytes_share` (`None`: off) | — |
 //! | a listen request's id, which its stream keeps | 256 bytes of its JSON; past it the listen is refused, -32600 | fixed (`Defaults::LISTEN_ID_BYTES`) | — |
+//! | the duration histograms' series (`mcp_server_operation_duration_seconds`: each tool's or prompt's name is a label, and clients choose names) | 1 000 names; a new name past them, or a name past 128 bytes, is counted as `_OTHER` (one series more per method and version at most), and so is a method outside MCP's | `operation_series` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2: [`Connections`], and the socket half of stalled writes) are
