@@ -4,7 +4,6 @@
 use crate::http::app::Reply;
 use crate::http::run::dispatch::{Dispatched, Stop};
 use crate::http::sse::Responder;
-use crate::http::wire::answered;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::config::Config;
 use crate::http::wire::jsonrpc::{self, RpcError};
@@ -33,7 +32,7 @@ pub(crate) fn respond(
         Dispatched::Lost => Reject::ShuttingDown.respond(id, config),
         Dispatched::Reply(reply) => match (id, reply) {
             (None, _) => body::status(StatusCode::ACCEPTED),
-            (Some(id), Reply::Result(result)) => answered::result(id, &result),
+            (Some(id), Reply::Result(result)) => body::answer(id, &result),
             (Some(id), Reply::Error(error)) => body::rpc_error(StatusCode::OK, Some(id), &error),
             (
                 Some(id),

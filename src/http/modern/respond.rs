@@ -8,7 +8,6 @@ use crate::http::app::{App, Reply};
 use crate::http::run::dispatch::{Dispatched, Stop};
 use crate::http::run::hub::Hub;
 use crate::http::tasks;
-use crate::http::wire::answered;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::principal::Principal;
@@ -72,7 +71,7 @@ pub(super) fn respond<A: App>(
             hub.sse.stream(outlet)
         }
         Dispatched::Reply(Reply::Result(result)) => {
-            answered::result(&envelope.id, &envelope.result(result))
+            body::answer(&envelope.id, &envelope.result(result))
         }
         Dispatched::Reply(Reply::InputRequired(asked)) => input_required::input_required(
             &hub.sealer,

@@ -22,6 +22,10 @@
 //! counts the duration.
 
 use crate::http::observe::histogram::{DurationHistogram, HistogramSnapshot};
+use crate::http::observe::labels::target_label;
+pub(crate) use crate::http::observe::labels::Ending;
+#[cfg(feature = "otel")]
+pub(crate) use crate::http::observe::labels::KeyView;
 use crate::http::observe::methods::OTHER;
 use crate::http::wire::protocol::LEGACY_VERSIONS;
 use crate::Reason;
@@ -41,17 +45,6 @@ pub(crate) const TARGET_BYTES: usize = 128;
 
 /// Error types a series keeps apart; more go to its `_OTHER`.
 pub(crate) const ERROR_SLOTS: usize = 4;
-
-/// How a request ended, as its series counts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// Answered with a result (or accepted).
-    Answered,
-    /// Answered with this JSON-RPC error.
-    Error(i64),
-    /// A `tools/call` answered with a result whose `isError` is true.
-    ToolError,
-}
 
 /// An error slot's code while it is free.
 const FREE: i64 = i64::MIN;
@@ -334,14 +327,6 @@ impl fmt::Display for ErrorLabel {
     }
 }
 
-/// A series' name, borrowed (for the OpenTelemetry instruments).
-#[cfg(feature = "otel")]
-pub(crate) struct KeyView<'a> {
-    pub(crate) method: &'static str,
-    pub(crate) target: Option<&'a Arc<str>>,
-    pub(crate) version: &'static str,
-}
-
 #[cfg(feature = "otel")]
 impl OperationSeries {
     pub(crate) fn key_view(&self) -> KeyView<'_> {
@@ -350,24 +335,6 @@ impl OperationSeries {
             target: self.key.target.as_ref(),
             version: self.key.version,
         }
-    }
-}
-
-/// The label a target goes under: `gen_ai_tool_name` for a tool, else
-/// `gen_ai_prompt_name`.
-pub(crate) fn target_label(method: &str) -> &'static str {
-    match method {
-        "tools/call" => "gen_ai_tool_name",
-        _ => "gen_ai_prompt_name",
-    }
-}
-
-/// The OpenTelemetry attribute a target goes under.
-#[cfg(feature = "otel")]
-pub(crate) fn target_attribute(method: &str) -> &'static str {
-    match method {
-        "tools/call" => "gen_ai.tool.name",
-        _ => "gen_ai.prompt.name",
     }
 }
 

@@ -6,8 +6,8 @@
 //! install a meter provider first (`otlp::OtlpExport::install` does);
 //! without one the instruments record nothing.
 
-use crate::http::observe::durations::{target_attribute, Ending, KeyView};
 use crate::http::observe::histogram::{OPERATION_BOUNDS, SESSION_BOUNDS};
+use crate::http::observe::labels::{target_attribute, Ending, KeyView};
 use opentelemetry::metrics::Histogram;
 use opentelemetry::{KeyValue, StringValue, Value};
 use std::time::Duration;

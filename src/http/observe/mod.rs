@@ -1,6 +1,7 @@
 //! How a request is seen from outside, by the MCP semantic conventions of
 //! OpenTelemetry: its SERVER span (`span.rs`) and the duration histograms
-//! (`durations.rs` on `histogram.rs`, labelled as `methods.rs` says); with
+//! (`durations.rs` on `histogram.rs`, labelled as `methods.rs` and
+//! `labels.rs` say); with
 //! feature `otel`, the span's parent from the client's trace context
 //! (`trace_context.rs`, `parent.rs`), the context put into what the server
 //! sends, the histograms recorded on the OpenTelemetry meter
@@ -15,6 +16,7 @@ pub(crate) mod exporter_client;
 pub(crate) mod histogram;
 #[cfg(feature = "otel")]
 pub(crate) mod instruments;
+pub(crate) mod labels;
 pub(crate) mod methods;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]

@@ -5,10 +5,8 @@
 //! application's error or a tool's failure in the eras' `respond.rs`). A
 //! result carries nothing, and costs nothing.
 
-use crate::http::wire::body::{self, Body};
 use crate::http::wire::jsonrpc::RpcError;
 use http::Response;
-use serde_json::Value;
 
 /// The longest error message kept for the span's status: an application's
 /// message is its own text, and can be long.
@@ -34,24 +32,13 @@ impl Failure {
 }
 
 /// Marks `response` as answering with `failure`.
-pub(crate) fn mark(response: &mut Response<Body>, failure: Failure) {
+pub(crate) fn mark<B>(response: &mut Response<B>, failure: Failure) {
     response.extensions_mut().insert(failure);
 }
 
 /// The failure `response` answers with, if it was marked.
-pub(crate) fn failure(response: &Response<Body>) -> Option<&Failure> {
+pub(crate) fn failure<B>(response: &Response<B>) -> Option<&Failure> {
     response.extensions().get::<Failure>()
-}
-
-/// The 200 answer with `result` for request `id`, marked a tool's
-/// failure when the result says so (`isError: true`: only a `tools/call`
-/// result has the member).
-pub(crate) fn result(id: &Value, result: &Value) -> Response<Body> {
-    let mut response = body::result(id, result);
-    if result.get("isError") == Some(&Value::Bool(true)) {
-        mark(&mut response, Failure::ToolError);
-    }
-    response
 }
 
 /// `text` cut to at most `bound` bytes, at a character's boundary.

@@ -73,6 +73,17 @@ fn json_bytes(status: StatusCode, bytes: Bytes) -> Response<Body> {
     response
 }
 
+/// The 200 answer with `result` for request `id`, marked a tool's
+/// failure when the result says so (`isError: true`: only a `tools/call`
+/// result has the member).
+pub(crate) fn answer(id: &Value, result: &Value) -> Response<Body> {
+    let mut response = self::result(id, result);
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        answered::mark(&mut response, Failure::ToolError);
+    }
+    response
+}
+
 /// A JSON-RPC error response for the request `id` (or `null`).
 pub(crate) fn rpc_error(
     status: StatusCode,
