@@ -57,8 +57,9 @@ fn log_filter() -> EnvFilter {
 }
 
 /// Installs the log and, when asked for, the export; call before the
-/// manager is built (its histograms take the meter then). Exits 2 when the
-/// export is asked for without feature `otel`, or cannot be set up.
+/// manager is built (its histograms take the meter then). Exits 2 when
+/// `--otlp-endpoint` is given without feature `otel`, or the export cannot
+/// be set up; without the feature, the variables alone are warned of.
 pub fn init(flags: &OtelFlags) -> Telemetry {
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
@@ -95,7 +96,14 @@ pub fn init(flags: &OtelFlags) -> Telemetry {
     }
     #[cfg(not(feature = "otel"))]
     {
-        eprintln!("error: --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT) needs feature otel");
-        std::process::exit(2);
+        // The flag is this command's own: refused. The variables may be
+        // set for a whole host or pod: said, and the node serves on.
+        if flags.otlp_endpoint.is_some() {
+            eprintln!("error: --otlp-endpoint needs feature otel");
+            std::process::exit(2);
+        }
+        tracing_subscriber::registry().with(log).init();
+        tracing::warn!("OTEL_EXPORTER_OTLP_ENDPOINT is set, but this build has no feature otel: nothing is exported");
+        Telemetry {}
     }
 }
