@@ -48,6 +48,9 @@
 //!   drains it: new sessions get 503, live ones are served until they end
 //!   or `--drain-deadline-ms` passes, then the node stops and prints
 //!   `stopped sessions_ended=N`.
+//! * `--otlp-endpoint URL` (feature `otel`; or `OTEL_EXPORTER_OTLP_ENDPOINT`)
+//!   exports each request's SERVER span and the duration histograms over
+//!   OTLP/HTTP (README, "Observe").
 //! * `/metrics` adds `mcp_server_requests_total` (requests to `/mcp`),
 //!   `mcp_server_foreign_ids_total{owner}`: requests that carried a
 //!   well-formed session id of another node, i.e. that a balancer sent to
@@ -63,6 +66,7 @@ mod mcp_app;
 use clap::Parser;
 use mcp_app::fleet::{self, FleetFlags, Routing};
 use mcp_app::ops::{self, Flags};
+use mcp_app::otel;
 use sessionreg::http as mcp;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -78,8 +82,9 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    ops::init_tracing();
     let Args { flags, fleet } = Args::parse();
+    // Before the manager is built: its histograms take the export's meter.
+    let telemetry = otel::init(&flags.otel);
     // A setting out of range, or a file that cannot be read, is said on
     // stderr, and the server exits 2.
     let built = ops::build(&flags).unwrap_or_else(|error| ops::startup_error(error));
@@ -158,6 +163,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         live = stats.live,
         "stopped"
     );
+    // What the export holds goes out before the last line.
+    telemetry.shutdown().await;
     // The last stdout line, for whoever waits for the node to stop.
     ops::announce_stopped(report.sessions_ended);
     Ok(())

@@ -104,6 +104,27 @@ impl SessionId {
         NODE.get(self.high) as u8
     }
 
+    /// The part of the id that names the session without granting
+    /// anything: node, generation and slot, written as the first 16 of the
+    /// text form's 48 hex digits. Stable for the session's life and never
+    /// another session's (the generation moves on when the slot is
+    /// reused); what a log line or a trace may carry, where the whole id,
+    /// a credential, must not go.
+    ///
+    /// ```
+    /// use sessionreg::{Registry, SessionId};
+    ///
+    /// let registry = Registry::<()>::builder().node_id(0x2a).build().unwrap();
+    /// let id = registry.insert(()).unwrap();
+    /// let prefix = id.public_part().to_string();
+    /// assert_eq!(prefix.len(), 16);
+    /// assert!(id.to_string().starts_with(&prefix));
+    /// ```
+    #[inline]
+    pub fn public_part(self) -> PublicPart {
+        PublicPart(self.high)
+    }
+
     /// The secret part.
     #[inline]
     pub(crate) fn secret(self) -> Secret {
@@ -252,6 +273,22 @@ impl fmt::Debug for SessionId {
             .field("generation", &self.generation())
             .field("node", &self.node())
             .finish_non_exhaustive()
+    }
+}
+
+/// The public part of a [`SessionId`] ([`SessionId::public_part`]): its
+/// text form is the id's first 16 hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct PublicPart(u64);
+
+impl fmt::Display for PublicPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [high, low] = [(self.0 >> 32) as u32, self.0 as u32].map(encode8);
+        let mut text = [0; WORD_DIGITS];
+        text[..8].copy_from_slice(&high);
+        text[8..].copy_from_slice(&low);
+        // Hex digits only: ASCII.
+        f.pad(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 

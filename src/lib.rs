@@ -115,7 +115,7 @@ pub mod http;
 pub use builder::{BuildError, Builder};
 pub use clock::ManualClock;
 pub use config::{DEFAULT_CAPACITY, MAX_CAPACITY, MAX_SHARDS};
-pub use id::{ParseIdError, SessionId};
+pub use id::{ParseIdError, PublicPart, SessionId};
 pub use insert::InsertError;
 pub use outcome::{Outcome, Settle};
 pub use reason::{Miss, Reason};

@@ -1,6 +1,7 @@
 //! Session ids grant access: no log line, at any level, may carry one
 //! whole. This binary captures everything the layer logs at TRACE (events
-//! and the fields of the spans they are in) while sessions go through every
+//! and the fields of the spans they are in, the requests' `mcp.server`
+//! spans among them) while sessions go through every
 //! path that logs (initialize, requests, streams, a failing and a panicking
 //! handler, DELETE, idle expiry, shutdown), then looks for every id it
 //! minted in every form it could be written in.
@@ -109,6 +110,13 @@ async fn no_log_line_carries_a_whole_session_id() {
         "no session was logged at all:\n{text}"
     );
     assert!(text.contains("handler failed"), "{text}");
+    // The requests' SERVER spans were on the lines checked, with their
+    // fields: a session is named there by its public part only.
+    assert!(
+        text.contains("mcp.server{"),
+        "no request span was logged:\n{text}"
+    );
+    assert!(text.contains("mcp.session.id="), "{text}");
     for id in &ids {
         let parsed: sessionreg::SessionId = id.parse().unwrap();
         for form in [

@@ -12,6 +12,7 @@ pub mod bus;
 pub mod fleet;
 pub mod oauth;
 pub mod ops;
+pub mod otel;
 
 use baskets::flags::{BasketFlags, ITEMS_PER_BASKET, ITEM_BYTES};
 use baskets::{Baskets, Owner, Refused, Unadded};

@@ -88,6 +88,9 @@ pub struct Flags {
     /// The fleet's bus (`--redis-url`).
     #[command(flatten)]
     pub bus: BusFlags,
+    /// The OTLP export (`--otlp-endpoint`).
+    #[command(flatten)]
+    pub otel: super::otel::OtelFlags,
 }
 
 impl Flags {

@@ -321,6 +321,7 @@
 //! | the same, a burst | one window's worth (the rate's count); 1 to 1 000 000 | `rate_burst` | `--rate-burst` |
 //! | a tool's calls per principal | none; with a rate, past it that tool's calls get 429 as above, `"tool"` in the headers and the tool named in the error; burst one window's worth | `tool_rate_limit` | `--tool-rate-limit TOOL=RATE` |
 //! | principals with a rate-limit cell of their own, per limit | 100 000; past it newcomers share one cell (same rate) until the idle cells are pruned (at most once a window); counted `sessionreg_rate_limit_overflow_total` | `rate_limited_principals` | — |
+//! | the duration histograms' series (`mcp_server_operation_duration_seconds`: each tool's or prompt's name is a label, and clients choose names) | 1 000 names; a new name past them, or a name past 128 bytes, is counted as `_OTHER` (one series more per method and version at most), and so is a method outside MCP's | `operation_series` | — |
 //!
 //! The connection bounds (header read, idle connection, open connections,
 //! HTTP/2: [`Connections`], and the socket half of stalled writes) are
@@ -406,6 +407,7 @@ mod input;
 mod legacy;
 mod listen;
 pub mod modern;
+mod observe;
 mod run;
 mod server;
 mod session;
@@ -434,6 +436,10 @@ pub use endpoint::drain::DrainReport;
 pub use endpoint::manager::{ResponseFuture, SessionManager};
 pub use endpoint::shutdown::ShutdownReport;
 pub use listen::{Audience, Change, Publisher};
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub use observe::otlp;
+pub use observe::DurationMetrics;
 pub use server::{serve, serve_with, Connections};
 pub use session::asks::{ClientAnswer, ClientRequest};
 pub use tasks::{TaskContext, TaskWork};

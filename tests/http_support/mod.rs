@@ -190,6 +190,11 @@ impl App for TestApp {
                         Ok(Reply::Result(json!({ "passed": true })))
                     }
                     Some("fail") => Err(HandlerError::msg("failed on purpose")),
+                    // A tool that ran and failed: a result, with isError.
+                    Some("tool_error") => Ok(Reply::Result(json!({
+                        "content": [{ "type": "text", "text": "it failed" }],
+                        "isError": true,
+                    }))),
                     Some("whoami") => Ok(Reply::Result(json!({
                         "state": ctx.state(),
                         "principal": ctx.principal().map(|p| p.as_str()),

@@ -7,6 +7,7 @@
 #   bash tests/interop/run.sh rmcp_server  # sessionreg-rmcp's rmcp_server only (step 7)
 #   bash tests/interop/run.sh oauth        # mcp_server as an OAuth resource server only (step 8)
 #   bash tests/interop/run.sh listen       # subscriptions/listen with both official clients (step 9)
+#   bash tests/interop/run.sh trace        # one trace across the Python SDK client and mcp_server (step 10)
 #
 # 1. npm ci in tests/interop/ (pinned: the official TypeScript SDK 1.x and v2
 #    client, the official conformance suite, and Node 22 from npm's `node`
@@ -71,6 +72,16 @@
 #    gets SIGTERM: both streams must end gracefully with the listen
 #    request's result (the Python loop ends without SubscriptionLost, the
 #    TypeScript subscription closes 'graceful'), and the server exit 0.
+# 10. One trace (issue 41): cargo build --features otel --example mcp_server
+#    (debug: a functional check), run by tests/interop/py_trace.py with
+#    --otlp-endpoint at an OTLP/HTTP receiver of the script's own; the
+#    Python SDK's `Client(url)`, with the OpenTelemetry SDK, lists the tools
+#    and calls echo: mcp_server's SERVER span `tools/call echo` must be in
+#    the client's trace, the child of the client's span for that call
+#    (whose params._meta carried the traceparent). About 2 s once built;
+#    the build reuses .ci/run's debug build of feature otel (its clippy and
+#    tests/http_otel.rs step), so it costs the example's link: under a
+#    minute on two cores.
 # Each server must then exit 0 on SIGTERM and log no ERROR line.
 #
 # One summary line per step, then "interop: N passed, M failed"; exits 1 if any
@@ -83,8 +94,8 @@ set -euo pipefail
 
 TARGET="${1:-all}"
 case "$TARGET" in
-  all | examples | rmcp_server | oauth | listen) ;;
-  *) echo "usage: $0 [all|examples|rmcp_server|oauth|listen]" >&2; exit 2 ;;
+  all | examples | rmcp_server | oauth | listen | trace) ;;
+  *) echo "usage: $0 [all|examples|rmcp_server|oauth|listen|trace]" >&2; exit 2 ;;
 esac
 want() { [[ $TARGET == all || $TARGET == "$1" ]]; }
 
@@ -725,6 +736,25 @@ if want listen; then
   for server in mcp_server axum_server; do
     listen_checks "$server"
   done
+fi
+
+if want trace; then
+  # ---------------------------------------------------------------- 10. trace
+  t=$SECONDS
+  if ! (cd "$ROOT" && cargo build --features otel --example mcp_server) </dev/null >"$WORK/build-otel.log" 2>&1; then
+    step_fail build-otel "cargo build --features otel --example mcp_server failed"
+    show_log "$WORK/build-otel.log" 40
+    abort
+  fi
+  step_ok build-otel "examples/mcp_server with the otel feature, debug ($((SECONDS - t))s)"
+  t=$SECONDS
+  if timeout "$STEP_TIMEOUT_S" "$PYTHON" "$HERE/py_trace.py" "${TARGET_DIR:-$ROOT/target}/debug/examples/mcp_server" \
+    </dev/null >"$WORK/py_trace.log" 2>&1; then
+    step_ok "python-sdk trace" "$(tail -n 1 "$WORK/py_trace.log") ($((SECONDS - t))s)"
+  else
+    step_fail "python-sdk trace" "$(grep -m1 'FAIL at step' "$WORK/py_trace.log" || echo "exit code $?")"
+    show_log "$WORK/py_trace.log" 40
+  fi
 fi
 
 # SIGTERM must shut each server down gracefully, and a run of well-behaved

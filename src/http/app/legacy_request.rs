@@ -3,6 +3,7 @@
 //! lets a server do there (requests to the client, notifications on the
 //! standalone stream, SSE polling).
 
+use crate::http::observe;
 use crate::http::session::asks::ClientRequest;
 use crate::http::session::entry::SessionEntry;
 use crate::http::wire::jsonrpc::RpcError;
@@ -86,7 +87,8 @@ impl<S: Send + Sync + 'static> LegacyRequest<S> {
     /// `sessionreg_http_notifications_dropped_total`). It is also kept in
     /// the event log, when enabled, for a client that resumes.
     pub fn notify(&self, message: &Value) -> bool {
-        self.session.streams.push(message)
+        // With feature `otel`, it carries the request's span as its parent.
+        self.session.streams.push(&observe::stamped(message))
     }
 }
 

@@ -6,6 +6,7 @@
 //! is required.
 
 use crate::http::input::{self, InputRequests, InputRequired};
+use crate::http::observe;
 use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::meta::{LogLevel, META_CAPABILITIES};
 use serde_json::{json, Map, Value};
@@ -122,7 +123,9 @@ impl ModernRequest {
     /// no state, the answer is the spec's `-32021` naming what was missing.
     ///
     /// Answer the returned value as [`Reply::InputRequired`](crate::http::Reply::InputRequired).
-    pub fn input_required(&self, requests: InputRequests) -> Result<InputRequired, RpcError> {
+    pub fn input_required(&self, mut requests: InputRequests) -> Result<InputRequired, RpcError> {
+        // Each carries the request's span as its parent (feature `otel`).
+        requests.each_request(observe::stamp);
         input::ask(&self.method, |path| self.declares(path), requests)
     }
 }

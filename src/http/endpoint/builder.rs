@@ -12,6 +12,7 @@ use crate::http::endpoint::manager::SessionManager;
 use crate::http::input::sealing::RequestStateKeys;
 use crate::http::input::used::UsedStates;
 use crate::http::listen::{self, Listeners, Publisher, Topics};
+use crate::http::observe::Durations;
 use crate::http::run::hub::{Hub, Parts};
 use crate::http::session::{self, entry::SessionEntry};
 use crate::http::wire::config::*;
@@ -577,6 +578,17 @@ impl<A: App> Builder<A> {
         self
     }
 
+    /// How many series of `mcp_server_operation_duration_seconds` (and of
+    /// the OpenTelemetry `mcp.server.operation.duration`) a tool's or a
+    /// prompt's name may open (default
+    /// [`Defaults::OPERATION_SERIES`](crate::http::Defaults::OPERATION_SERIES),
+    /// at most 100 000): the names are the clients', so past the bound a
+    /// new name counts under `_OTHER`. A method outside MCP's always does.
+    pub fn operation_series(mut self, series: usize) -> Self {
+        self.config.operation_series = series;
+        self
+    }
+
     // --- build ------------------------------------------------------------
 
     /// Builds the manager and its registry, validating every setting once:
@@ -586,6 +598,8 @@ impl<A: App> Builder<A> {
         let config = self.config.validated(self.idle_timeout)?;
         let app = Arc::new(self.app);
         let closer = Arc::clone(&app);
+        let durations = Arc::new(Durations::new(config.operation_series));
+        let lives = Arc::clone(&durations);
         let topics = Arc::new(Topics::default());
         let index = Arc::clone(&topics);
         let mut registry = self.registry;
@@ -595,6 +609,7 @@ impl<A: App> Builder<A> {
         let registry = registry
             .on_close(
                 move |id: &SessionId, entry: &SessionEntry<A::Session>, reason: Reason| {
+                    lives.session_ended(entry.version, reason, entry.opened.elapsed().into());
                     session::entry::close(id, entry, reason, &index, |state| {
                         closer.closed(id, state, reason)
                     })
@@ -631,6 +646,7 @@ impl<A: App> Builder<A> {
             listeners: Arc::new(listeners),
             publisher,
             counters,
+            durations,
         })?;
         #[cfg(feature = "oauth")]
         let hub = hub.with_resource_server(self.resource_server);

@@ -24,6 +24,7 @@ use crate::http::endpoint::router;
 use crate::http::endpoint::shutdown::{self, ShutdownReport};
 use crate::http::input::sealing::RequestStateKeys;
 use crate::http::listen::{Publisher, Sink};
+use crate::http::observe::DurationMetrics;
 use crate::http::run::hub::Hub;
 #[cfg(feature = "internals")]
 use crate::http::session::entry::SessionEntry;
@@ -120,11 +121,7 @@ impl<A: App> SessionManager<A> {
     where
         B: SendBody,
     {
-        let span = tracing::debug_span!(
-            "mcp",
-            method = %request.method(),
-            session = tracing::field::Empty,
-        );
+        let span = tracing::debug_span!("mcp", method = %request.method());
         self.start_reaper();
         let routing = Box::pin(router::route(&self.hub, request).instrument(span));
         async move {
@@ -179,7 +176,13 @@ impl<A: App> SessionManager<A> {
     /// HTTP layer's (`sessionreg_http_*`; see [`HttpStats`]), when it
     /// serves tasks the task store's (`sessionreg_tasks_*`), and with an
     /// OAuth resource server (feature `oauth`) its own
-    /// (`sessionreg_oauth_*`).
+    /// (`sessionreg_oauth_*`); then the MCP semantic conventions'
+    /// histograms, `mcp_server_operation_duration_seconds` and
+    /// `mcp_server_session_duration_seconds` (see
+    /// [`duration_metrics`](Self::duration_metrics)), and with feature
+    /// `otel` the spans the OTLP export dropped
+    /// (`sessionreg_otel_spans_dropped_total{cause}`: `queue_full`,
+    /// `export_failed`).
     pub fn metrics(&self) -> String {
         let mut out = String::with_capacity(3072);
         crate::metrics::write(&mut out, &self.stats());
@@ -195,8 +198,25 @@ impl<A: App> SessionManager<A> {
         if let Some(rates) = &self.hub.rates {
             rates.write_metrics(&mut out);
         }
+        self.hub.durations.write(&mut out);
+        #[cfg(feature = "otel")]
+        crate::http::observe::export_queue::write_metrics(&mut out);
         self.hub.app().metrics(&mut out);
         out
+    }
+
+    /// The duration histograms of the MCP semantic conventions, as a
+    /// `prometheus-client` collector to register into an application's
+    /// own registry: `mcp_server_operation_duration_seconds` (every
+    /// request and notification, by `mcp_method_name`, `gen_ai_tool_name`
+    /// or `gen_ai_prompt_name`, `error_type` and `mcp_protocol_version`;
+    /// the conventions' buckets, 10 ms to 300 s) and
+    /// `mcp_server_session_duration_seconds` (every legacy session, by
+    /// `mcp_protocol_version` and, for one that failed or was rejected,
+    /// `error_type`; buckets to a day). [`metrics`](Self::metrics) writes
+    /// them already.
+    pub fn duration_metrics(&self) -> DurationMetrics {
+        DurationMetrics(Arc::clone(&self.hub.durations))
     }
 
     /// The task store's counters (see [`crate::metrics::write_tasks`]),

@@ -112,6 +112,11 @@ pub struct InputRequests {
 }
 
 impl InputRequests {
+    /// Runs `f` on each input request (`{ "method", "params" }`).
+    pub(crate) fn each_request(&mut self, f: impl FnMut(&mut Value)) {
+        self.requests.values_mut().for_each(f);
+    }
+
     /// Nothing asked yet.
     pub fn new() -> InputRequests {
         InputRequests::default()

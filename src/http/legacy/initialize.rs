@@ -10,6 +10,7 @@
 
 use super::respond::respond;
 use crate::http::app::{App, Reply};
+use crate::http::observe;
 use crate::http::run::dispatch::Dispatched;
 use crate::http::run::hub::Hub;
 use crate::http::session::entry::SessionEntry;
@@ -54,15 +55,20 @@ pub(super) async fn open<A: App>(
             return Reject::HandlerFailed { in_session: false }.respond(Some(&request.id), config);
         }
     };
-    let entry = SessionEntry::new(app_state, hub.new_streams(), Principal::of(&parts).cloned());
+    let entry = SessionEntry::new(
+        app_state,
+        hub.new_streams(),
+        Principal::of(&parts).cloned(),
+        version,
+    );
     // Created with this request already in flight: it cannot idle out
     // before its handler has even started.
     let Ok(first) = hub.registry.insert_in_flight(entry) else {
         return Reject::AtCapacity.respond(Some(&request.id), config);
     };
     let id = first.id();
-    // The Debug form: index, generation, node; never the secret.
-    tracing::Span::current().record("session", tracing::field::debug(id));
+    // Its public part on the request's span: never the secret.
+    observe::span::record_session(id);
     if hub.phase.is_shutting_down() {
         // Inserted while `shutdown` swept: end it ourselves.
         let _ = hub.registry.terminate_session(&first, Reason::Shutdown);
@@ -112,7 +118,7 @@ pub(super) async fn open<A: App>(
 /// The shape an `initialize` request must have before a session is made
 /// for it: params with the protocol version the client asks for (any
 /// string: an unknown one is negotiated down, see [`protocol::negotiate`]).
-fn requested_version(request: &Request) -> Result<String, RpcError> {
+pub(super) fn requested_version(request: &Request) -> Result<String, RpcError> {
     /// Only the member checked here is read out of the raw params; the rest
     /// is walked over, not built.
     #[derive(serde::Deserialize)]

@@ -79,8 +79,8 @@ fn find<A: App>(
         .registry
         .parse_id(header)
         .map_err(|_| Reject::SessionNotFound)?;
-    // The Debug form: index, generation, node; never the secret.
-    tracing::Span::current().record("session", tracing::field::debug(id));
+    // Its public part on the request's span: never the secret.
+    crate::http::observe::span::record_session(id);
     hub.registry
         .lookup_if(&id, |entry| entry.owner.as_ref() == principal)
         .map_err(|_| Reject::SessionNotFound)

@@ -6,6 +6,7 @@
 use super::initialize;
 use super::respond::respond;
 use crate::http::app::App;
+use crate::http::observe;
 use crate::http::run::admission;
 use crate::http::run::hub::Hub;
 use crate::http::run::opening;
@@ -14,9 +15,12 @@ use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol;
 use crate::http::wire::reject::Reject;
+use http::request::Parts;
 use http::{Response, StatusCode};
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Serves one `POST` at legacy version `version`.
 pub(super) async fn serve<A, B>(
@@ -34,6 +38,33 @@ where
         Ok(message) => message,
         Err(reject) => return reject.respond(None, config),
     };
+    // The request's span and timer from here on, at the version it is
+    // served at: an `initialize`'s is the one it negotiates.
+    let served_at = match &message {
+        Message::Request(request) if request.method == "initialize" => {
+            let requested = initialize::requested_version(request).ok();
+            protocol::negotiate(requested.as_deref())
+        }
+        _ => version,
+    };
+    let span = observe::span::open(&message, served_at, &parts);
+    let timer = observe::span::timer(&hub.durations, &message, served_at);
+    async {
+        let response = answer(hub, parts, message, version).await;
+        observe::span::finish(timer, response)
+    }
+    .instrument(span)
+    .await
+}
+
+/// Answers one message of the session era, read.
+async fn answer<A: App>(
+    hub: &Arc<Hub<A>>,
+    parts: Parts,
+    message: Message,
+    version: &'static str,
+) -> Response<Body> {
+    let config = &hub.config;
     let id = match opening::admit(hub, &message) {
         Ok(id) => id,
         Err(refused) => return refused,

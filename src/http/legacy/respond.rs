@@ -32,21 +32,17 @@ pub(crate) fn respond(
         Dispatched::Lost => Reject::ShuttingDown.respond(id, config),
         Dispatched::Reply(reply) => match (id, reply) {
             (None, _) => body::status(StatusCode::ACCEPTED),
-            (Some(id), Reply::Result(result)) => body::result(id, &result),
-            (Some(id), Reply::Error(error)) => {
-                body::json(StatusCode::OK, &jsonrpc::error_message(Some(id), &error))
-            }
+            (Some(id), Reply::Result(result)) => body::answer(id, &result, result.get("isError")),
+            (Some(id), Reply::Error(error)) => body::rpc_error(StatusCode::OK, Some(id), &error),
             (
                 Some(id),
                 Reply::Accepted | Reply::Stream(_) | Reply::InputRequired(_) | Reply::Task(_),
-            ) => body::json(
+            ) => body::rpc_error(
                 StatusCode::OK,
-                &jsonrpc::error_message(
-                    Some(id),
-                    &RpcError::new(
-                        jsonrpc::RpcError::INTERNAL_ERROR,
-                        "the handler gave no response",
-                    ),
+                Some(id),
+                &RpcError::new(
+                    jsonrpc::RpcError::INTERNAL_ERROR,
+                    "the handler gave no response",
                 ),
             ),
         },
@@ -62,10 +58,7 @@ fn stopped(stop: Stop, id: Option<&Value>, sse: &Responder, config: &Config) -> 
         // its stream ends with nothing in it.
         Stop::Cancelled => sse.ended(),
         Stop::TimedOut(_) => match id {
-            Some(id) => body::json(
-                StatusCode::OK,
-                &jsonrpc::error_message(Some(id), &stop.error()),
-            ),
+            Some(id) => body::rpc_error(StatusCode::OK, Some(id), &stop.error()),
             None => body::status(StatusCode::ACCEPTED),
         },
     }

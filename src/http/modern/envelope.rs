@@ -123,6 +123,13 @@ pub(crate) struct Enveloped<'e> {
     envelope: &'e Envelope,
 }
 
+impl Enveloped<'_> {
+    /// The application's member `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        self.result.get(key)
+    }
+}
+
 impl Serialize for Enveloped<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let info = self.envelope.server_info.as_deref();

@@ -79,6 +79,8 @@ pub use crate::http::input::sealing::bench as __bench_sealing;
 use crate::http::access::validity::{Term, Validity};
 use crate::http::app::{App, Context, ModernRequest};
 use crate::http::input;
+use crate::http::observe;
+use crate::http::observe::durations::OperationTimer;
 use crate::http::run::dispatch;
 use crate::http::run::hub::Hub;
 use crate::http::run::opening;
@@ -87,6 +89,7 @@ use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
 use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
+use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::reject::Reject;
 use envelope::Envelope;
 use http::request::Parts;
@@ -95,6 +98,7 @@ use input_required::Binds;
 use respond::{AbortOnDrop, Answering};
 use scope::Standalone;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// The methods 2026-07-28 removed (and the tasks extension's), answered
 /// 404 with `-32601` whatever the application serves.
@@ -124,6 +128,36 @@ where
         Ok(message) => message,
         Err(reject) => return reject.respond(None, config),
     };
+    // The request's span from here on; its timer from when its name is read.
+    let span = observe::span::open(&message, MODERN_VERSION, &parts);
+    async {
+        let mut timer = None;
+        let response = answer(hub, parts, message, &mut timer).await;
+        observe::span::finish(timer, response)
+    }
+    .instrument(span)
+    .await
+}
+
+/// Answers one 2026-07-28 message, read; `timer` gets the request's timer
+/// once its name is read (before any refusal).
+async fn answer<A: App>(
+    hub: &Arc<Hub<A>>,
+    parts: Parts,
+    message: Message,
+    timer: &mut Option<OperationTimer>,
+) -> Response<Body> {
+    let config = &hub.config;
+    let fields = validate::fields(&message);
+    if let Some(method) = message.method() {
+        let name = fields.as_ref().ok().and_then(|f| f.params.name);
+        *timer = Some(observe::span::timer_named(
+            &hub.durations,
+            method,
+            name,
+            MODERN_VERSION,
+        ));
+    }
     let id = match opening::admit(hub, &message) {
         Ok(id) => id,
         Err(refused) => return refused,
@@ -131,7 +165,7 @@ where
     // "Server Validation", in the order the conformance suite pins: the
     // per-request fields, then the headers against the body. The members
     // both read (and the handler's view below) are read out of the body once.
-    let fields = match validate::fields(&message).and_then(|fields| {
+    let fields = match fields.and_then(|fields| {
         validate::check_meta(&message, &fields)?;
         validate::check_headers(&parts.headers, &message, &fields)?;
         Ok(fields)

@@ -71,7 +71,8 @@ pub(super) fn respond<A: App>(
             hub.sse.stream(outlet)
         }
         Dispatched::Reply(Reply::Result(result)) => {
-            body::result(&envelope.id, &envelope.result(result))
+            let enveloped = envelope.result(result);
+            body::answer(&envelope.id, &enveloped, enveloped.get("isError"))
         }
         Dispatched::Reply(Reply::InputRequired(asked)) => input_required::input_required(
             &hub.sealer,
@@ -91,21 +92,18 @@ pub(super) fn respond<A: App>(
             None => Reject::Overloaded.respond(id, config),
         },
         Dispatched::Reply(Reply::Error(error)) => Reject::Answered(error).respond(id, config),
-        Dispatched::Reply(Reply::Accepted | Reply::Stream(_)) => body::json(
+        Dispatched::Reply(Reply::Accepted | Reply::Stream(_)) => body::rpc_error(
             StatusCode::OK,
-            &jsonrpc::error_message(
-                id,
-                &RpcError::new(
-                    jsonrpc::RpcError::INTERNAL_ERROR,
-                    "the handler gave no response",
-                ),
+            id,
+            &RpcError::new(
+                jsonrpc::RpcError::INTERNAL_ERROR,
+                "the handler gave no response",
             ),
         ),
         Dispatched::Failed => Reject::HandlerFailed { in_session: false }.respond(id, config),
-        Dispatched::Stopped(Stop::TimedOut(limit)) => body::json(
-            StatusCode::OK,
-            &jsonrpc::error_message(id, &Stop::TimedOut(limit).error()),
-        ),
+        Dispatched::Stopped(Stop::TimedOut(limit)) => {
+            body::rpc_error(StatusCode::OK, id, &Stop::TimedOut(limit).error())
+        }
         // Cancelled: the client went away; nobody reads this.
         Dispatched::Stopped(_) => hub.sse.ended(),
         Dispatched::Lost => Reject::ShuttingDown.respond(id, config),

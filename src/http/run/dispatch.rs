@@ -9,6 +9,7 @@
 use crate::http::app::Context;
 use crate::http::app::{App, HandlerError, Reply};
 use crate::http::counters::HttpCounters;
+use crate::http::observe;
 use crate::http::run::admission::{HandlerCount, HandlerTasks};
 use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet};
@@ -312,7 +313,12 @@ async fn work<'a, A: App, S: Scope>(
                 return;
             }
             let out = answer.out.insert(out);
-            if let Err(panicked) = out.pump(stream, |message| scope.outgoing(message)).await {
+            // What the handler sends carries its request's span as parent.
+            let outgoing = |mut message| {
+                observe::stamp(&mut message);
+                scope.outgoing(message)
+            };
+            if let Err(panicked) = out.pump(stream, outgoing).await {
                 scope.failed(&HandlerError::msg(panicked));
             }
             out.finish();

@@ -13,6 +13,7 @@ use crate::http::counters::HttpCounters;
 use crate::http::input::sealing::{RequestStateKeys, Sealer};
 use crate::http::input::used::UsedStates;
 use crate::http::listen::{Delivery, Listeners, Publisher, Sessions};
+use crate::http::observe::Durations;
 use crate::http::run::admission::HandlerTasks;
 use crate::http::run::dispatch::Runner;
 use crate::http::session::entry::SessionEntry;
@@ -63,6 +64,8 @@ pub(crate) struct Hub<A: App> {
     pub(crate) discovery: Discovered,
     /// The idle reaper, once started; aborted when the hub is dropped.
     pub(crate) reaper: OnceLock<tokio::task::AbortHandle>,
+    /// The duration histograms (also fed by the registry's close callback).
+    pub(crate) durations: Arc<Durations>,
 }
 
 impl<A: App> Drop for Hub<A> {
@@ -87,6 +90,7 @@ pub(crate) struct Parts<A: App> {
     pub(crate) publisher: Publisher,
     /// The layer's counters, which the listeners count in too.
     pub(crate) counters: Arc<HttpCounters>,
+    pub(crate) durations: Arc<Durations>,
 }
 
 impl<A: App> Hub<A> {
@@ -102,6 +106,7 @@ impl<A: App> Hub<A> {
             listeners,
             publisher,
             counters,
+            durations,
         } = parts;
         let sealer = Sealer::new(keys, &config, used)?;
         let logs = LogBounds {
@@ -150,6 +155,7 @@ impl<A: App> Hub<A> {
             listeners,
             publisher,
             reaper: OnceLock::new(),
+            durations,
         })
     }
 

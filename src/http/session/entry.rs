@@ -28,6 +28,11 @@ pub struct SessionEntry<S> {
     /// The resources it subscribed to (`resources/subscribe`), whose
     /// updates it hears, and whether it has ended.
     pub(crate) subscriptions: Mutex<Subscriptions>,
+    /// The protocol version its `initialize` negotiated.
+    pub(crate) version: &'static str,
+    /// When it was opened (for `mcp_server_session_duration_seconds`; the
+    /// coarse clock: a session's life is counted in seconds to hours).
+    pub(crate) opened: coarsetime::Instant,
 }
 
 /// What a session subscribed to, and whether it has ended.
@@ -49,7 +54,12 @@ pub(crate) struct Subscriptions {
 }
 
 impl<S> SessionEntry<S> {
-    pub(crate) fn new(state: S, streams: Streams, owner: Option<Principal>) -> SessionEntry<S> {
+    pub(crate) fn new(
+        state: S,
+        streams: Streams,
+        owner: Option<Principal>,
+        version: &'static str,
+    ) -> SessionEntry<S> {
         SessionEntry {
             state,
             streams,
@@ -57,6 +67,8 @@ impl<S> SessionEntry<S> {
             asks: Asks::default(),
             owner,
             subscriptions: Mutex::default(),
+            version,
+            opened: coarsetime::Instant::now(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! `reject.rs`, SSE streams by `sse/`); and what any other body must be for
 //! the layer to take it ([`SendBody`]).
 
+use crate::http::wire::answered::{self, Failure};
 use crate::http::wire::jsonrpc::{self, RpcError};
 use bytes::Bytes;
 use http::header::{HeaderValue, CONTENT_TYPE};
@@ -72,11 +73,28 @@ fn json_bytes(status: StatusCode, bytes: Bytes) -> Response<Body> {
     response
 }
 
+/// The 200 answer with `result` for request `id`, marked a tool's
+/// failure when the result says so (`is_error`: its member `isError` is
+/// `true`, which only a `tools/call` result has).
+pub(crate) fn answer<R: serde::Serialize>(
+    id: &Value,
+    result: &R,
+    is_error: Option<&Value>,
+) -> Response<Body> {
+    let mut response = self::result(id, result);
+    if is_error == Some(&Value::Bool(true)) {
+        answered::mark(&mut response, Failure::ToolError);
+    }
+    response
+}
+
 /// A JSON-RPC error response for the request `id` (or `null`).
 pub(crate) fn rpc_error(
     status: StatusCode,
     id: Option<&Value>,
     error: &RpcError,
 ) -> Response<Body> {
-    json(status, &jsonrpc::error_message(id, error))
+    let mut response = json(status, &jsonrpc::error_message(id, error));
+    answered::mark(&mut response, Failure::of_error(error));
+    response
 }

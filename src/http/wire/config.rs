@@ -64,6 +64,14 @@ pub(crate) const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 /// configured.
 pub(crate) const DEFAULT_SINGLE_USE_STATES: usize = 100_000;
 
+/// Series of `mcp_server_operation_duration_seconds` named by a tool or
+/// prompt a request names, unless configured: past them a new name counts
+/// under `_OTHER`.
+pub(crate) const DEFAULT_OPERATION_SERIES: usize = 1_000;
+/// The most series of it anyone may configure (each is a few hundred
+/// bytes: the bound keeps a million names from one client out).
+pub(crate) const MAX_OPERATION_SERIES: usize = 100_000;
+
 /// Listen streams (`subscriptions/listen`) open at once unless configured.
 pub(crate) const DEFAULT_LISTEN_CAPACITY: usize = 10_000;
 /// Resource updates one listen stream may have waiting unless configured; a
@@ -182,6 +190,9 @@ impl Defaults {
     /// Single-use `requestState`s recorded at most (not used yet) unless
     /// configured.
     pub const SINGLE_USE_STATES: usize = DEFAULT_SINGLE_USE_STATES;
+    /// Series of `mcp_server_operation_duration_seconds` a tool's or a
+    /// prompt's name opens, unless configured.
+    pub const OPERATION_SERIES: usize = DEFAULT_OPERATION_SERIES;
     /// Listen streams (`subscriptions/listen`) open at once unless configured.
     pub const LISTEN_CAPACITY: usize = DEFAULT_LISTEN_CAPACITY;
     /// Resource updates one listen stream may have waiting unless configured; a
@@ -292,6 +303,8 @@ pub(crate) struct Config {
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
+    /// Duration series named by a tool or a prompt.
+    pub(crate) operation_series: usize,
 }
 
 impl Default for Config {
@@ -335,6 +348,7 @@ impl Default for Config {
             rate_limited_principals: DEFAULT_RATE_LIMITED_PRINCIPALS,
             tool_rate_limits: Vec::new(),
             reap_interval: None,
+            operation_series: DEFAULT_OPERATION_SERIES,
         }
     }
 }
@@ -430,6 +444,12 @@ impl Config {
             MAX_CAPACITY,
         )?;
         bound("reap_interval", self.reap_interval, false, max)?;
+        count(
+            "operation_series",
+            self.operation_series,
+            1,
+            MAX_OPERATION_SERIES,
+        )?;
         bound("idle_timeout", idle_timeout, false, max)?;
         self.reap_interval = idle_timeout.map(|t| {
             self.reap_interval

@@ -365,6 +365,15 @@ impl Message {
         }
     }
 
+    /// The method of a request or a notification (a response has none).
+    pub(crate) fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(request) => Some(&request.method),
+            Message::Notification(note) => Some(&note.method),
+            Message::Response(_) => None,
+        }
+    }
+
     /// The id a response to this message must carry: `None` for a
     /// notification or a response, which get no answer.
     pub fn request_id(&self) -> Option<Value> {

@@ -6,6 +6,7 @@
 //! and default (`config.rs`, `config_error.rs`), when a store's places free
 //! (`free_times.rs`), and a panic's text (`caught.rs`).
 
+pub(crate) mod answered;
 pub(crate) mod body;
 pub(crate) mod caught;
 pub(crate) mod config;

@@ -1,0 +1,82 @@
+//! The OTLP exporter's HTTP client (feature `otel`): hyper's, the one the
+//! layer is built on, so that the export adds no HTTP stack (no reqwest).
+//! The SDK exports from threads of its own, outside any runtime; each
+//! export is run on the tokio runtime the export was installed from, and
+//! its thread waits for it: a collector that is slow or down holds that
+//! thread (within the export timeout), never a request.
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use opentelemetry_http::{HttpClient, HttpError};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// The largest answer a collector's export response may be (they are a
+/// few bytes: a partial success's message at most).
+const RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// Sends an export over plain HTTP on a tokio runtime.
+#[derive(Debug, Clone)]
+pub(crate) struct ExporterClient {
+    client: Client<HttpConnector, Full<Bytes>>,
+    runtime: tokio::runtime::Handle,
+    timeout: Duration,
+}
+
+impl ExporterClient {
+    /// A client whose exports run on `runtime`, each within `timeout`.
+    pub(crate) fn new(runtime: tokio::runtime::Handle, timeout: Duration) -> ExporterClient {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(timeout));
+        connector.set_nodelay(true);
+        ExporterClient {
+            client: Client::builder(TokioExecutor::new()).build(connector),
+            runtime,
+            timeout,
+        }
+    }
+
+    async fn send(
+        client: Client<HttpConnector, Full<Bytes>>,
+        request: Request<Bytes>,
+        timeout: Duration,
+    ) -> Result<Response<Bytes>, HttpError> {
+        let exchange = async {
+            let response = client.request(request.map(Full::new)).await?;
+            let (parts, body) = response.into_parts();
+            let body = Limited::new(body, RESPONSE_BYTES)
+                .collect()
+                .await
+                .map_err(|e| -> HttpError { e })?
+                .to_bytes();
+            Ok::<_, HttpError>(Response::from_parts(parts, body))
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| -> HttpError { "the OTLP export timed out".into() })?
+    }
+}
+
+impl HttpClient for ExporterClient {
+    fn send_bytes<'a, 'b>(
+        &'a self,
+        request: Request<Bytes>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response<Bytes>, HttpError>> + Send + 'b>>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        let task = self
+            .runtime
+            .spawn(Self::send(self.client.clone(), request, self.timeout));
+        Box::pin(async move {
+            task.await
+                .map_err(|e| -> HttpError { format!("the OTLP export stopped: {e}").into() })?
+        })
+    }
+}

@@ -1,0 +1,54 @@
+//! How a request is seen from outside, by the MCP semantic conventions of
+//! OpenTelemetry: its SERVER span (`span.rs`) and the duration histograms
+//! (`durations.rs` on `histogram.rs`, labelled as `methods.rs` and
+//! `labels.rs` say); with
+//! feature `otel`, the span's parent from the client's trace context
+//! (`trace_context.rs`, `parent.rs`), the context put into what the server
+//! sends, the histograms recorded on the OpenTelemetry meter
+//! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`], on hyper:
+//! `exporter_client.rs`; its bounded queue: `export_queue.rs`).
+
+pub(crate) mod durations;
+#[cfg(feature = "otel")]
+pub(crate) mod export_queue;
+#[cfg(feature = "otel")]
+pub(crate) mod exporter_client;
+pub(crate) mod histogram;
+#[cfg(feature = "otel")]
+pub(crate) mod instruments;
+pub(crate) mod labels;
+pub(crate) mod methods;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otlp;
+#[cfg(feature = "otel")]
+pub(crate) mod parent;
+pub(crate) mod span;
+#[cfg(feature = "otel")]
+pub(crate) mod trace_context;
+
+pub use durations::DurationMetrics;
+pub(crate) use durations::Durations;
+
+/// Puts the current span's trace context into an outgoing request's or
+/// notification's `params._meta` (feature `otel`; nothing without it).
+#[inline]
+pub(crate) fn stamp(message: &mut serde_json::Value) {
+    #[cfg(feature = "otel")]
+    parent::stamp(message);
+    #[cfg(not(feature = "otel"))]
+    let _ = message;
+}
+
+/// `message` with the current span's trace context in its `_meta`, when
+/// there is one to put there (feature `otel`); else `message` itself.
+#[inline]
+pub(crate) fn stamped(message: &serde_json::Value) -> std::borrow::Cow<'_, serde_json::Value> {
+    #[cfg(feature = "otel")]
+    if !tracing::Span::current().is_disabled() {
+        let mut stamped = message.clone();
+        parent::stamp(&mut stamped);
+        return std::borrow::Cow::Owned(stamped);
+    }
+    std::borrow::Cow::Borrowed(message)
+}

@@ -1,0 +1,212 @@
+//! The OTLP/HTTP export (feature `otel`) of the process's spans (each
+//! request's SERVER span, and any other `tracing` span of the
+//! application's that the layer it gives sees) and of the endpoint's
+//! duration histograms, to an OpenTelemetry collector, Jaeger, Tempo or
+//! any OTLP receiver: protobuf over HTTP, the spans batched behind a
+//! bounded queue whose drops are counted (`export_queue.rs`), the metrics
+//! exported on an interval.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use sessionreg::http::otlp::{OtlpExport, OtlpSettings};
+//! use tracing_subscriber::prelude::*;
+//!
+//! // Before the manager is built: its histograms take the meter then.
+//! let export = OtlpExport::install(OtlpSettings::default())?;
+//! tracing_subscriber::registry().with(export.layer()).init();
+//! // ... build and serve the manager ...
+//! export.shutdown(); // sends what is queued
+//! # Ok(()) }
+//! ```
+//!
+//! The standard variables apply: `OTEL_EXPORTER_OTLP_ENDPOINT` (and the
+//! per-signal `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+//! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`), `OTEL_EXPORTER_OTLP_HEADERS`,
+//! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*` and
+//! `OTEL_METRIC_EXPORT_INTERVAL`, each unless [`OtlpSettings`] sets it.
+
+use crate::http::observe::export_queue::{Gate, GatedExporter, GatedProcessor};
+use crate::http::observe::exporter_client::ExporterClient;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+};
+use opentelemetry_sdk::Resource;
+use std::fmt;
+use std::time::Duration;
+use tracing_subscriber::registry::LookupSpan;
+
+/// How the export is set up; each `None` is left to the standard
+/// variables (then the SDK's defaults).
+#[derive(Debug, Clone)]
+pub struct OtlpSettings {
+    /// The receiver's base URL (`http://collector:4318`); the export adds
+    /// `/v1/traces` and `/v1/metrics`. `None`: the `OTEL_EXPORTER_OTLP_*`
+    /// variables, else `http://localhost:4318`. Plain HTTP only: put a
+    /// collector beside the server to reach a TLS endpoint.
+    pub endpoint: Option<String>,
+    /// The service's name, unless `OTEL_SERVICE_NAME` names it.
+    pub service_name: String,
+    /// Spans waiting for export at most (default 2048, the SDK's):
+    /// past it a span is dropped and counted
+    /// (`sessionreg_otel_spans_dropped_total{cause="queue_full"}`).
+    pub queue: usize,
+    /// How long one export may take, connection included (default 10 s);
+    /// past it the batch is lost and counted (`cause="export_failed"`).
+    pub export_timeout: Duration,
+    /// How often the metrics are exported; `None`:
+    /// `OTEL_METRIC_EXPORT_INTERVAL`, else 60 s.
+    pub metrics_interval: Option<Duration>,
+}
+
+impl Default for OtlpSettings {
+    fn default() -> OtlpSettings {
+        OtlpSettings {
+            endpoint: None,
+            service_name: "sessionreg".to_owned(),
+            queue: 2048,
+            export_timeout: Duration::from_secs(10),
+            metrics_interval: None,
+        }
+    }
+}
+
+/// Why the export could not be set up.
+#[derive(Debug)]
+pub struct OtlpError(String);
+
+impl fmt::Display for OtlpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "OTLP export: {}", self.0)
+    }
+}
+
+impl std::error::Error for OtlpError {}
+
+/// The export, installed: its tracer and meter providers (the meter
+/// provider is the global one, and so are W3C's propagators).
+pub struct OtlpExport {
+    tracer_provider: SdkTracerProvider,
+    meter_provider: SdkMeterProvider,
+}
+
+impl fmt::Debug for OtlpExport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OtlpExport").finish_non_exhaustive()
+    }
+}
+
+impl OtlpExport {
+    /// Sets the export up and installs its meter provider as the global
+    /// one (build the manager after: its histograms take the meter when
+    /// it is built). Needs a tokio runtime: the exports run on the
+    /// current one.
+    pub fn install(settings: OtlpSettings) -> Result<OtlpExport, OtlpError> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| OtlpError("it needs a tokio runtime to export on".to_owned()))?;
+        if settings.queue == 0 {
+            return Err(OtlpError("queue must be at least 1".to_owned()));
+        }
+        let client = ExporterClient::new(runtime, settings.export_timeout);
+        let endpoint = |path: &str| {
+            settings
+                .endpoint
+                .as_ref()
+                .map(|base| format!("{}{path}", base.trim_end_matches('/')))
+        };
+        let resource = resource(&settings.service_name);
+
+        let mut spans = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_http_client(client.clone())
+            .with_timeout(settings.export_timeout);
+        if let Some(url) = endpoint("/v1/traces") {
+            spans = spans.with_endpoint(url);
+        }
+        let spans = spans.build().map_err(|e| OtlpError(e.to_string()))?;
+        let gate = std::sync::Arc::new(Gate::new(settings.queue));
+        let batch = BatchSpanProcessor::builder(GatedExporter {
+            inner: spans,
+            gate: std::sync::Arc::clone(&gate),
+        })
+        .with_batch_config(
+            BatchConfigBuilder::default()
+                .with_max_queue_size(settings.queue)
+                .build(),
+        )
+        .build();
+        let tracer_provider = SdkTracerProvider::builder()
+            .with_span_processor(GatedProcessor { inner: batch, gate })
+            .with_resource(resource.clone())
+            .build();
+
+        let mut metrics = opentelemetry_otlp::MetricExporter::builder()
+            .with_http()
+            .with_http_client(client)
+            .with_timeout(settings.export_timeout);
+        if let Some(url) = endpoint("/v1/metrics") {
+            metrics = metrics.with_endpoint(url);
+        }
+        let metrics = metrics.build().map_err(|e| OtlpError(e.to_string()))?;
+        let mut reader = PeriodicReader::builder(metrics);
+        if let Some(interval) = settings.metrics_interval {
+            reader = reader.with_interval(interval);
+        }
+        let meter_provider = SdkMeterProvider::builder()
+            .with_reader(reader.build())
+            .with_resource(resource)
+            .build();
+        opentelemetry::global::set_meter_provider(meter_provider.clone());
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry::propagation::TextMapCompositePropagator::new(vec![
+                Box::new(TraceContextPropagator::new()),
+                Box::new(BaggagePropagator::new()),
+            ]),
+        );
+        Ok(OtlpExport {
+            tracer_provider,
+            meter_provider,
+        })
+    }
+
+    /// The `tracing` layer that exports the spans it sees (a request's
+    /// span gets its parent before it is first entered, when the bridge
+    /// starts it).
+    pub fn layer<S>(&self) -> tracing_opentelemetry::OpenTelemetryLayer<S, SdkTracer>
+    where
+        S: tracing::Subscriber + for<'span> LookupSpan<'span>,
+    {
+        tracing_opentelemetry::layer().with_tracer(self.tracer_provider.tracer("sessionreg"))
+    }
+
+    /// Exports what is queued now, spans and metrics; whether both
+    /// exports succeeded. (Blocks until they answer: call it off the
+    /// runtime's threads, e.g. in `spawn_blocking`.)
+    pub fn flush(&self) -> bool {
+        let spans = self.tracer_provider.force_flush().is_ok();
+        let metrics = self.meter_provider.force_flush().is_ok();
+        spans && metrics
+    }
+
+    /// Sends what is queued, then stops exporting (at shutdown; blocks
+    /// like [`flush`](Self::flush)).
+    pub fn shutdown(&self) {
+        let _ = self.tracer_provider.shutdown();
+        let _ = self.meter_provider.shutdown();
+    }
+}
+
+/// The service's resource: `OTEL_SERVICE_NAME` and
+/// `OTEL_RESOURCE_ATTRIBUTES` first, `service_name` where no variable
+/// names the service.
+fn resource(service_name: &str) -> Resource {
+    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some_and(|v| !v.is_empty());
+    let builder = Resource::builder();
+    match named {
+        true => builder.build(),
+        false => builder.with_service_name(service_name.to_owned()).build(),
+    }
+}

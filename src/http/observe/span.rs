@@ -1,0 +1,344 @@
+//! The one SERVER span of each request or notification, in both eras, as
+//! the MCP semantic conventions name and describe it: a `tracing` span
+//! (INFO, named `mcp.server`) whose fields are the conventions' attributes,
+//! so any subscriber sees them, and which `tracing-opentelemetry` exports
+//! as an OpenTelemetry span (`otel.name`, `otel.kind` and the status are
+//! its fields for the span's name, kind and status).
+//!
+//! ```text
+//! name        {mcp.method.name} {target}   tools/call echo, prompts/get greet; else the method
+//! kind        SERVER
+//! attributes  mcp.method.name, mcp.protocol.version, jsonrpc.request.id (a string; none for a
+//!             notification), mcp.session.id (a legacy session's public part: never its secret),
+//!             gen_ai.operation.name = execute_tool and gen_ai.tool.name (tools/call),
+//!             gen_ai.prompt.name (prompts/get), mcp.resource.uri (resources/read, subscribe,
+//!             unsubscribe), network.transport = tcp, network.protocol.name = http,
+//!             network.protocol.version, server.address and server.port (from Host)
+//! failure     error.type and rpc.response.status_code: the JSON-RPC code as a string, read
+//!             off the response (`wire/answered.rs`: marked where every refusal and error is
+//!             made); error.type = tool_error for a tools/call result with isError; the status
+//!             ERROR, described by the error's message
+//! parent      the trace context in params._meta, else the traceparent header (both: _meta is
+//!             the parent and the header a link); with feature `otel` (`parent.rs`)
+//! ```
+//!
+//! Nothing is read, formatted or allocated for the span unless a
+//! subscriber wants it (`Span::is_disabled`); the duration histograms,
+//! which are always kept, read only the method, the tool's or the
+//! prompt's name and the version (`durations.rs`).
+
+use crate::http::observe::durations::{Durations, Ending, OperationTimer};
+use crate::http::observe::methods;
+use crate::http::wire::answered::{self, within, Failure};
+use crate::http::wire::body::Body;
+use crate::http::wire::jsonrpc::{present, Message};
+use bytes::Bytes;
+use http::request::Parts;
+use http::Response;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use tracing::field::{display, Empty};
+
+/// The longest method, target or URI a span carries (a client's text,
+/// exported with every span): cut there.
+const TEXT_BYTES: usize = 256;
+
+/// What the observers read of a message's params: its target (`name`,
+/// `uri`) and its trace context (`_meta`). The modern era hands over what
+/// its own checks read; the session era reads it here ([`Observed::of`]).
+#[derive(Default, Deserialize)]
+pub(crate) struct Observed<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) name: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) uri: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "_meta")]
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub(crate) meta: Option<&'a RawValue>,
+}
+
+impl<'a> Observed<'a> {
+    /// The members of `message`'s params (none if they are not an object,
+    /// or not well formed: the application answers those).
+    pub(crate) fn of(message: &'a Message) -> Observed<'a> {
+        let params = match message {
+            Message::Request(request) => request.params.as_deref(),
+            Message::Notification(note) => note.params.as_deref(),
+            Message::Response(_) => None,
+        };
+        params
+            .filter(|raw| raw.get().starts_with('{'))
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// A JSON string member as text (borrowed unless it has escapes); `None`
+/// for anything else.
+fn text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    let raw = raw?.get();
+    if !raw.starts_with('"') {
+        return None;
+    }
+    serde_json::from_str::<&str>(raw)
+        .map(Cow::Borrowed)
+        .or_else(|_| serde_json::from_str::<String>(raw).map(Cow::Owned))
+        .ok()
+}
+
+/// The span's name: the method, and the target when there is one.
+struct SpanName<'a>(&'a str, Option<&'a str>);
+
+impl fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)?;
+        if let Some(target) = self.1 {
+            write!(f, " {target}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A JSON-RPC id as the conventions type it: a string (`"7"` for `7`).
+struct RequestId<'a>(&'a Value);
+
+impl fmt::Display for RequestId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::String(text) => f.write_str(within(text, TEXT_BYTES)),
+            other => write!(f, "{other}"),
+        }
+    }
+}
+
+/// The span of `message` at protocol `version`: disabled (and nothing
+/// read for it) unless a subscriber wants it, and for a response (to one
+/// of the server's requests: not an operation of its own). Enter it
+/// (`Instrument`) for the request's whole way, from before anything is
+/// read of it: its parent is set here, and OpenTelemetry starts a span
+/// when it is first entered.
+pub(crate) fn open(message: &Message, version: &'static str, parts: &Parts) -> tracing::Span {
+    let (method, id) = match message {
+        Message::Request(request) => (request.method.as_str(), Some(&request.id)),
+        Message::Notification(note) => (note.method.as_str(), None),
+        Message::Response(_) => return tracing::Span::none(),
+    };
+    let span = tracing::info_span!(
+        "mcp.server",
+        otel.name = Empty,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        mcp.method.name = Empty,
+        mcp.protocol.version = version,
+        mcp.session.id = Empty,
+        mcp.resource.uri = Empty,
+        jsonrpc.request.id = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        "error.type" = Empty,
+        rpc.response.status_code = Empty,
+        network.transport = "tcp",
+        network.protocol.name = "http",
+        network.protocol.version = Empty,
+        server.address = Empty,
+        server.port = Empty,
+    );
+    if !span.is_disabled() {
+        let observed = Observed::of(message);
+        let target = match method {
+            "tools/call" | "prompts/get" => text(observed.name),
+            _ => None,
+        };
+        describe(&span, method, target.as_deref(), id, &observed, parts);
+        #[cfg(feature = "otel")]
+        crate::http::observe::parent::adopt(&span, observed.meta, &parts.headers);
+    }
+    span
+}
+
+/// Starts timing `message` at protocol `version` in its series, reading
+/// the tool's or the prompt's name out of its params where the method
+/// has one (the session era: nothing else reads them); `None` for a
+/// response.
+pub(crate) fn timer(
+    durations: &Arc<Durations>,
+    message: &Message,
+    version: &'static str,
+) -> Option<OperationTimer> {
+    let method = match message {
+        Message::Request(request) => request.method.as_str(),
+        Message::Notification(note) => note.method.as_str(),
+        Message::Response(_) => return None,
+    };
+    let name = match method {
+        "tools/call" | "prompts/get" => Observed::of(message).name,
+        _ => None,
+    };
+    Some(timer_named(durations, method, name, version))
+}
+
+/// Starts timing a request of `method` whose params' `name` member was
+/// read already (`name`: the 2026-07-28 era's checks read it).
+pub(crate) fn timer_named(
+    durations: &Arc<Durations>,
+    method: &str,
+    name: Option<&RawValue>,
+    version: &'static str,
+) -> OperationTimer {
+    let target = match method {
+        "tools/call" | "prompts/get" => text(name),
+        _ => None,
+    };
+    durations.start(methods::label(method), target.as_deref(), version)
+}
+
+/// The response to a request, seen by its observers: how it was answered
+/// (`wire/answered.rs`) recorded on the current span (the request's) and
+/// on its `timer`, which counts when it is dropped: here for a whole
+/// answer, at its stream's end for an SSE one (the body holds it).
+pub(crate) fn finish(
+    mut timer: Option<OperationTimer>,
+    response: Response<Body>,
+) -> Response<Body> {
+    if let Some(failure) = answered::failure(&response) {
+        let span = tracing::Span::current();
+        let recorded = !span.is_disabled();
+        match failure {
+            Failure::Error { code, message } => {
+                if let Some(timer) = &mut timer {
+                    timer.end(Ending::Error(*code));
+                }
+                if recorded {
+                    span.record("error.type", display(code));
+                    span.record("rpc.response.status_code", display(code));
+                    span.record("otel.status_code", "ERROR");
+                    span.record("otel.status_description", &**message);
+                }
+            }
+            Failure::ToolError => {
+                if let Some(timer) = &mut timer {
+                    timer.end(Ending::ToolError);
+                }
+                if recorded {
+                    span.record("error.type", "tool_error");
+                    span.record("otel.status_code", "ERROR");
+                }
+            }
+        }
+    }
+    let streamed = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+    match (timer, streamed) {
+        (Some(timer), true) => response.map(|body| Body::new(Timed { body, timer })),
+        _ => response,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An SSE answer's body, holding its request's timer to its end.
+    struct Timed {
+        #[pin]
+        body: Body,
+        timer: OperationTimer,
+    }
+}
+
+impl HttpBody for Timed {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.project().body.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Records what the span says of the request (only for a span someone
+/// wants).
+fn describe(
+    span: &tracing::Span,
+    method: &str,
+    target: Option<&str>,
+    id: Option<&Value>,
+    observed: &Observed<'_>,
+    parts: &Parts,
+) {
+    let method = within(method, TEXT_BYTES);
+    let target = target.map(|t| within(t, TEXT_BYTES));
+    span.record("otel.name", display(SpanName(method, target)));
+    span.record("mcp.method.name", method);
+    if let Some(id) = id.filter(|id| !id.is_null()) {
+        span.record("jsonrpc.request.id", display(RequestId(id)));
+    }
+    match (method, target) {
+        ("tools/call", target) => {
+            span.record("gen_ai.operation.name", "execute_tool");
+            if let Some(target) = target {
+                span.record("gen_ai.tool.name", target);
+            }
+        }
+        ("prompts/get", Some(target)) => {
+            span.record("gen_ai.prompt.name", target);
+        }
+        ("resources/read" | "resources/subscribe" | "resources/unsubscribe", _) => {
+            if let Some(uri) = text(observed.uri) {
+                span.record("mcp.resource.uri", within(&uri, TEXT_BYTES));
+            }
+        }
+        _ => {}
+    }
+    let version = match parts.version {
+        http::Version::HTTP_10 => "1.0",
+        http::Version::HTTP_11 => "1.1",
+        http::Version::HTTP_2 => "2",
+        http::Version::HTTP_3 => "3",
+        _ => "0.9",
+    };
+    span.record("network.protocol.version", version);
+    let authority = parts.uri.authority().map(|a| a.as_str()).or_else(|| {
+        parts
+            .headers
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+    });
+    if let Some(authority) = authority.and_then(|a| a.parse::<http::uri::Authority>().ok()) {
+        // A DNS name is at most 253 bytes: a longer Host names nothing.
+        if authority.host().len() <= 253 {
+            span.record("server.address", authority.host());
+            if let Some(port) = authority.port_u16() {
+                span.record("server.port", port);
+            }
+        }
+    }
+}
+
+/// Records the session a legacy request is in, by its public part (never
+/// its secret), on the current span.
+pub(crate) fn record_session(id: crate::SessionId) {
+    let span = tracing::Span::current();
+    if !span.is_disabled() {
+        span.record("mcp.session.id", display(id.public_part()));
+    }
+}

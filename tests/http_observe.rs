@@ -1,0 +1,437 @@
+//! How a request is seen from outside, by OpenTelemetry's MCP semantic
+//! conventions (`docs/gen-ai/mcp.md`): one SERVER span per request or
+//! notification in both eras, named `{mcp.method.name} {target}` and
+//! carrying the conventions' attributes as `tracing` fields (captured here
+//! by a plain `tracing` layer: any subscriber sees them); the
+//! `mcp_server_operation_duration_seconds` and
+//! `mcp_server_session_duration_seconds` histograms in `/metrics`, their
+//! series bounded; and no token, session secret or `requestState` in any
+//! span.
+#![cfg(feature = "http")]
+
+mod http_support;
+
+use http::StatusCode;
+use http_support::{eventually, with_meta, Client, Server};
+use serde_json::{json, Value};
+use sessionreg::http::BearerTokens;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::Subscriber;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+/// A closed span: its `tracing` name and its fields as text.
+#[derive(Debug, Clone)]
+struct Closed {
+    name: &'static str,
+    fields: BTreeMap<String, String>,
+}
+
+impl Closed {
+    fn get(&self, field: &str) -> Option<&str> {
+        self.fields.get(field).map(String::as_str)
+    }
+}
+
+#[derive(Default)]
+struct Fields(BTreeMap<String, String>);
+
+impl Visit for Fields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().to_owned(), value.to_string());
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().to_owned(), value.to_string());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+/// Every span closed in the process, with its fields.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Closed>>>);
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        ctx.span(id).unwrap().extensions_mut().insert(fields);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let span = ctx.span(id).unwrap();
+        let mut extensions = span.extensions_mut();
+        if let Some(fields) = extensions.get_mut::<Fields>() {
+            values.record(fields);
+        }
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let span = ctx.span(&id).unwrap();
+        let fields = span.extensions_mut().remove::<Fields>().unwrap_or_default();
+        self.0.lock().unwrap().push(Closed {
+            name: span.name(),
+            fields: fields.0,
+        });
+    }
+}
+
+/// The process's capture (one subscriber for every test of this binary;
+/// each test reads the spans of its own server, by its port).
+fn capture() -> &'static Capture {
+    static CAPTURE: OnceLock<Capture> = OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let capture = Capture::default();
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(capture.clone()),
+        )
+        .unwrap();
+        capture
+    })
+}
+
+/// The `mcp.server` spans closed so far of the server on `port`.
+fn server_spans(port: u16) -> Vec<Closed> {
+    let port = port.to_string();
+    capture()
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.name == "mcp.server" && s.get("server.port") == Some(&port))
+        .cloned()
+        .collect()
+}
+
+/// Waits until `n` spans of the server on `port` have closed; all of them.
+async fn spans_of(port: u16, n: usize) -> Vec<Closed> {
+    let closed = eventually(|| server_spans(port).len() >= n).await;
+    let spans = server_spans(port);
+    assert!(closed, "{} of {n} spans closed: {spans:#?}", spans.len());
+    spans
+}
+
+fn modern_call(id: Value, tool: &str) -> Value {
+    with_meta(json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": tool, "arguments": { "say": "hi" } },
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_message_has_one_server_span_named_and_described_by_the_conventions() {
+    capture();
+    let server = Server::start().await;
+    let port = server.addr.port();
+    let client = Client::new(&server.url).with_protocol_version("2025-11-25");
+
+    // The session era: initialize, initialized, three calls, a resource.
+    let session = client.open().await;
+    assert_eq!(
+        client.call(&session, "echo", json!({})).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        client.call(&session, "tool_error", json!({})).await.status,
+        StatusCode::OK
+    );
+    let unknown = client.call(&session, "no_such_tool", json!({})).await;
+    assert_eq!(unknown.json()["error"]["code"], -32602);
+    let read = json!({
+        "jsonrpc": "2.0", "id": "r-1", "method": "resources/read",
+        "params": { "uri": "basket://42" },
+    });
+    assert_eq!(
+        client.post(Some(&session), &read).await.status,
+        StatusCode::OK
+    );
+    // 2026-07-28: one call, with a string id.
+    let modern = client
+        .post_modern(
+            &modern_call(json!("req-7"), "echo"),
+            &[("mcp-method", "tools/call"), ("mcp-name", "echo")],
+        )
+        .await;
+    assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
+
+    let spans = spans_of(port, 7).await;
+    assert_eq!(spans.len(), 7, "one span per message: {spans:#?}");
+    for span in &spans {
+        assert_eq!(span.get("otel.kind"), Some("server"), "{span:?}");
+        assert_eq!(span.get("network.transport"), Some("tcp"));
+        assert_eq!(span.get("network.protocol.name"), Some("http"));
+        assert_eq!(span.get("network.protocol.version"), Some("1.1"));
+        assert_eq!(span.get("server.address"), Some("127.0.0.1"));
+    }
+    let named = |name: &str| -> Vec<&Closed> {
+        spans
+            .iter()
+            .filter(|s| s.get("otel.name") == Some(name))
+            .collect()
+    };
+    let legacy = client.protocol_version().to_owned();
+    // The session's public part: its first 16 hex digits, never the rest.
+    let public = &session[..16];
+
+    let initialize = named("initialize");
+    assert_eq!(initialize.len(), 1, "{spans:#?}");
+    assert_eq!(initialize[0].get("mcp.method.name"), Some("initialize"));
+    assert_eq!(initialize[0].get("mcp.session.id"), Some(public));
+    assert_eq!(
+        initialize[0].get("mcp.protocol.version"),
+        Some(legacy.as_str())
+    );
+
+    let initialized = named("notifications/initialized");
+    assert_eq!(initialized.len(), 1);
+    assert_eq!(
+        initialized[0].get("jsonrpc.request.id"),
+        None,
+        "a notification has no id"
+    );
+    assert_eq!(initialized[0].get("mcp.session.id"), Some(public));
+
+    let echoes = named("tools/call echo");
+    assert_eq!(echoes.len(), 2, "{spans:#?}");
+    let echo = echoes
+        .iter()
+        .find(|s| s.get("mcp.session.id").is_some())
+        .unwrap();
+    assert_eq!(echo.get("mcp.method.name"), Some("tools/call"));
+    assert_eq!(echo.get("gen_ai.operation.name"), Some("execute_tool"));
+    assert_eq!(echo.get("gen_ai.tool.name"), Some("echo"));
+    assert_eq!(
+        echo.get("jsonrpc.request.id"),
+        Some("7"),
+        "a number, as a string"
+    );
+    assert_eq!(echo.get("mcp.session.id"), Some(public));
+    assert_eq!(echo.get("error.type"), None);
+    assert_eq!(echo.get("otel.status_code"), None);
+
+    let failed_tool = named("tools/call tool_error");
+    assert_eq!(failed_tool.len(), 1);
+    assert_eq!(failed_tool[0].get("error.type"), Some("tool_error"));
+    assert_eq!(failed_tool[0].get("otel.status_code"), Some("ERROR"));
+
+    let unknown = named("tools/call no_such_tool");
+    assert_eq!(unknown.len(), 1);
+    assert_eq!(unknown[0].get("error.type"), Some("-32602"));
+    assert_eq!(unknown[0].get("rpc.response.status_code"), Some("-32602"));
+    assert_eq!(unknown[0].get("otel.status_code"), Some("ERROR"));
+    assert_eq!(
+        unknown[0].get("otel.status_description"),
+        Some("unknown tool")
+    );
+
+    // A resource's URI is an attribute, never in the name.
+    let read = named("resources/read");
+    assert_eq!(read.len(), 1, "{spans:#?}");
+    assert_eq!(read[0].get("mcp.resource.uri"), Some("basket://42"));
+    assert_eq!(read[0].get("jsonrpc.request.id"), Some("r-1"));
+    assert_eq!(read[0].get("error.type"), Some("-32601"));
+
+    let modern = echoes
+        .iter()
+        .find(|s| s.get("mcp.session.id").is_none())
+        .unwrap();
+    assert_eq!(modern.get("mcp.protocol.version"), Some("2026-07-28"));
+    assert_eq!(modern.get("jsonrpc.request.id"), Some("req-7"));
+    assert_eq!(modern.get("gen_ai.tool.name"), Some("echo"));
+}
+
+/// A sample of Prometheus text, by name and labels in the order written.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    mcp_test_client::samples(text).get(series).copied()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_histograms_count_by_method_tool_error_and_version() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url).with_protocol_version("2025-11-25");
+    let session = client.open().await;
+    for _ in 0..3 {
+        client.call(&session, "echo", json!({})).await;
+    }
+    client.call(&session, "tool_error", json!({})).await;
+    client.call(&session, "no_such_tool", json!({})).await;
+    let modern = client
+        .post_modern(
+            &modern_call(json!(1), "echo"),
+            &[("mcp-method", "tools/call"), ("mcp-name", "echo")],
+        )
+        .await;
+    assert_eq!(modern.status, StatusCode::OK);
+    assert_eq!(client.delete(&session).await.status, StatusCode::OK);
+
+    let text = server.manager.metrics();
+    let v = client.protocol_version();
+    let op = "mcp_server_operation_duration_seconds";
+    assert!(text.contains(&format!("# TYPE {op} histogram")), "{text}");
+    let echo = format!(
+        "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",mcp_protocol_version=\"{v}\""
+    );
+    assert_eq!(
+        sample(&text, &format!("{op}_count{{{echo}}}")),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, &format!("{op}_bucket{{le=\"+Inf\",{echo}}}")),
+        Some(3.0)
+    );
+    // The conventions' buckets, 10 ms to 300 s.
+    let bounds: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("{op}_bucket{{le=")) && l.contains(&echo))
+        .map(|l| l.split("le=\"").nth(1).unwrap().split('"').next().unwrap())
+        .collect();
+    assert_eq!(
+        bounds,
+        [
+            "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1.0", "2.0", "5.0", "10.0", "30.0",
+            "60.0", "120.0", "300.0", "+Inf"
+        ]
+    );
+    let labels = |error: &str| {
+        format!(
+            "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"{}\",error_type=\"{error}\",\
+             mcp_protocol_version=\"{v}\"",
+            match error {
+                "tool_error" => "tool_error",
+                _ => "no_such_tool",
+            }
+        )
+    };
+    assert_eq!(
+        sample(&text, &format!("{op}_count{{{}}}", labels("tool_error"))),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, &format!("{op}_count{{{}}}", labels("-32602"))),
+        Some(1.0),
+        "{text}"
+    );
+    let modern = "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",\
+                  mcp_protocol_version=\"2026-07-28\"";
+    assert_eq!(
+        sample(&text, &format!("{op}_count{{{modern}}}")),
+        Some(1.0),
+        "{text}"
+    );
+    // One session, ended by DELETE (no error), in buckets that reach a day.
+    let session = "mcp_server_session_duration_seconds";
+    assert_eq!(
+        sample(
+            &text,
+            &format!("{session}_count{{mcp_protocol_version=\"{v}\"}}")
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(text.contains(&format!(
+        "{session}_bucket{{le=\"86400.0\",mcp_protocol_version=\"{v}\"}} 1"
+    )));
+    // The counters of before are all still there.
+    assert!(text.contains("sessionreg_http_responses_total"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_a_client_makes_up_open_a_bounded_number_of_series() {
+    let server = Server::start_with(|b| b.operation_series(3)).await;
+    let client = Client::new(&server.url).with_protocol_version("2025-11-25");
+    let session = client.open().await;
+    for i in 0..20 {
+        client
+            .call(&session, &format!("made_up_{i}"), json!({}))
+            .await;
+    }
+    let long = "x".repeat(200);
+    client.call(&session, &long, json!({})).await;
+    let made_up = json!({ "jsonrpc": "2.0", "id": 1, "method": "acme/made-up", "params": {} });
+    client.post(Some(&session), &made_up).await;
+
+    let text = server.manager.metrics();
+    let counts: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("mcp_server_operation_duration_seconds_count{"))
+        .collect();
+    let named: std::collections::BTreeSet<&str> = counts
+        .iter()
+        .filter_map(|l| l.split("gen_ai_tool_name=\"").nth(1))
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    assert!(named.contains("_OTHER"), "{counts:#?}");
+    assert_eq!(named.len(), 4, "three names and _OTHER: {counts:#?}");
+    assert!(!text.contains(&long));
+    assert!(!text.contains("acme/made-up"), "{text}");
+    assert!(
+        counts
+            .iter()
+            .any(|l| l.contains("mcp_method_name=\"_OTHER\"")),
+        "{counts:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_span_carries_a_token_a_session_secret_or_a_request_state() {
+    capture();
+    let tokens = BearerTokens::new(BearerTokens::parse("ada=token-ada-secret\n").unwrap()).unwrap();
+    let server = Server::start_with(|b| b.authenticator(tokens)).await;
+    let port = server.addr.port();
+    let client =
+        Client::with_bearer(&server.url, "token-ada-secret").with_protocol_version("2025-11-25");
+    let session = client.open().await;
+    client.call(&session, "echo", json!({})).await;
+    client.call(&session, "fail", json!({})).await;
+    // A retry carrying a requestState (forged: refused, -32602).
+    let mut retry = modern_call(json!(2), "echo");
+    retry["params"]["requestState"] = json!("state-secret-0123456789");
+    retry["params"]["inputResponses"] = json!({});
+    let refused = client
+        .post_modern(
+            &retry,
+            &[("mcp-method", "tools/call"), ("mcp-name", "echo")],
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        refused.body
+    );
+
+    let spans = spans_of(port, 5).await;
+    let secret = &session[16..];
+    for span in &spans {
+        for (field, value) in &span.fields {
+            for forbidden in [
+                "token-ada-secret",
+                "state-secret-0123456789",
+                secret,
+                &session,
+            ] {
+                assert!(
+                    !value.contains(forbidden),
+                    "{field}={value} carries a secret ({forbidden})"
+                );
+            }
+        }
+    }
+    // The session was named (by its public part) in the spans checked.
+    assert!(spans
+        .iter()
+        .any(|s| s.get("mcp.session.id") == Some(&session[..16])));
+}
