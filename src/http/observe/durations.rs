@@ -169,7 +169,7 @@ impl Drop for OperationTimer {
 
 /// The endpoint's two histograms.
 pub(crate) struct Durations {
-    series: papaya::HashMap<SeriesKey, Arc<OperationSeries>>,
+    series: papaya::HashMap<SeriesKey, Arc<OperationSeries>, foldhash::fast::RandomState>,
     /// Series made so far, at most `max_series` (and the overflow ones).
     made: AtomicUsize,
     max_series: usize,
@@ -193,7 +193,11 @@ impl Durations {
     /// (and one `_OTHER` series per method and version past them).
     pub(crate) fn new(max_series: usize) -> Durations {
         Durations {
-            series: papaya::HashMap::new(),
+            // foldhash, seeded per map: a lookup per request hashes a
+            // short key several times faster than SipHash; the keys a
+            // client chooses are bounded in number (`max_series`), so a
+            // crafted collision costs at most that many probes.
+            series: papaya::HashMap::with_hasher(foldhash::fast::RandomState::default()),
             made: AtomicUsize::new(0),
             max_series,
             sessions: LEGACY_VERSIONS
