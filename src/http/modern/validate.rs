@@ -86,17 +86,7 @@ fn members<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Resul
 /// A raw JSON string's text (borrowed unless it has escapes); `None` for
 /// any other value.
 pub(super) fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if !starts_with(raw, b"\"") {
-        return None;
-    }
-    // A string with no escape is its bytes between the quotes; one with
-    // escapes is decoded into a new one.
-    match serde_json::from_str::<&str>(raw.get()) {
-        Ok(text) => Some(Cow::Borrowed(text)),
-        Err(_) => serde_json::from_str::<String>(raw.get())
-            .ok()
-            .map(Cow::Owned),
-    }
+    jsonrpc::string_text(raw)
 }
 
 /// The checks of "Server Validation" on a 2026-07-28 message.

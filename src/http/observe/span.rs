@@ -84,14 +84,7 @@ impl<'a> Observed<'a> {
 /// A JSON string member as text (borrowed unless it has escapes); `None`
 /// for anything else.
 fn text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    let raw = raw?.get();
-    if !raw.starts_with('"') {
-        return None;
-    }
-    serde_json::from_str::<&str>(raw)
-        .map(Cow::Borrowed)
-        .or_else(|_| serde_json::from_str::<String>(raw).map(Cow::Owned))
-        .ok()
+    crate::http::wire::jsonrpc::string_text(raw?)
 }
 
 /// The span's name: the method, and the target when there is one.

@@ -284,6 +284,20 @@ pub(crate) fn starts_with(raw: &RawValue, bytes: &[u8]) -> bool {
         .is_some_and(|b| bytes.contains(b))
 }
 
+/// A raw JSON string's text, borrowed unless it has escapes; `None` for
+/// any other value. A string token without a backslash is its bytes
+/// between the quotes (a `RawValue` is valid JSON), read without a parser.
+pub(crate) fn string_text(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
+    let text = raw.get();
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        return Some(std::borrow::Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(text)
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
 impl Message {
     /// Reads one message out of a request body, or says why it is not a
     /// valid JSON-RPC 2.0 message: `-32700` for text that is not JSON,
