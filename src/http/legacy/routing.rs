@@ -1,0 +1,37 @@
+//! A legacy request routed by its HTTP method ([`serve`]), and the methods
+//! allowed ([`allowed_methods`]).
+
+use super::{delete, get, post};
+use crate::http::app::App;
+use crate::http::run::hub::Hub;
+use crate::http::wire::body::{Body, SendBody};
+use crate::http::wire::reject::Reject;
+use http::{Method, Response};
+use std::sync::Arc;
+
+/// The methods a legacy request may use, for `Allow` and CORS.
+pub(crate) fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
+    if hub.config.standalone_stream {
+        "GET, POST, DELETE"
+    } else {
+        "POST, DELETE"
+    }
+}
+
+/// Serves a request at legacy version `version`, by its method.
+pub(crate) async fn serve<A, B>(
+    hub: &Arc<Hub<A>>,
+    request: http::Request<B>,
+    version: &'static str,
+) -> Response<Body>
+where
+    A: App,
+    B: SendBody,
+{
+    match *request.method() {
+        Method::POST => post::serve(hub, request, version).await,
+        Method::GET if hub.config.standalone_stream => get::serve(hub, request),
+        Method::DELETE => delete::serve(hub, request),
+        _ => Reject::MethodNotAllowed(allowed_methods(hub)).respond(None, &hub.config),
+    }
+}
