@@ -40,7 +40,7 @@
 //! (`initialize`, `ping`, `logging/setLevel`, `resources/subscribe`,
 //! `resources/unsubscribe`, the tasks extension's `tasks/result` and
 //! `tasks/list`) get 404 with `-32601` before the application sees them;
-//! `server/discover` is answered from [`App::discovery`]; every result gets its `resultType` and, where the
+//! `server/discover` is answered from [`App::discovery`](crate::http::App::discovery); every result gets its `resultType` and, where the
 //! schema wants them, caching hints; a JSON-RPC error gets its transport
 //! status (`-32601`: 404; `-32020`, `-32021`, `-32022` and a malformed
 //! request's `-32602`: 400; any other: 200). Multi-round-trip requests
@@ -52,7 +52,8 @@
 //! `sessionreg_request_state_rejected_total{cause}`. A tool's
 //! `x-mcp-header` parameters are checked against their `Mcp-Param-*`
 //! headers (the layer's `mirror.rs`). Each request's work runs in a
-//! `Standalone` scope (`scope.rs`), and its outcome is answered by `respond.rs`.
+//! `Standalone` scope (`scope.rs`), and its outcome is answered by
+//! `respond.rs`; `serve.rs` walks one request through all of it.
 //!
 //! Such requests go through the [authenticator](crate::http::Builder::authenticator)
 //! like every other; [`Builder::serve_modern`](crate::http::Builder::serve_modern)
@@ -63,7 +64,10 @@ mod input_required;
 mod request;
 mod respond;
 mod scope;
+mod serve;
 mod validate;
+
+pub(crate) use serve::serve;
 
 pub use crate::http::app::discovery::{CacheScope, Discovery};
 pub use crate::http::input::sealing::{RequestStateKeys, StateRejection};
@@ -75,245 +79,3 @@ pub use crate::http::wire::mirror::{MirrorError, MirroredParams};
 #[cfg(feature = "bench-hooks")]
 #[doc(hidden)]
 pub use crate::http::input::sealing::bench as __bench_sealing;
-
-use crate::http::access::validity::{Term, Validity};
-use crate::http::app::{App, Context, ModernRequest};
-use crate::http::input;
-use crate::http::observe;
-use crate::http::observe::durations::OperationTimer;
-use crate::http::run::dispatch;
-use crate::http::run::hub::Hub;
-use crate::http::run::opening;
-use crate::http::tasks::{self, TaskChoice};
-use crate::http::wire::body::{self, Body, SendBody};
-use crate::http::wire::jsonrpc::{Message, Request};
-use crate::http::wire::message;
-use crate::http::wire::principal::Principal;
-use crate::http::wire::protocol::MODERN_VERSION;
-use crate::http::wire::reject::Reject;
-use envelope::Envelope;
-use http::request::Parts;
-use http::{Method, Response};
-use input_required::Binds;
-use respond::{AbortOnDrop, Answering};
-use scope::Standalone;
-use std::sync::Arc;
-use tracing::Instrument;
-
-/// The methods 2026-07-28 removed (and the tasks extension's), answered
-/// 404 with `-32601` whatever the application serves.
-const REMOVED: [&str; 7] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "tasks/result",
-    "tasks/list",
-];
-
-/// Serves one 2026-07-28 request: `POST` only (there is no session to
-/// `GET` or `DELETE`).
-pub(crate) async fn serve<A, B>(hub: &Arc<Hub<A>>, request: http::Request<B>) -> Response<Body>
-where
-    A: App,
-    B: SendBody,
-{
-    let config = &hub.config;
-    if request.method() != Method::POST {
-        return Reject::MethodNotAllowed("POST").respond(None, config);
-    }
-    let (parts, body) = request.into_parts();
-    let message = match message::read(config, &parts, body).await {
-        Ok(message) => message,
-        Err(reject) => return reject.respond(None, config),
-    };
-    // The request's span from here on; its timer from when its name is read.
-    let span = observe::span::open(&message, MODERN_VERSION, &parts);
-    async {
-        let mut timer = None;
-        let response = answer(hub, parts, message, &mut timer).await;
-        observe::span::finish(timer, response)
-    }
-    .instrument(span)
-    .await
-}
-
-/// Answers one 2026-07-28 message, read; `timer` gets the request's timer
-/// once its name is read (before any refusal).
-async fn answer<A: App>(
-    hub: &Arc<Hub<A>>,
-    parts: Parts,
-    message: Message,
-    timer: &mut Option<OperationTimer>,
-) -> Response<Body> {
-    let config = &hub.config;
-    let fields = validate::fields(&message);
-    if let Some(method) = message.method() {
-        let name = fields.as_ref().ok().and_then(|f| f.params.name);
-        *timer = Some(observe::span::timer_named(
-            &hub.durations,
-            method,
-            name,
-            MODERN_VERSION,
-        ));
-    }
-    let id = match opening::admit(hub, &message) {
-        Ok(id) => id,
-        Err(refused) => return refused,
-    };
-    // "Server Validation", in the order the conformance suite pins: the
-    // per-request fields, then the headers against the body. The members
-    // both read (and the handler's view below) are read out of the body once.
-    let fields = match fields.and_then(|fields| {
-        validate::check_meta(&message, &fields)?;
-        validate::check_headers(&parts.headers, &message, &fields)?;
-        Ok(fields)
-    }) {
-        Ok(fields) => fields,
-        Err(error) => return Reject::Malformed(error).respond(id.as_ref(), config),
-    };
-    if let Err(reject) = opening::authorize(hub, &parts, &message) {
-        return reject.respond(id.as_ref(), config);
-    }
-    let Message::Request(request) = &message else {
-        // Notifications (this revision defines none over HTTP) are
-        // accepted and passed on; responses were refused above.
-        let ctx = Context::for_modern(
-            parts,
-            Default::default(),
-            ModernRequest::of_notification(&message),
-        );
-        let scope = standalone(hub, None);
-        let choice = TaskChoice::Inline {
-            refuse_required: true,
-        };
-        let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
-        return match started.outcome().await {
-            dispatch::Dispatched::Failed => {
-                Reject::HandlerFailed { in_session: false }.respond(None, config)
-            }
-            _ => body::status(http::StatusCode::ACCEPTED),
-        };
-    };
-    if REMOVED.contains(&request.method.as_str()) {
-        return Reject::NoSuchMethod(request.method.clone()).respond(id.as_ref(), config);
-    }
-    let discovery = &hub.discovery;
-    if request.method == "server/discover" {
-        return body::result(&request.id, &discovery.answer);
-    }
-    if request.method == "subscriptions/listen" {
-        return listen(hub, request, &parts);
-    }
-    let (mut modern, opened, redeem) = match request::read(hub, request, &fields, &parts) {
-        Ok(read) => read,
-        Err(reject) => return reject.respond(id.as_ref(), config),
-    };
-    if let Some(redeem) = redeem {
-        if let Err(reject) = request::redeem(hub, redeem, &mut modern).await {
-            return reject.respond(id.as_ref(), config);
-        }
-    }
-    // What a sealed answer will be bound to: the binding the retry's hub
-    // was opened with, else (only if the application seals a hub) one
-    // computed from the params kept here.
-    let binds = Binds {
-        binding: opened,
-        params: input::INPUT_METHODS
-            .contains(&request.method.as_str())
-            .then(|| request.params.clone())
-            .flatten(),
-    };
-    let envelope = Arc::new(Envelope {
-        id: request.id.clone(),
-        method: request.method.clone().into_boxed_str(),
-        log_level: modern.log_level,
-        server_info: discovery.server_info.clone(),
-    });
-    let owner = Principal::of(&parts).cloned();
-    let declares_tasks = modern.declares_extension(tasks::TASKS_EXTENSION);
-    if let Some(tasks) = hub
-        .tasks
-        .as_ref()
-        .filter(|_| tasks::METHODS.contains(&&*request.method))
-    {
-        return match tasks::serve_method(tasks, request, declares_tasks, owner.as_ref()) {
-            Ok(result) => body::result(&envelope.id, &envelope.result(result)),
-            Err(reject) => reject.respond(id.as_ref(), config),
-        };
-    }
-    // Whether a `Reply::Task` may become a task: a `tools/call` whose
-    // client declared the extension on it, to a manager serving it.
-    let choice = match hub.tasks.is_some() && declares_tasks && request.method == "tools/call" {
-        true => TaskChoice::Task,
-        false => TaskChoice::Inline {
-            refuse_required: true,
-        },
-    };
-    let ctx = Context::for_modern(parts, Default::default(), modern);
-    let scope = standalone(hub, Some(Arc::clone(&envelope)));
-    let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
-    // Held while the answer is awaited, then by the SSE body: dropping
-    // either (the client went away) aborts the handler.
-    let (outcome, spawned, token) = started.into_parts();
-    let cancel = spawned.map(|task| AbortOnDrop(task, token));
-    let answering = Answering {
-        envelope,
-        binds,
-        owner,
-        cancel,
-    };
-    respond::respond(hub, outcome.await, answering)
-}
-
-/// `subscriptions/listen`: the listen stream, acknowledgement first (see
-/// `crate::http::listen`); refused while the node drains or shuts down, or
-/// while the fleet's bus is down (a listener would miss what other nodes
-/// publish).
-fn listen<A: App>(hub: &Hub<A>, request: &Request, parts: &Parts) -> Response<Body> {
-    let config = &hub.config;
-    let id = Some(&request.id);
-    let closing = || {
-        if hub.phase.is_shutting_down() {
-            Some(crate::Reason::Shutdown)
-        } else if hub.phase.is_draining() {
-            Some(crate::Reason::Drained)
-        } else if !hub.publisher.bus_ready() {
-            Some(crate::Reason::Unavailable)
-        } else {
-            None
-        }
-    };
-    match closing() {
-        Some(crate::Reason::Shutdown) => return Reject::ShuttingDown.respond(id, config),
-        Some(crate::Reason::Unavailable) => {
-            return Reject::BusUnavailable(LISTEN_NEEDS_BUS).respond(id, config)
-        }
-        Some(_) => return Reject::Draining.respond(id, config),
-        None => {}
-    }
-    let owner = Principal::of(parts).cloned();
-    // The stream lasts as long as the credential it is opened with.
-    let term = Term::of(Validity::of(parts));
-    match hub
-        .listeners
-        .open(&request.id, request.params.as_deref(), owner, term, closing)
-    {
-        Ok(body) => hub.sse.listen(body),
-        Err(reject) => reject.respond(id, config),
-    }
-}
-
-/// Why a listen is refused while the fleet's bus is down.
-const LISTEN_NEEDS_BUS: &str = "listen streams need the fleet's bus, which is down";
-
-/// The scope of a 2026-07-28 request's work, its streamed answer through
-/// `envelope`.
-fn standalone<A: App>(hub: &Hub<A>, envelope: Option<Arc<Envelope>>) -> Standalone {
-    Standalone {
-        envelope,
-        limits: hub.queue_limits(),
-        counters: Arc::clone(&hub.counters),
-    }
-}
