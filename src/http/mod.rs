@@ -169,7 +169,7 @@
 //!   (`http_rates::a_principal_past_its_rate_gets_429_with_the_headers_and_no_one_else_notices`,
 //!   `::the_burst_is_what_rate_burst_says`; a tool's own limit refuses
 //!   that tool only and names it: `::a_tools_limit_refuses_that_tool_only_and_names_it`,
-//!   `rates::tests::a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs`, `rates::tests::cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own`, `rates::tests::the_limit_keeps_to_its_model`).
+//!   `rate_limits::tests::a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs`, `rate_limits::tests::cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own`, `rate_limits::tests::the_limit_keeps_to_its_model`).
 //! * A task waits for input a bounded time, then fails saying so:
 //!   `http_security::a_task_waiting_for_input_fails_after_its_input_timeout`.
 //! * A sealed `requestState` opens only for the principal and the request it
