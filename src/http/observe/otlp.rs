@@ -22,8 +22,11 @@
 //! The standard variables apply: `OTEL_EXPORTER_OTLP_ENDPOINT` (and the
 //! per-signal `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
 //! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`), `OTEL_EXPORTER_OTLP_HEADERS`,
-//! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*` and
+//! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the batch's
+//! `OTEL_BSP_SCHEDULE_DELAY` and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, and
 //! `OTEL_METRIC_EXPORT_INTERVAL`, each unless [`OtlpSettings`] sets it.
+//! The queue's length is always [`OtlpSettings::queue`]'s (its drops are
+//! counted by our gate): `OTEL_BSP_MAX_QUEUE_SIZE` is not read.
 
 use crate::http::observe::export_queue::{Gate, GatedExporter, GatedProcessor};
 use crate::http::observe::exporter_client::ExporterClient;
