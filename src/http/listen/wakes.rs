@@ -13,6 +13,8 @@
 //! Deferring a wake loses nothing: the item is queued (or the signal
 //! raised) before the waker is taken, and a stream that looks before the
 //! wake finds it; one that registered a new waker meanwhile found it too.
+//! A batch whose runtime has shut down (the task is dropped unrun) wakes
+//! its streams as it is dropped.
 
 use std::task::Waker;
 use tokio::runtime::Handle;
@@ -65,11 +67,22 @@ impl<'h> Wakes<'h> {
         if batch.is_empty() {
             return;
         }
-        drop(runtime.spawn(async move {
-            for waker in batch {
-                waker.wake();
-            }
-        }));
+        let batch = Batch(batch);
+        drop(runtime.spawn(async move { drop(batch) }));
+    }
+}
+
+/// Wakers handed to a runtime: woken when the batch is dropped, by the
+/// task on the runtime's worker as it runs, or, when the runtime has shut
+/// down and drops the task unrun, by whichever thread drops it (a
+/// manager's listeners may have been opened on a runtime that has gone).
+struct Batch(Vec<Waker>);
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        for waker in self.0.drain(..) {
+            waker.wake();
+        }
     }
 }
 
@@ -122,5 +135,28 @@ mod tests {
         let inside = runtime.block_on(async { Wakes::new(Some(&Handle::current())).gathers() });
         assert!(!inside, "on the runtime's threads a wake is made at once");
         assert!(!Wakes::new(None).gathers(), "no runtime recorded: at once");
+    }
+
+    /// The runtime the wakes are handed to has shut down (a manager's
+    /// listeners opened on two runtimes, the first one gone): the batch's
+    /// task never runs, and its wakers are woken as it is dropped.
+    #[test]
+    fn a_batch_handed_to_a_runtime_that_has_shut_down_still_wakes_every_stream() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let handle = runtime.handle().clone();
+        drop(runtime);
+        let woken = Arc::new(AtomicUsize::new(0));
+        let n = BATCH + 3;
+        {
+            let mut wakes = Wakes::new(Some(&handle));
+            assert!(wakes.gathers());
+            for _ in 0..n {
+                wakes.push(Waker::from(Arc::new(Counted(Arc::clone(&woken)))));
+            }
+        }
+        assert_eq!(woken.load(Ordering::SeqCst), n);
     }
 }
