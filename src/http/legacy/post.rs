@@ -69,6 +69,10 @@ async fn answer<A: App>(
         Ok(id) => id,
         Err(refused) => return refused,
     };
+    // Before the session is looked up, on purpose: the token is judged
+    // before what the request names (a 403 or 429 says nothing of whether
+    // a session id exists), and requests naming unknown sessions count
+    // against the principal's rate like any other.
     if let Err(reject) = opening::authorize(hub, &parts, &message) {
         return reject.respond(id.as_ref(), config);
     }
