@@ -9,7 +9,7 @@ use crate::http::app::{App, ModernRequest};
 use crate::http::input;
 use crate::http::input::sealing::{Binding, Opening, Redeem, StateRejection};
 use crate::http::run::hub::Hub;
-use crate::http::wire::jsonrpc::{Request, RpcError};
+use crate::http::wire::jsonrpc::{string_text, Request, RpcError};
 use crate::http::wire::meta::LogLevel;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
@@ -43,7 +43,7 @@ pub(super) fn read<A: App>(
         .unwrap_or(Value::Null);
     let log_level = match meta.log_level {
         None => None,
-        Some(raw) => match validate::text(raw) {
+        Some(raw) => match string_text(raw) {
             Some(level) => Some(LogLevel::named(&level).ok_or_else(|| {
                 bad(RpcError::invalid_params(format!(
                     "unknown log level: {level}"
@@ -61,7 +61,7 @@ pub(super) fn read<A: App>(
     if request.method == "tools/call" {
         if let Some(mirrored) = params
             .name
-            .and_then(validate::text)
+            .and_then(string_text)
             .and_then(|name| hub.app().mirrored_params(&name))
         {
             let arguments = params.arguments.map(value).transpose()?;
@@ -79,7 +79,7 @@ pub(super) fn read<A: App>(
     let (state_bytes, binding, redeem) = match params.request_state.filter(|_| input) {
         None => (None, None, None),
         Some(sealed) => {
-            let Some(token) = validate::text(sealed) else {
+            let Some(token) = string_text(sealed) else {
                 return Err(bad(RpcError::invalid_params(
                     "requestState must be a string",
                 )));

@@ -83,12 +83,6 @@ fn members<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Resul
     }
 }
 
-/// A raw JSON string's text (borrowed unless it has escapes); `None` for
-/// any other value.
-pub(super) fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
-    jsonrpc::string_text(raw)
-}
-
 /// The checks of "Server Validation" on a 2026-07-28 message.
 pub(super) fn check_headers(
     headers: &HeaderMap,
@@ -132,7 +126,8 @@ pub(super) fn check_headers(
         }
     }
     if let Some(body_version) = fields.meta.version {
-        let body_version = text(body_version).unwrap_or_else(|| "<not a string>".into());
+        let body_version =
+            jsonrpc::string_text(body_version).unwrap_or_else(|| "<not a string>".into());
         if body_version != MODERN_VERSION {
             return Err(mismatch(
                 "MCP-Protocol-Version",
@@ -193,7 +188,7 @@ fn named_target<'a>(method: &str, checked: &CheckedParams<'a>) -> Option<Cow<'a,
         "tasks/get" | "tasks/update" | "tasks/cancel" => checked.task_id,
         _ => return None,
     };
-    text(field?)
+    jsonrpc::string_text(field?)
 }
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space
@@ -262,18 +257,6 @@ mod tests {
 
     fn message(value: Value) -> Message {
         Message::from_slice(value.to_string().as_bytes()).unwrap()
-    }
-
-    #[test]
-    fn a_string_is_borrowed_unless_it_has_escapes() {
-        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
-        let plain = raw(r#""echo""#);
-        assert!(matches!(text(&plain), Some(Cow::Borrowed("echo"))));
-        let escaped = raw(r#""a\"b\u00e9""#);
-        assert_eq!(text(&escaped).as_deref(), Some("a\"bé"));
-        assert!(matches!(text(&escaped), Some(Cow::Owned(_))));
-        assert_eq!(text(&raw("3")), None);
-        assert_eq!(text(&raw(r#"["x"]"#)), None);
     }
 
     /// The checks as `serve` runs them: the fields read once, then checked.

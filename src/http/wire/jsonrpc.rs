@@ -506,6 +506,24 @@ mod tests {
     }
 
     #[test]
+    fn a_string_s_text_is_borrowed_unless_it_has_escapes() {
+        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
+        let plain = raw(r#""echo""#);
+        assert!(matches!(
+            string_text(&plain),
+            Some(std::borrow::Cow::Borrowed("echo"))
+        ));
+        let escaped = raw(r#""a\"b\u00e9""#);
+        assert_eq!(string_text(&escaped).as_deref(), Some("a\"bé"));
+        assert!(matches!(
+            string_text(&escaped),
+            Some(std::borrow::Cow::Owned(_))
+        ));
+        assert_eq!(string_text(&raw("3")), None);
+        assert_eq!(string_text(&raw(r#"["x"]"#)), None);
+    }
+
+    #[test]
     fn result_bytes_are_the_result_message() {
         let (id, result) = (
             json!("a"),
