@@ -1,4 +1,4 @@
-//! What both servers share: flags, logger, the accept loop, and `GET
+//! What the servers share: flags, logger, the accept loop, and `GET
 //! /metrics` (the manager's text, if any, plus `tokio_tasks_alive`, the
 //! runtime's live task count, so the bench can count tasks per session).
 // Each binary uses a part (rmcp_tasks_server has a handler of its own).
@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use http::{Request, Response};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{Either, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
@@ -164,7 +164,16 @@ pub async fn serve_with<M: SessionManager, H: ServerHandler>(
     handler: impl Fn() -> Result<H, std::io::Error> + Send + Sync + 'static,
     metrics: impl Fn() -> String + Send + Sync + 'static,
 ) -> std::io::Result<()> {
-    // As examples/mcp_server sets up its logs (the bench passes RUST_LOG).
+    logs();
+    let mut config = StreamableHttpServerConfig::default();
+    config.json_response = flags.json_response;
+    let service = StreamableHttpService::new(handler, manager, config);
+    accept_forever(&flags.addr, service, metrics).await
+}
+
+/// Logs to stderr as examples/mcp_server sets them up (the bench passes
+/// `RUST_LOG`).
+pub fn logs() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -172,11 +181,26 @@ pub async fn serve_with<M: SessionManager, H: ServerHandler>(
         )
         .with_writer(std::io::stderr)
         .init();
-    let mut config = StreamableHttpServerConfig::default();
-    config.json_response = flags.json_response;
-    let service = StreamableHttpService::new(handler, manager, config);
+}
+
+/// Serves `service` on `addr` (TCP_NODELAY, HTTP/1 and 2), with `GET
+/// /metrics` answered by `metrics()` and `tokio_tasks_alive`, forever;
+/// prints the URL once listening. The two bodies are told apart by an
+/// `Either`, not boxed: a response costs what the service's does.
+pub async fn accept_forever<S, B>(
+    addr: &str,
+    service: S,
+    metrics: impl Fn() -> String + Send + Sync + 'static,
+) -> std::io::Result<()>
+where
+    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let metrics = Arc::new(metrics);
-    let listener = tokio::net::TcpListener::bind(&flags.addr).await?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;
@@ -193,9 +217,9 @@ pub async fn serve_with<M: SessionManager, H: ServerHandler>(
                         .metrics()
                         .num_alive_tasks();
                     let text = format!("{}tokio_tasks_alive {tasks}\n", metrics());
-                    return Ok(Response::new(Full::new(Bytes::from(text)).boxed()));
+                    return Ok(Response::new(Either::Right(Full::new(Bytes::from(text)))));
                 }
-                service.call(request).await
+                Ok::<_, S::Error>(service.call(request).await?.map(Either::Left))
             }
         });
         tokio::spawn(async move {
