@@ -435,3 +435,51 @@ async fn no_span_carries_a_token_a_session_secret_or_a_request_state() {
         .iter()
         .any(|s| s.get("mcp.session.id") == Some(&session[..16])));
 }
+
+/// A result the handler serialized itself (`Reply::Serialized`) is
+/// answered as written, in its envelope at 2026-07-28 (the application's
+/// `_meta` keeps its members and gains the server's name), and its
+/// `isError` marks a tool's failure in both eras as a tree's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serialized_result_is_answered_as_written_and_its_is_error_counted() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url).with_protocol_version("2025-11-25");
+    let session = client.open().await;
+    let legacy = client
+        .call(&session, "tool_error_serialized", json!({}))
+        .await;
+    assert_eq!(legacy.status, StatusCode::OK);
+    let result = &legacy.json()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["_meta"], json!({ "mine": 1 }));
+    assert!(result.get("resultType").is_none(), "{result}");
+    let modern = client
+        .post_modern(
+            &modern_call(json!(2), "tool_error_serialized"),
+            &[
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "tool_error_serialized"),
+            ],
+        )
+        .await;
+    assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
+    let result = &modern.json()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["_meta"]["mine"], 1, "{result}");
+    assert_eq!(client.delete(&session).await.status, StatusCode::OK);
+
+    let text = server.manager.metrics();
+    let op = "mcp_server_operation_duration_seconds";
+    for version in ["2025-11-25", "2026-07-28"] {
+        let labels = format!(
+            "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"tool_error_serialized\",\
+             error_type=\"tool_error\",mcp_protocol_version=\"{version}\""
+        );
+        assert_eq!(
+            sample(&text, &format!("{op}_count{{{labels}}}")),
+            Some(1.0),
+            "{version}: {text}"
+        );
+    }
+}

@@ -195,6 +195,12 @@ impl App for TestApp {
                         "content": [{ "type": "text", "text": "it failed" }],
                         "isError": true,
                     }))),
+                    // The same, serialized by the handler (no tree).
+                    Some("tool_error_serialized") => Ok(Reply::serialized(&json!({
+                        "content": [{ "type": "text", "text": "it failed" }],
+                        "isError": true,
+                        "_meta": { "mine": 1 },
+                    }))),
                     Some("whoami") => Ok(Reply::Result(json!({
                         "state": ctx.state(),
                         "principal": ctx.principal().map(|p| p.as_str()),

@@ -5,6 +5,7 @@ use crate::http::input::InputRequired;
 use crate::http::tasks::TaskWork;
 use crate::http::wire::jsonrpc::RpcError;
 use futures_util::stream::BoxStream;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::fmt;
 
@@ -12,6 +13,32 @@ use std::fmt;
 pub enum Reply {
     /// `{"result": ...}` as `application/json`.
     Result(Value),
+    /// `{"result": ...}` as `application/json`, the result (a JSON object)
+    /// already serialized: written as it is, with no [`Value`] tree built
+    /// for it ([`Reply::serialized`] makes one from any `Serialize`). At
+    /// 2026-07-28 the layer's members (`resultType`, the caching hints,
+    /// the server's name) are written beside the object's own, as for a
+    /// [`Reply::Result`].
+    ///
+    /// ```
+    /// use sessionreg::http::Reply;
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Text<'a> {
+    ///     #[serde(rename = "type")]
+    ///     kind: &'static str,
+    ///     text: &'a str,
+    /// }
+    /// #[derive(serde::Serialize)]
+    /// struct Called<'a> {
+    ///     content: [Text<'a>; 1],
+    /// }
+    ///
+    /// let reply = Reply::serialized(&Called { content: [Text { kind: "text", text: "hi" }] });
+    /// let Reply::Serialized(raw) = reply else { panic!() };
+    /// assert_eq!(raw.get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
+    /// ```
+    Serialized(Box<RawValue>),
     /// `{"error": ...}` as `application/json` (HTTP 200: a JSON-RPC error,
     /// not a transport one).
     Error(RpcError),
@@ -36,11 +63,46 @@ impl fmt::Debug for Reply {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reply::Result(v) => f.debug_tuple("Result").field(v).finish(),
+            Reply::Serialized(raw) => f.debug_tuple("Serialized").field(raw).finish(),
             Reply::Error(e) => f.debug_tuple("Error").field(e).finish(),
             Reply::Stream(_) => f.write_str("Stream(..)"),
             Reply::Accepted => f.write_str("Accepted"),
             Reply::InputRequired(asked) => f.debug_tuple("InputRequired").field(asked).finish(),
             Reply::Task(work) => f.debug_tuple("Task").field(work).finish(),
+        }
+    }
+}
+
+impl Reply {
+    /// `result` serialized once into a [`Reply::Serialized`] (its JSON text
+    /// is the one allocation); `-32603` if it cannot be serialized (a map
+    /// with keys that are not strings, a `Serialize` that fails).
+    pub fn serialized<T: serde::Serialize + ?Sized>(result: &T) -> Reply {
+        match serde_json::value::to_raw_value(result) {
+            Ok(raw) => Reply::Serialized(raw),
+            Err(error) => Reply::Error(RpcError::new(
+                RpcError::INTERNAL_ERROR,
+                format!("the result could not be serialized: {error}"),
+            )),
+        }
+    }
+}
+
+impl Reply {
+    /// A [`Reply::Serialized`] as the [`Reply::Result`] tree it holds, for
+    /// the rare steps that edit a result (the session's `initialize`, a
+    /// `tools/list` filtered by scope); every other reply as it is.
+    pub(crate) fn into_tree(self) -> Reply {
+        match self {
+            Reply::Serialized(raw) => match serde_json::from_str(raw.get()) {
+                Ok(result) => Reply::Result(result),
+                // Past serde_json's nesting limit (128 levels).
+                Err(error) => Reply::Error(RpcError::new(
+                    RpcError::INTERNAL_ERROR,
+                    format!("the result could not be read: {error}"),
+                )),
+            },
+            other => other,
         }
     }
 }

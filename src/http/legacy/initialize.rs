@@ -77,6 +77,10 @@ pub(super) async fn open<A: App>(
     let request_id = request.id.clone();
     let outcome = super::run(hub, first, Message::Request(request), version, parts).await;
     let outcome = match outcome {
+        Dispatched::Reply(reply @ Reply::Serialized(_)) => Dispatched::Reply(reply.into_tree()),
+        other => other,
+    };
+    let outcome = match outcome {
         Dispatched::Reply(Reply::Result(mut result)) => {
             if let Value::Object(result) = &mut result {
                 result.insert("protocolVersion".into(), version.into());

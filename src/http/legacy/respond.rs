@@ -7,6 +7,7 @@ use crate::http::sse::Responder;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::config::Config;
 use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::object_members::ObjectMembers;
 use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::{Response, StatusCode};
@@ -32,7 +33,14 @@ pub(crate) fn respond(
         Dispatched::Lost => Reject::ShuttingDown.respond(id, config),
         Dispatched::Reply(reply) => match (id, reply) {
             (None, _) => body::status(StatusCode::ACCEPTED),
-            (Some(id), Reply::Result(result)) => body::answer(id, &result, result.get("isError")),
+            (Some(id), Reply::Result(result)) => {
+                let tool_error = result.get("isError") == Some(&Value::Bool(true));
+                body::answer(id, &result, tool_error)
+            }
+            (Some(id), Reply::Serialized(result)) => {
+                let tool_error = ObjectMembers::of(&result).is_some_and(|m| m.is_tool_error());
+                body::answer(id, &result, tool_error)
+            }
             (Some(id), Reply::Error(error)) => body::rpc_error(StatusCode::OK, Some(id), &error),
             (
                 Some(id),

@@ -19,7 +19,9 @@
 //!   envelope as a plain result.
 
 use crate::http::wire::meta::{LogLevel, META_SERVER_INFO};
+use crate::http::wire::object_members::ObjectMembers;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -57,8 +59,22 @@ impl Envelope {
             }
         };
         Enveloped {
-            result,
+            members: Members::Tree(result),
             envelope: self,
+        }
+    }
+
+    /// [`Envelope::result`] of a result the application serialized
+    /// (`Reply::Serialized`): its members read from the text, in one pass,
+    /// and written again as they are.
+    pub(crate) fn serialized<'e>(&'e self, result: &'e RawValue) -> Enveloped<'e> {
+        match ObjectMembers::of(result) {
+            Some(members) => Enveloped {
+                members: Members::Text(members),
+                envelope: self,
+            },
+            // Not an object (rare): as a tree, wrapped like any other.
+            None => self.result(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
         }
     }
 
@@ -119,14 +135,33 @@ impl Envelope {
 /// the caching hints it left out on a [`CACHEABLE`] method, and the
 /// server's name in `_meta` unless it named one.
 pub(crate) struct Enveloped<'e> {
-    result: Map<String, Value>,
+    members: Members<'e>,
     envelope: &'e Envelope,
 }
 
+/// The application's members: a tree it built, or the text it serialized.
+enum Members<'r> {
+    Tree(Map<String, Value>),
+    Text(ObjectMembers<'r>),
+}
+
+impl Members<'_> {
+    fn contains(&self, key: &str) -> bool {
+        match self {
+            Members::Tree(map) => map.contains_key(key),
+            Members::Text(members) => members.contains(key),
+        }
+    }
+}
+
 impl Enveloped<'_> {
-    /// The application's member `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
-        self.result.get(key)
+    /// Whether the application's member `isError` is `true` (a tool's
+    /// failure).
+    pub(crate) fn is_tool_error(&self) -> bool {
+        match &self.members {
+            Members::Tree(map) => map.get("isError") == Some(&Value::Bool(true)),
+            Members::Text(members) => members.is_tool_error(),
+        }
     }
 }
 
@@ -134,27 +169,49 @@ impl Serialize for Enveloped<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let info = self.envelope.server_info.as_deref();
         let mut map = serializer.serialize_map(None)?;
-        for (key, value) in &self.result {
-            match (key.as_str(), value, info) {
-                ("resultType", _, _) => {}
-                ("_meta", Value::Object(meta), Some(info))
-                    if !meta.contains_key(META_SERVER_INFO) =>
-                {
-                    map.serialize_entry(key, &Named { meta, info })?;
+        match &self.members {
+            Members::Tree(result) => {
+                for (key, value) in result {
+                    match (key.as_str(), value, info) {
+                        ("resultType", _, _) => {}
+                        ("_meta", Value::Object(meta), Some(info))
+                            if !meta.contains_key(META_SERVER_INFO) =>
+                        {
+                            map.serialize_entry(key, &Named { meta, info })?;
+                        }
+                        _ => map.serialize_entry(key, value)?,
+                    }
                 }
-                _ => map.serialize_entry(key, value)?,
+            }
+            Members::Text(members) => {
+                for (key, value) in members.iter() {
+                    match (key, info) {
+                        ("resultType", _) => {}
+                        // The application's own `_meta` (rare): read as a
+                        // tree only to add the server's name to it.
+                        ("_meta", Some(info)) => {
+                            match serde_json::from_str::<Map<String, Value>>(value.get()) {
+                                Ok(meta) if !meta.contains_key(META_SERVER_INFO) => {
+                                    map.serialize_entry(key, &Named { meta: &meta, info })?;
+                                }
+                                _ => map.serialize_entry(key, value)?,
+                            }
+                        }
+                        _ => map.serialize_entry(key, value)?,
+                    }
+                }
             }
         }
         map.serialize_entry("resultType", "complete")?;
         if CACHEABLE.contains(&&*self.envelope.method) {
-            if !self.result.contains_key("ttlMs") {
+            if !self.members.contains("ttlMs") {
                 map.serialize_entry("ttlMs", &0)?;
             }
-            if !self.result.contains_key("cacheScope") {
+            if !self.members.contains("cacheScope") {
                 map.serialize_entry("cacheScope", "private")?;
             }
         }
-        if let (Some(info), false) = (info, self.result.contains_key("_meta")) {
+        if let (Some(info), false) = (info, self.members.contains("_meta")) {
             map.serialize_entry(
                 "_meta",
                 &Named {
@@ -200,7 +257,12 @@ mod tests {
 
     /// What the client gets of `result` answering `method`.
     fn sent(method: &str, result: Value) -> Value {
-        let text = serde_json::to_string(&envelope(method, None).result(result)).unwrap();
+        let envelope = envelope(method, None);
+        let raw = serde_json::value::to_raw_value(&result).unwrap();
+        let text = serde_json::to_string(&envelope.result(result)).unwrap();
+        // The same members, in the same order, from the text as from the tree.
+        let from_text = serde_json::to_string(&envelope.serialized(&raw)).unwrap();
+        assert_eq!(from_text, text);
         for key in ["resultType", "ttlMs", "cacheScope", "_meta", "value"] {
             let written = text.matches(&format!("\"{key}\":")).count();
             assert!(written <= 1, "{key} written {written} times: {text}");

@@ -72,7 +72,11 @@ pub(super) fn respond<A: App>(
         }
         Dispatched::Reply(Reply::Result(result)) => {
             let enveloped = envelope.result(result);
-            body::answer(&envelope.id, &enveloped, enveloped.get("isError"))
+            body::answer(&envelope.id, &enveloped, enveloped.is_tool_error())
+        }
+        Dispatched::Reply(Reply::Serialized(result)) => {
+            let enveloped = envelope.serialized(&result);
+            body::answer(&envelope.id, &enveloped, enveloped.is_tool_error())
         }
         Dispatched::Reply(Reply::InputRequired(asked)) => input_required::input_required(
             &hub.sealer,

@@ -287,11 +287,14 @@ async fn work<'a, A: App, S: Scope>(
     let reply = match outcome {
         // The resource server hides the tools the token cannot call.
         #[cfg(feature = "oauth")]
-        Ok(Ok(Reply::Result(mut result))) if tool_filter.is_some() => {
-            if let Some(filter) = &tool_filter {
-                filter.apply(&mut result);
+        Ok(Ok(reply @ (Reply::Result(_) | Reply::Serialized(_)))) if tool_filter.is_some() => {
+            match (reply.into_tree(), &tool_filter) {
+                (Reply::Result(mut result), Some(filter)) => {
+                    filter.apply(&mut result);
+                    Reply::Result(result)
+                }
+                (other, _) => other,
             }
-            Reply::Result(result)
         }
         Ok(Ok(reply)) => reply,
         Ok(Err(error)) => return fail(scope, answer, &error),

@@ -74,15 +74,15 @@ fn json_bytes(status: StatusCode, bytes: Bytes) -> Response<Body> {
 }
 
 /// The 200 answer with `result` for request `id`, marked a tool's
-/// failure when the result says so (`is_error`: its member `isError` is
+/// failure when the result says so (`tool_error`: its member `isError` is
 /// `true`, which only a `tools/call` result has).
 pub(crate) fn answer<R: serde::Serialize>(
     id: &Value,
     result: &R,
-    is_error: Option<&Value>,
+    tool_error: bool,
 ) -> Response<Body> {
     let mut response = self::result(id, result);
-    if is_error == Some(&Value::Bool(true)) {
+    if tool_error {
         answered::mark(&mut response, Failure::ToolError);
     }
     response

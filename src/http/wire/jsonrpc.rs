@@ -167,7 +167,7 @@ pub enum Message {
 
 /// Reads params as `T`; absent params read as JSON `null` (so an
 /// `Option<_>` or a type with a `null` form accepts them).
-fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, RpcError> {
+fn parse_params<'a, T: Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<T, RpcError> {
     serde_json::from_str(params.map_or("null", RawValue::get))
         .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
 }
@@ -183,6 +183,30 @@ impl Request {
     /// past serde_json's nesting limit (128 levels).
     pub fn params_value(&self) -> Result<Value, RpcError> {
         self.params_as()
+    }
+
+    /// The params as a `T` that borrows from their text (`&str` and
+    /// `Cow<str>` members marked `#[serde(borrow)]`, `&RawValue`), so that
+    /// reading them copies nothing; otherwise as [`Request::params_as`].
+    ///
+    /// ```
+    /// use serde_json::value::RawValue;
+    /// use sessionreg::http::jsonrpc::{Message, Request};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Call<'a> {
+    ///     name: &'a str,
+    ///     #[serde(borrow)]
+    ///     arguments: Option<&'a RawValue>,
+    /// }
+    ///
+    /// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+    /// let Ok(Message::Request(request)) = Message::from_slice(body) else { panic!() };
+    /// let call: Call<'_> = request.params_borrowed().unwrap();
+    /// assert_eq!((call.name, call.arguments.map(RawValue::get)), ("echo", Some(r#"{"text":"hi"}"#)));
+    /// ```
+    pub fn params_borrowed<'a, T: Deserialize<'a>>(&'a self) -> Result<T, RpcError> {
+        parse_params(self.params.as_deref())
     }
 }
 
@@ -287,7 +311,22 @@ pub(crate) fn starts_with(raw: &RawValue, bytes: &[u8]) -> bool {
 /// A raw JSON string's text, borrowed unless it has escapes; `None` for
 /// any other value. A string token without a backslash is its bytes
 /// between the quotes (a `RawValue` is valid JSON), read without a parser.
-pub(crate) fn string_text(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
+/// With [`Request::params_borrowed`], a handler reads its strings without
+/// a copy (serde borrows a `Cow<str>` member, not an `Option<Cow<str>>`).
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// use sessionreg::http::jsonrpc::string_text;
+/// use std::borrow::Cow;
+///
+/// let plain = RawValue::from_string(r#""echo""#.into()).unwrap();
+/// assert!(matches!(string_text(&plain), Some(Cow::Borrowed("echo"))));
+/// let escaped = RawValue::from_string(r#""echo""#.into()).unwrap();
+/// assert_eq!(string_text(&escaped).as_deref(), Some("echo"));
+/// let number = RawValue::from_string("3".into()).unwrap();
+/// assert_eq!(string_text(&number), None);
+/// ```
+pub fn string_text(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
     let text = raw.get();
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
     if !inner.contains('\\') {

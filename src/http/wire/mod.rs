@@ -18,6 +18,7 @@ pub mod jsonrpc;
 pub(crate) mod message;
 pub(crate) mod meta;
 pub(crate) mod mirror;
+pub(crate) mod object_members;
 pub(crate) mod principal;
 pub(crate) mod protocol;
 pub(crate) mod rate;
