@@ -17,6 +17,7 @@ pub mod otel;
 use baskets::flags::{BasketFlags, ITEMS_PER_BASKET, ITEM_BYTES};
 use baskets::{Baskets, Owner, Refused, Unadded};
 use futures_util::StreamExt;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sessionreg::handles::Resolved;
 use sessionreg::http::jsonrpc::{self, Message, Request, RpcError};
@@ -264,14 +265,22 @@ impl App for Server {
     }
 }
 
-/// What `tools/call` reads of its params (the rest, `_meta` among them,
-/// is skipped by the parser, not built).
+/// What `tools/call` reads of its params, borrowed from their text (the
+/// rest, `_meta` among them, is skipped by the parser, not built; the
+/// arguments are read by the tool that takes them).
 #[derive(serde::Deserialize)]
-struct ToolCall {
-    #[serde(default)]
-    name: Option<Value>,
-    #[serde(default)]
-    arguments: Option<Value>,
+struct ToolCall<'a> {
+    #[serde(default, borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// `echo`'s arguments, borrowed.
+#[derive(serde::Deserialize)]
+struct EchoArguments<'a> {
+    #[serde(default, borrow)]
+    text: Option<&'a RawValue>,
 }
 
 async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Reply {
@@ -400,11 +409,11 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
                 "inputSchema": { "type": "object", "properties": {} },
             },
         ]})),
-        "tools/call" => match request.params_as::<ToolCall>() {
+        "tools/call" => match request.params_borrowed::<ToolCall<'_>>() {
             Ok(call) => {
-                let name = call.name.as_ref().and_then(Value::as_str);
-                let args = call.arguments.unwrap_or_else(|| json!({}));
-                call_tool(server, ctx, &request.id, name, args).await
+                // A name that is not a string is no name.
+                let name = call.name.and_then(jsonrpc::string_text);
+                call_tool(server, ctx, &request.id, name.as_deref(), call.arguments).await
             }
             Err(error) => Reply::Error(error),
         },
@@ -417,18 +426,36 @@ async fn call_tool(
     ctx: &Context<Client>,
     id: &Value,
     name: Option<&str>,
-    args: Value,
+    arguments: Option<&RawValue>,
 ) -> Reply {
+    if name == Some("echo") {
+        // Read in place and answered as serialized: no tree either way.
+        // Without `text`, an empty echo.
+        let text = arguments.map_or("{}", RawValue::get);
+        return match serde_json::from_str::<EchoArguments<'_>>(text).map(|echo| echo.text) {
+            Ok(None) => text_reply(""),
+            Ok(Some(text)) => match jsonrpc::string_text(text) {
+                Some(text) => text_reply(&text),
+                None => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
+            },
+            Err(error) => Reply::Error(RpcError::invalid_params(format!(
+                "invalid arguments: {error}"
+            ))),
+        };
+    }
+    let args: Value = match arguments.map(|raw| serde_json::from_str(raw.get())) {
+        None => json!({}),
+        Some(Ok(args)) => args,
+        Some(Err(error)) => {
+            return Reply::Error(RpcError::invalid_params(format!(
+                "invalid arguments: {error}"
+            )))
+        }
+    };
     if let Some(reply) = name.and_then(|name| baskets(server, ctx, name, &args)) {
         return reply;
     }
     match name {
-        // Without `text`, an empty echo.
-        Some("echo") => match args.get("text") {
-            None => Reply::Result(text_content("")),
-            Some(Value::String(text)) => Reply::Result(text_content(text)),
-            Some(_) => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
-        },
         // A task for a 2026-07-28 client that asks for tasks (it polls
         // `tasks/get`); for any other, the call's own answer.
         Some("sleep") => match args.get("ms").and_then(Value::as_u64) {
@@ -444,24 +471,22 @@ async fn call_tool(
             ))),
         },
         Some("confirm") => confirm(ctx, &args),
-        Some("running") => {
-            Reply::Result(text_content(&SLEEPING.load(Ordering::Relaxed).to_string()))
-        }
+        Some("running") => text_reply(&SLEEPING.load(Ordering::Relaxed).to_string()),
         Some("whoami") => {
             let who = ctx.principal().map_or("anonymous", |p| p.as_str());
-            Reply::Result(text_content(&match ctx.scopes() {
+            text_reply(&match ctx.scopes() {
                 Some(scopes) if !scopes.is_empty() => format!("{who} {scopes}"),
                 _ => who.to_string(),
-            }))
+            })
         }
         Some("announce") => match args.get("text").and_then(Value::as_str) {
             Some(text) => {
                 let delivered = ctx.legacy().is_some_and(|l| l.notify(&log_message(text)));
-                Reply::Result(text_content(if delivered {
+                text_reply(if delivered {
                     "delivered"
                 } else {
                     "no stream open"
-                }))
+                })
             }
             None => Reply::Error(RpcError::invalid_params(
                 "announce needs a string argument `text`",
@@ -474,7 +499,7 @@ async fn call_tool(
         Some("release") => match ctx.state() {
             Some(client) => {
                 client.release.notify_one();
-                Reply::Result(text_content("released"))
+                text_reply("released")
             }
             None => Reply::Error(RpcError::invalid_params("release needs a session")),
         },
@@ -503,7 +528,7 @@ async fn call_tool(
                     tokio::task::yield_now().await;
                 }
             }
-            Reply::Result(text_content(&format!("delivered {delivered} of {n}")))
+            text_reply(&format!("delivered {delivered} of {n}"))
         }
         Some("test_reconnection") => {
             // The client gets the priming event, then the connection
@@ -568,7 +593,7 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
                     server
                         .publisher
                         .resource_updated(basket_uri(id), audience(&owner));
-                    Reply::Result(text_content(&format!("{count} items")))
+                    text_reply(&format!("{count} items"))
                 }
                 Err(Unadded::TooLong) => Reply::Error(RpcError::invalid_params(format!(
                     "basket_add's `item` is at most {ITEM_BYTES} bytes"
@@ -586,9 +611,7 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
             }),
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
-        "basket_show" => {
-            with_basket(&|_, basket| Reply::Result(text_content(&basket.joined(", "))))
-        }
+        "basket_show" => with_basket(&|_, basket| text_reply(&basket.joined(", "))),
         _ => return None,
     })
 }
@@ -710,7 +733,7 @@ fn confirm(ctx: &Context<Client>, args: &Value) -> Reply {
         }
         let accepted = answer["action"] == "accept" && answer["content"]["confirm"] == true;
         let verdict = if accepted { "confirmed" } else { "declined" };
-        return Reply::Result(text_content(&format!("{verdict} {action}")));
+        return text_reply(&format!("{verdict} {action}"));
     }
     if !modern.declares("elicitation.form") {
         return Reply::Error(RpcError::missing_capability(
@@ -806,6 +829,27 @@ fn log_message(text: &str) -> Value {
 
 fn server_info() -> Value {
     json!({ "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// A `tools/call` result of one text block, serialized as it is built
+/// (`Reply::Serialized`: no `Value` tree).
+fn text_reply(text: &str) -> Reply {
+    #[derive(serde::Serialize)]
+    struct Block<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        text: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    struct Called<'a> {
+        content: [Block<'a>; 1],
+        #[serde(rename = "isError")]
+        is_error: bool,
+    }
+    Reply::serialized(&Called {
+        content: [Block { kind: "text", text }],
+        is_error: false,
+    })
 }
 
 fn text_content(text: &str) -> Value {
