@@ -8,10 +8,13 @@
 //! checks), `application/json`; an `initialize` gets a result with an
 //! `MCP-Session-Id` (a counter); a notification gets 202; `DELETE` 200;
 //! anything else 404. Connections are served the way
-//! `sessionreg::http::serve` serves them: hyper-util's auto builder with
-//! hyper's timer and a 10 s header read timeout, `TCP_NODELAY`, one task
-//! per connection, on a tokio multi-thread runtime. Whatever a request
-//! costs here, every MCP server on this stack pays before its own work.
+//! `sessionreg::http::serve` serves an HTTP/1.1 one (its first bytes are
+//! not HTTP/2's preface): hyper's own HTTP/1 connection, not hyper-util's
+//! auto one, with hyper's timer and a 10 s header read timeout,
+//! `TCP_NODELAY`, one task per connection, on a tokio multi-thread
+//! runtime. The benches' clients speak HTTP/1.1 only, so the floor skips
+//! even the protocol's detection. Whatever a request costs here, every
+//! MCP server on this stack pays before its own work.
 //!
 //! ```sh
 //! cargo build --release -p e2e-rmcp --bin hyper_floor
@@ -25,8 +28,8 @@ use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,9 +136,8 @@ fn main() {
         out.flush().expect("stdout");
         drop(out);
 
-        let mut builder = Builder::new(TokioExecutor::new());
+        let mut builder = http1::Builder::new();
         builder
-            .http1()
             .timer(TokioTimer::new())
             .header_read_timeout(Duration::from_secs(10));
         let builder = Arc::new(builder);
