@@ -7,7 +7,7 @@ use futures_core::Stream;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, ErrorCode, ErrorData,
     GetExtensions, InitializeRequestParams, JsonRpcNotification, JsonRpcRequest, ProtocolVersion,
-    RequestId, ServerJsonRpcMessage,
+    RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{serve_directly_with_ct, RunningService};
 use rmcp::{RoleServer, ServerHandler};
@@ -178,7 +178,7 @@ impl<S: ServerHandler> HandlerApp<S> {
             None => request.params.as_deref(),
         };
         let text = wire_text(Some(&request.id), &request.method, params);
-        let mut decoded = match serde_json::from_str::<JsonRpcRequest<ClientRequest>>(&text) {
+        let mut decoded = match decode(&text, &request.method) {
             Ok(decoded) => decoded,
             Err(error) => {
                 return Reply::Error(RpcError::invalid_params(format!("invalid params: {error}")))
@@ -211,11 +211,8 @@ impl<S: ServerHandler> HandlerApp<S> {
             return Reply::Error(RpcError::new(-32603, "the handler ended without an answer"));
         };
         if is_answer(&first) {
-            let reply = answer(first, initialize.then(|| ctx.version().as_str()));
-            return match (reply, ctx.modern()) {
-                (Reply::Result(result), Some(modern)) => input_required(modern, result),
-                (reply, _) => reply,
-            };
+            let version = initialize.then(|| ctx.version().as_str());
+            return answer(first, version, ctx.modern());
         }
         // Progress, logging or other messages before the answer: an SSE
         // reply, which keeps the service loop until the answer is out.
@@ -302,6 +299,42 @@ fn input_required(modern: &ModernRequest, result: Value) -> Reply {
     }
 }
 
+/// A client request as rmcp's types, from its JSON-RPC text. rmcp's
+/// `ClientRequest` is an untagged union of 22 kinds behind a flattened
+/// field: serde buffers the message and tries each kind in turn, making
+/// and dropping an error for every kind before the right one (13 for a
+/// `tools/call`). The layer knows the method, so the common ones are read
+/// as their own kind at once, by the same rmcp `Deserialize` (its `_meta`
+/// into the extensions as rmcp puts it); should that fail, the union
+/// decides as it would under rmcp's own service.
+fn decode(text: &str, method: &str) -> serde_json::Result<JsonRpcRequest<ClientRequest>> {
+    match known_kind(text, method) {
+        Some(request) => Ok(request),
+        None => serde_json::from_str(text),
+    }
+}
+
+/// `text` read as the kind its `method` names, for the common methods;
+/// `None` for another method, or params that kind refuses.
+fn known_kind(text: &str, method: &str) -> Option<JsonRpcRequest<ClientRequest>> {
+    match method {
+        "tools/call" => as_kind(text, ClientRequest::CallToolRequest),
+        "tools/list" => as_kind(text, ClientRequest::ListToolsRequest),
+        "resources/read" => as_kind(text, ClientRequest::ReadResourceRequest),
+        "prompts/get" => as_kind(text, ClientRequest::GetPromptRequest),
+        _ => None,
+    }
+}
+
+/// `text` read as the request kind `R`, made a `ClientRequest` by `kind`.
+fn as_kind<R: serde::de::DeserializeOwned>(
+    text: &str,
+    kind: fn(R) -> ClientRequest,
+) -> Option<JsonRpcRequest<ClientRequest>> {
+    let request = serde_json::from_str::<JsonRpcRequest<R>>(text).ok()?;
+    Some(JsonRpcRequest::new(request.id, kind(request.request)))
+}
+
 /// The JSON-RPC text of a client message, rebuilt from the layer's parts
 /// (the params are the client's own text).
 fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> String {
@@ -322,23 +355,45 @@ fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> Str
 }
 
 /// The reply for the handler's answer; for `initialize`, with the version
-/// the layer negotiated for the session (`version`).
-fn answer(message: ServerJsonRpcMessage, version: Option<&str>) -> Reply {
-    match message {
-        ServerJsonRpcMessage::Response(response) => match serde_json::to_value(&response.result) {
-            Ok(mut result) => {
-                if let (Some(version), Some(fields)) = (version, result.as_object_mut()) {
-                    fields.insert("protocolVersion".into(), version.into());
-                }
-                Reply::Result(result)
+/// the layer negotiated for the session (`version`); for a 2026-07-28
+/// request (`modern`), an input request made the layer's.
+///
+/// Every other result is serialized once, as the layer writes it
+/// (`Reply::Serialized`): no `Value` tree is built for it. Only the
+/// results the layer must read or edit become a tree: `initialize`'s, an
+/// `InputRequiredResult`, and a custom result (which may be one).
+fn answer(
+    message: ServerJsonRpcMessage,
+    version: Option<&str>,
+    modern: Option<&ModernRequest>,
+) -> Reply {
+    let result = match message {
+        ServerJsonRpcMessage::Response(response) => response.result,
+        ServerJsonRpcMessage::Error(error) => return Reply::Error(rpc_error(error.error)),
+        _ => return Reply::Error(RpcError::new(-32603, "the handler sent no answer")),
+    };
+    let read = version.is_some()
+        || matches!(
+            result,
+            ServerResult::InputRequiredResult(_) | ServerResult::CustomResult(_)
+        );
+    if !read {
+        return Reply::serialized(&result);
+    }
+    match serde_json::to_value(&result) {
+        Ok(mut result) => {
+            if let (Some(version), Some(fields)) = (version, result.as_object_mut()) {
+                fields.insert("protocolVersion".into(), version.into());
             }
-            Err(error) => Reply::Error(RpcError::new(
-                -32603,
-                format!("the handler's result is not JSON: {error}"),
-            )),
-        },
-        ServerJsonRpcMessage::Error(error) => Reply::Error(rpc_error(error.error)),
-        _ => Reply::Error(RpcError::new(-32603, "the handler sent no answer")),
+            match modern {
+                Some(modern) => input_required(modern, result),
+                None => Reply::Result(result),
+            }
+        }
+        Err(error) => Reply::Error(RpcError::new(
+            -32603,
+            format!("the handler's result is not JSON: {error}"),
+        )),
     }
 }
 
@@ -448,5 +503,67 @@ impl<S: ServerHandler> Stream for Answering<S> {
                 Poll::Pending
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What rmcp's own service would make of `text`.
+    fn by_union(text: &str) -> Value {
+        let request: JsonRpcRequest<ClientRequest> = serde_json::from_str(text).unwrap();
+        serde_json::to_value(request).unwrap()
+    }
+
+    #[test]
+    fn a_known_method_is_read_as_its_own_kind_exactly_as_the_union_reads_it() {
+        let meta = r#""_meta":{"progressToken":7,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}"#;
+        for (method, params) in [
+            (
+                "tools/call",
+                format!(r#"{{{meta},"name":"echo","arguments":{{"text":"hi"}}}}"#),
+            ),
+            ("tools/list", format!(r#"{{{meta},"cursor":"a"}}"#)),
+            ("tools/list", "{}".to_string()),
+            (
+                "resources/read",
+                format!(r#"{{{meta},"uri":"basket://1"}}"#),
+            ),
+            (
+                "prompts/get",
+                format!(r#"{{{meta},"name":"p","arguments":{{"a":"b"}}}}"#),
+            ),
+        ] {
+            let text = wire_text(
+                Some(&json!(3)),
+                method,
+                Some(&RawValue::from_string(params).unwrap()),
+            );
+            let known = known_kind(&text, method).is_some();
+            let decoded = decode(&text, method).unwrap();
+            assert_eq!(
+                serde_json::to_value(&decoded).unwrap(),
+                by_union(&text),
+                "{text}"
+            );
+            assert_eq!(decoded.request.method(), method);
+            assert!(known, "{method} read as its own kind");
+        }
+    }
+
+    #[test]
+    fn params_the_kind_refuses_fall_back_to_the_union() {
+        // No `name`: not a CallToolRequest; rmcp's union makes it a custom
+        // request, and so does the fallback.
+        let text = wire_text(
+            Some(&json!(1)),
+            "tools/call",
+            Some(&RawValue::from_string("{}".into()).unwrap()),
+        );
+        assert!(known_kind(&text, "tools/call").is_none());
+        let decoded = decode(&text, "tools/call").unwrap();
+        assert!(matches!(decoded.request, ClientRequest::CustomRequest(_)));
+        assert_eq!(serde_json::to_value(&decoded).unwrap(), by_union(&text));
     }
 }
