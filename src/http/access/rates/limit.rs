@@ -1,7 +1,7 @@
 //! One rate limit ([`Limit`]): governor's GCRA limiter over the bounded
 //! cells of `store.rs`, and the pruning that keeps them bounded.
 
-use super::store::{BoundedStore, Cells};
+use super::store::{BoundedStore, CellKey, Cells};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::rate::Rate;
 use governor::clock::{Clock, MonotonicClock};
@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 /// One limit: `rate` per principal, bursts of `burst`.
 pub(crate) struct Limit {
-    limiter: RateLimiter<Principal, BoundedStore, MonotonicClock>,
+    limiter: RateLimiter<CellKey, BoundedStore, MonotonicClock>,
+    /// The keys of the principals' digests (`CellKey`), this limit's own.
+    keys: std::hash::RandomState,
     clock: MonotonicClock,
     /// The limiter's cells (it owns them too).
     pub(super) cells: Arc<Cells>,
@@ -41,6 +43,7 @@ impl Limit {
         let store = BoundedStore(Arc::clone(&cells));
         Some(Limit {
             limiter: RateLimiter::new(quota, store, clock.clone()),
+            keys: std::hash::RandomState::new(),
             clock,
             cells,
             rate,
@@ -61,7 +64,8 @@ impl Limit {
             self.overflow_seen.store(overflowed, Ordering::Relaxed);
             self.prune();
         }
-        self.limiter.check_key(principal).map_err(|not_until| {
+        let key = CellKey::of(&self.keys, principal);
+        self.limiter.check_key(&key).map_err(|not_until| {
             // Relaxed: a counter read by /metrics only.
             self.limited.fetch_add(1, Ordering::Relaxed);
             not_until.wait_time_from(self.clock.now())
@@ -85,6 +89,12 @@ impl Limit {
         {
             self.limiter.retain_recent();
         }
+    }
+
+    /// Whether `principal` has a cell of its own.
+    #[cfg(test)]
+    pub(crate) fn holds(&self, principal: &Principal) -> bool {
+        self.cells.holds(CellKey::of(&self.keys, principal))
     }
 
     /// Requests refused.

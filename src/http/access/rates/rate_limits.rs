@@ -165,7 +165,7 @@ mod tests {
         // Ada's and Bob's cells are theirs: both spent, neither dropped.
         assert!(rates.check(&ada).is_err());
         assert!(rates.check(&bob).is_err());
-        assert!(!rates.cells.holds(&carol) && !rates.cells.holds(&dave));
+        assert!(!rates.holds(&carol) && !rates.holds(&dave));
         assert_eq!(rates.limited(), 3);
     }
 
@@ -178,7 +178,7 @@ mod tests {
         // Once the cells are back at a full burst a prune (at most once a
         // window) drops them, and a newcomer gets a cell of its own.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !rates.cells.holds(&carol) {
+        while !rates.holds(&carol) {
             assert!(Instant::now() < deadline, "never pruned");
             let _ = rates.check(&carol);
             std::thread::yield_now();

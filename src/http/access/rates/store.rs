@@ -2,6 +2,14 @@
 //! ([`BoundedStore`]): governor's keyed limiter over a map of ours, so
 //! that a flood of principals cannot grow it without end.
 //!
+//! A cell is keyed by a digest of the principal ([`CellKey`]), not by its
+//! name: a principal is as long as the authenticator makes it, and a cell
+//! keeps its key, so a cell holds the same few bytes whoever it is for.
+//! The digest is SipHash-1-3 (std's `RandomState`) under keys drawn at
+//! random for each limit when it is made: two principals share a cell
+//! only if their 64-bit digests collide, about one chance in 10^9 among
+//! 100,000 principals, and nobody can aim for it without the keys.
+//!
 //! Up to `max` principals have a cell of their own. Past it, a principal
 //! without one is measured against one shared overflow cell (with the
 //! same rate) until a prune (`retain_recent`: once a newcomer met the
@@ -14,8 +22,23 @@ use crate::http::wire::principal::Principal;
 use governor::nanos::Nanos;
 use governor::state::keyed::ShrinkableKeyedStateStore;
 use governor::state::{InMemoryState, NotKeyed, StateStore};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// What a cell is keyed by: a digest of the principal's name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct CellKey(u64);
+
+// What a cell keeps of its principal, whatever the name's length.
+const _: () = assert!(std::mem::size_of::<CellKey>() == 8);
+
+impl CellKey {
+    /// `principal`'s key under the limit's `keys`.
+    pub(crate) fn of(keys: &std::hash::RandomState, principal: &Principal) -> CellKey {
+        CellKey(keys.hash_one(principal.as_str()))
+    }
+}
 
 /// The store the limiter owns: the cells, shared with the owner of the
 /// limiter (which reads their count and counters).
@@ -23,7 +46,7 @@ pub(crate) struct BoundedStore(pub(crate) Arc<Cells>);
 
 /// Principals' GCRA cells, at most `max` of them, and the overflow cell.
 pub(crate) struct Cells {
-    cells: papaya::HashMap<Principal, InMemoryState>,
+    cells: papaya::HashMap<CellKey, InMemoryState>,
     overflow: InMemoryState,
     max: usize,
     /// Decisions made against the overflow cell.
@@ -53,17 +76,17 @@ impl Cells {
         self.cells.len()
     }
 
-    /// Whether `principal` has a cell of its own.
+    /// Whether `key` has a cell of its own.
     #[cfg(test)]
-    pub(crate) fn holds(&self, principal: &Principal) -> bool {
-        self.cells.pin().contains_key(principal)
+    pub(crate) fn holds(&self, key: CellKey) -> bool {
+        self.cells.pin().contains_key(&key)
     }
 }
 
 impl StateStore for BoundedStore {
-    type Key = Principal;
+    type Key = CellKey;
 
-    fn measure_and_replace<T, F, E>(&self, key: &Principal, f: F) -> Result<T, E>
+    fn measure_and_replace<T, F, E>(&self, key: &CellKey, f: F) -> Result<T, E>
     where
         F: Fn(Option<Nanos>) -> Result<(T, Nanos), E>,
     {
@@ -79,12 +102,12 @@ impl StateStore for BoundedStore {
         }
         // Two requests of a new principal may race here: one cell wins,
         // both measure it. The bound may be passed by as many as race.
-        let cell = cells.get_or_insert_with(key.clone(), InMemoryState::default);
+        let cell = cells.get_or_insert_with(*key, InMemoryState::default);
         cell.measure_and_replace(&NotKeyed::NonKey, f)
     }
 }
 
-impl ShrinkableKeyedStateStore<Principal> for BoundedStore {
+impl ShrinkableKeyedStateStore<CellKey> for BoundedStore {
     fn retain_recent(&self, drop_below: Nanos) {
         // A cell's theoretical arrival time, read without a change (the
         // decision refused leaves the cell as it was).
