@@ -19,8 +19,8 @@
 //! limit of its own too (`Builder::tool_rate_limit`): each principal's
 //! `tools/call`s of it, counted the same way (`"tool"` in the headers, the
 //! tool named in the error and the metrics' `tool` label). One limit is
-//! one GCRA limiter (`limit.rs`); its cells are bounded in count
-//! (`store.rs`).
+//! one GCRA limiter (`limit.rs`); its cells are bounded in count and, keyed
+//! by a digest of the principal, in bytes (`store.rs`).
 
 mod limit;
 mod rate_limits;
