@@ -8,7 +8,14 @@ to /authorize with PKCE, `resource` (RFC 8707) and the challenged scope
 server answers with), trades the code for a token and retries. Then it
 lists the tools and calls one, whose text must be EXPECTED_TEXT.
 
-    python tests/interop/py_oauth_client.py URL MODE TOOL EXPECTED_TEXT
+    python tests/interop/py_oauth_client.py URL MODE TOOL EXPECTED_TEXT [SCOPED_TOOL SCOPE]
+
+With SCOPED_TOOL and SCOPE (the server run with --tool-scope SCOPED_TOOL=SCOPE),
+the step-up too: calling SCOPED_TOOL with the first token gets 403
+`insufficient_scope` naming SCOPE; the SDK authorizes again for it by itself
+and retries, and the call succeeds (the same session, in legacy mode). Then
+TOOL again, whose text must now be EXPECTED_TEXT followed by " SCOPE": the
+server saw the new token.
 
 MODE: legacy (initialize, a session), 2026-07-28 (pinned, no session) or
 auto (server/discover first: 2026-07-28 with our servers). The client
@@ -83,7 +90,9 @@ class Browser:
         return AuthorizationCodeResult(code=first("code"), state=first("state"), iss=first("iss"))
 
 
-async def run(url: str, mode: str, tool: str, expected: str) -> None:
+async def run(
+    url: str, mode: str, tool: str, expected: str, scoped: str | None, scope: str | None
+) -> None:
     step = "connect (the OAuth flow)"
     browser = Browser()
     storage = Storage()
@@ -122,9 +131,32 @@ async def run(url: str, mode: str, tool: str, expected: str) -> None:
                 texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
                 if result.is_error or expected not in texts:
                     raise AssertionError(f"texts {texts}, expected {expected!r}")
+                if scoped is None:
+                    print(
+                        f"py-oauth: {mode} -> {negotiated}, 1 authorization "
+                        f"(scope {storage.tokens.scope!r}), {tool} -> {expected!r}"
+                    )
+                    return
+                step = f"tools/call {scoped} (the step-up to {scope})"
+                stepped = await client.call_tool(scoped, {})
+                if stepped.is_error:
+                    raise AssertionError(f"{scoped} answered a tool error: {stepped.content}")
+                step = "the flow ran again for the challenged scope"
+                granted = (storage.tokens.scope or "").split()
+                asked = parse_qs(urlparse(browser.visits[-1]).query).get("scope", [""])[0].split()
+                if len(browser.visits) != 2 or scope not in granted or scope not in asked:
+                    raise AssertionError(
+                        f"{len(browser.visits)} authorizations, asked {asked}, granted {granted}"
+                    )
+                step = f"tools/call {tool} with the stepped-up token"
+                again = await client.call_tool(tool, {})
+                texts = [c.text for c in again.content if getattr(c, "type", None) == "text"]
+                if again.is_error or f"{expected} {scope}" not in texts:
+                    raise AssertionError(f"texts {texts}, expected {expected + ' ' + scope!r}")
                 print(
-                    f"py-oauth: {mode} -> {negotiated}, 1 authorization "
-                    f"(scope {storage.tokens.scope!r}), {tool} -> {expected!r}"
+                    f"py-oauth: {mode} -> {negotiated}, {scoped} challenged for {scope}, "
+                    f"2 authorizations (asked {' '.join(asked)!r}), {scoped} served, "
+                    f"{tool} -> {texts[0]!r}"
                 )
     except Exception as error:  # noqa: BLE001 - the report is the point
         while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
@@ -134,10 +166,11 @@ async def run(url: str, mode: str, tool: str, expected: str) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 7):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    asyncio.run(run(*sys.argv[1:5]))
+    scoped, scope = (sys.argv[5], sys.argv[6]) if len(sys.argv) == 7 else (None, None)
+    asyncio.run(run(*sys.argv[1:5], scoped, scope))
 
 
 if __name__ == "__main__":

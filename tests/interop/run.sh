@@ -54,7 +54,12 @@
 #    and the TypeScript v2 client's (ts2_oauth_client.mjs) in auto,
 #    2026-07-28 and legacy mode each run the whole flow from a 401 (metadata,
 #    discovery, PKCE, resource indicator, token) and call whoami, which
-#    must answer ISSUER#johndoe with the scope granted.
+#    must answer ISSUER#johndoe with the scope granted. Then the step-up
+#    (issue 43; the server runs with --tool-scope running=mcp:admin): the
+#    Python SDK's client calls `running`, is challenged with 403
+#    insufficient_scope, authorizes again by itself for mcp:admin too, its
+#    retry is served, and whoami then names both scopes (legacy and
+#    2026-07-28).
 # 9. subscriptions/listen (2026-07-28, issue 26): a fresh mcp_server and
 #    axum_server (release, as in step 3), each with two clients listening
 #    at once: the Python SDK's `Client(url)` in its default mode
@@ -698,7 +703,7 @@ if want oauth; then
   PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   RESOURCE="http://127.0.0.1:$PORT/mcp"
   SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/mcp_server" --oauth-issuer "$ISSUER"
-    --resource "$RESOURCE" --required-scope mcp:tools)
+    --resource "$RESOURCE" --required-scope mcp:tools --tool-scope running=mcp:admin)
   START_ERROR=""
   if ! start_server mcp_server_oauth --addr "127.0.0.1:$PORT"; then
     step_fail "server-start (mcp_server_oauth)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:$PORT)"
@@ -712,6 +717,13 @@ if want oauth; then
   for mode in legacy 2026-07-28; do
     run_client "python-sdk oauth $mode" "$SERVER_PID" mcp_server_oauth \
       "$PYTHON" "$HERE/py_oauth_client.py" "$SERVER_URL" "$mode" whoami "$WHO"
+  done
+  # The step-up (the authorization page's insufficient_scope): `running`
+  # needs mcp:admin beyond mcp:tools; the SDK's client is challenged with
+  # 403, authorizes again for it by itself, and its retry is served.
+  for mode in legacy 2026-07-28; do
+    run_client "python-sdk oauth step-up $mode" "$SERVER_PID" mcp_server_oauth \
+      "$PYTHON" "$HERE/py_oauth_client.py" "$SERVER_URL" "$mode" whoami "$WHO" running mcp:admin
   done
   for mode in auto 2026-07-28 legacy; do
     run_client "ts-v2 oauth $mode" "$SERVER_PID" mcp_server_oauth \
