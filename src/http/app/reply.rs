@@ -86,9 +86,7 @@ impl Reply {
             )),
         }
     }
-}
 
-impl Reply {
     /// A [`Reply::Serialized`] as the [`Reply::Result`] tree it holds, for
     /// the rare steps that edit a result (the session's `initialize`, a
     /// `tools/list` filtered by scope); every other reply as it is.
