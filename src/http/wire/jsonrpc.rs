@@ -321,7 +321,8 @@ pub(crate) fn starts_with(raw: &RawValue, bytes: &[u8]) -> bool {
 ///
 /// let plain = RawValue::from_string(r#""echo""#.into()).unwrap();
 /// assert!(matches!(string_text(&plain), Some(Cow::Borrowed("echo"))));
-/// let escaped = RawValue::from_string(r#""echo""#.into()).unwrap();
+/// let escaped = RawValue::from_string(r#""ech\u006f""#.into()).unwrap();
+/// assert!(matches!(string_text(&escaped), Some(Cow::Owned(_))));
 /// assert_eq!(string_text(&escaped).as_deref(), Some("echo"));
 /// let number = RawValue::from_string("3".into()).unwrap();
 /// assert_eq!(string_text(&number), None);
