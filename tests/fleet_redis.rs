@@ -14,6 +14,11 @@
 //! * the bus keys re-read on SIGHUP: a node alone with a new key is not
 //!   heard by the others (its frames dropped, counted), and is once they
 //!   hold it too;
+//! * a principal's `--rate-limit` holds for the fleet: its calls through
+//!   the balancer, spread over the nodes, are allowed its burst in all
+//!   (each node alone would allow it), 429 beyond; another principal is
+//!   not touched; Redis killed, each node keeps its share (never none,
+//!   never all), and Redis back, the fleet decides again;
 //! * and a node given `--redis-url` without `--bus-key-file` does not
 //!   start (its frames would be anybody's).
 //!
@@ -67,6 +72,24 @@ async fn haproxy_fleet_on_redis() {
 /// The bus does not start without the fleet's keys: `mcp_server
 /// --redis-url` alone exits 2 saying it needs `--bus-key-file`, before it
 /// reaches Redis (none listens here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_fleet_holds_a_principals_rate() {
+    if present(Kind::Nginx).is_some() {
+        tokio::time::timeout(WHOLE, rates(Kind::Nginx))
+            .await
+            .expect("the scenario ended within its safety bound");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn haproxy_fleet_holds_a_principals_rate() {
+    if present(Kind::Haproxy).is_some() {
+        tokio::time::timeout(WHOLE, rates(Kind::Haproxy))
+            .await
+            .expect("the scenario ended within its safety bound");
+    }
+}
+
 #[test]
 fn a_node_on_redis_without_a_bus_key_does_not_start() {
     let binary = fleet::process::server_binary().expect("mcp_server builds");
@@ -602,4 +625,115 @@ async fn reaches(fleet: &Fleet, http: &Http, id: u8, name: &str, at_least: f64) 
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Three nodes on Redis behind `kind`, each principal limited to 12 a
+/// minute (nothing refills during the scenario).
+async fn rates(kind: Kind) {
+    let mut redis = RedisServer::start().expect("redis-server starts");
+    let flags = [
+        "--bearer-token",
+        "ada=token-ada",
+        "--bearer-token",
+        "eve=token-eve",
+        "--rate-limit",
+        "12/m",
+    ]
+    .map(String::from);
+    let fleet =
+        Fleet::start_on_bus(kind, usize::from(NODES), &flags, &redis).expect("the fleet starts");
+    let http = fleet::http();
+    let through = |who: &str| {
+        Client::with_http(http.clone(), &fleet.balancer().url())
+            .with_header("authorization", &format!("Bearer token-{who}"))
+    };
+    buses(&fleet, &http, true).await;
+    for id in 0..NODES {
+        reaches(&fleet, &http, id, "sessionreg_bus_nodes", f64::from(NODES)).await;
+    }
+
+    // --- The fleet allows the limit in all, however the calls spread.
+    let (allowed, refused_on) = echoes(&fleet, &http, &through("ada"), 36).await;
+    assert_eq!(allowed, 12, "the fleet's limit, not each node's");
+    assert!(
+        refused_on >= 2,
+        "refused on {refused_on} nodes: the calls spread"
+    );
+    let refused = echo(&through("ada")).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.headers["ratelimit-policy"],
+        "\"principal\";q=12;w=60"
+    );
+    assert!(refused.headers.contains_key("retry-after"));
+    assert_eq!(
+        echoes(&fleet, &http, &through("eve"), 3).await.0,
+        3,
+        "eve is not touched"
+    );
+
+    // --- Redis away: each node keeps its share (12 / 3 = 4), never none,
+    // never all; said once and counted.
+    redis.kill().expect("redis-server killed");
+    buses(&fleet, &http, false).await;
+    let (allowed, _) = echoes(&fleet, &http, &through("ada"), 36).await;
+    assert!(
+        (4..=12).contains(&allowed),
+        "{allowed} allowed: a share per node that was asked"
+    );
+    let mut fell_back = 0.0;
+    for id in 0..NODES {
+        let fallbacks = metric(&fleet, &http, id, "sessionreg_rate_limit_fallbacks_total").await;
+        assert!(fallbacks <= 1.0, "node {id}: {fallbacks}");
+        fell_back += fallbacks;
+    }
+    assert!(fell_back >= 1.0);
+
+    // --- Redis back (empty): the fleet decides again.
+    redis.restart().expect("redis-server back");
+    buses(&fleet, &http, true).await;
+    let (allowed, _) = echoes(&fleet, &http, &through("ada"), 36).await;
+    assert_eq!(allowed, 12, "the fleet's limit again");
+    for id in 0..NODES {
+        assert_eq!(
+            metric(&fleet, &http, id, "sessionreg_rate_limit_fleet").await,
+            1.0
+        );
+    }
+}
+
+/// A 2026-07-28 `echo` through `client`.
+async fn echo(client: &Client) -> mcp_test_client::Reply {
+    let body = with_meta(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                 "params": { "name": "echo", "arguments": { "text": "hi" } } }));
+    client
+        .post_modern(&body, &[("mcp-method", "tools/call"), ("mcp-name", "echo")])
+        .await
+}
+
+/// `n` echoes through `client`: how many were allowed (the others must be
+/// 429), and on how many nodes some were refused (each node's
+/// `sessionreg_rate_limited_total` read before and after).
+async fn echoes(fleet: &Fleet, http: &Http, client: &Client, n: usize) -> (usize, usize) {
+    let name = "sessionreg_rate_limited_total{limit=\"principal\"}";
+    let mut before = Vec::new();
+    for id in 0..NODES {
+        before.push(metric(fleet, http, id, name).await);
+    }
+    let mut allowed = 0;
+    for _ in 0..n {
+        let reply = echo(client).await;
+        match reply.status {
+            StatusCode::OK => allowed += 1,
+            StatusCode::TOO_MANY_REQUESTS => {}
+            status => panic!("{status}: {:?}", reply.body),
+        }
+    }
+    let mut refused_on = 0;
+    for id in 0..NODES {
+        if metric(fleet, http, id, name).await > before[usize::from(id)] {
+            refused_on += 1;
+        }
+    }
+    (allowed, refused_on)
 }

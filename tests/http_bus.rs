@@ -12,7 +12,10 @@
 //! state is refused at once, by the step that would record it. Frames are
 //! sealed under the fleet's bus keys: one forged by another client of the
 //! Redis, sealed under other keys, or recorded and published again reaches
-//! no listener and is counted; keys rotate node by node.
+//! no listener and is counted; keys rotate node by node. A principal's rate
+//! limit holds for the fleet (two nodes on one Redis allow it its burst in
+//! all), and while Redis is away each node keeps its share, never none and
+//! never all.
 //!
 //! Needs `redis-server` (Debian's package; `.ci/redis` installs it).
 //! Without it the tests are skipped with a loud message, except under CI
@@ -29,8 +32,8 @@ use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::modern::{InputRequests, RequestStateKeys, StateRejection};
 use sessionreg::http::{
-    App, Audience, BearerTokens, BusKeys, Context, HandlerError, Principal, Publisher, RedisBus,
-    Reply, SessionManager,
+    App, Audience, BearerTokens, BusKeys, Context, HandlerError, Principal, Publisher, Rate,
+    RedisBus, Reply, SessionManager,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -106,6 +109,17 @@ impl Node {
         bus_keys: BusKeys,
         heartbeat: Duration,
     ) -> Node {
+        Node::limited(redis, keys, bus_keys, heartbeat, None).await
+    }
+
+    /// [`Node::start`], each principal limited to `rate` (if any).
+    async fn limited(
+        redis: &RedisServer,
+        keys: &RequestStateKeys,
+        bus_keys: BusKeys,
+        heartbeat: Duration,
+        rate: Option<Rate>,
+    ) -> Node {
         let publisher = Publisher::new();
         let bus = RedisBus::builder(redis.url())
             .keys(bus_keys)
@@ -123,6 +137,7 @@ impl Node {
             .authenticator(tokens)
             .request_state_keys(keys.clone())
             .bus(bus.clone())
+            .rate_limit(rate)
             .build()
             .expect("the manager builds");
         let url = serve_manager(&manager).await;
@@ -780,4 +795,116 @@ async fn a_rotation_keeps_the_nodes_hearing_each_other() {
     for node in &nodes {
         assert_eq!(rejected_frames(node, "unauthenticated"), 0.0);
     }
+}
+
+/// Two nodes on one Redis, each principal limited to 10 a minute (nothing
+/// refills during the test): the principal's calls, alternating between
+/// the nodes, are allowed 10 times in all (each node alone would allow
+/// 10), refused 429 beyond with the limit's headers; another principal is
+/// not touched; both nodes count the fleet's two nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_hold_a_principals_combined_limit() {
+    if !redis_present() {
+        return;
+    }
+    let (_redis, nodes) = limited_pair().await;
+    let allowed = echoes(&nodes, "ada", 30).await;
+    assert_eq!(allowed, 10, "the fleet allows the limit, not a node each");
+    let refused = call(
+        &nodes[1].client("ada"),
+        "echo",
+        json!({ "text": "x" }),
+        json!(null),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        refused.headers["ratelimit-policy"],
+        "\"principal\";q=10;w=60"
+    );
+    let retry_after: u64 = refused.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    assert_eq!(refused.json()["id"], 3, "{:?}", refused.body);
+    // Another principal is not touched.
+    assert_eq!(echoes(&nodes, "eve", 4).await, 4);
+    let limited: f64 = nodes
+        .iter()
+        .map(|n| n.metric("sessionreg_rate_limited_total{limit=\"principal\"}"))
+        .sum();
+    assert_eq!(limited, 21.0);
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_rate_limit_fleet"), 1.0);
+        assert_eq!(node.metric("sessionreg_rate_limit_fallbacks_total"), 0.0);
+    }
+}
+
+/// Redis killed: each node keeps its share of the limit (10 a minute among
+/// 2 nodes: 5 each, so 10 in all, never 0 and never 20), says so once and
+/// counts it; Redis back (empty), the fleet decides again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_away_each_node_keeps_its_share_and_back_the_fleet_decides() {
+    if !redis_present() {
+        return;
+    }
+    let (mut redis, nodes) = limited_pair().await;
+    assert_eq!(echoes(&nodes, "ada", 2).await, 2);
+    redis.kill().expect("redis-server killed");
+    all_up(&nodes, false).await;
+    let allowed = echoes(&nodes, "ada", 30).await;
+    assert_eq!(allowed, 10, "5 on each node: its share of 10 among 2");
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_rate_limit_fleet"), 0.0);
+        assert_eq!(node.metric("sessionreg_rate_limit_fallbacks_total"), 1.0);
+    }
+    redis.restart().expect("redis-server back");
+    all_up(&nodes, true).await;
+    // An empty Redis: the fleet's cells start afresh.
+    assert_eq!(echoes(&nodes, "ada", 30).await, 10);
+    for node in &nodes {
+        assert_eq!(node.metric("sessionreg_rate_limit_fleet"), 1.0);
+        assert_eq!(node.metric("sessionreg_rate_limit_fallbacks_total"), 1.0);
+    }
+}
+
+/// Redis and two nodes on it, each principal limited to 10 a minute, their
+/// buses up and each counting both nodes.
+async fn limited_pair() -> (RedisServer, Vec<Node>) {
+    let redis = RedisServer::start().expect("redis-server starts");
+    let mut nodes = Vec::new();
+    for _ in 0..2 {
+        let rate = Some(Rate::per_minute(10));
+        let heartbeat = Duration::from_millis(100);
+        nodes.push(Node::limited(&redis, &state_keys(), fleet_keys(), heartbeat, rate).await);
+    }
+    all_up(&nodes, true).await;
+    assert!(
+        eventually(|| nodes.iter().all(|n| n.bus.nodes() == 2)).await,
+        "each node counts both"
+    );
+    (redis, nodes)
+}
+
+/// `n` echoes of `who`, alternating between the nodes: how many were
+/// allowed (the others must be 429).
+async fn echoes(nodes: &[Node], who: &str, n: usize) -> usize {
+    let mut allowed = 0;
+    for i in 0..n {
+        let answer = call(
+            &nodes[i % nodes.len()].client(who),
+            "echo",
+            json!({ "text": "x" }),
+            json!(null),
+        )
+        .await;
+        match answer.status {
+            StatusCode::OK => allowed += 1,
+            StatusCode::TOO_MANY_REQUESTS => {}
+            status => panic!("{status}: {:?}", answer.body),
+        }
+    }
+    allowed
 }

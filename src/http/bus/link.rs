@@ -8,7 +8,8 @@
 //! its own echo dropped), hands the queued publications of this node to
 //! Redis (a pipeline of `PUBLISH`es, as many as are waiting, up to a
 //! batch), checks both connections every heartbeat (a `PING` on the
-//! subscription's, a read of the record's epoch on the other, each
+//! subscription's, a read of the record's epoch and a count of the fleet's
+//! nodes on the other, each
 //! answered within the timeout), so a Redis that went away without a word
 //! is found too, and reads the record's epoch again when a redemption
 //! found this node's copy behind.
@@ -28,6 +29,7 @@
 //! Each change is one log line; attempts in between are DEBUG.
 
 use super::epoch::{self, Adopted};
+use super::fleet_rates;
 use super::parts::BusParts;
 use super::wire::{self, Heard, Replays, Sender};
 use crate::http::listen::bus::FrameRejection;
@@ -148,6 +150,9 @@ impl LinkTask {
             return LinkEnd::Down(why);
         }
         if let Err(why) = self.read_epoch(&mut connections.commands).await {
+            return LinkEnd::Down(why);
+        }
+        if let Err(why) = self.count_nodes(&mut connections.commands).await {
             return LinkEnd::Down(why);
         }
         self.check_eviction(&mut connections.commands).await;
@@ -363,6 +368,19 @@ impl LinkTask {
         Ok(())
     }
 
+    /// Says this node alive in the fleet's set of nodes (for three
+    /// heartbeats and a timeout) and counts the nodes there (`fleet_rates.rs`).
+    async fn count_nodes(&self, commands: &mut MultiplexedConnection) -> Result<(), String> {
+        let alive = self.heartbeat * 3 + self.shared.timeout;
+        within(
+            self.shared.timeout,
+            fleet_rates::count_nodes(&self.shared, commands, alive),
+        )
+        .await
+        .map(drop)
+        .map_err(|why| format!("counting the fleet's nodes: {why}"))
+    }
+
     /// Warns (once per link up) if Redis may evict keys: a used state's key
     /// evicted early would let its state open again.
     async fn check_eviction(&self, commands: &mut MultiplexedConnection) {
@@ -398,6 +416,7 @@ impl LinkTask {
     /// instance's?), a `PING` on the subscription's.
     async fn check(&self, connections: &mut Connected) -> Result<(), String> {
         self.read_epoch(&mut connections.commands).await?;
+        self.count_nodes(&mut connections.commands).await?;
         within(self.shared.timeout, connections.sink.ping::<redis::Value>())
             .await
             .map_err(|why| format!("the subscription's connection: {why}"))?;

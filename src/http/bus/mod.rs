@@ -26,12 +26,27 @@
 //!   states sealed before are refused then, as a used one might be among
 //!   them.
 //!
+//! * **Rate limits across the fleet** (`fleet_rates.rs`): with
+//!   [`Builder::rate_limit`](crate::http::Builder::rate_limit) or
+//!   [`Builder::tool_rate_limit`](crate::http::Builder::tool_rate_limit),
+//!   each request is decided by one script in Redis for all the limits it
+//!   meets (GCRA on Redis's clock; the cells, under
+//!   `NAMESPACE:rate:DIGEST`, name no principal and expire once back at a
+//!   full burst), so a principal's combined rate through any number of
+//!   nodes holds to its limit plus its burst; a round trip per limited
+//!   request. Each node says it is alive every heartbeat in
+//!   `NAMESPACE:nodes`, and counts the nodes there ([`RedisBus::nodes`]).
+//!
 //! **When Redis is away** (`link.rs`): the node keeps serving everything
 //! that needs no bus. Its listen streams are ended gracefully
 //! ([`Reason::Unavailable`](crate::Reason::Unavailable): their clients
 //! re-listen and refetch) and new listens are answered 503 with
 //! `Retry-After` until the link is back; a single-use state is refused
-//! (503, counted as `unavailable`) and stays unused. The task reconnects
+//! (503, counted as `unavailable`) and stays unused; each node keeps its share
+//! of each rate limit (the rate and the burst divided by the nodes last
+//! counted, at least one request: never no limit, never refusing everyone;
+//! said once in the log and counted, `sessionreg_rate_limit_fleet`,
+//! `sessionreg_rate_limit_fallbacks_total`). The task reconnects
 //! with backoff, says each change of state in one log line, and counts
 //! (`sessionreg_bus_*`). A publication a node could not hand to Redis (its
 //! queue full, or the link failing under it) makes it tell every node,
@@ -73,6 +88,7 @@
 
 mod bus_error;
 mod epoch;
+mod fleet_rates;
 mod keys;
 mod link;
 mod outbox;

@@ -32,4 +32,10 @@ pub(super) struct BusParts {
     /// the task then tells the other nodes, at its first chance.
     pub(super) lost: AtomicBool,
     pub(super) timeout: Duration,
+    /// The prefix of the rate limits' cells (`fleet_rates.rs`).
+    pub(super) rate_prefix: String,
+    /// The key of the set of the fleet's nodes, and this node's member of
+    /// it (random, drawn when the bus starts).
+    pub(super) nodes_key: String,
+    pub(super) member: String,
 }

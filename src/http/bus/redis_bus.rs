@@ -1,7 +1,8 @@
 //! The bus's handle and how it starts ([`RedisBus`], [`RedisBusBuilder`]).
 
 use super::parts::BusParts;
-use super::{keys, link, outbox, record, wire, BusError, BusKeys};
+use super::{fleet_rates, keys, link, outbox, record, wire, BusError, BusKeys};
+use crate::http::access::rates::FleetRates;
 use crate::http::input::used::UsedStates;
 use crate::http::listen::bus::BusLink;
 use crate::http::listen::Publisher;
@@ -85,6 +86,19 @@ impl RedisBus {
     /// The fleet's record of used single-use states, on this bus.
     pub(crate) fn used_states(&self) -> Arc<dyn UsedStates> {
         Arc::new(record::Record::new(Arc::clone(&self.shared)))
+    }
+
+    /// Where the fleet decides its rate limits, on this bus.
+    pub(crate) fn fleet_rates(&self) -> Arc<dyn FleetRates> {
+        Arc::new(fleet_rates::BusRates::new(Arc::clone(&self.shared)))
+    }
+
+    /// The fleet's nodes as this node last counted them (each says it is
+    /// alive every heartbeat; 0 before the link was ever up): each node's
+    /// share of a rate limit while Redis cannot decide is the limit
+    /// divided by it (`sessionreg_bus_nodes`).
+    pub fn nodes(&self) -> u32 {
+        u32::try_from(self.shared.link.nodes()).unwrap_or(u32::MAX)
     }
 }
 
@@ -194,6 +208,9 @@ impl RedisBusBuilder {
             link: Arc::new(BusLink::default()),
             lost: AtomicBool::new(false),
             timeout: self.timeout,
+            rate_prefix: format!("{}:rate:", self.namespace),
+            nodes_key: format!("{}:nodes", self.namespace),
+            member: random_member(),
         });
         let (outbox, queue) = outbox::Outbox::new(self.queue.max(1), Arc::clone(&shared));
         if !publisher.attach_bus(Box::new(outbox), Arc::clone(&shared.link)) {
@@ -217,6 +234,13 @@ impl RedisBusBuilder {
             publisher: publisher.clone(),
         })
     }
+}
+
+/// A node's member of the fleet's set of nodes: 16 random hex digits.
+fn random_member() -> String {
+    let mut bytes = [0u8; 8];
+    crate::secret::fill_random(&mut bytes);
+    format!("{:016x}", u64::from_be_bytes(bytes))
 }
 
 /// The URL as logs show it: without a password.

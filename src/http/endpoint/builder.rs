@@ -5,6 +5,7 @@
 //! the manager, never the other way round.)
 
 use crate::http::access::auth::Authenticator;
+use crate::http::access::rates::FleetRates;
 use crate::http::access::{Access, AllowLists, RebindingProtection};
 use crate::http::app::App;
 use crate::http::counters::HttpCounters;
@@ -50,6 +51,8 @@ pub struct Builder<A: App> {
     publisher: Option<Publisher>,
     /// The fleet's record of used single-use states (with a bus).
     used: Option<Arc<dyn UsedStates>>,
+    /// Where the fleet decides its rate limits (with a bus).
+    fleet_rates: Option<Arc<dyn FleetRates>>,
 }
 
 impl<A: App> SessionManager<A> {
@@ -68,6 +71,7 @@ impl<A: App> SessionManager<A> {
             keys: None,
             publisher: None,
             used: None,
+            fleet_rates: None,
         }
     }
 }
@@ -261,12 +265,18 @@ impl<A: App> Builder<A> {
     /// so what is published on any node reaches this node's listeners; and
     /// single-use `requestState`s are recorded in the fleet's record, so a
     /// retry opens on any node of the fleet (which must share the sealing
-    /// keys: [`request_state_keys`](Builder::request_state_keys)), once.
-    /// While the bus is down, listens and single-use retries get 503.
+    /// keys: [`request_state_keys`](Builder::request_state_keys)), once;
+    /// and the rate limits ([`rate_limit`](Builder::rate_limit),
+    /// [`tool_rate_limit`](Builder::tool_rate_limit)) hold for the fleet:
+    /// Redis decides each request, for all its limits in one script.
+    /// While the bus is down, listens and single-use retries get 503, and
+    /// each node keeps its share of each rate limit (the rate and the
+    /// burst divided by the nodes last seen).
     #[cfg(feature = "redis")]
     #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn bus(mut self, bus: crate::http::RedisBus) -> Self {
         self.used = Some(bus.used_states());
+        self.fleet_rates = Some(bus.fleet_rates());
         self.publisher = Some(bus.publisher());
         self
     }
@@ -643,6 +653,7 @@ impl<A: App> Builder<A> {
             authenticator: self.authenticator,
             keys,
             used: self.used,
+            fleet_rates: self.fleet_rates,
             listeners: Arc::new(listeners),
             publisher,
             counters,

@@ -73,7 +73,7 @@ async fn answer<A: App>(
     // before what the request names (a 403 or 429 says nothing of whether
     // a session id exists), and requests naming unknown sessions count
     // against the principal's rate like any other.
-    if let Err(reject) = opening::authorize(hub, &parts, &message) {
+    if let Err(reject) = opening::authorize(hub, &parts, &message).await {
         return reject.respond(id.as_ref(), config);
     }
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();

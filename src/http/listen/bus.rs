@@ -53,6 +53,8 @@ pub(crate) struct BusLink {
     /// Frames from the bus's channel dropped, by cause
     /// ([`FrameRejection::index`]).
     frames_rejected: [AtomicU64; FrameRejection::ALL.len()],
+    /// The fleet's nodes as last counted (0: never counted).
+    nodes: AtomicU64,
 }
 
 /// Why a frame from the bus's channel was dropped (the label of
@@ -110,6 +112,7 @@ pub(crate) struct BusCounts {
     pub(crate) dropped: u64,
     pub(crate) record_resets: u64,
     pub(crate) frames_rejected: [u64; FrameRejection::ALL.len()],
+    pub(crate) nodes: u64,
 }
 
 impl BusLink {
@@ -155,6 +158,19 @@ impl BusLink {
         self.record_resets.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The fleet's nodes as last counted (0: never counted).
+    pub(crate) fn nodes(&self) -> u64 {
+        // Relaxed: a count read alone; a stale one gives a node's share of
+        // a rate limit a heartbeat late.
+        self.nodes.load(Ordering::Relaxed)
+    }
+
+    /// The fleet's nodes, counted now.
+    pub(crate) fn set_nodes(&self, nodes: u64) {
+        // Relaxed: see `nodes`.
+        self.nodes.store(nodes, Ordering::Relaxed);
+    }
+
     /// Counts a frame dropped for `cause`.
     pub(crate) fn frame_rejected(&self, cause: FrameRejection) {
         self.frames_rejected[cause.index()].fetch_add(1, Ordering::Relaxed);
@@ -169,6 +185,7 @@ impl BusLink {
             received: self.received.load(Ordering::Relaxed),
             dropped: self.dropped.load(Ordering::Relaxed),
             record_resets: self.record_resets.load(Ordering::Relaxed),
+            nodes: self.nodes(),
             frames_rejected: std::array::from_fn(|i| {
                 self.frames_rejected[i].load(Ordering::Relaxed)
             }),

@@ -23,6 +23,7 @@
 //! sessionreg_bus_received_total                  counter  publications of other nodes delivered here
 //! sessionreg_bus_dropped_total                   counter  publications of this node the bus could not carry
 //! sessionreg_bus_record_resets_total             counter  times the record of used single-use states was found lost or replaced
+//! sessionreg_bus_nodes                           gauge    the fleet's nodes as last counted (each says it is alive every heartbeat)
 //! sessionreg_bus_frames_rejected_total{cause}    counter  frames from the channel dropped: malformed | unknown_key | unauthenticated | stale | replayed
 //! ```
 
@@ -160,6 +161,12 @@ fn write_bus(out: &mut String, publisher: &Publisher) -> std::fmt::Result {
             "counter",
             "Times the fleet's record of used single-use requestStates was found lost or replaced (flushed, restarted, failed over): states sealed before are refused.",
             counts.map(|c| c.record_resets),
+        ),
+        (
+            "sessionreg_bus_nodes",
+            "gauge",
+            "The fleet's nodes as this node last counted them on the bus (each says it is alive every heartbeat; 0: never counted): a node's share of a rate limit while Redis cannot decide is the limit divided by it.",
+            counts.map(|c| c.nodes),
         ),
     ];
     for (name, kind, help, value) in families {

@@ -101,7 +101,7 @@ async fn answer<A: App>(
         Ok(fields) => fields,
         Err(error) => return Reject::Malformed(error).respond(id.as_ref(), config),
     };
-    if let Err(reject) = opening::authorize(hub, &parts, &message) {
+    if let Err(reject) = opening::authorize(hub, &parts, &message).await {
         return reject.respond(id.as_ref(), config);
     }
     let Message::Request(request) = &message else {

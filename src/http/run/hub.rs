@@ -5,7 +5,7 @@
 //! nothing here builds a response or decides anything.
 
 use crate::http::access::auth::Authenticator;
-use crate::http::access::rates::RateLimits;
+use crate::http::access::rates::{FleetRates, RateLimits};
 use crate::http::access::Access;
 use crate::http::app::discovery::Discovered;
 use crate::http::app::App;
@@ -86,6 +86,8 @@ pub(crate) struct Parts<A: App> {
     pub(crate) keys: RequestStateKeys,
     /// The fleet's record of used single-use states, with a bus.
     pub(crate) used: Option<Arc<dyn UsedStates>>,
+    /// Where the fleet decides its rate limits, with a bus.
+    pub(crate) fleet_rates: Option<Arc<dyn FleetRates>>,
     pub(crate) listeners: Arc<Listeners>,
     pub(crate) publisher: Publisher,
     /// The layer's counters, which the listeners count in too.
@@ -103,6 +105,7 @@ impl<A: App> Hub<A> {
             authenticator,
             keys,
             used,
+            fleet_rates,
             listeners,
             publisher,
             counters,
@@ -129,7 +132,7 @@ impl<A: App> Hub<A> {
             counters: Arc::clone(&counters),
         };
         let discovery = Discovered::new(runner.app.discovery(), tasks.is_some());
-        let rates = RateLimits::new(&config);
+        let rates = RateLimits::new(&config, fleet_rates);
         let registry = Arc::new(registry);
         let delivery = Arc::new(Delivery::new(
             Arc::clone(&listeners),

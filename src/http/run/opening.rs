@@ -36,14 +36,15 @@ pub(crate) fn admit<A: App>(
 /// The principal's rate limits (`access/rates/`), for a request; then the
 /// scopes `message` needs beyond the required ones, checked against the
 /// request's token (see the resource server's `needs.rs`; none without a
-/// resource server).
-pub(crate) fn authorize<A: App>(
+/// resource server). With a fleet's rate limits, the decision is Redis's:
+/// a round trip, bounded by the bus's timeout.
+pub(crate) async fn authorize<A: App>(
     hub: &Hub<A>,
     parts: &Parts,
     message: &Message,
 ) -> Result<(), Reject> {
     if let (Some(rates), Some(principal)) = (&hub.rates, Principal::of(parts)) {
-        rates.check(principal, message)?;
+        rates.check(principal, message).await?;
     }
     #[cfg(feature = "oauth")]
     if let Some(server) = &hub.resource_server {

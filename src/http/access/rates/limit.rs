@@ -1,8 +1,10 @@
-//! One rate limit ([`Limit`]): governor's GCRA limiter over the bounded
-//! cells of `store.rs`, and the pruning that keeps them bounded.
+//! One rate limit on one node ([`Limit`]): governor's GCRA limiter over
+//! the bounded cells of `store.rs`, and the pruning that keeps them
+//! bounded.
 
 use super::store::{BoundedStore, CellKey, Cells};
 use crate::http::wire::principal::Principal;
+#[cfg(test)]
 use crate::http::wire::rate::Rate;
 use governor::clock::{Clock, MonotonicClock};
 use governor::{Quota, RateLimiter};
@@ -11,7 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// One limit: `rate` per principal, bursts of `burst`.
+/// One limit on one node: so many requests per principal a window, in
+/// bursts of so many.
 pub(crate) struct Limit {
     limiter: RateLimiter<CellKey, BoundedStore, MonotonicClock>,
     /// The keys of the principals' digests (`CellKey`), this limit's own.
@@ -19,7 +22,6 @@ pub(crate) struct Limit {
     clock: MonotonicClock,
     /// The limiter's cells (it owns them too).
     pub(super) cells: Arc<Cells>,
-    pub(crate) rate: Rate,
     /// When the store was last pruned (nanoseconds since `started`).
     pruned: AtomicU64,
     /// The overflow count at the last look: a newer one asks for a prune.
@@ -27,17 +29,28 @@ pub(crate) struct Limit {
     started: Instant,
     /// The least time between two prunes: the rate's window.
     prune_every: Duration,
-    /// Requests refused.
-    limited: AtomicU64,
 }
 
 impl Limit {
     /// `rate`, with bursts of `burst` (`None`: the rate's count), in at
     /// most `cells` cells; `None` for a count or a burst of 0.
+    #[cfg(test)]
     pub(crate) fn new(rate: Rate, burst: Option<u32>, cells: usize) -> Option<Limit> {
-        let count = NonZeroU32::new(rate.count())?;
-        let burst = NonZeroU32::new(burst.unwrap_or(rate.count()))?;
-        let quota = Quota::with_period(rate.window() / count.get())?.allow_burst(burst);
+        let burst = burst.unwrap_or(rate.count());
+        Limit::counting(rate.count(), rate.window(), burst, cells)
+    }
+
+    /// `count` requests per `window`, in bursts of `burst`, in at most
+    /// `cells` cells; `None` for a count or a burst of 0.
+    pub(crate) fn counting(
+        count: u32,
+        window: Duration,
+        burst: u32,
+        cells: usize,
+    ) -> Option<Limit> {
+        let count = NonZeroU32::new(count)?;
+        let burst = NonZeroU32::new(burst)?;
+        let quota = Quota::with_period(window / count.get())?.allow_burst(burst);
         let clock = MonotonicClock;
         let cells = Arc::new(Cells::new(cells));
         let store = BoundedStore(Arc::clone(&cells));
@@ -46,12 +59,10 @@ impl Limit {
             keys: std::hash::RandomState::new(),
             clock,
             cells,
-            rate,
             pruned: AtomicU64::new(0),
             overflow_seen: AtomicU64::new(0),
             started: Instant::now(),
-            prune_every: rate.window(),
-            limited: AtomicU64::new(0),
+            prune_every: window,
         })
     }
 
@@ -65,11 +76,9 @@ impl Limit {
             self.prune();
         }
         let key = CellKey::of(&self.keys, principal);
-        self.limiter.check_key(&key).map_err(|not_until| {
-            // Relaxed: a counter read by /metrics only.
-            self.limited.fetch_add(1, Ordering::Relaxed);
-            not_until.wait_time_from(self.clock.now())
-        })
+        self.limiter
+            .check_key(&key)
+            .map_err(|not_until| not_until.wait_time_from(self.clock.now()))
     }
 
     /// Drops the cells back at a full burst, at most once per window
@@ -95,12 +104,6 @@ impl Limit {
     #[cfg(test)]
     pub(crate) fn holds(&self, principal: &Principal) -> bool {
         self.cells.holds(CellKey::of(&self.keys, principal))
-    }
-
-    /// Requests refused.
-    pub(crate) fn limited(&self) -> u64 {
-        // Relaxed: a counter.
-        self.limited.load(Ordering::Relaxed)
     }
 
     /// Principals with a cell of their own.

@@ -21,9 +21,25 @@
 //! tool named in the error and the metrics' `tool` label). One limit is
 //! one GCRA limiter (`limit.rs`); its cells are bounded in count and, keyed
 //! by a digest of the principal, in bytes (`store.rs`).
+//!
+//! Across a fleet (`fleet.rs`; a bus on Redis, `Builder::bus`): each
+//! decision is one atomic script in Redis for all the limits a request
+//! meets, on Redis's clock, so a principal's combined rate through any
+//! number of nodes holds to its limit plus its burst. While Redis cannot
+//! decide (the link is down, or it does not answer within the bus's
+//! timeout), each node keeps its share of each limit (`policy.rs`: the
+//! rate and the burst divided by the nodes last seen, at least 1): never
+//! no limit, never refusing everyone; each change said once in the log and
+//! counted (`sessionreg_rate_limit_fleet`,
+//! `sessionreg_rate_limit_fallbacks_total`).
 
+mod fleet;
 mod limit;
+mod policy;
 mod rate_limits;
 mod store;
 
+pub(crate) use fleet::FleetRates;
+#[cfg(feature = "redis")]
+pub(crate) use fleet::{FleetCell, FleetDecided, FleetDecision};
 pub(crate) use rate_limits::RateLimits;
