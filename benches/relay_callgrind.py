@@ -107,10 +107,11 @@ def tasks_get(url, n):
 
 
 def client_run(server, drive, n):
-    """(Ir, allocator calls) of `server` under callgrind while `drive`
-    sends it n requests."""
+    """(Ir, allocator calls) of `server` (a binary, or a command line)
+    under callgrind while `drive` sends it n requests."""
     out = tempfile.mktemp(prefix="cg-", suffix=".out")
-    srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", server,
+    command = server if isinstance(server, list) else [server]
+    srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + command + [
                             "--addr", "127.0.0.1:0", "--max-sessions", "20000",
                             "--idle-timeout-ms", "3600000"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

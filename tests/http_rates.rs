@@ -13,7 +13,7 @@ mod http_support;
 use http::StatusCode;
 use http_support::{with_meta, Answer, Client, Server};
 use serde_json::json;
-use sessionreg::http::{BearerTokens, Rate};
+use sessionreg::http::{BearerTokens, KeyedRateLimit, Rate};
 
 fn tokens() -> BearerTokens {
     BearerTokens::new(BearerTokens::parse("ada=token-ada\nbob=token-bob\n").unwrap()).unwrap()
@@ -208,4 +208,114 @@ fn a_burst_out_of_range_is_refused_at_build() {
             .build();
         assert_eq!(built.err().and_then(|e| e.setting()), Some("rate_burst"));
     }
+}
+
+/// A limit of the application's own key without a principal:
+/// unauthenticated requests by their client address (the `ClientAddr`
+/// `serve` puts in them); past it, 429 under the limit's name, the error
+/// naming it, counted under it (the key nowhere in the metrics).
+#[tokio::test]
+async fn a_keyed_limit_by_client_address_limits_the_unauthenticated() {
+    let server = Server::start_with(|b| {
+        let by_address = KeyedRateLimit::new("address", Rate::per_hour(3), |request| match request
+            .principal()
+        {
+            Some(_) => None,
+            None => request.client_addr().map(|addr| addr.ip().to_string()),
+        });
+        b.keyed_rate_limit(by_address)
+    })
+    .await;
+    // No principal (no authenticator): counted by address, 3 then 429.
+    let anonymous = Client::new(&server.url);
+    for id in 0..3 {
+        assert_eq!(echo_modern(&anonymous, id).await.status, StatusCode::OK);
+    }
+    let refused = echo_modern(&anonymous, 3).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{:?}",
+        refused.body
+    );
+    assert_eq!(
+        header(&refused, "ratelimit-policy"),
+        r#""address";q=3;w=3600"#
+    );
+    let error = &refused.json()["error"];
+    assert_eq!(error["data"]["limit"], "address");
+    assert!(
+        error["message"].as_str().unwrap().contains("address"),
+        "{error}"
+    );
+    let metrics = server.manager.metrics();
+    assert!(
+        metrics.contains("sessionreg_rate_limited_total{limit=\"address\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("127.0.0.1"), "no key in the metrics");
+}
+
+/// A tenant's own limit (a header the application reads), on requests
+/// with a principal: one tenant past its 2 is refused under `tenant`,
+/// another tenant of the same principal is served.
+#[tokio::test]
+async fn a_keyed_limit_by_a_header_refuses_that_key_only() {
+    let server = Server::start_with(|b| {
+        let by_tenant = KeyedRateLimit::new("tenant", Rate::per_hour(2), |request| {
+            let tenant = request.parts().headers.get("x-tenant")?;
+            (request.tool() == Some("echo"))
+                .then(|| tenant.to_str().ok().map(str::to_string))
+                .flatten()
+        });
+        b.authenticator(tokens()).keyed_rate_limit(by_tenant)
+    })
+    .await;
+    let acme = Client::with_bearer(&server.url, "token-ada").with_header("x-tenant", "acme");
+    let globex = Client::with_bearer(&server.url, "token-ada").with_header("x-tenant", "globex");
+    assert_eq!(echo_modern(&acme, 1).await.status, StatusCode::OK);
+    assert_eq!(echo_modern(&acme, 2).await.status, StatusCode::OK);
+    let refused = echo_modern(&acme, 3).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        header(&refused, "ratelimit-policy"),
+        r#""tenant";q=2;w=3600"#
+    );
+    assert_eq!(echo_modern(&globex, 4).await.status, StatusCode::OK);
+}
+
+/// A keyed limit's name goes into headers and labels: one that could not,
+/// or that names another limit, is refused at build.
+#[test]
+fn a_keyed_limit_of_a_bad_or_taken_name_is_refused_at_build() {
+    let limit = |name: &str| KeyedRateLimit::new(name, Rate::per_second(1), |_| None);
+    let build = |limits: Vec<KeyedRateLimit>| {
+        let app = http_support::TestApp {
+            closes: Default::default(),
+            probes: Default::default(),
+            gate: Default::default(),
+        };
+        limits
+            .into_iter()
+            .fold(sessionreg::http::SessionManager::builder(app), |b, l| {
+                b.keyed_rate_limit(l)
+            })
+            .build()
+            .err()
+            .and_then(|e| e.setting())
+    };
+    let long = "x".repeat(33);
+    for bad in [
+        "",
+        "Has Caps",
+        "quote\"",
+        "principal",
+        "tool",
+        long.as_str(),
+    ] {
+        assert_eq!(build(vec![limit(bad)]), Some("keyed_rate_limit"), "{bad}");
+    }
+    let twice = build(vec![limit("ip"), limit("ip")]);
+    assert_eq!(twice, Some("keyed_rate_limit"));
+    assert_eq!(build(vec![limit("per-ip.v1"), limit("ip")]), None);
 }

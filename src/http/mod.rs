@@ -170,6 +170,21 @@
 //!   `::the_burst_is_what_rate_burst_says`; a tool's own limit refuses
 //!   that tool only and names it: `::a_tools_limit_refuses_that_tool_only_and_names_it`,
 //!   `rate_limits::tests::a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs`, `rate_limits::tests::cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own`, `rate_limits::tests::the_limit_keeps_to_its_model`).
+//!   A limit of the application's own key, with or without a principal
+//!   (`Builder::keyed_rate_limit`: a client address, a header), refuses
+//!   that key only, under its name
+//!   (`http_rates::a_keyed_limit_by_client_address_limits_the_unauthenticated`,
+//!   `::a_keyed_limit_by_a_header_refuses_that_key_only`,
+//!   `::a_keyed_limit_of_a_bad_or_taken_name_is_refused_at_build`).
+//! * With a fleet's bus, a principal's limit is the fleet's: two nodes on
+//!   one Redis allow it its burst in all, and while Redis is away each
+//!   node keeps its share, never none and never all
+//!   (`http_bus::two_nodes_hold_a_principals_combined_limit`,
+//!   `::redis_away_each_node_keeps_its_share_and_back_the_fleet_decides`;
+//!   through nginx and HAProxy:
+//!   `fleet_redis::nginx_fleet_holds_a_principals_rate`,
+//!   `::haproxy_fleet_holds_a_principals_rate`;
+//!   `policy::tests::a_node_keeps_its_share_of_the_burst_among_the_nodes_seen`).
 //! * A task waits for input a bounded time, then fails saying so:
 //!   `http_security::a_task_waiting_for_input_fails_after_its_input_timeout`.
 //! * A sealed `requestState` opens only for the principal and the request it
@@ -317,9 +332,10 @@
 //! | bytes of resource URIs kept, every filter and every session's subscriptions together (each URI its bytes and 512 more: what the topic index keeps of it) | 64 MiB; then 503 + `Retry-After` naming the bound | `listen_bytes` | — |
 //! | the same, per principal | a tenth (6.4 MiB); then 429 naming the bound; nobody else notices | `listen_bytes_share` (`None`: off) | — |
 //! | a listen request's id, which its stream keeps | 256 bytes of its JSON; past it the listen is refused, -32600 | fixed (`Defaults::LISTEN_ID_BYTES`) | — |
-//! | requests per principal (JSON-RPC requests, both eras; one node's count) | none; with a rate (`20/s`, `100/m`, `1000/h`), past it 429 + `Retry-After`, `RateLimit-Policy`/`RateLimit` and a JSON-RPC error naming the limit; nobody else notices; counted `sessionreg_rate_limited_total{limit}` | `rate_limit` | `--rate-limit` |
+//! | requests per principal (JSON-RPC requests, both eras; this node's count, the fleet's with a bus: Redis decides, each node its share while it cannot) | none; with a rate (`20/s`, `100/m`, `1000/h`), past it 429 + `Retry-After`, `RateLimit-Policy`/`RateLimit` and a JSON-RPC error naming the limit; nobody else notices; counted `sessionreg_rate_limited_total{limit}` | `rate_limit` | `--rate-limit` |
 //! | the same, a burst | one window's worth (the rate's count); 1 to 1 000 000 | `rate_burst` | `--rate-burst` |
 //! | a tool's calls per principal | none; with a rate, past it that tool's calls get 429 as above, `"tool"` in the headers and the tool named in the error; burst one window's worth | `tool_rate_limit` | `--tool-rate-limit TOOL=RATE` |
+//! | requests per key the application derives (client address, method, tool, a header; with or without a principal) | none; with a `KeyedRateLimit`, past it 429 as above under the limit's name (1 to 32 of `a-z0-9_-.`, checked at build); burst one window's worth unless set; the fleet's with a bus | `keyed_rate_limit` | — |
 //! | principals with a rate-limit cell of their own, per limit | 100 000; past it newcomers share one cell (same rate) until the idle cells are pruned (at most once a window); counted `sessionreg_rate_limit_overflow_total` | `rate_limited_principals` | — |
 //! | the duration histograms' series (`mcp_server_operation_duration_seconds`: each tool's or prompt's name is a label, and clients choose names) | 1 000 names; a new name past them, or a name past 128 bytes, is counted as `_OTHER` (one series more per method and version at most), and so is a method outside MCP's | `operation_series` | — |
 //!
@@ -446,6 +462,7 @@ pub use tasks::{TaskContext, TaskWork};
 pub use wire::body::{Body, BoxError, SendBody};
 pub use wire::config::Defaults;
 pub use wire::config_error::ConfigError;
+pub use wire::keyed_rate_limit::{ClientAddr, KeyedRateLimit, RateSubject};
 pub use wire::principal::Principal;
 pub use wire::protocol::Version;
 pub use wire::rate::{Rate, RateParseError};

@@ -80,15 +80,20 @@ impl FleetRates for BusRates {
                 return FleetDecided::Unavailable;
             };
             let mut connection = (*connection).clone();
-            let mut eval = redis::cmd("EVAL");
-            eval.arg(DECIDE).arg(cells.len());
-            for cell in &cells {
-                eval.arg(format!("{}{}", shared.rate_prefix, cell.hex()));
-            }
-            for cell in &cells {
-                eval.arg(cell.interval_us).arg(cell.tolerance_us);
-            }
-            let answer = eval.query_async::<(i64, i64)>(&mut connection);
+            // By name once loaded: Redis need not read and hash the script.
+            let by_name = shared.decide_sha.get().map(String::as_str);
+            let answer = async {
+                let eval = decision(&shared, &cells, by_name);
+                match eval.query_async::<(i64, i64)>(&mut connection).await {
+                    // A Redis that lost its scripts (restarted, flushed):
+                    // the script itself, which it keeps again.
+                    Err(error) if error.kind() == NO_SCRIPT => {
+                        let eval = decision(&shared, &cells, None);
+                        eval.query_async::<(i64, i64)>(&mut connection).await
+                    }
+                    answer => answer,
+                }
+            };
             match tokio::time::timeout(shared.timeout, answer).await {
                 Ok(Ok((0, _))) => FleetDecided::Allowed,
                 Ok(Ok((cell, wait))) if cell >= 1 && (cell as usize) <= cells.len() => {
@@ -109,6 +114,49 @@ impl FleetRates for BusRates {
             }
         })
     }
+}
+
+/// Redis's answer to a script called by a name it does not know.
+const NO_SCRIPT: redis::ErrorKind = redis::ErrorKind::Server(redis::ServerErrorKind::NoScript);
+
+/// The command deciding `cells`: the script by its name (`sha`) or itself.
+fn decision(shared: &BusParts, cells: &[FleetCell], sha: Option<&str>) -> redis::Cmd {
+    let mut eval = match sha {
+        Some(sha) => {
+            let mut eval = redis::cmd("EVALSHA");
+            eval.arg(sha);
+            eval
+        }
+        None => {
+            let mut eval = redis::cmd("EVAL");
+            eval.arg(DECIDE);
+            eval
+        }
+    };
+    eval.arg(cells.len());
+    for cell in cells {
+        eval.arg(format!("{}{}", shared.rate_prefix, cell.hex()));
+    }
+    for cell in cells {
+        eval.arg(cell.interval_us).arg(cell.tolerance_us);
+    }
+    eval
+}
+
+/// Loads the rate limits' script into Redis, once per link up: decisions
+/// call it by its SHA-1 from then on.
+pub(super) async fn load_script(
+    shared: &BusParts,
+    commands: &mut MultiplexedConnection,
+) -> redis::RedisResult<()> {
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(DECIDE)
+        .query_async(commands)
+        .await?;
+    // The same script has the same SHA-1 every time: set once.
+    let _ = shared.decide_sha.set(sha);
+    Ok(())
 }
 
 /// Says this node alive in the fleet's set for `alive` and stores how many

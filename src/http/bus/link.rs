@@ -155,6 +155,13 @@ impl LinkTask {
         if let Err(why) = self.count_nodes(&mut connections.commands).await {
             return LinkEnd::Down(why);
         }
+        let loaded = within(
+            self.shared.timeout,
+            fleet_rates::load_script(&self.shared, &mut connections.commands),
+        );
+        if let Err(why) = loaded.await {
+            return LinkEnd::Down(format!("loading the rate limits' script: {why}"));
+        }
         self.check_eviction(&mut connections.commands).await;
         self.shared
             .commands

@@ -38,4 +38,7 @@ pub(super) struct BusParts {
     /// it (random, drawn when the bus starts).
     pub(super) nodes_key: String,
     pub(super) member: String,
+    /// The SHA-1 Redis names the rate limits' script by, once loaded
+    /// (`fleet_rates.rs`): decisions call it by name.
+    pub(super) decide_sha: std::sync::OnceLock<String>,
 }

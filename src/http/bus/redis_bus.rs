@@ -211,6 +211,7 @@ impl RedisBusBuilder {
             rate_prefix: format!("{}:rate:", self.namespace),
             nodes_key: format!("{}:nodes", self.namespace),
             member: random_member(),
+            decide_sha: std::sync::OnceLock::new(),
         });
         let (outbox, queue) = outbox::Outbox::new(self.queue.max(1), Arc::clone(&shared));
         if !publisher.attach_bus(Box::new(outbox), Arc::clone(&shared.link)) {

@@ -9,7 +9,6 @@ use crate::http::app::App;
 use crate::http::run::hub::Hub;
 use crate::http::wire::body::Body;
 use crate::http::wire::jsonrpc::Message;
-use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::Response;
@@ -43,8 +42,8 @@ pub(crate) async fn authorize<A: App>(
     parts: &Parts,
     message: &Message,
 ) -> Result<(), Reject> {
-    if let (Some(rates), Some(principal)) = (&hub.rates, Principal::of(parts)) {
-        rates.check(principal, message).await?;
+    if let Some(rates) = &hub.rates {
+        rates.check(parts, message).await?;
     }
     #[cfg(feature = "oauth")]
     if let Some(server) = &hub.resource_server {

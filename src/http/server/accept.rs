@@ -10,6 +10,7 @@ use super::stop;
 use crate::http::app::App;
 use crate::http::endpoint::shutdown::ShutdownReport;
 use crate::http::wire::body::SendBody;
+use crate::http::wire::keyed_rate_limit::ClientAddr;
 use crate::http::SessionManager;
 use http::{Request, Response};
 use hyper::body::Incoming;
@@ -111,6 +112,8 @@ where
     let slots = Arc::new(Semaphore::new(max_connections));
     let (phase, phase_rx) = watch::channel(ServeMode::Serving);
     let mut errors = AcceptErrors::default();
+    // Each request's `ClientAddr`, only where a keyed rate limit may read it.
+    let wants_peer = !hub.config.keyed_rate_limits.is_empty();
     tokio::pin!(signal);
     loop {
         // At the cap, wait for a connection to close before accepting: the
@@ -123,10 +126,10 @@ where
             accepted = listener.accept() => accepted,
             () = &mut signal => break,
         };
-        let stream = match accepted {
-            Ok((stream, _peer)) => {
+        let (stream, peer) = match accepted {
+            Ok((stream, peer)) => {
                 errors.streak_ended();
-                stream
+                (stream, peer)
             }
             Err(error) if is_per_connection(&error) => continue,
             Err(error) => {
@@ -147,6 +150,7 @@ where
             phase_rx.clone(),
             Arc::clone(&hub.counters),
             slot,
+            wants_peer.then_some(ClientAddr(peer)),
         ));
     }
     drop(listener);

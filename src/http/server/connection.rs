@@ -27,6 +27,7 @@ use super::protocol::Protocols;
 use super::stall_io::StallIo;
 use crate::http::counters::HttpCounters;
 use crate::http::wire::body::SendBody;
+use crate::http::wire::keyed_rate_limit::ClientAddr;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use pin_project_lite::pin_project;
@@ -105,10 +106,14 @@ impl Drop for Active {
     }
 }
 
-/// The application's service, counting each request on its connection.
+/// The application's service, counting each request on its connection
+/// (and putting the connection's address in it, when asked to).
 struct Tracked<S> {
     inner: S,
     activity: Arc<Requests>,
+    /// The peer's address, put in each request (a keyed rate limit may
+    /// read it); `None`: not asked for.
+    peer: Option<ClientAddr>,
 }
 
 impl<S, B> hyper::service::Service<Request<Incoming>> for Tracked<S>
@@ -119,7 +124,10 @@ where
     type Error = S::Error;
     type Future = TrackedFuture<S::Future>;
 
-    fn call(&self, request: Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: Request<Incoming>) -> Self::Future {
+        if let Some(peer) = self.peer {
+            request.extensions_mut().insert(peer);
+        }
         TrackedFuture {
             guard: Some(Active::new(&self.activity)),
             inner: self.inner.call(request),
@@ -252,6 +260,7 @@ pub(crate) async fn drive<S, B>(
     mut phase: watch::Receiver<ServeMode>,
     counters: Arc<HttpCounters>,
     permit: OwnedSemaphorePermit,
+    peer: Option<ClientAddr>,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
@@ -265,6 +274,7 @@ pub(crate) async fn drive<S, B>(
     let tracked = Tracked {
         inner: service,
         activity: Arc::clone(&activity),
+        peer,
     };
     let connection = protocols.serve(io, tracked);
     tokio::pin!(connection);

@@ -21,6 +21,7 @@
 //! | header read, idle connection, connections, HTTP/2 | `server/` (only where [`serve`](crate::http::serve) runs) |
 
 use crate::http::wire::config_error::{bound, count, duration, ConfigError};
+use crate::http::wire::keyed_rate_limit::KeyedRateLimit;
 use crate::MAX_CAPACITY;
 use std::time::Duration;
 
@@ -300,6 +301,8 @@ pub(crate) struct Config {
     pub(crate) rate_limited_principals: usize,
     /// Each limited tool's rate, per principal.
     pub(crate) tool_rate_limits: Vec<(String, crate::http::wire::rate::Rate)>,
+    /// The application's keyed limits.
+    pub(crate) keyed_rate_limits: Vec<crate::http::wire::keyed_rate_limit::KeyedRateLimit>,
     /// How often the reaper sweeps, when there is an idle timeout; `None`:
     /// a quarter of the timeout, within 10 ms..1 s.
     pub(crate) reap_interval: Option<Duration>,
@@ -347,6 +350,7 @@ impl Default for Config {
             rate_burst: None,
             rate_limited_principals: DEFAULT_RATE_LIMITED_PRINCIPALS,
             tool_rate_limits: Vec::new(),
+            keyed_rate_limits: Vec::new(),
             reap_interval: None,
             operation_series: DEFAULT_OPERATION_SERIES,
         }
@@ -436,6 +440,29 @@ impl Config {
                 1,
                 u32::MAX as usize,
             )?;
+        }
+        for (i, limit) in self.keyed_rate_limits.iter().enumerate() {
+            let taken = self.keyed_rate_limits[..i]
+                .iter()
+                .any(|other| other.name == limit.name);
+            if taken || !KeyedRateLimit::is_valid_name(&limit.name) {
+                return Err(ConfigError::out_of_range(
+                    "keyed_rate_limit",
+                    &*limit.name,
+                    "a name of 1 to 32 of a-z, 0-9, _, - and ., not principal or tool, \
+                     each limit its own",
+                ));
+            }
+            let rate = limit.rate.count() as usize;
+            count("keyed_rate_limit", rate, 1, u32::MAX as usize)?;
+            if let Some(burst) = limit.burst {
+                count(
+                    "keyed_rate_limit",
+                    burst as usize,
+                    1,
+                    MAX_RATE_BURST as usize,
+                )?;
+            }
         }
         count(
             "rate_limited_principals",

@@ -15,6 +15,7 @@ pub(crate) mod free_times;
 pub(crate) mod header_rules;
 pub mod headers;
 pub mod jsonrpc;
+pub(crate) mod keyed_rate_limit;
 pub(crate) mod message;
 pub(crate) mod meta;
 pub(crate) mod mirror;

@@ -97,7 +97,7 @@ pub(crate) enum Reject {
     /// it, and its `tool` for a tool's; `rate`: what it allows);
     /// `retry_after` (whole seconds): when the next request is allowed.
     RateLimited {
-        limit: &'static str,
+        limit: std::borrow::Cow<'static, str>,
         tool: Option<Box<str>>,
         rate: Rate,
         retry_after: u64,

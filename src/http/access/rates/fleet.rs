@@ -15,7 +15,6 @@
 // Without a bus (feature `redis`) nothing implements the seam.
 #![cfg_attr(not(feature = "redis"), allow(dead_code))]
 
-use crate::http::wire::principal::Principal;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -53,12 +52,13 @@ pub(crate) enum FleetDecided {
     Unavailable,
 }
 
-/// One limit's cell for one principal, as the store keeps it: a GCRA
-/// cell (its theoretical arrival time) under a key that names neither.
+/// One limit's cell for one principal (or key), as the store keeps it: a
+/// GCRA cell (its theoretical arrival time) under a key that names
+/// neither.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FleetCell {
     /// The first 16 bytes of SHA-256 over the limit's label and the
-    /// principal's name: the same on every node; not the name.
+    /// principal's name (or key): the same on every node; not the name.
     pub(crate) key: [u8; 16],
     /// The time between two requests at the limit's rate, in microseconds.
     pub(crate) interval_us: u64,
@@ -68,12 +68,13 @@ pub(crate) struct FleetCell {
 }
 
 impl FleetCell {
-    /// `principal`'s cell of the limit labelled `label` (the same label on
-    /// every node: `principal`, or `tool` and the tool's name), allowing
-    /// `count` requests per `window` in bursts of `burst`.
+    /// The cell of `key` (a principal's name, or an application's key) in
+    /// the limit labelled `label` (the same label on every node:
+    /// `principal`, `tool` and the tool's name, or a keyed limit's name),
+    /// allowing `count` requests per `window` in bursts of `burst`.
     pub(crate) fn new(
         label: &[&str],
-        principal: &Principal,
+        key: &str,
         count: u32,
         window: Duration,
         burst: u32,
@@ -86,7 +87,7 @@ impl FleetCell {
             digest.update((part.len() as u64).to_be_bytes());
             digest.update(part.as_bytes());
         }
-        digest.update(principal.as_str().as_bytes());
+        digest.update(key.as_bytes());
         let mut key = [0u8; 16];
         key.copy_from_slice(&digest.finalize()[..16]);
         let interval_us = (window.as_micros() / u128::from(count.max(1))).max(1) as u64;
@@ -123,24 +124,18 @@ mod tests {
 
     #[test]
     fn a_cell_is_the_same_on_every_node_and_names_no_one() {
-        let ada = Principal::new("ada");
-        let a = FleetCell::new(&["principal"], &ada, 20, Duration::from_secs(1), 20);
-        let b = FleetCell::new(&["principal"], &ada, 20, Duration::from_secs(1), 20);
+        let ada = "ada";
+        let a = FleetCell::new(&["principal"], ada, 20, Duration::from_secs(1), 20);
+        let b = FleetCell::new(&["principal"], ada, 20, Duration::from_secs(1), 20);
         assert_eq!(a, b);
         assert_eq!(a.interval_us, 50_000);
         assert_eq!(a.tolerance_us, 19 * 50_000);
         assert!(!a.hex().contains("ada") && a.hex().len() == 32);
         // Another limit, or another principal: another cell; labels that
         // run together do not meet.
-        let tool = FleetCell::new(&["tool", "x"], &ada, 20, Duration::from_secs(1), 20);
-        let joined = FleetCell::new(&["toolx"], &ada, 20, Duration::from_secs(1), 20);
-        let bob = FleetCell::new(
-            &["principal"],
-            &Principal::new("bob"),
-            20,
-            Duration::from_secs(1),
-            20,
-        );
+        let tool = FleetCell::new(&["tool", "x"], ada, 20, Duration::from_secs(1), 20);
+        let joined = FleetCell::new(&["toolx"], ada, 20, Duration::from_secs(1), 20);
+        let bob = FleetCell::new(&["principal"], "bob", 20, Duration::from_secs(1), 20);
         assert_ne!(a.key, tool.key);
         assert_ne!(tool.key, joined.key);
         assert_ne!(a.key, bob.key);

@@ -3,7 +3,6 @@
 //! bounded.
 
 use super::store::{BoundedStore, CellKey, Cells};
-use crate::http::wire::principal::Principal;
 #[cfg(test)]
 use crate::http::wire::rate::Rate;
 use governor::clock::{Clock, MonotonicClock};
@@ -66,16 +65,17 @@ impl Limit {
         })
     }
 
-    /// Counts one request of `principal`; past the limit, how long until
-    /// the next is allowed.
-    pub(crate) fn check(&self, principal: &Principal) -> Result<(), Duration> {
+    /// Counts one request of `key` (a principal's name, or an
+    /// application's key); past the limit, how long until the next is
+    /// allowed.
+    pub(crate) fn check(&self, key: &str) -> Result<(), Duration> {
         // Relaxed: a hint to prune; its exact moment does not matter.
         let overflowed = self.cells.overflowed();
         if overflowed != self.overflow_seen.load(Ordering::Relaxed) {
             self.overflow_seen.store(overflowed, Ordering::Relaxed);
             self.prune();
         }
-        let key = CellKey::of(&self.keys, principal);
+        let key = CellKey::of(&self.keys, key);
         self.limiter
             .check_key(&key)
             .map_err(|not_until| not_until.wait_time_from(self.clock.now()))
@@ -102,8 +102,8 @@ impl Limit {
 
     /// Whether `principal` has a cell of its own.
     #[cfg(test)]
-    pub(crate) fn holds(&self, principal: &Principal) -> bool {
-        self.cells.holds(CellKey::of(&self.keys, principal))
+    pub(crate) fn holds(&self, key: &str) -> bool {
+        self.cells.holds(CellKey::of(&self.keys, key))
     }
 
     /// Principals with a cell of their own.

@@ -4,7 +4,6 @@
 
 use super::fleet::{self, FleetCell};
 use super::limit::Limit;
-use crate::http::wire::principal::Principal;
 use crate::http::wire::rate::Rate;
 use arc_swap::ArcSwapOption;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,12 +47,12 @@ impl RatePolicy {
         })
     }
 
-    /// Counts one request of `principal` on this node, against the whole
-    /// limit (`nodes` 1) or this node's share of it among `nodes`; past
-    /// it, how long until the next is allowed.
-    pub(crate) fn check(&self, principal: &Principal, nodes: u32) -> Result<(), Duration> {
+    /// Counts one request of `key` on this node, against the whole limit
+    /// (`nodes` 1) or this node's share of it among `nodes`; past it, how
+    /// long until the next is allowed.
+    pub(crate) fn check(&self, key: &str, nodes: u32) -> Result<(), Duration> {
         if nodes <= 1 {
-            return self.whole.check(principal);
+            return self.whole.check(key);
         }
         let share = match self.share.load_full() {
             Some(share) if share.nodes == nodes => share,
@@ -63,7 +62,7 @@ impl RatePolicy {
                 // can be made too (`None` cannot happen; the whole serves).
                 let Some(limit) = Limit::counting(count, self.rate.window(), burst, self.max_cells)
                 else {
-                    return self.whole.check(principal);
+                    return self.whole.check(key);
                 };
                 let share = Arc::new(NodeShare { nodes, limit });
                 // Two requests may both make one; either serves.
@@ -71,15 +70,15 @@ impl RatePolicy {
                 share
             }
         };
-        share.limit.check(principal)
+        share.limit.check(key)
     }
 
-    /// `principal`'s cell of this limit in the fleet's store, the limit
+    /// `key`'s cell of this limit in the fleet's store, the limit
     /// labelled `label` there.
-    pub(crate) fn fleet_cell(&self, label: &[&str], principal: &Principal) -> FleetCell {
+    pub(crate) fn fleet_cell(&self, label: &[&str], key: &str) -> FleetCell {
         FleetCell::new(
             label,
-            principal,
+            key,
             self.rate.count(),
             self.rate.window(),
             self.burst,
@@ -119,15 +118,15 @@ mod tests {
     fn a_node_keeps_its_share_of_the_burst_among_the_nodes_seen() {
         // One an hour: nothing refills during the test.
         let policy = RatePolicy::new(Rate::per_hour(10), Some(10), 16).unwrap();
-        let ada = Principal::new("ada");
+        let ada = "ada";
         // Among 3 nodes: 10 / 3 = 3 each.
-        let allowed = (0..10).filter(|_| policy.check(&ada, 3).is_ok()).count();
+        let allowed = (0..10).filter(|_| policy.check(ada, 3).is_ok()).count();
         assert_eq!(allowed, 3);
         // Among 2 (the count changed): a new share, 5.
-        let allowed = (0..10).filter(|_| policy.check(&ada, 2).is_ok()).count();
+        let allowed = (0..10).filter(|_| policy.check(ada, 2).is_ok()).count();
         assert_eq!(allowed, 5);
         // Alone: the whole, untouched by the shares.
-        let allowed = (0..20).filter(|_| policy.check(&ada, 1).is_ok()).count();
+        let allowed = (0..20).filter(|_| policy.check(ada, 1).is_ok()).count();
         assert_eq!(allowed, 10);
     }
 }

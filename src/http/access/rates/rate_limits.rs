@@ -3,12 +3,14 @@
 //! has one, else or meanwhile by the node), refused with the 429, written
 //! to `/metrics`.
 
-use super::fleet::{FleetDecided, FleetRates};
+use super::fleet::{FleetCell, FleetDecided, FleetRates};
 use super::policy::RatePolicy;
 use crate::http::wire::config::Config;
 use crate::http::wire::jsonrpc::Message;
+use crate::http::wire::keyed_rate_limit::{KeyedRateLimit, RateSubject};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
+use http::request::Parts;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -28,6 +30,8 @@ pub(crate) const TOOL_LIMIT: &str = "tool";
 pub(crate) struct RateLimits {
     principal: Option<RatePolicy>,
     tools: HashMap<Box<str>, RatePolicy>,
+    /// The application's keyed limits.
+    keyed: Vec<(KeyedRateLimit, RatePolicy)>,
     /// The fleet's store, with a bus: it decides while it can.
     fleet: Option<Arc<dyn FleetRates>>,
     /// Whether the last decision was the fleet's (a change is said once).
@@ -43,8 +47,21 @@ struct ToolName<'a> {
     name: Option<Cow<'a, str>>,
 }
 
-/// A limit a request meets: its policy, and its tool for a tool's limit.
-type Met<'a> = (&'a RatePolicy, Option<&'a Box<str>>);
+/// Which limit a request meets.
+#[derive(Clone, Copy)]
+enum Which<'a> {
+    Principal,
+    Tool(&'a str),
+    Keyed(&'a Arc<str>),
+}
+
+/// A limit a request meets: its policy, which it is, and the key the
+/// request counts under.
+struct Met<'a> {
+    policy: &'a RatePolicy,
+    which: Which<'a>,
+    key: Cow<'a, str>,
+}
 
 impl RateLimits {
     /// The limits `config` sets, if it sets any (validated: counts from 1,
@@ -61,47 +78,86 @@ impl RateLimits {
                 Some((tool.as_str().into(), RatePolicy::new(*rate, None, cells)?))
             })
             .collect();
-        (principal.is_some() || !tools.is_empty()).then_some(RateLimits {
+        let keyed: Vec<(KeyedRateLimit, RatePolicy)> = config
+            .keyed_rate_limits
+            .iter()
+            .filter_map(|limit| {
+                let policy = RatePolicy::new(limit.rate, limit.burst, cells)?;
+                Some((limit.clone(), policy))
+            })
+            .collect();
+        let any = principal.is_some() || !tools.is_empty() || !keyed.is_empty();
+        any.then_some(RateLimits {
             principal,
             tools,
+            keyed,
             fleet,
             by_fleet: AtomicBool::new(true),
             fallbacks: AtomicU64::new(0),
         })
     }
 
-    /// Counts one message of `principal` (requests only); past a limit,
-    /// the 429. With a fleet, one decision of its store for all the limits
-    /// the request meets; while the store cannot decide, the node's share
-    /// of each.
-    pub(crate) async fn check(
-        &self,
-        principal: &Principal,
-        message: &Message,
-    ) -> Result<(), Reject> {
+    /// Counts one message (requests only) of the request `parts`; past a
+    /// limit, the 429. The principal's and its tool's limits count a
+    /// request with a principal; a keyed limit, a request it finds a key
+    /// for. With a fleet, one decision of its store for all the limits the
+    /// request meets; while the store cannot decide, the node's share of
+    /// each.
+    pub(crate) async fn check(&self, parts: &Parts, message: &Message) -> Result<(), Reject> {
         let Message::Request(request) = message else {
             return Ok(());
         };
-        let principal_limit = self.principal.as_ref().map(|policy| (policy, None));
-        let tool_limit = match self.tools.is_empty() || request.method != "tools/call" {
-            true => None,
-            false => self.tool_limit(request.params.as_deref()),
+        let principal = Principal::of(parts);
+        let wants_tool = !self.tools.is_empty() || !self.keyed.is_empty();
+        let tool = match wants_tool && request.method == "tools/call" {
+            true => tool_name(request.params.as_deref()),
+            false => None,
         };
-        let met: [Option<Met<'_>>; 2] = [principal_limit, tool_limit];
+        // The principal's and its tool's limits in place; the keyed ones
+        // (only if there are any) in a vector.
+        let mut fixed: [Option<Met<'_>>; 2] = [None, None];
+        if let (Some(policy), Some(principal)) = (&self.principal, principal) {
+            fixed[0] = Some(Met {
+                policy,
+                which: Which::Principal,
+                key: Cow::Borrowed(principal.as_str()),
+            });
+        }
+        if let (Some(name), Some(principal)) = (&tool, principal) {
+            if let Some((tool, policy)) = self.tools.get_key_value(name.as_ref()) {
+                fixed[1] = Some(Met {
+                    policy,
+                    which: Which::Tool(tool),
+                    key: Cow::Borrowed(principal.as_str()),
+                });
+            }
+        }
+        let mut keyed: Vec<Met<'_>> = Vec::new();
+        if !self.keyed.is_empty() {
+            let subject = RateSubject {
+                parts,
+                method: &request.method,
+                tool: tool.as_deref(),
+            };
+            for (limit, policy) in &self.keyed {
+                if let Some(key) = (limit.key)(&subject) {
+                    let which = Which::Keyed(&limit.name);
+                    keyed.push(Met {
+                        policy,
+                        which,
+                        key: Cow::Owned(key),
+                    });
+                }
+            }
+        }
+        let met = || fixed.iter().flatten().chain(&keyed);
+        if met().next().is_none() {
+            return Ok(());
+        }
         let mut nodes = 1;
         if let Some(fleet) = &self.fleet {
-            if met.iter().all(Option::is_none) {
-                return Ok(());
-            }
             if fleet.is_up() {
-                let cells = met
-                    .iter()
-                    .flatten()
-                    .map(|(policy, tool)| match tool {
-                        Some(tool) => policy.fleet_cell(&[TOOL_LIMIT, tool], principal),
-                        None => policy.fleet_cell(&[PRINCIPAL_LIMIT], principal),
-                    })
-                    .collect();
+                let cells = met().map(Met::fleet_cell).collect();
                 match fleet.decide(cells).await {
                     FleetDecided::Allowed => {
                         self.decided_by_fleet(true, fleet.nodes());
@@ -109,9 +165,8 @@ impl RateLimits {
                     }
                     FleetDecided::Refused { cell, wait } => {
                         self.decided_by_fleet(true, fleet.nodes());
-                        let refused = met.iter().flatten().nth(cell).copied();
-                        return match refused {
-                            Some(refused) => Err(refusal(refused, wait)),
+                        return match met().nth(cell) {
+                            Some(refused) => Err(refused.refusal(wait)),
                             None => Ok(()),
                         };
                     }
@@ -121,25 +176,12 @@ impl RateLimits {
             nodes = fleet.nodes();
             self.decided_by_fleet(false, nodes);
         }
-        for met in met.into_iter().flatten() {
-            met.0
-                .check(principal, nodes)
-                .map_err(|wait| refusal(met, wait))?;
+        for met in met() {
+            met.policy
+                .check(&met.key, nodes)
+                .map_err(|wait| met.refusal(wait))?;
         }
         Ok(())
-    }
-
-    /// The limit of the tool `params` names, if it has one.
-    fn tool_limit(&self, params: Option<&serde_json::value::RawValue>) -> Option<Met<'_>> {
-        let raw = params.map_or("null", |raw| raw.get());
-        let Ok(Some(ToolName { name: Some(name) })) =
-            serde_json::from_str::<Option<ToolName<'_>>>(raw)
-        else {
-            // Params the application will refuse: nothing to count.
-            return None;
-        };
-        let (tool, policy) = self.tools.get_key_value(name.as_ref())?;
-        Some((policy, Some(tool)))
     }
 
     /// Notes who decided; a change is said in one log line, and a fall
@@ -182,6 +224,10 @@ impl RateLimits {
         for (tool, limit) in tools {
             let tool = tool.replace(['\\', '"', '\n'], "_");
             limits.push((format!("limit=\"{TOOL_LIMIT}\",tool=\"{tool}\""), limit));
+        }
+        for (keyed, limit) in &self.keyed {
+            // Names are checked at build: nothing to escape.
+            limits.push((format!("limit=\"{}\"", keyed.name), limit));
         }
         let families: [Family; 3] = [
             (
@@ -226,18 +272,41 @@ impl RateLimits {
     }
 }
 
-/// The 429 of `met`'s limit, counted, the next request allowed in `wait`.
-fn refusal((policy, tool): Met<'_>, wait: Duration) -> Reject {
-    policy.refused();
-    Reject::RateLimited {
-        limit: if tool.is_some() {
-            TOOL_LIMIT
-        } else {
-            PRINCIPAL_LIMIT
-        },
-        tool: tool.cloned(),
-        rate: policy.rate,
-        retry_after: whole_seconds(wait),
+impl Met<'_> {
+    /// This limit's cell for the request, in the fleet's store.
+    fn fleet_cell(&self) -> FleetCell {
+        match self.which {
+            Which::Principal => self.policy.fleet_cell(&[PRINCIPAL_LIMIT], &self.key),
+            Which::Tool(tool) => self.policy.fleet_cell(&[TOOL_LIMIT, tool], &self.key),
+            Which::Keyed(name) => self.policy.fleet_cell(&["keyed", name], &self.key),
+        }
+    }
+
+    /// The 429 of this limit, counted, the next request allowed in
+    /// `wait`.
+    fn refusal(&self, wait: Duration) -> Reject {
+        self.policy.refused();
+        let (limit, tool) = match self.which {
+            Which::Principal => (Cow::Borrowed(PRINCIPAL_LIMIT), None),
+            Which::Tool(tool) => (Cow::Borrowed(TOOL_LIMIT), Some(tool.into())),
+            Which::Keyed(name) => (Cow::Owned(name.to_string()), None),
+        };
+        Reject::RateLimited {
+            limit,
+            tool,
+            rate: self.policy.rate,
+            retry_after: whole_seconds(wait),
+        }
+    }
+}
+
+/// The tool `params` names, if they read.
+fn tool_name(params: Option<&serde_json::value::RawValue>) -> Option<Cow<'_, str>> {
+    let raw = params.map_or("null", |raw| raw.get());
+    match serde_json::from_str::<Option<ToolName<'_>>>(raw) {
+        Ok(Some(ToolName { name })) => name,
+        // Params the application will refuse: nothing to count.
+        _ => None,
     }
 }
 
@@ -271,32 +340,32 @@ mod tests {
     fn a_principal_flood_holds_a_bounded_number_of_cells_and_the_known_keep_theirs() {
         // One a minute: nothing refills during the test.
         let rates = rates(Rate::per_minute(1), 1, 2);
-        let [ada, bob, carol, dave] = ["ada", "bob", "carol", "dave"].map(Principal::new);
-        assert!(rates.check(&ada).is_ok());
-        assert!(rates.check(&bob).is_ok());
+        let [ada, bob, carol, dave] = ["ada", "bob", "carol", "dave"];
+        assert!(rates.check(ada).is_ok());
+        assert!(rates.check(bob).is_ok());
         // Past the bound: newcomers share the overflow cell (burst 1).
-        assert!(rates.check(&carol).is_ok());
-        assert!(rates.check(&dave).is_err());
+        assert!(rates.check(carol).is_ok());
+        assert!(rates.check(dave).is_err());
         assert_eq!(rates.cells.len(), 2);
         assert_eq!(rates.cells.overflowed.load(Ordering::Relaxed), 2);
         // Ada's and Bob's cells are theirs: both spent, neither dropped.
-        assert!(rates.check(&ada).is_err());
-        assert!(rates.check(&bob).is_err());
-        assert!(!rates.holds(&carol) && !rates.holds(&dave));
+        assert!(rates.check(ada).is_err());
+        assert!(rates.check(bob).is_err());
+        assert!(!rates.holds(carol) && !rates.holds(dave));
     }
 
     #[test]
     fn cells_back_at_a_full_burst_are_pruned_and_a_newcomer_gets_its_own() {
         let rates = rates(Rate::per_second(1000), 1, 2);
-        let [ada, bob, carol] = ["ada", "bob", "carol"].map(Principal::new);
-        assert!(rates.check(&ada).is_ok());
-        assert!(rates.check(&bob).is_ok());
+        let [ada, bob, carol] = ["ada", "bob", "carol"];
+        assert!(rates.check(ada).is_ok());
+        assert!(rates.check(bob).is_ok());
         // Once the cells are back at a full burst a prune (at most once a
         // window) drops them, and a newcomer gets a cell of its own.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !rates.holds(&carol) {
+        while !rates.holds(carol) {
             assert!(Instant::now() < deadline, "never pruned");
-            let _ = rates.check(&carol);
+            let _ = rates.check(carol);
             std::thread::yield_now();
         }
         assert!(rates.cells.len() <= 2);
@@ -314,8 +383,7 @@ mod tests {
             requests in proptest::collection::vec(0usize..6, 0..40),
         ) {
             let limit = rates(Rate::per_hour(1), burst, max);
-            let principals: Vec<Principal> =
-                (0..6).map(|i| Principal::new(format!("p{i}"))).collect();
+            let principals: Vec<String> = (0..6).map(|i| format!("p{i}")).collect();
             let mut left: HashMap<usize, u32> = HashMap::new();
             let mut overflow = burst;
             for who in requests {

@@ -18,7 +18,6 @@
 //! nothing is forgotten that matters). The principals already known keep their own limits whatever
 //! the newcomers do; only the newcomers past the bound share one.
 
-use crate::http::wire::principal::Principal;
 use governor::nanos::Nanos;
 use governor::state::keyed::ShrinkableKeyedStateStore;
 use governor::state::{InMemoryState, NotKeyed, StateStore};
@@ -34,9 +33,10 @@ pub(crate) struct CellKey(u64);
 const _: () = assert!(std::mem::size_of::<CellKey>() == 8);
 
 impl CellKey {
-    /// `principal`'s key under the limit's `keys`.
-    pub(crate) fn of(keys: &std::hash::RandomState, principal: &Principal) -> CellKey {
-        CellKey(keys.hash_one(principal.as_str()))
+    /// The key of `key` (a principal's name, or an application's key)
+    /// under the limit's `keys`.
+    pub(crate) fn of(keys: &std::hash::RandomState, key: &str) -> CellKey {
+        CellKey(keys.hash_one(key))
     }
 }
 
