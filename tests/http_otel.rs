@@ -19,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 use http_support::{eventually, with_meta, Client, Server};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use mcp_test_client::SseStream;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
@@ -123,6 +124,7 @@ const HEADER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const HEADER_PARENT: &str = "b7ad6b7169203331";
 const STREAM_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
 const ALONE_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4736";
+const LISTEN_TRACE: &str = "7bf92f3577b34da6a3ce929d0e0e4736";
 
 fn echo_with_parent(id: u64, traceparent: &str) -> Value {
     let mut body = with_meta(json!({
@@ -132,6 +134,16 @@ fn echo_with_parent(id: u64, traceparent: &str) -> Value {
     body["params"]["_meta"]["traceparent"] = json!(traceparent);
     body["params"]["_meta"]["tracestate"] = json!("rojo=00f067aa0ba902b7");
     body
+}
+
+/// The next message of a stream (a safety bound against one that never
+/// delivers, not a measure).
+async fn next(stream: &mut SseStream) -> Value {
+    stream
+        .next_within(Duration::from_secs(10))
+        .await
+        .expect("the stream reads")
+        .expect("a message")
 }
 
 /// The spans received so far, once `n` have arrived.
@@ -221,6 +233,54 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         .collect();
     assert_eq!(notes.len(), 2, "{notes:#?}");
 
+    // 4. A listen stream: its acknowledgement and every notification
+    //    after it carry the listen request's span as their parent, though
+    //    that span ended with the response head (it is exported while the
+    //    stream is still open). A session's standalone stream, which has no
+    //    request of its own, carries the context a change was published in.
+    let publisher = server.manager.publisher();
+    let mut listen = with_meta(json!({
+        "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": { "notifications": { "toolsListChanged": true } },
+    }));
+    listen["params"]["_meta"]["traceparent"] = json!(format!("00-{LISTEN_TRACE}-{META_PARENT}-01"));
+    let listening = client
+        .send_raw(client.modern_request(
+            listen.to_string(),
+            &[("mcp-method", "subscriptions/listen")],
+        ))
+        .await;
+    assert_eq!(listening.status(), StatusCode::OK);
+    let mut listening = SseStream::new(listening.into_body());
+    let ack = next(&mut listening).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let standalone = client.send_raw(client.get_request(&session, None)).await;
+    assert_eq!(standalone.status(), StatusCode::OK);
+    let mut standalone = SseStream::new(standalone.into_body());
+    // The session's stream joined its topics when it opened: wait until
+    // it hears a change (published outside any span).
+    let joined = eventually(|| {
+        publisher.prompts_changed();
+        mcp_test_client::samples(&server.manager.metrics())
+            .get("sessionreg_listeners_notifications_total")
+            .is_some_and(|n| *n >= 1.0)
+    })
+    .await;
+    assert!(joined);
+    tracing::info_span!("publish").in_scope(|| publisher.tools_changed());
+    let changed = next(&mut listening).await;
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    let legacy_changed = loop {
+        let message = next(&mut standalone).await;
+        if message["method"] == "notifications/tools/list_changed" {
+            break message;
+        }
+        assert!(
+            message["params"]["_meta"]["traceparent"].is_null(),
+            "published outside any span: {message}"
+        );
+    };
+
     let flushed = {
         let export = Arc::clone(&export);
         tokio::task::spawn_blocking(move || export.flush())
@@ -228,13 +288,14 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
             .unwrap()
     };
     assert!(flushed);
-    // 2 modern calls, initialize, initialized, the streamed call.
-    let spans = spans(&received, 5).await;
+    // 2 modern calls, initialize, initialized, the streamed call, the
+    // listen; and the test's own `publish` span.
+    let spans = spans(&received, 7).await;
     let server_spans: Vec<&Span> = spans.iter().filter(|s| s.kind == 2).collect();
     assert_eq!(
         server_spans.len(),
-        spans.len(),
-        "all SERVER spans: {spans:#?}"
+        spans.len() - 1,
+        "all SERVER spans but the test's: {spans:#?}"
     );
 
     let first = spans
@@ -284,6 +345,34 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         );
     }
 
+    let listen = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == LISTEN_TRACE)
+        .expect("the listen request's span, exported while its stream is open");
+    assert_eq!(listen.name, "subscriptions/listen");
+    assert_eq!(hex(&listen.parent_span_id), META_PARENT);
+    let listen_parent = format!("00-{LISTEN_TRACE}-{}-01", hex(&listen.span_id));
+    for note in [&ack, &changed] {
+        assert_eq!(
+            note["params"]["_meta"]["traceparent"], listen_parent,
+            "{note}"
+        );
+        assert_eq!(
+            note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            "listen-1"
+        );
+    }
+    let publish = spans
+        .iter()
+        .find(|s| s.name == "publish")
+        .expect("the test's publish span");
+    assert_eq!(
+        legacy_changed["params"]["_meta"]["traceparent"],
+        format!("00-{}-{}-01", hex(&publish.trace_id), hex(&publish.span_id)),
+        "{legacy_changed}"
+    );
+    drop((listening, standalone));
+
     // The histograms, under the conventions' names and buckets.
     let metrics = received.metrics.lock().unwrap().clone();
     let histogram = metrics
@@ -311,7 +400,7 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0]
     );
 
-    // 4. The receiver stops answering: the export's queue fills, and
+    // 5. The receiver stops answering: the export's queue fills, and
     //    every request is still answered; what found no room is counted.
     received.down.store(true, Ordering::SeqCst);
     for i in 0..40 {

@@ -30,4 +30,4 @@ pub(crate) mod trace_context;
 
 pub use durations::DurationMetrics;
 pub(crate) use durations::Durations;
-pub(crate) use stamp::{stamp, stamped};
+pub(crate) use stamp::{stamp, stamped, traceparent};
