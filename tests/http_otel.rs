@@ -125,6 +125,8 @@ const HEADER_PARENT: &str = "b7ad6b7169203331";
 const STREAM_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
 const ALONE_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4736";
 const LISTEN_TRACE: &str = "7bf92f3577b34da6a3ce929d0e0e4736";
+const ASK_TRACE: &str = "8bf92f3577b34da6a3ce929d0e0e4736";
+const RETRY_TRACE: &str = "9bf92f3577b34da6a3ce929d0e0e4736";
 
 fn echo_with_parent(id: u64, traceparent: &str) -> Value {
     let mut body = with_meta(json!({
@@ -281,6 +283,30 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         );
     };
 
+    // 5. A multi-round-trip request: the retry is a request of its own
+    //    (its own trace here), its span linked to the span of the request
+    //    that asked for input, whose context its sealed state carries.
+    let ask_headers = [("mcp-method", "tools/call"), ("mcp-name", "ask")];
+    let mut ask = with_meta(json!({
+        "jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": { "name": "ask", "arguments": {} },
+    }));
+    ask["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "elicitation": {} });
+    ask["params"]["_meta"]["traceparent"] = json!(format!("00-{ASK_TRACE}-{META_PARENT}-01"));
+    let asked = client.post_modern(&ask, &ask_headers).await;
+    assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
+    let asked = asked.json();
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let mut retry = ask.clone();
+    retry["params"]["_meta"]["traceparent"] = json!(format!("00-{RETRY_TRACE}-{META_PARENT}-01"));
+    retry["params"]["inputResponses"] = json!({ "ok": { "action": "accept", "content": {} } });
+    retry["params"]["requestState"] = json!(state);
+    let retried = client.post_modern(&retry, &ask_headers).await;
+    assert_eq!(retried.status, StatusCode::OK, "{:?}", retried.body);
+    assert_eq!(retried.json()["result"]["answered"], true);
+
     let flushed = {
         let export = Arc::clone(&export);
         tokio::task::spawn_blocking(move || export.flush())
@@ -289,8 +315,8 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
     };
     assert!(flushed);
     // 2 modern calls, initialize, initialized, the streamed call, the
-    // listen; and the test's own `publish` span.
-    let spans = spans(&received, 7).await;
+    // listen, the ask and its retry; and the test's own `publish` span.
+    let spans = spans(&received, 9).await;
     let server_spans: Vec<&Span> = spans.iter().filter(|s| s.kind == 2).collect();
     assert_eq!(
         server_spans.len(),
@@ -372,6 +398,29 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         "{legacy_changed}"
     );
     drop((listening, standalone));
+
+    let asked = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == ASK_TRACE)
+        .expect("the asking request's span");
+    let retried = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == RETRY_TRACE)
+        .expect("the retry's span");
+    assert_eq!(hex(&retried.parent_span_id), META_PARENT);
+    assert_eq!(retried.links.len(), 1, "{retried:#?}");
+    assert_eq!(hex(&retried.links[0].trace_id), ASK_TRACE);
+    assert_eq!(hex(&retried.links[0].span_id), hex(&asked.span_id));
+    for span in [asked, retried] {
+        for kv in &span.attributes {
+            let value = format!("{:?}", kv.value);
+            assert!(
+                !value.contains(&state),
+                "{} carries the requestState",
+                kv.key
+            );
+        }
+    }
 
     // The histograms, under the conventions' names and buckets.
     let metrics = received.metrics.lock().unwrap().clone();

@@ -4,7 +4,8 @@
 //! `labels.rs` say); with
 //! feature `otel`, the span's parent from the client's trace context
 //! (`trace_context.rs`, `parent.rs`), the context put into what the server
-//! sends, the histograms recorded on the OpenTelemetry meter
+//! sends, a multi-round-trip retry's link to the request that asked for
+//! input (`retry_link.rs`), the histograms recorded on the OpenTelemetry meter
 //! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`], on hyper:
 //! `exporter_client.rs`; its bounded queue: `export_queue.rs`).
 
@@ -23,6 +24,7 @@ pub(crate) mod methods;
 pub mod otlp;
 #[cfg(feature = "otel")]
 pub(crate) mod parent;
+pub(crate) mod retry_link;
 pub(crate) mod span;
 mod stamp;
 #[cfg(feature = "otel")]
