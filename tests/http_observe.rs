@@ -643,3 +643,46 @@ async fn a_tasks_work_has_its_own_span_linked_to_the_request_that_created_it() {
     let failed = &spans_where("mcp.task", "gen_ai.tool.name", "task_failed")[0];
     assert_eq!(failed.get("otel.status_description"), Some("went wrong"));
 }
+
+/// A listen stream outlives its request: the request's SERVER span ends
+/// when the response head is sent (it is closed, and exported, while the
+/// stream is still open), and what the stream sends later is stamped with
+/// that span's context (with feature `otel`: `tests/http_otel.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_streams_span_ends_with_its_head_while_the_stream_stays_open() {
+    capture();
+    let server = Server::start().await;
+    let port = server.addr.port();
+    let client = Client::new(&server.url);
+    let listen = with_meta(json!({
+        "jsonrpc": "2.0", "id": "listen-9", "method": "subscriptions/listen",
+        "params": { "notifications": { "toolsListChanged": true } },
+    }));
+    let response = client
+        .send_raw(client.modern_request(
+            listen.to_string(),
+            &[("mcp-method", "subscriptions/listen")],
+        ))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = mcp_test_client::SseStream::new(response.into_body());
+    let ack = stream
+        .next_within(std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let spans = spans_of(port, 1).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(spans[0].get("otel.name"), Some("subscriptions/listen"));
+    assert_eq!(spans[0].get("jsonrpc.request.id"), Some("listen-9"));
+    assert_eq!(spans[0].get("error.type"), None);
+    // Still open: a change published now reaches it.
+    server.manager.publisher().tools_changed();
+    let changed = stream
+        .next_within(std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+}
