@@ -29,6 +29,11 @@ use crate::{Ended, SessionId};
 use serde_json::Value;
 use tracing::field::{display, Empty};
 
+/// The target the requests' spans have (`observe/span.rs`), so that a
+/// filter that names them (the example's log leaves them out) names this
+/// one too.
+const TARGET: &str = "sessionreg::http::observe::task";
+
 /// The longest tool name the span carries (a client's text, exported with
 /// the span), as the request's span cuts it.
 pub(crate) const TOOL_BYTES: usize = 256;
@@ -38,6 +43,7 @@ pub(crate) const TOOL_BYTES: usize = 256;
 /// unless a subscriber wants it.
 pub(crate) fn open(tool: Option<&str>) -> tracing::Span {
     let span = tracing::info_span!(
+        target: TARGET,
         parent: None,
         "mcp.task",
         otel.name = Empty,
