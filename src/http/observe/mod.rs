@@ -8,6 +8,16 @@
 //! input (`retry_link.rs`), the histograms recorded on the OpenTelemetry meter
 //! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`], on hyper:
 //! `exporter_client.rs`; its bounded queue: `export_queue.rs`).
+//!
+//! Beyond one span per message, where the conventions say nothing: a
+//! task's work runs in a span of its own, linked to the request that
+//! created it (`tasks/work_span.rs`, beside the work it describes); a
+//! listen stream's request span ends with its head, and the stream stamps
+//! every frame with that span's `traceparent` (`stamp.rs`, kept by
+//! the stream); a session's standalone stream stamps a publication with
+//! the context it was published in; and a multi-round-trip retry's span
+//! links to the asking request's, whose ids its sealed state carries
+//! (`retry_link.rs`).
 
 pub(crate) mod durations;
 #[cfg(feature = "otel")]
