@@ -645,6 +645,40 @@ mod tests {
         assert_eq!(linked.len(), plain.len() + 32);
     }
 
+    /// A fleet's record that is always at epoch 42 (never asked here).
+    struct FleetAt42;
+
+    impl UsedStates for FleetAt42 {
+        fn epoch(&self) -> u64 {
+            42
+        }
+
+        fn redeem(&self, _: UsedKey, _: Duration, _: u64) -> super::super::used::Redemption {
+            Box::pin(async { Redeemed::First })
+        }
+    }
+
+    #[test]
+    fn a_fleets_single_use_state_keeps_its_link_before_its_epoch() {
+        let config = Config {
+            request_state_ttl: Duration::from_secs(60),
+            ..Config::default()
+        };
+        let keys = RequestStateKeys::new(7, [9; 32]);
+        let s = Sealer::new(keys, &config, Some(Arc::new(FleetAt42))).unwrap();
+        let b = binding(Some("ada"), "t");
+        let link = [5u8; LINK];
+        let token = s.seal(&b, b"fleet", true, None, Some(&link)).unwrap();
+        match s.open(&token, &b).unwrap() {
+            Opening::Redeem(redeem) => {
+                assert_eq!(redeem.epoch, 42);
+                assert_eq!(redeem.opened.state, b"fleet");
+                assert_eq!(redeem.opened.link, Some(link));
+            }
+            Opening::Opened(opened) => panic!("not the fleet's: {opened:?}"),
+        }
+    }
+
     #[test]
     fn a_state_opens_for_its_own_request_and_principal_only() {
         let s = sealer(Duration::from_secs(60));
