@@ -127,6 +127,7 @@ const ALONE_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4736";
 const LISTEN_TRACE: &str = "7bf92f3577b34da6a3ce929d0e0e4736";
 const ASK_TRACE: &str = "8bf92f3577b34da6a3ce929d0e0e4736";
 const RETRY_TRACE: &str = "9bf92f3577b34da6a3ce929d0e0e4736";
+const TASK_TRACE: &str = "abf92f3577b34da6a3ce929d0e0e4736";
 
 fn echo_with_parent(id: u64, traceparent: &str) -> Value {
     let mut body = with_meta(json!({
@@ -184,7 +185,7 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
     let layer = export.layer().with_filter(LevelFilter::INFO);
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).unwrap();
     // Built after the export is installed: its histograms take the meter.
-    let server = Server::start().await;
+    let server = Server::start_with(|b| b.tasks(true)).await;
     let client = Client::new(&server.url);
     let call_headers = [("mcp-method", "tools/call"), ("mcp-name", "echo")];
 
@@ -307,6 +308,45 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
     assert_eq!(retried.status, StatusCode::OK, "{:?}", retried.body);
     assert_eq!(retried.json()["result"]["answered"], true);
 
+    // 6. A task: its work's span is the root of a trace of its own, linked
+    //    to the span of the request that created it.
+    let mut call = with_meta(json!({
+        "jsonrpc": "2.0", "id": 60, "method": "tools/call",
+        "params": { "name": "task_echo", "arguments": {} },
+    }));
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    call["params"]["_meta"]["traceparent"] = json!(format!("00-{TASK_TRACE}-{META_PARENT}-01"));
+    let created = client
+        .post_modern(
+            &call,
+            &[("mcp-method", "tools/call"), ("mcp-name", "task_echo")],
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::OK, "{:?}", created.body);
+    let task_id = created.json()["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    // Its work done (its span closes as it ends: a span still open at the
+    // flush would wait for the export's next tick).
+    let mut get = with_meta(json!({
+        "jsonrpc": "2.0", "id": 61, "method": "tasks/get", "params": { "taskId": task_id },
+    }));
+    get["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].clone();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = client
+            .post_modern(&get, &[("mcp-method", "tasks/get"), ("mcp-name", &task_id)])
+            .await;
+        if got.json()["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{:?}", got.body);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
     let flushed = {
         let export = Arc::clone(&export);
         tokio::task::spawn_blocking(move || export.flush())
@@ -315,13 +355,14 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
     };
     assert!(flushed);
     // 2 modern calls, initialize, initialized, the streamed call, the
-    // listen, the ask and its retry; and the test's own `publish` span.
-    let spans = spans(&received, 9).await;
+    // listen, the ask and its retry, the task's call; the task's work; and
+    // the test's own `publish` span.
+    let spans = spans(&received, 11).await;
     let server_spans: Vec<&Span> = spans.iter().filter(|s| s.kind == 2).collect();
     assert_eq!(
         server_spans.len(),
-        spans.len() - 1,
-        "all SERVER spans but the test's: {spans:#?}"
+        spans.len() - 2,
+        "all SERVER spans but the task's and the test's: {spans:#?}"
     );
 
     let first = spans
@@ -421,6 +462,30 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
             );
         }
     }
+
+    let creating = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == TASK_TRACE)
+        .expect("the span of the request that created the task");
+    let work = spans
+        .iter()
+        .find(|s| s.name == "execute_tool task_echo")
+        .expect("the task's work's span");
+    assert_eq!(work.kind, 1, "INTERNAL: {work:#?}");
+    assert!(work.parent_span_id.is_empty(), "a root: {work:#?}");
+    assert_ne!(hex(&work.trace_id), TASK_TRACE);
+    assert_eq!(work.links.len(), 1, "{work:#?}");
+    assert_eq!(hex(&work.links[0].trace_id), TASK_TRACE);
+    assert_eq!(hex(&work.links[0].span_id), hex(&creating.span_id));
+    assert_eq!(
+        text(&work.attributes, "gen_ai.tool.name"),
+        Some("task_echo")
+    );
+    assert_eq!(text(&work.attributes, "mcp.task.id"), Some(&task_id[..16]));
+    assert!(work
+        .attributes
+        .iter()
+        .all(|kv| !format!("{:?}", kv.value).contains(&task_id[16..])));
 
     // The histograms, under the conventions' names and buckets.
     let metrics = received.metrics.lock().unwrap().clone();

@@ -302,6 +302,11 @@ impl App for TestApp {
                         ];
                         Ok(Reply::Stream(Box::pin(stream::iter(messages))))
                     }
+                    // A task where the manager has tasks and the client
+                    // declared them; else answered inline.
+                    Some("task_echo") => Ok(Reply::Task(mcp::TaskWork::new(|_| async move {
+                        Ok(json!({ "content": [{ "type": "text", "text": "done" }] }))
+                    }))),
                     // 2026-07-28: asks for `ok` (input_required, with a
                     // sealed state); answered, says so.
                     Some("ask") => Ok(match ctx.modern() {
