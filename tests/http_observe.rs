@@ -14,8 +14,11 @@ mod http_support;
 use http::StatusCode;
 use http_support::{eventually, with_meta, Client, Server};
 use serde_json::{json, Value};
+use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::BearerTokens;
+use sessionreg::http::{App, Context as AppContext, HandlerError, Reply, SessionManager, TaskWork};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -24,11 +27,17 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
 
-/// A closed span: its `tracing` name and its fields as text.
+/// A closed span: its `tracing` name, its fields as text, and where it
+/// stands: its own number (spans are numbered as they open), its parent's
+/// and the spans it follows from (its links).
 #[derive(Debug, Clone)]
 struct Closed {
     name: &'static str,
+    target: &'static str,
     fields: BTreeMap<String, String>,
+    serial: u64,
+    parent: Option<u64>,
+    follows: Vec<u64>,
 }
 
 impl Closed {
@@ -58,15 +67,49 @@ impl Visit for Fields {
     }
 }
 
+/// A span's number, and its parent's, kept in its extensions.
+struct Place {
+    serial: u64,
+    parent: Option<u64>,
+    follows: Vec<u64>,
+}
+
 /// Every span closed in the process, with its fields.
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<Closed>>>);
 
+fn serial_of<S: Subscriber + for<'a> LookupSpan<'a>>(id: &Id, ctx: &Context<'_, S>) -> Option<u64> {
+    ctx.span(id)?
+        .extensions()
+        .get::<Place>()
+        .map(|place| place.serial)
+}
+
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        static SERIAL: AtomicU64 = AtomicU64::new(1);
         let mut fields = Fields::default();
         attrs.record(&mut fields);
-        ctx.span(id).unwrap().extensions_mut().insert(fields);
+        let span = ctx.span(id).unwrap();
+        let parent = span
+            .parent()
+            .and_then(|parent| parent.extensions().get::<Place>().map(|p| p.serial));
+        let mut extensions = span.extensions_mut();
+        extensions.insert(fields);
+        extensions.insert(Place {
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
+            parent,
+            follows: Vec::new(),
+        });
+    }
+
+    fn on_follows_from(&self, id: &Id, follows: &Id, ctx: Context<'_, S>) {
+        let Some(follows) = serial_of(follows, &ctx) else {
+            return;
+        };
+        if let Some(place) = ctx.span(id).unwrap().extensions_mut().get_mut::<Place>() {
+            place.follows.push(follows);
+        }
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
@@ -80,9 +123,14 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let span = ctx.span(&id).unwrap();
         let fields = span.extensions_mut().remove::<Fields>().unwrap_or_default();
+        let place = span.extensions_mut().remove::<Place>().unwrap();
         self.0.lock().unwrap().push(Closed {
             name: span.name(),
+            target: span.metadata().target(),
             fields: fields.0,
+            serial: place.serial,
+            parent: place.parent,
+            follows: place.follows,
         });
     }
 }
@@ -482,4 +530,164 @@ async fn a_serialized_result_is_answered_as_written_and_its_is_error_counted() {
             "{version}: {text}"
         );
     }
+}
+
+/// Tools run as tasks: `task_done` completes, `task_failed` fails with a
+/// JSON-RPC error, `task_tool_error` completes with `isError`.
+struct Tasked;
+
+impl App for Tasked {
+    type Session = ();
+
+    fn open(&self, _: &jsonrpc::Request, _: &http::request::Parts) -> Result<(), RpcError> {
+        Ok(())
+    }
+
+    async fn handle(&self, _: AppContext<()>, message: Message) -> Result<Reply, HandlerError> {
+        let Message::Request(request) = message else {
+            return Ok(Reply::Accepted);
+        };
+        let params = request.params_value().unwrap_or(Value::Null);
+        let text = |text: &str| json!({ "content": [{ "type": "text", "text": text }] });
+        let done = text("done");
+        let mut tool_error = text("it failed");
+        tool_error["isError"] = json!(true);
+        Ok(match params["name"].as_str() {
+            Some("task_done") => Reply::Task(TaskWork::new(|_| async move { Ok(done) })),
+            Some("task_failed") => Reply::Task(TaskWork::new(|_| async move {
+                Err(RpcError::new(-32000, "went wrong"))
+            })),
+            Some("task_tool_error") => {
+                Reply::Task(TaskWork::new(|_| async move { Ok(tool_error) }))
+            }
+            _ => Reply::Error(RpcError::method_not_found("no such tool")),
+        })
+    }
+}
+
+/// The spans closed so far named `name` whose field `field` is `value`.
+fn spans_where(name: &str, field: &str, value: &str) -> Vec<Closed> {
+    capture()
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.name == name && s.get(field) == Some(value))
+        .cloned()
+        .collect()
+}
+
+/// A task's work outlives the request that created it: it has a span of
+/// its own (INTERNAL, the GenAI conventions' `execute_tool {tool}`), not a
+/// child of the request's SERVER span (which ends when `CreateTaskResult`
+/// is sent) but linked to it (`follows_from`: an OpenTelemetry link),
+/// carrying the method, the tool, the task's public part (never its
+/// secret: the id grants access to the task) and, when it fails, the
+/// `error.type` its `tasks/get` reports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_work_has_its_own_span_linked_to_the_request_that_created_it() {
+    capture();
+    let manager = SessionManager::builder(Tasked).tasks(true).build().unwrap();
+    let url = http_support::serve_manager(&manager).await;
+    let client = Client::new(&url);
+    let mut ids = BTreeMap::new();
+    for (n, tool) in ["task_done", "task_failed", "task_tool_error"]
+        .into_iter()
+        .enumerate()
+    {
+        let mut body = modern_call(json!(format!("task-{n}")), tool);
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({ "extensions": { TaskWork::EXTENSION: {} } });
+        let answer = client
+            .post_modern(&body, &[("mcp-method", "tools/call"), ("mcp-name", tool)])
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+        let result = &answer.json()["result"];
+        assert_eq!(result["resultType"], "task", "{result}");
+        ids.insert(tool, result["taskId"].as_str().unwrap().to_owned());
+    }
+
+    for (tool, id) in &ids {
+        let found =
+            eventually(|| spans_where("mcp.task", "gen_ai.tool.name", tool).len() == 1).await;
+        let tasks = spans_where("mcp.task", "gen_ai.tool.name", tool);
+        assert!(found, "one span of {tool}'s work: {tasks:#?}");
+        let task = &tasks[0];
+        assert_eq!(task.get("otel.kind"), Some("internal"), "{task:#?}");
+        // Where a filter finds the requests' spans (the example's log
+        // leaves `sessionreg::http::observe` out).
+        assert!(task.target.starts_with("sessionreg::http::observe"));
+        assert_eq!(
+            task.get("otel.name"),
+            Some(&*format!("execute_tool {tool}"))
+        );
+        assert_eq!(task.get("mcp.method.name"), Some("tools/call"));
+        assert_eq!(task.get("gen_ai.operation.name"), Some("execute_tool"));
+        assert_eq!(task.get("mcp.protocol.version"), Some("2026-07-28"));
+        // The task's public part (its first 16 hex digits), never the rest.
+        assert_eq!(task.get("mcp.task.id"), Some(&id[..16]));
+        for (field, value) in &task.fields {
+            assert!(
+                !value.contains(&id[16..]),
+                "{field}={value} carries the task's secret"
+            );
+        }
+        // Not a child of the request's span: linked to it.
+        let request = spans_where("mcp.server", "gen_ai.tool.name", tool);
+        assert_eq!(request.len(), 1, "{request:#?}");
+        assert_eq!(task.parent, None, "{task:#?}");
+        assert_eq!(task.follows, [request[0].serial], "{task:#?} {request:#?}");
+        let (error, status) = match *tool {
+            "task_failed" => (Some("-32000"), Some("ERROR")),
+            "task_tool_error" => (Some("tool_error"), Some("ERROR")),
+            _ => (None, None),
+        };
+        assert_eq!(task.get("error.type"), error, "{task:#?}");
+        assert_eq!(task.get("otel.status_code"), status, "{task:#?}");
+    }
+    let failed = &spans_where("mcp.task", "gen_ai.tool.name", "task_failed")[0];
+    assert_eq!(failed.get("otel.status_description"), Some("went wrong"));
+}
+
+/// A listen stream outlives its request: the request's SERVER span ends
+/// when the response head is sent (it is closed, and exported, while the
+/// stream is still open), and what the stream sends later is stamped with
+/// that span's context (with feature `otel`: `tests/http_otel.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_streams_span_ends_with_its_head_while_the_stream_stays_open() {
+    capture();
+    let server = Server::start().await;
+    let port = server.addr.port();
+    let client = Client::new(&server.url);
+    let listen = with_meta(json!({
+        "jsonrpc": "2.0", "id": "listen-9", "method": "subscriptions/listen",
+        "params": { "notifications": { "toolsListChanged": true } },
+    }));
+    let response = client
+        .send_raw(client.modern_request(
+            listen.to_string(),
+            &[("mcp-method", "subscriptions/listen")],
+        ))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = mcp_test_client::SseStream::new(response.into_body());
+    let ack = stream
+        .next_within(std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let spans = spans_of(port, 1).await;
+    assert_eq!(spans.len(), 1, "{spans:#?}");
+    assert_eq!(spans[0].get("otel.name"), Some("subscriptions/listen"));
+    assert_eq!(spans[0].get("jsonrpc.request.id"), Some("listen-9"));
+    assert_eq!(spans[0].get("error.type"), None);
+    // Still open: a change published now reaches it.
+    server.manager.publisher().tools_changed();
+    let changed = stream
+        .next_within(std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
 }

@@ -19,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 use http_support::{eventually, with_meta, Client, Server};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use mcp_test_client::SseStream;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value, KeyValue};
@@ -123,6 +124,10 @@ const HEADER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const HEADER_PARENT: &str = "b7ad6b7169203331";
 const STREAM_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
 const ALONE_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4736";
+const LISTEN_TRACE: &str = "7bf92f3577b34da6a3ce929d0e0e4736";
+const ASK_TRACE: &str = "8bf92f3577b34da6a3ce929d0e0e4736";
+const RETRY_TRACE: &str = "9bf92f3577b34da6a3ce929d0e0e4736";
+const TASK_TRACE: &str = "abf92f3577b34da6a3ce929d0e0e4736";
 
 fn echo_with_parent(id: u64, traceparent: &str) -> Value {
     let mut body = with_meta(json!({
@@ -132,6 +137,16 @@ fn echo_with_parent(id: u64, traceparent: &str) -> Value {
     body["params"]["_meta"]["traceparent"] = json!(traceparent);
     body["params"]["_meta"]["tracestate"] = json!("rojo=00f067aa0ba902b7");
     body
+}
+
+/// The next message of a stream (a safety bound against one that never
+/// delivers, not a measure).
+async fn next(stream: &mut SseStream) -> Value {
+    stream
+        .next_within(Duration::from_secs(10))
+        .await
+        .expect("the stream reads")
+        .expect("a message")
 }
 
 /// The spans received so far, once `n` have arrived.
@@ -170,7 +185,7 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
     let layer = export.layer().with_filter(LevelFilter::INFO);
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).unwrap();
     // Built after the export is installed: its histograms take the meter.
-    let server = Server::start().await;
+    let server = Server::start_with(|b| b.tasks(true)).await;
     let client = Client::new(&server.url);
     let call_headers = [("mcp-method", "tools/call"), ("mcp-name", "echo")];
 
@@ -221,6 +236,117 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         .collect();
     assert_eq!(notes.len(), 2, "{notes:#?}");
 
+    // 4. A listen stream: its acknowledgement and every notification
+    //    after it carry the listen request's span as their parent, though
+    //    that span ended with the response head (it is exported while the
+    //    stream is still open). A session's standalone stream, which has no
+    //    request of its own, carries the context a change was published in.
+    let publisher = server.manager.publisher();
+    let mut listen = with_meta(json!({
+        "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": { "notifications": { "toolsListChanged": true } },
+    }));
+    listen["params"]["_meta"]["traceparent"] = json!(format!("00-{LISTEN_TRACE}-{META_PARENT}-01"));
+    let listening = client
+        .send_raw(client.modern_request(
+            listen.to_string(),
+            &[("mcp-method", "subscriptions/listen")],
+        ))
+        .await;
+    assert_eq!(listening.status(), StatusCode::OK);
+    let mut listening = SseStream::new(listening.into_body());
+    let ack = next(&mut listening).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let standalone = client.send_raw(client.get_request(&session, None)).await;
+    assert_eq!(standalone.status(), StatusCode::OK);
+    let mut standalone = SseStream::new(standalone.into_body());
+    // The session's stream joined its topics when it opened: wait until
+    // it hears a change (published outside any span).
+    let joined = eventually(|| {
+        publisher.prompts_changed();
+        mcp_test_client::samples(&server.manager.metrics())
+            .get("sessionreg_listeners_notifications_total")
+            .is_some_and(|n| *n >= 1.0)
+    })
+    .await;
+    assert!(joined);
+    tracing::info_span!("publish").in_scope(|| publisher.tools_changed());
+    let changed = next(&mut listening).await;
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    let legacy_changed = loop {
+        let message = next(&mut standalone).await;
+        if message["method"] == "notifications/tools/list_changed" {
+            break message;
+        }
+        assert!(
+            message["params"]["_meta"]["traceparent"].is_null(),
+            "published outside any span: {message}"
+        );
+    };
+
+    // 5. A multi-round-trip request: the retry is a request of its own
+    //    (its own trace here), its span linked to the span of the request
+    //    that asked for input, whose context its sealed state carries.
+    let ask_headers = [("mcp-method", "tools/call"), ("mcp-name", "ask")];
+    let mut ask = with_meta(json!({
+        "jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": { "name": "ask", "arguments": {} },
+    }));
+    ask["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "elicitation": {} });
+    ask["params"]["_meta"]["traceparent"] = json!(format!("00-{ASK_TRACE}-{META_PARENT}-01"));
+    let asked = client.post_modern(&ask, &ask_headers).await;
+    assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
+    let asked = asked.json();
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let mut retry = ask.clone();
+    retry["params"]["_meta"]["traceparent"] = json!(format!("00-{RETRY_TRACE}-{META_PARENT}-01"));
+    retry["params"]["inputResponses"] = json!({ "ok": { "action": "accept", "content": {} } });
+    retry["params"]["requestState"] = json!(state);
+    let retried = client.post_modern(&retry, &ask_headers).await;
+    assert_eq!(retried.status, StatusCode::OK, "{:?}", retried.body);
+    assert_eq!(retried.json()["result"]["answered"], true);
+
+    // 6. A task: its work's span is the root of a trace of its own, linked
+    //    to the span of the request that created it.
+    let mut call = with_meta(json!({
+        "jsonrpc": "2.0", "id": 60, "method": "tools/call",
+        "params": { "name": "task_echo", "arguments": {} },
+    }));
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    call["params"]["_meta"]["traceparent"] = json!(format!("00-{TASK_TRACE}-{META_PARENT}-01"));
+    let created = client
+        .post_modern(
+            &call,
+            &[("mcp-method", "tools/call"), ("mcp-name", "task_echo")],
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::OK, "{:?}", created.body);
+    let task_id = created.json()["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    // Its work done (its span closes as it ends: a span still open at the
+    // flush would wait for the export's next tick).
+    let mut get = with_meta(json!({
+        "jsonrpc": "2.0", "id": 61, "method": "tasks/get", "params": { "taskId": task_id },
+    }));
+    get["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"].clone();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let got = client
+            .post_modern(&get, &[("mcp-method", "tasks/get"), ("mcp-name", &task_id)])
+            .await;
+        if got.json()["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{:?}", got.body);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
     let flushed = {
         let export = Arc::clone(&export);
         tokio::task::spawn_blocking(move || export.flush())
@@ -228,13 +354,15 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
             .unwrap()
     };
     assert!(flushed);
-    // 2 modern calls, initialize, initialized, the streamed call.
-    let spans = spans(&received, 5).await;
+    // 2 modern calls, initialize, initialized, the streamed call, the
+    // listen, the ask and its retry, the task's call; the task's work; and
+    // the test's own `publish` span.
+    let spans = spans(&received, 11).await;
     let server_spans: Vec<&Span> = spans.iter().filter(|s| s.kind == 2).collect();
     assert_eq!(
         server_spans.len(),
-        spans.len(),
-        "all SERVER spans: {spans:#?}"
+        spans.len() - 2,
+        "all SERVER spans but the task's and the test's: {spans:#?}"
     );
 
     let first = spans
@@ -284,6 +412,81 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         );
     }
 
+    let listen = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == LISTEN_TRACE)
+        .expect("the listen request's span, exported while its stream is open");
+    assert_eq!(listen.name, "subscriptions/listen");
+    assert_eq!(hex(&listen.parent_span_id), META_PARENT);
+    let listen_parent = format!("00-{LISTEN_TRACE}-{}-01", hex(&listen.span_id));
+    for note in [&ack, &changed] {
+        assert_eq!(
+            note["params"]["_meta"]["traceparent"], listen_parent,
+            "{note}"
+        );
+        assert_eq!(
+            note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            "listen-1"
+        );
+    }
+    let publish = spans
+        .iter()
+        .find(|s| s.name == "publish")
+        .expect("the test's publish span");
+    assert_eq!(
+        legacy_changed["params"]["_meta"]["traceparent"],
+        format!("00-{}-{}-01", hex(&publish.trace_id), hex(&publish.span_id)),
+        "{legacy_changed}"
+    );
+    drop((listening, standalone));
+
+    let asked = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == ASK_TRACE)
+        .expect("the asking request's span");
+    let retried = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == RETRY_TRACE)
+        .expect("the retry's span");
+    assert_eq!(hex(&retried.parent_span_id), META_PARENT);
+    assert_eq!(retried.links.len(), 1, "{retried:#?}");
+    assert_eq!(hex(&retried.links[0].trace_id), ASK_TRACE);
+    assert_eq!(hex(&retried.links[0].span_id), hex(&asked.span_id));
+    for span in [asked, retried] {
+        for kv in &span.attributes {
+            let value = format!("{:?}", kv.value);
+            assert!(
+                !value.contains(&state),
+                "{} carries the requestState",
+                kv.key
+            );
+        }
+    }
+
+    let creating = spans
+        .iter()
+        .find(|s| hex(&s.trace_id) == TASK_TRACE)
+        .expect("the span of the request that created the task");
+    let work = spans
+        .iter()
+        .find(|s| s.name == "execute_tool task_echo")
+        .expect("the task's work's span");
+    assert_eq!(work.kind, 1, "INTERNAL: {work:#?}");
+    assert!(work.parent_span_id.is_empty(), "a root: {work:#?}");
+    assert_ne!(hex(&work.trace_id), TASK_TRACE);
+    assert_eq!(work.links.len(), 1, "{work:#?}");
+    assert_eq!(hex(&work.links[0].trace_id), TASK_TRACE);
+    assert_eq!(hex(&work.links[0].span_id), hex(&creating.span_id));
+    assert_eq!(
+        text(&work.attributes, "gen_ai.tool.name"),
+        Some("task_echo")
+    );
+    assert_eq!(text(&work.attributes, "mcp.task.id"), Some(&task_id[..16]));
+    assert!(work
+        .attributes
+        .iter()
+        .all(|kv| !format!("{:?}", kv.value).contains(&task_id[16..])));
+
     // The histograms, under the conventions' names and buckets.
     let metrics = received.metrics.lock().unwrap().clone();
     let histogram = metrics
@@ -311,7 +514,7 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
         [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0]
     );
 
-    // 4. The receiver stops answering: the export's queue fills, and
+    // 5. The receiver stops answering: the export's queue fills, and
     //    every request is still answered; what found no room is counted.
     received.down.store(true, Ordering::SeqCst);
     for i in 0..40 {

@@ -302,6 +302,28 @@ impl App for TestApp {
                         ];
                         Ok(Reply::Stream(Box::pin(stream::iter(messages))))
                     }
+                    // A task where the manager has tasks and the client
+                    // declared them; else answered inline.
+                    Some("task_echo") => Ok(Reply::Task(mcp::TaskWork::new(|_| async move {
+                        Ok(json!({ "content": [{ "type": "text", "text": "done" }] }))
+                    }))),
+                    // 2026-07-28: asks for `ok` (input_required, with a
+                    // sealed state); answered, says so.
+                    Some("ask") => Ok(match ctx.modern() {
+                        Some(modern) if modern.request_state().is_some() => {
+                            Reply::Result(json!({ "answered": true }))
+                        }
+                        Some(modern) => {
+                            let asked = sessionreg::http::modern::InputRequests::new()
+                                .elicit("ok", "Sure?", json!({ "type": "object" }))
+                                .request_state(b"asked".to_vec());
+                            match modern.input_required(asked) {
+                                Ok(asked) => Reply::InputRequired(asked),
+                                Err(error) => Reply::Error(error),
+                            }
+                        }
+                        None => Reply::Error(RpcError::invalid_params("2026-07-28 only")),
+                    }),
                     _ => Ok(Reply::Error(RpcError::invalid_params("unknown tool"))),
                 }
             }

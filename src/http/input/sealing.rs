@@ -9,10 +9,13 @@
 //!
 //! ```text
 //! base64url( kid (1) | nonce (12) | AES-256-GCM(key[kid], nonce, payload, aad = kid) )
-//! payload = version (1: now 2) | expires, ms since the Unix epoch (8) | principal (16) | request (16)
-//!         | flags (1) | [single-use id (24)] | the application's state
+//! payload = version (1: 2, or 3 with a link) | expires, ms since the Unix epoch (8)
+//!         | principal (16) | request (16) | flags (1) | [link (24), version 3]
+//!         | [single-use id (24)] | the application's state
 //! flags   = 1: single use | 2: recorded by the fleet (then the fleet record's epoch (8)
 //!           follows, in place of the id)
+//! link    = the trace id (16) and span id (8) of the request that asked for input, when
+//!           its span is exported: the retry's span links to it, and nothing else reads it
 //! ```
 //!
 //! * **Confidential and authenticated**: AEAD, so a client can neither read
@@ -69,6 +72,12 @@ use std::time::Duration;
 /// The payload's version: 2 since the request digest's encoding changed
 /// (`binding.rs`); a state of version 1 is refused as malformed.
 const VERSION: u8 = 2;
+/// Version 2 with a link after the flags: only a state sealed while the
+/// asking request's span is exported is one (so a node that does not know
+/// it refuses it as malformed rather than read the link as the state).
+const VERSION_LINKED: u8 = 3;
+/// A link: a trace id and a span id.
+pub(crate) const LINK: usize = 16 + 8;
 const NONCE: usize = 12;
 const TAG: usize = 16;
 /// A token's clear head: the key id and the nonce.
@@ -260,10 +269,14 @@ impl Keyring {
     }
 }
 
-/// A state opened and verified: the application's bytes.
+/// A state opened and verified: the application's bytes, and the span of
+/// the request that asked for input, if it was sealed with one (for a
+/// span link, and nothing else: it is only as true as the asking
+/// request's trace context was).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Opened {
     pub(crate) state: Vec<u8>,
+    pub(crate) link: Option<[u8; LINK]>,
 }
 
 /// A state opened and verified, and what is left to do before it may be
@@ -337,16 +350,18 @@ impl Sealer {
         self.single_use.unused()
     }
 
-    /// Seals the application's `state` for `binding`; `single_use` records
-    /// it (as `owner`'s) so that it opens once only; that record may be
-    /// refused (the principal's share, or the whole record, full). With the
-    /// fleet's record, nothing is recorded now (its retry is).
+    /// Seals the application's `state` for `binding`, with `link` (the
+    /// asking request's span) if there is one; `single_use` records it (as
+    /// `owner`'s) so that it opens once only; that record may be refused
+    /// (the principal's share, or the whole record, full). With the fleet's
+    /// record, nothing is recorded now (its retry is).
     pub(crate) fn seal(
         &self,
         binding: &Binding,
         state: &[u8],
         single_use: bool,
         owner: Option<&Principal>,
+        link: Option<&[u8; LINK]>,
     ) -> Result<String, Refused> {
         let keys = self.keys.load();
         let kid = keys.keys.current;
@@ -354,7 +369,7 @@ impl Sealer {
         let expires = unix_ms().saturating_add(self.ttl.as_millis() as u64);
         // One buffer: the token's head (kid, nonce), the payload sealed in
         // place after it, then the tag.
-        let mut token = Vec::with_capacity(HEAD + FIXED + ID + state.len() + TAG);
+        let mut token = Vec::with_capacity(HEAD + FIXED + LINK + ID + state.len() + TAG);
         token.push(kid);
         // From the ids' fork-aware generator: a forked child reseeds before
         // it draws, so it never seals with its parent's next nonce (the same
@@ -362,19 +377,26 @@ impl Sealer {
         let mut nonce = [0u8; NONCE];
         crate::secret::fill_random(&mut nonce);
         token.extend_from_slice(&nonce);
-        token.push(VERSION);
+        token.push(if link.is_some() {
+            VERSION_LINKED
+        } else {
+            VERSION
+        });
         token.extend_from_slice(&expires.to_be_bytes());
         token.extend_from_slice(&binding.principal);
         token.extend_from_slice(&binding.request);
+        let flags = token.len();
+        token.push(0);
+        if let Some(link) = link {
+            token.extend_from_slice(link);
+        }
         if let Some(used) = self.used.as_ref().filter(|_| single_use) {
-            token.push(SINGLE_USE | SHARED);
+            token[flags] = SINGLE_USE | SHARED;
             token.extend_from_slice(&used.epoch().to_be_bytes());
         } else if single_use {
             let id = self.single_use.record(owner)?;
-            token.push(SINGLE_USE);
+            token[flags] = SINGLE_USE;
             token.extend_from_slice(&id.to_bytes());
-        } else {
-            token.push(0);
         }
         token.extend_from_slice(state);
         let tag = cipher
@@ -410,7 +432,7 @@ impl Sealer {
             .map_err(|_| StateRejection::Tampered)?;
         let (head, tag) = (&*head, &*tag);
         let payload = &*payload;
-        if payload.len() < FIXED || payload[0] != VERSION {
+        if payload.len() < FIXED || !matches!(payload[0], VERSION | VERSION_LINKED) {
             return Err(StateRejection::Malformed);
         }
         let expires = u64::from_be_bytes(payload[1..9].try_into().expect("8 bytes"));
@@ -425,6 +447,14 @@ impl Sealer {
         }
         let mut rest = &payload[FIXED..];
         let flags = payload[FIXED - 1];
+        let mut link = None;
+        if payload[0] == VERSION_LINKED {
+            let Some((linked, after)) = rest.split_first_chunk::<LINK>() else {
+                return Err(StateRejection::Malformed);
+            };
+            link = Some(*linked);
+            rest = after;
+        }
         if flags & (SINGLE_USE | SHARED) == SINGLE_USE | SHARED {
             if self.used.is_none() {
                 // Sealed by a node of a fleet with a bus: this node cannot
@@ -438,6 +468,7 @@ impl Sealer {
             return Ok(Opening::Redeem(Redeem {
                 opened: Opened {
                     state: state.to_vec(),
+                    link,
                 },
                 key: used_key(head, tag),
                 epoch: u64::from_be_bytes(*epoch),
@@ -460,6 +491,7 @@ impl Sealer {
         }
         Ok(Opening::Opened(Opened {
             state: rest.to_vec(),
+            link,
         }))
     }
 
@@ -540,7 +572,7 @@ pub mod bench {
             state: &[u8],
             single_use: bool,
         ) -> Option<String> {
-            self.0.seal(&binding.0, state, single_use, None).ok()
+            self.0.seal(&binding.0, state, single_use, None, None).ok()
         }
 
         /// `Sealer::open`: the application's bytes.
@@ -592,10 +624,66 @@ mod tests {
     }
 
     #[test]
+    fn a_link_travels_sealed_and_costs_nothing_without_one() {
+        let s = sealer(Duration::from_secs(60));
+        let b = binding(Some("ada"), "t");
+        let link = [7u8; LINK];
+        for single_use in [false, true] {
+            let linked = s
+                .seal(&b, b"linked", single_use, None, Some(&link))
+                .unwrap();
+            let opened = s.open_here(&linked, &b).unwrap();
+            assert_eq!(opened.state, b"linked");
+            assert_eq!(opened.link, Some(link));
+        }
+        let linked = s.seal(&b, b"linked", false, None, Some(&link)).unwrap();
+        let plain = s.seal(&b, b"plain!", false, None, None).unwrap();
+        let opened = s.open_here(&plain, &b).unwrap();
+        assert_eq!(opened.state, b"plain!");
+        assert_eq!(opened.link, None);
+        // 24 bytes more, only with a link (base64: 32 characters).
+        assert_eq!(linked.len(), plain.len() + 32);
+    }
+
+    /// A fleet's record that is always at epoch 42 (never asked here).
+    struct FleetAt42;
+
+    impl UsedStates for FleetAt42 {
+        fn epoch(&self) -> u64 {
+            42
+        }
+
+        fn redeem(&self, _: UsedKey, _: Duration, _: u64) -> super::super::used::Redemption {
+            Box::pin(async { Redeemed::First })
+        }
+    }
+
+    #[test]
+    fn a_fleets_single_use_state_keeps_its_link_before_its_epoch() {
+        let config = Config {
+            request_state_ttl: Duration::from_secs(60),
+            ..Config::default()
+        };
+        let keys = RequestStateKeys::new(7, [9; 32]);
+        let s = Sealer::new(keys, &config, Some(Arc::new(FleetAt42))).unwrap();
+        let b = binding(Some("ada"), "t");
+        let link = [5u8; LINK];
+        let token = s.seal(&b, b"fleet", true, None, Some(&link)).unwrap();
+        match s.open(&token, &b).unwrap() {
+            Opening::Redeem(redeem) => {
+                assert_eq!(redeem.epoch, 42);
+                assert_eq!(redeem.opened.state, b"fleet");
+                assert_eq!(redeem.opened.link, Some(link));
+            }
+            Opening::Opened(opened) => panic!("not the fleet's: {opened:?}"),
+        }
+    }
+
+    #[test]
     fn a_state_opens_for_its_own_request_and_principal_only() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(Some("ada"), "t");
-        let token = s.seal(&b, b"round 1", false, None).unwrap();
+        let token = s.seal(&b, b"round 1", false, None, None).unwrap();
         assert_eq!(s.open_here(&token, &b).unwrap().state, b"round 1");
         // Again: not single-use.
         assert_eq!(s.open_here(&token, &b).unwrap().state, b"round 1");
@@ -625,7 +713,7 @@ mod tests {
     fn tampered_foreign_malformed_and_expired_states_are_refused() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let token = s.seal(&b, b"x", false, None).unwrap();
+        let token = s.seal(&b, b"x", false, None, None).unwrap();
         assert_eq!(
             s.open_here(&format!("{token}-TAMPERED"), &b),
             Err(StateRejection::Malformed)
@@ -649,7 +737,7 @@ mod tests {
         );
         assert_eq!(foreign.open_here(&token, &b), Err(StateRejection::Tampered));
         let short = sealer(Duration::ZERO);
-        let token = short.seal(&b, b"x", false, None).unwrap();
+        let token = short.seal(&b, b"x", false, None, None).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(short.open_here(&token, &b), Err(StateRejection::Expired));
     }
@@ -658,20 +746,20 @@ mod tests {
     fn a_single_use_state_opens_once_and_its_record_is_bounded() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let token = s.seal(&b, b"once", true, None).unwrap();
+        let token = s.seal(&b, b"once", true, None, None).unwrap();
         assert_eq!(s.unused().len(), 1);
         assert_eq!(s.open_here(&token, &b).unwrap().state, b"once");
         assert_eq!(s.open_here(&token, &b), Err(StateRejection::Replayed));
         assert!(s.unused().is_empty());
         // Four unused at most (this sealer's room); used ones free theirs.
         for _ in 0..4 {
-            s.seal(&b, b"", true, None).unwrap();
+            s.seal(&b, b"", true, None, None).unwrap();
         }
         assert!(matches!(
-            s.seal(&b, b"", true, None),
+            s.seal(&b, b"", true, None, None),
             Err(Refused::Full { limit: 4, .. })
         ));
-        assert!(s.seal(&b, b"", false, None).is_ok());
+        assert!(s.seal(&b, b"", false, None, None).is_ok());
     }
 
     /// A state sealed before the request digest's encoding changed (payload
@@ -681,7 +769,7 @@ mod tests {
     fn a_state_of_the_old_version_no_longer_opens() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let token = s.seal(&b, b"x", false, None).unwrap();
+        let token = s.seal(&b, b"x", false, None, None).unwrap();
         let mut raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(&token)
             .unwrap();
@@ -708,9 +796,9 @@ mod tests {
     fn rotated_keys_seal_with_the_new_and_open_the_old() {
         let s = sealer(Duration::from_secs(60));
         let b = binding(None, "t");
-        let old = s.seal(&b, b"old", false, None).unwrap();
+        let old = s.seal(&b, b"old", false, None, None).unwrap();
         s.set_keys(RequestStateKeys::new(7, [9; 32]).rotated(8, [3; 32], 2));
-        let new = s.seal(&b, b"new", false, None).unwrap();
+        let new = s.seal(&b, b"new", false, None, None).unwrap();
         assert_eq!(s.open_here(&old, &b).unwrap().state, b"old");
         assert_eq!(s.open_here(&new, &b).unwrap().state, b"new");
         s.set_keys(RequestStateKeys::new(8, [3; 32]));

@@ -41,6 +41,10 @@ pub(crate) struct ListenBody {
     reader: Reader,
     /// The listen request's id, as JSON text: the subscription id.
     id: Box<str>,
+    /// The listen request's span, as a `traceparent`, when it is exported:
+    /// every notification carries it in its `_meta`, as a streamed
+    /// answer's notifications carry their request's.
+    trace: Option<Box<str>>,
     /// The keep-alive period and the credential's deadline, on one timer.
     beat: Beat,
     /// The credential's hold on the stream.
@@ -62,6 +66,7 @@ impl ListenBody {
         ack: Bytes,
         reader: Reader,
         id: Box<str>,
+        trace: Option<Box<str>>,
         keep_alive: Option<Duration>,
         term: Term,
         listener: Session<super::Listener>,
@@ -73,6 +78,7 @@ impl ListenBody {
             ack: Some(ack),
             reader,
             id,
+            trace,
             beat: Beat::new(keep_alive, term.deadline()),
             term,
             ending: false,
@@ -83,12 +89,14 @@ impl ListenBody {
         }
     }
 
-    /// One notification, stamped with this stream's subscription id.
+    /// One notification, stamped with this stream's subscription id (and
+    /// its listen request's `traceparent`, when there is one).
     fn notification(&self, method: &str, params_tail: &str) -> Bytes {
+        let trace = StreamTrace(self.trace.as_deref());
         frame::data(
-            method.len() + self.id.len() + params_tail.len() + 80,
+            method.len() + self.id.len() + params_tail.len() + trace.len() + 80,
             format_args!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{{\"_meta\":{{\"{META_SUBSCRIPTION_ID}\":{}}}{params_tail}}}}}",
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{{\"_meta\":{{\"{META_SUBSCRIPTION_ID}\":{}{trace}}}{params_tail}}}}}",
                 self.id
             ),
         )
@@ -114,6 +122,27 @@ impl ListenBody {
             .listeners
             .registry
             .terminate_session(&self.listener, reason);
+    }
+}
+
+/// A `_meta` member `"traceparent":"..."` after the subscription id's, or
+/// nothing.
+struct StreamTrace<'a>(Option<&'a str>);
+
+impl StreamTrace<'_> {
+    /// Its length, written.
+    fn len(&self) -> usize {
+        self.0.map_or(0, |t| t.len() + 17)
+    }
+}
+
+impl std::fmt::Display for StreamTrace<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            // A traceparent is hex digits and dashes: nothing to escape.
+            Some(traceparent) => write!(f, ",\"traceparent\":\"{traceparent}\""),
+            None => Ok(()),
+        }
     }
 }
 

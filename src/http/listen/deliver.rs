@@ -19,6 +19,7 @@ use super::publisher::Sink;
 use super::topics::{Member, Topic};
 use super::wakes::Wakes;
 use super::Listeners;
+use crate::http::observe;
 use crate::{Reason, SessionId};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -64,7 +65,14 @@ impl Sink for Delivery {
                 Offered::Full | Offered::Closed | Offered::Excluded => {}
             },
             Member::Session(id) => {
-                let notification = legacy.get_or_insert_with(|| legacy_notification(publication));
+                let notification = legacy.get_or_insert_with(|| {
+                    let mut notification = legacy_notification(publication);
+                    // The context where it was published (a handler's
+                    // request, say): a session's standalone stream has no
+                    // request of its own.
+                    observe::stamp(&mut notification);
+                    notification
+                });
                 queued += usize::from(self.sessions.notify(id, audience, notification));
             }
         });

@@ -12,6 +12,7 @@ use super::inbox::{Inbox, Tap};
 use super::topics::{Member, Topic, Topics};
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
+use crate::http::observe;
 use crate::http::sse::frame;
 use crate::http::wire::config::LISTEN_ID_BYTES;
 use crate::http::wire::jsonrpc::RpcError;
@@ -247,7 +248,7 @@ impl Listeners {
                 self.topics.leave(topic, &member);
             }
         }
-        let ack = json!({
+        let mut ack = json!({
             "jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",
             "params": {
@@ -255,12 +256,17 @@ impl Listeners {
                 "notifications": filter.acknowledged(),
             },
         });
+        // The listen request's span is current: the acknowledgement, and
+        // every notification after it, carry it as their parent.
+        observe::stamp(&mut ack);
+        let trace = observe::traceparent();
         let ack = serde_json::to_string(&ack).unwrap_or_default();
         let ack = frame::data(ack.len(), format_args!("{ack}"));
         Ok(ListenBody::new(
             ack,
             reader,
             id_text,
+            trace,
             self.keep_alive,
             term,
             handle,

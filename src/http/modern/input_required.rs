@@ -5,6 +5,7 @@
 use super::envelope::Envelope;
 use crate::http::input::sealing::{self, Binding, Sealer};
 use crate::http::input::InputRequired;
+use crate::http::observe;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::config::Config;
 use crate::http::wire::jsonrpc::RpcError;
@@ -62,7 +63,15 @@ pub(super) fn input_required(
                 Err(error) => return Reject::Malformed(error).respond(Some(&envelope.id), config),
             },
         };
-        match sealer.seal(&binding, app_state, asked.single_use, owner) {
+        // The asking request's span (current here), for the retry's link.
+        let origin = observe::retry_link::origin();
+        match sealer.seal(
+            &binding,
+            app_state,
+            asked.single_use,
+            owner,
+            origin.as_ref(),
+        ) {
             Ok(token) => result["requestState"] = token.into(),
             Err(refused) => return single_use_refused(refused).respond(Some(&envelope.id), config),
         }

@@ -8,6 +8,7 @@ use super::validate;
 use crate::http::app::{App, ModernRequest};
 use crate::http::input;
 use crate::http::input::sealing::{Binding, Opening, Redeem, StateRejection};
+use crate::http::observe;
 use crate::http::run::hub::Hub;
 use crate::http::wire::jsonrpc::{string_text, Request, RpcError};
 use crate::http::wire::meta::LogLevel;
@@ -89,7 +90,10 @@ pub(super) fn read<A: App>(
                 input_required::binding_of(principal, &request.method, request.params.as_deref())
                     .map_err(bad)?;
             match hub.sealer.open(&token, &binding) {
-                Ok(Opening::Opened(opened)) => (Some(opened.state), Some(binding), None),
+                Ok(Opening::Opened(opened)) => {
+                    observe::retry_link::link(opened.link.as_ref());
+                    (Some(opened.state), Some(binding), None)
+                }
                 Ok(Opening::Redeem(redeem)) => (None, Some(binding), Some(redeem)),
                 Err(cause) => return Err(refused(hub, cause)),
             }
@@ -116,6 +120,7 @@ pub(super) async fn redeem<A: App>(
 ) -> Result<(), Reject> {
     match hub.sealer.redeem(redeem).await {
         Ok(opened) => {
+            observe::retry_link::link(opened.link.as_ref());
             modern.request_state = Some(opened.state);
             Ok(())
         }

@@ -39,6 +39,9 @@ pub(super) struct Answering {
     pub(super) owner: Option<Principal>,
     /// Held by a streamed answer's body; dropped with the answer otherwise.
     pub(super) cancel: Option<AbortOnDrop>,
+    /// The tool a call that may become a task calls (its task's span
+    /// names it); `None` for any other request.
+    pub(super) tool: Option<Box<str>>,
 }
 
 /// The response to a 2026-07-28 request for its handler's outcome.
@@ -59,6 +62,7 @@ pub(super) fn respond<A: App>(
         binds,
         owner,
         cancel,
+        tool,
     } = answering;
     let id = Some(&envelope.id);
     match outcome {
@@ -89,7 +93,7 @@ pub(super) fn respond<A: App>(
         Dispatched::Reply(Reply::Task(work)) => match &hub.tasks {
             // Only a request that may become a task gets here with one
             // (see `TaskChoice`).
-            Some(tasks) => match tasks::start(tasks, owner, work) {
+            Some(tasks) => match tasks::start(tasks, owner, work, tool.as_deref()) {
                 Ok(created) => body::result(&envelope.id, &envelope.task_result(created)),
                 Err(reject) => reject.respond(id, config),
             },

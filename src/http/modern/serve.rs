@@ -17,8 +17,9 @@ use crate::http::run::dispatch;
 use crate::http::run::hub::Hub;
 use crate::http::run::opening;
 use crate::http::tasks::{self, TaskChoice};
+use crate::http::wire::answered::within;
 use crate::http::wire::body::{self, Body, SendBody};
-use crate::http::wire::jsonrpc::{Message, Request};
+use crate::http::wire::jsonrpc::{self, Message, Request};
 use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
@@ -179,6 +180,12 @@ async fn answer<A: App>(
             refuse_required: true,
         },
     };
+    // The tool a task's span names, read only for a call that may become
+    // a task.
+    let tool = matches!(choice, TaskChoice::Task)
+        .then(|| fields.params.name.and_then(jsonrpc::string_text))
+        .flatten()
+        .map(|name| within(&name, tasks::TOOL_BYTES).into());
     let ctx = Context::for_modern(parts, Default::default(), modern);
     let scope = standalone(hub, Some(Arc::clone(&envelope)));
     let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
@@ -191,6 +198,7 @@ async fn answer<A: App>(
         binds,
         owner,
         cancel,
+        tool,
     };
     respond::respond(hub, outcome.await, answering)
 }

@@ -4,9 +4,20 @@
 //! `labels.rs` say); with
 //! feature `otel`, the span's parent from the client's trace context
 //! (`trace_context.rs`, `parent.rs`), the context put into what the server
-//! sends, the histograms recorded on the OpenTelemetry meter
+//! sends, a multi-round-trip retry's link to the request that asked for
+//! input (`retry_link.rs`), the histograms recorded on the OpenTelemetry meter
 //! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`], on hyper:
 //! `exporter_client.rs`; its bounded queue: `export_queue.rs`).
+//!
+//! Beyond one span per message, where the conventions say nothing: a
+//! task's work runs in a span of its own, linked to the request that
+//! created it (`tasks/work_span.rs`, beside the work it describes); a
+//! listen stream's request span ends with its head, and the stream stamps
+//! every frame with that span's `traceparent` (`stamp.rs`, kept by
+//! the stream); a session's standalone stream stamps a publication with
+//! the context it was published in; and a multi-round-trip retry's span
+//! links to the asking request's, whose ids its sealed state carries
+//! (`retry_link.rs`).
 
 pub(crate) mod durations;
 #[cfg(feature = "otel")]
@@ -23,6 +34,7 @@ pub(crate) mod methods;
 pub mod otlp;
 #[cfg(feature = "otel")]
 pub(crate) mod parent;
+pub(crate) mod retry_link;
 pub(crate) mod span;
 mod stamp;
 #[cfg(feature = "otel")]
@@ -30,4 +42,4 @@ pub(crate) mod trace_context;
 
 pub use durations::DurationMetrics;
 pub(crate) use durations::Durations;
-pub(crate) use stamp::{stamp, stamped};
+pub(crate) use stamp::{stamp, stamped, traceparent};

@@ -167,6 +167,26 @@ pub(crate) fn stamp(message: &mut Value) {
     BaggagePropagator::new().inject_context(&cx, &mut into);
 }
 
+/// The current span's context as a W3C `traceparent` (version 00), if the
+/// span is exported.
+pub(crate) fn current_traceparent() -> Option<Box<str>> {
+    let cx = tracing::Span::current().context();
+    let span = cx.span();
+    let context = span.span_context();
+    if !context.is_valid() {
+        return None;
+    }
+    Some(
+        format!(
+            "00-{}-{}-{:02x}",
+            context.trace_id(),
+            context.span_id(),
+            context.trace_flags().to_u8()
+        )
+        .into_boxed_str(),
+    )
+}
+
 /// A `_meta` object as the propagators write into it.
 struct MetaInjector<'a>(&'a mut Map<String, Value>);
 

@@ -154,7 +154,7 @@ impl TaskEntry {
 }
 
 /// The error a task that ended without its work's own answer carries.
-fn unanswered(ended: &Ended<Value>) -> Option<Value> {
+pub(crate) fn unanswered(ended: &Ended<Value>) -> Option<Value> {
     let message = match ended {
         Ended::Expired => "the task's time to live passed before it finished",
         Ended::Abandoned => "the task's work stopped without an answer",

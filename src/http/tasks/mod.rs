@@ -56,6 +56,7 @@ mod start;
 mod store;
 mod time;
 mod work;
+mod work_span;
 
 pub use work::{TaskContext, TaskWork};
 
@@ -67,3 +68,4 @@ pub(crate) use extension::{
 pub(crate) use methods::{serve_method, METHODS};
 pub(crate) use start::start;
 pub(crate) use store::Tasks;
+pub(crate) use work_span::TOOL_BYTES;

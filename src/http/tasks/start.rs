@@ -4,6 +4,7 @@
 use super::entry::{self, TaskEntry};
 use super::places::Places;
 use super::work::{TaskContext, TaskWork};
+use super::work_span;
 use super::{Tasks, DEFAULT_POLL_INTERVAL};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
@@ -13,16 +14,19 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use tracing::Instrument;
 
-/// Creates a task for `work`, owned by `owner`, and starts the work;
-/// returns the `CreateTaskResult`'s task (the task is readable by
-/// `tasks/get` before it is answered). Past the owner's share 429, at
-/// capacity 503 (each naming its bound, with a `Retry-After` of when a
-/// place frees); while the server shuts down, 503 "shutting down".
+/// Creates a task for `work`, owned by `owner`, and starts the work (a
+/// call of `tool`: its span says so, `work_span.rs`); returns the
+/// `CreateTaskResult`'s task (the task is readable by `tasks/get` before
+/// it is answered). Past the owner's share 429, at capacity 503 (each
+/// naming its bound, with a `Retry-After` of when a place frees); while
+/// the server shuts down, 503 "shutting down".
 pub(crate) fn start(
     tasks: &Tasks,
     owner: Option<Principal>,
     work: TaskWork,
+    tool: Option<&str>,
 ) -> Result<Map<String, Value>, Reject> {
     if tasks.root.is_cancelled() {
         return Err(Reject::ShuttingDown);
@@ -63,19 +67,26 @@ pub(crate) fn start(
         Arc::clone(&tasks.places),
         tasks.input_timeout,
     );
-    tokio::spawn(run(
-        tasks.store.clone(),
-        Arc::clone(&tasks.places),
-        running,
-        task,
-        work,
-        ctx,
-        deadline,
-    ));
+    // Its own span, linked to the request's (`work_span.rs`).
+    let span = work_span::open(tool);
+    work_span::record_task(&span, running.id());
+    tokio::spawn(
+        run(
+            tasks.store.clone(),
+            Arc::clone(&tasks.places),
+            running,
+            task,
+            work,
+            ctx,
+            deadline,
+        )
+        .instrument(span),
+    );
     Ok(created)
 }
 
-/// Runs a task's work to its end: its answer completes or fails the task;
+/// Runs a task's work to its end (in its span, which hears how it ended):
+/// its answer completes or fails the task;
 /// a cancel or the shutdown drops it; with a deadline, its passing expires
 /// the task and drops it. Work that panics ends `abandoned` (its
 /// [`Running`] guard dropped unsettled).
@@ -114,6 +125,7 @@ async fn run(
         }
         None => drop(running),
     }
+    work_span::record_end(&tracing::Span::current(), task.outcome());
     // Whatever ended it: nothing is outstanding any more, and its place
     // frees after its retention.
     task.value().ended(&places);
