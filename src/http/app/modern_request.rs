@@ -9,12 +9,13 @@ use crate::http::input::{self, InputRequests, InputRequired};
 use crate::http::observe;
 use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::meta::{LogLevel, META_CAPABILITIES};
+use crate::http::wire::method_name;
 use serde_json::{json, Map, Value};
 
 /// A 2026-07-28 request, as its handler sees it.
 #[derive(Debug, Clone)]
 pub struct ModernRequest {
-    pub(crate) method: Box<str>,
+    pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) capabilities: Value,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) progress_token: Option<Value>,
@@ -37,7 +38,7 @@ impl ModernRequest {
             _ => json!({}),
         };
         ModernRequest {
-            method: method.into(),
+            method: method_name::kept(method),
             capabilities,
             log_level: None,
             progress_token: None,

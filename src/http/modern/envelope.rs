@@ -39,7 +39,7 @@ const CACHEABLE: [&str; 5] = [
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope {
     pub(crate) id: Value,
-    pub(crate) method: Box<str>,
+    pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) server_info: Option<Arc<Value>>,
 }
@@ -249,7 +249,7 @@ mod tests {
     fn envelope(method: &str, log_level: Option<LogLevel>) -> Envelope {
         Envelope {
             id: json!(7),
-            method: method.into(),
+            method: method.to_owned().into(),
             log_level,
             server_info: Some(Arc::new(json!({ "name": "s", "version": "1" }))),
         }

@@ -12,6 +12,7 @@ use crate::http::observe;
 use crate::http::run::hub::Hub;
 use crate::http::wire::jsonrpc::{string_text, Request, RpcError};
 use crate::http::wire::meta::LogLevel;
+use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use serde_json::value::RawValue;
@@ -100,7 +101,7 @@ pub(super) fn read<A: App>(
         }
     };
     let modern = ModernRequest {
-        method: request.method.clone().into_boxed_str(),
+        method: method_name::kept(&request.method),
         capabilities,
         log_level,
         progress_token,

@@ -21,6 +21,7 @@ use crate::http::wire::answered::within;
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{self, Message, Request};
 use crate::http::wire::message;
+use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::reject::Reject;
@@ -156,7 +157,7 @@ async fn answer<A: App>(
     };
     let envelope = Arc::new(Envelope {
         id: request.id.clone(),
-        method: request.method.clone().into_boxed_str(),
+        method: method_name::kept(&request.method),
         log_level: modern.log_level,
         server_info: discovery.server_info.clone(),
     });

@@ -4,59 +4,14 @@
 //! client that makes methods up adds no series. A span carries the
 //! method as sent (`observe/span.rs`): it is not kept.
 
+use crate::http::wire::method_name;
+
 /// The conventions' fallback for a value outside the known set.
 pub(crate) const OTHER: &str = "_OTHER";
 
-/// Every method a label names as itself, sorted.
-const KNOWN: &[&str] = &[
-    "completion/complete",
-    "elicitation/create",
-    "initialize",
-    "logging/setLevel",
-    "notifications/cancelled",
-    "notifications/elicitation/complete",
-    "notifications/initialized",
-    "notifications/message",
-    "notifications/progress",
-    "notifications/prompts/list_changed",
-    "notifications/resources/list_changed",
-    "notifications/resources/updated",
-    "notifications/roots/list_changed",
-    "notifications/tasks/status",
-    "notifications/tools/list_changed",
-    "ping",
-    "prompts/get",
-    "prompts/list",
-    "resources/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/templates/list",
-    "resources/unsubscribe",
-    "roots/list",
-    "sampling/createMessage",
-    "server/discover",
-    "subscriptions/listen",
-    "tasks/cancel",
-    "tasks/get",
-    "tasks/list",
-    "tasks/result",
-    "tasks/update",
-    "tools/call",
-    "tools/list",
-];
-
 /// The label for `method`: itself if MCP defines it, else [`OTHER`].
 pub(crate) fn label(method: &str) -> &'static str {
-    // The request nearly every busy server answers most, first; then the
-    // list, whose comparisons mostly stop at the length.
-    if method == "tools/call" {
-        return "tools/call";
-    }
-    KNOWN
-        .iter()
-        .find(|known| **known == method)
-        .copied()
-        .unwrap_or(OTHER)
+    method_name::known(method).unwrap_or(OTHER)
 }
 
 #[cfg(test)]
@@ -64,8 +19,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_known_methods_are_sorted_and_name_themselves() {
-        assert!(KNOWN.windows(2).all(|w| w[0] < w[1]));
+    fn the_known_methods_name_themselves() {
         assert_eq!(label("tools/call"), "tools/call");
         assert_eq!(
             label("notifications/initialized"),

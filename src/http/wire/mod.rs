@@ -18,6 +18,7 @@ pub mod jsonrpc;
 pub(crate) mod keyed_rate_limit;
 pub(crate) mod message;
 pub(crate) mod meta;
+pub(crate) mod method_name;
 pub(crate) mod mirror;
 pub(crate) mod object_members;
 pub(crate) mod principal;
