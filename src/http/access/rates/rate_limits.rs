@@ -261,7 +261,7 @@ impl RateLimits {
             let fallbacks = self.fallbacks.load(Ordering::Relaxed);
             let _ = writeln!(
                 out,
-                "# HELP sessionreg_rate_limit_fleet 1 while the fleet's store decides the rate limits, 0 while this node decides on its shares.\n\
+                "# HELP sessionreg_rate_limit_fleet 1 if the fleet's store decided the last rate-limited request (and before any), 0 if this node decided it on its shares.\n\
                  # TYPE sessionreg_rate_limit_fleet gauge\n\
                  sessionreg_rate_limit_fleet {by_fleet}\n\
                  # HELP sessionreg_rate_limit_fallbacks_total Times this node fell back to its shares of the rate limits.\n\
