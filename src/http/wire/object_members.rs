@@ -6,11 +6,17 @@
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
+
+/// Members kept on the stack: a tool's result has a handful (`content`,
+/// `structuredContent`, `isError`, `_meta`); more spill to the heap.
+const INLINE: usize = 4;
 
 /// The members of one JSON object, in their order, each value as its text.
-pub(crate) struct ObjectMembers<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+pub(crate) struct ObjectMembers<'a>(SmallVec<[(Cow<'a, str>, &'a RawValue); INLINE]>);
 
 impl<'a> ObjectMembers<'a> {
     /// The members of `raw`; `None` if it is not an object.
@@ -49,24 +55,27 @@ impl<'a> ObjectMembers<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for ObjectMembers<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(MembersVisitor)
+        deserializer.deserialize_map(MembersVisitor(PhantomData))
     }
 }
 
-struct MembersVisitor;
+/// Reads the members as `ObjectMembers<'a>` at once (the small-vector is
+/// not covariant: it cannot be read as `'de`'s and shortened after).
+struct MembersVisitor<'a>(PhantomData<&'a ()>);
 
-impl<'de> Visitor<'de> for MembersVisitor {
-    type Value = ObjectMembers<'de>;
+impl<'de: 'a, 'a> Visitor<'de> for MembersVisitor<'a> {
+    type Value = ObjectMembers<'a>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+        let mut members = SmallVec::new();
         while let Some(MemberName(name)) = map.next_key()? {
             let value: &'de RawValue = map.next_value()?;
-            members.push((name, value));
+            let name: Cow<'a, str> = name;
+            members.push((name, value as &'a RawValue));
         }
         Ok(ObjectMembers(members))
     }
