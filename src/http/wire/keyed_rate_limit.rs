@@ -17,7 +17,10 @@ use std::sync::Arc;
 /// `Retry-After` and the `RateLimit-Policy`/`RateLimit` headers under the
 /// limit's name, a JSON-RPC error naming it, and
 /// `sessionreg_rate_limited_total{limit="NAME"}`; with a fleet's bus the
-/// fleet decides it, as the principal's limit.
+/// fleet decides it, as the principal's limit. The key is derived on the
+/// request's path, before its handler: keep it cheap and never blocking.
+/// A key is kept as an 8-byte digest per cell (on one node) or a SHA-256
+/// digest (in Redis), whatever its length.
 ///
 /// ```
 /// use sessionreg::http::{KeyedRateLimit, Rate};
