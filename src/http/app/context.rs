@@ -25,7 +25,7 @@ pub struct Context<S: Send + Sync + 'static> {
 /// The era a request is in, with what it brings there.
 enum In<S: Send + Sync + 'static> {
     Legacy(LegacyRequest<S>),
-    Modern(Box<ModernRequest>),
+    Modern(ModernRequest),
 }
 
 /// Which era a request is in, and its view of the request there.
@@ -61,7 +61,7 @@ impl<S: Send + Sync + 'static> Context<S> {
         Context {
             request,
             cancel,
-            era: In::Modern(Box::new(modern)),
+            era: In::Modern(modern),
         }
     }
 
