@@ -1,5 +1,5 @@
-//! A node's rate limits ([`RateLimits`]): each principal's and each
-//! limited tool's, checked per request (by the fleet's store when the node
+//! A node's rate limits ([`RateLimits`]): each principal's, each limited
+//! tool's and the application's keyed ones, checked per request (by the fleet's store when the node
 //! has one, else or meanwhile by the node), refused with the 429, written
 //! to `/metrics`.
 
@@ -25,8 +25,9 @@ pub(crate) const PRINCIPAL_LIMIT: &str = "principal";
 /// The name of a tool's limit.
 pub(crate) const TOOL_LIMIT: &str = "tool";
 
-/// The rate limits of one node: each principal's, and each limited tool's
-/// (per principal).
+/// The rate limits of one node: each principal's, each limited tool's
+/// (per principal), and the application's keyed ones; with a fleet's
+/// store, decided there while it can.
 pub(crate) struct RateLimits {
     principal: Option<RatePolicy>,
     tools: HashMap<Box<str>, RatePolicy>,
