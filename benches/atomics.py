@@ -10,7 +10,10 @@ says which atomic of the code it is.
 
 usage: atomics.py --profile BIN [--peers P ...] [--workloads W ...]
 
-BIN is the executable `cargo bench --bench profile --no-run` prints.
+BIN is the executable `cargo bench --bench profile --no-run` prints
+(workloads life, get, stale; peers as callgrind.py's), or that of
+`--bench paths_profile` (workloads delete, request, in_flight; peer
+sessionreg).
 Deterministic: callgrind runs one thread, and the counts depend only on
 the code. Only the profile binary's own instructions are counted (a life
 calls nothing with an atomic in libc: it allocates nothing).
@@ -122,7 +125,7 @@ def main():
     binary = os.path.realpath(o.profile)
     sites = atomic_sites(binary)
     for w in o.workloads:
-        n = SIZES[w]
+        n = SIZES.get(w, 10000)
         for p in o.peers:
             one, three = run(binary, w, p, n), run(binary, w, p, 3 * n)
             per = {a: (three[a] - one[a]) / (2 * n) for a in sites if three[a] != one[a]}
