@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Atomic read-modify-writes and fences per registry operation, counted as
 they execute: the profile binary (benches/profile.rs) runs under callgrind
-with --dump-instr=yes at n and 3n operations, every x86-64 instruction of
+with --dump-instr=yes at n and 3n operations (its instruction count
+beside, as callgrind.py counts it), every x86-64 instruction of
 the binary that is `lock`-prefixed, an `xchg` with memory (implicitly
 locked) or a fence (`mfence`, `sfence`, `lfence`) is found in its
 disassembly, and (X(3n) - X(n)) / 2n of their execution counts is reported,
@@ -96,7 +97,8 @@ def run(binary, workload, peer, n):
                            capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"atomics.py: {workload} {peer} {n} failed:\n{p.stderr[-2000:]}")
-        return executed(path, os.path.realpath(binary))
+        ir = int(re.search(r"Collected : (\d+)", p.stderr).group(1))
+        return executed(path, os.path.realpath(binary)), ir
     finally:
         os.unlink(path)
 
@@ -127,10 +129,11 @@ def main():
     for w in o.workloads:
         n = SIZES.get(w, 10000)
         for p in o.peers:
-            one, three = run(binary, w, p, n), run(binary, w, p, 3 * n)
+            (one, ir1), (three, ir3) = run(binary, w, p, n), run(binary, w, p, 3 * n)
             per = {a: (three[a] - one[a]) / (2 * n) for a in sites if three[a] != one[a]}
             total = sum(per.values())
-            print(f"\n{w} {p}: {total:.2f} locked instructions and fences per operation")
+            print(f"\n{w} {p}: {total:.2f} locked instructions and fences per operation"
+                  f" ({(ir3 - ir1) / (2 * n):,.0f} instructions)")
             for a, k in sorted(per.items(), key=lambda x: -x[1]):
                 if k < 0.005:
                     continue
