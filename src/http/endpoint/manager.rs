@@ -195,9 +195,7 @@ impl<A: App> SessionManager<A> {
         if let Some(server) = &self.hub.resource_server {
             server.stats().write_metrics(&mut out);
         }
-        if let Some(rates) = &self.hub.rates {
-            rates.write_metrics(&mut out);
-        }
+        crate::http::access::rates::write_metrics(self.hub.rates.as_ref(), &mut out);
         self.hub.durations.write(&mut out);
         #[cfg(feature = "otel")]
         crate::http::observe::export_queue::write_metrics(&mut out);

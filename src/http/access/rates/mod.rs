@@ -42,4 +42,4 @@ mod store;
 pub(crate) use fleet::FleetRates;
 #[cfg(feature = "redis")]
 pub(crate) use fleet::{FleetCell, FleetDecided, FleetDecision};
-pub(crate) use rate_limits::RateLimits;
+pub(crate) use rate_limits::{write_metrics, RateLimits};

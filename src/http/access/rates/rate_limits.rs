@@ -209,13 +209,9 @@ impl RateLimits {
         }
     }
 
-    /// `sessionreg_rate_limited_total{limit,tool}`,
-    /// `sessionreg_rate_limit_principals{limit,tool}` and
-    /// `sessionreg_rate_limit_overflow_total{limit,tool}`, in Prometheus
-    /// text (tool names are the operator's; no principal is named); with a
-    /// fleet, `sessionreg_rate_limit_fleet` and
-    /// `sessionreg_rate_limit_fallbacks_total`.
-    pub(crate) fn write_metrics(&self, out: &mut String) {
+    /// The samples of [`write_metrics`], one line per limit (and, with a
+    /// fleet, who decides).
+    fn samples(&self) -> Samples<'_> {
         let mut limits: Vec<(String, &RatePolicy)> = Vec::new();
         if let Some(limit) = &self.principal {
             limits.push((format!("limit=\"{PRINCIPAL_LIMIT}\""), limit));
@@ -230,46 +226,62 @@ impl RateLimits {
             // Names are checked at build: nothing to escape.
             limits.push((format!("limit=\"{}\"", keyed.name), limit));
         }
-        let families: [Family; 3] = [
-            (
-                "sessionreg_rate_limited_total",
-                "counter",
-                "Requests refused 429 past a rate limit, by limit.",
-                RatePolicy::limited,
-            ),
-            (
-                "sessionreg_rate_limit_principals",
-                "gauge",
-                "Principals with a rate-limit cell of their own on this node, by limit.",
-                RatePolicy::cells,
-            ),
-            (
-                "sessionreg_rate_limit_overflow_total",
-                "counter",
-                "Decisions made on the shared cell of principals past rate_limited_principals, by limit.",
-                RatePolicy::overflowed,
-            ),
-        ];
-        for (name, kind, help, read) in families {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, limit) in &limits {
-                let _ = writeln!(out, "{name}{{{labels}}} {}", read(limit));
-            }
-        }
-        if self.fleet.is_some() {
-            // Relaxed: values read alone.
+        // Relaxed: values read alone.
+        let fleet = self.fleet.as_ref().map(|_| {
             let by_fleet = u8::from(self.by_fleet.load(Ordering::Relaxed));
-            let fallbacks = self.fallbacks.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "# HELP sessionreg_rate_limit_fleet 1 if the fleet's store decided the last rate-limited request (and before any), 0 if this node decided it on its shares.\n\
-                 # TYPE sessionreg_rate_limit_fleet gauge\n\
-                 sessionreg_rate_limit_fleet {by_fleet}\n\
-                 # HELP sessionreg_rate_limit_fallbacks_total Times this node fell back to its shares of the rate limits.\n\
-                 # TYPE sessionreg_rate_limit_fallbacks_total counter\n\
-                 sessionreg_rate_limit_fallbacks_total {fallbacks}"
-            );
+            (by_fleet, self.fallbacks.load(Ordering::Relaxed))
+        });
+        (limits, fleet)
+    }
+}
+
+/// `sessionreg_rate_limited_total{limit,tool}`,
+/// `sessionreg_rate_limit_principals{limit,tool}`,
+/// `sessionreg_rate_limit_overflow_total{limit,tool}`,
+/// `sessionreg_rate_limit_fleet` and `sessionreg_rate_limit_fallbacks_total`
+/// in Prometheus text: declared on every node (so a dashboard's names
+/// exist everywhere), with samples where limits (and a fleet) are set.
+/// Tool and limit names are the operator's; no principal or key is named.
+pub(crate) fn write_metrics(rates: Option<&RateLimits>, out: &mut String) {
+    let (limits, fleet) = rates.map(RateLimits::samples).unwrap_or_default();
+    let families: [Family; 3] = [
+        (
+            "sessionreg_rate_limited_total",
+            "counter",
+            "Requests refused 429 past a rate limit, by limit.",
+            RatePolicy::limited,
+        ),
+        (
+            "sessionreg_rate_limit_principals",
+            "gauge",
+            "Principals with a rate-limit cell of their own on this node, by limit.",
+            RatePolicy::cells,
+        ),
+        (
+            "sessionreg_rate_limit_overflow_total",
+            "counter",
+            "Decisions made on the shared cell of principals past rate_limited_principals, by limit.",
+            RatePolicy::overflowed,
+        ),
+    ];
+    for (name, kind, help, read) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, limit) in &limits {
+            let _ = writeln!(out, "{name}{{{labels}}} {}", read(limit));
         }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP sessionreg_rate_limit_fleet 1 if the fleet's store decided the last rate-limited request (and before any), 0 if this node decided it on its shares (no sample: no fleet).\n\
+         # TYPE sessionreg_rate_limit_fleet gauge\n\
+         # HELP sessionreg_rate_limit_fallbacks_total Times this node fell back to its shares of the rate limits.\n\
+         # TYPE sessionreg_rate_limit_fallbacks_total counter"
+    );
+    if let Some((by_fleet, fallbacks)) = fleet {
+        let _ = writeln!(
+            out,
+            "sessionreg_rate_limit_fleet {by_fleet}\nsessionreg_rate_limit_fallbacks_total {fallbacks}"
+        );
     }
 }
 
@@ -310,6 +322,11 @@ fn tool_name(params: Option<&serde_json::value::RawValue>) -> Option<Cow<'_, str
         _ => None,
     }
 }
+
+/// What `/metrics` reads of the limits: each limit's labels and policy,
+/// and, with a fleet, whether it decided last and how often the node fell
+/// back.
+type Samples<'a> = (Vec<(String, &'a RatePolicy)>, Option<(u8, u64)>);
 
 /// A metric family: its name, type, help, and what it reads of a limit.
 type Family = (
