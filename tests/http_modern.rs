@@ -206,6 +206,29 @@ async fn cancellation_closing_the_connection_drops_the_handler() {
     );
 }
 
+/// Cancellation: closing the connection before the answer also cancels the
+/// request's token, so work the handler handed elsewhere stops too (the
+/// handler is still waiting, on the request's own task, when it goes).
+#[tokio::test]
+async fn cancellation_closing_the_connection_cancels_the_handed_off_token() {
+    let server = stateless_server().await;
+    let client = Client::new(&server.url);
+    let pending = client.send_raw(request(
+        &client,
+        &call("hand_off"),
+        &[("mcp-method", "tools/call"), ("mcp-name", "hand_off")],
+    ));
+    let probes = &server.probes;
+    tokio::select! {
+        _ = pending => panic!("hand_off answered"),
+        true = eventually(|| probes.started.load(Ordering::SeqCst) == 1) => {}
+    }
+    assert!(
+        eventually(|| probes.handed_off_cancelled.load(Ordering::SeqCst) == 1).await,
+        "the token handed off was cancelled"
+    );
+}
+
 /// Cancellation: closing the SSE response stream cancels the request: the
 /// handler's reply stream is dropped.
 #[tokio::test]

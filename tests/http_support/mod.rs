@@ -68,6 +68,8 @@ impl Closes {
 pub struct Probes {
     pub started: AtomicUsize,
     pub dropped: AtomicUsize,
+    /// Work a `hand_off` call handed elsewhere that saw its token cancelled.
+    pub handed_off_cancelled: AtomicUsize,
 }
 
 /// Counts a drop into `Probes::dropped`.
@@ -233,6 +235,19 @@ impl App for TestApp {
                             jsonrpc::result_message(&id, json!({ "closed": closed }))
                         });
                         Ok(Reply::Stream(Box::pin(progress.chain(done))))
+                    }
+                    Some("hand_off") => {
+                        // Hands the request's token to work of its own,
+                        // then waits for nothing (as `hang`).
+                        self.probes.started.fetch_add(1, Ordering::SeqCst);
+                        let token = ctx.cancellation();
+                        let probes = Arc::clone(&self.probes);
+                        tokio::spawn(async move {
+                            token.cancelled().await;
+                            probes.handed_off_cancelled.fetch_add(1, Ordering::SeqCst);
+                        });
+                        std::future::pending::<()>().await;
+                        unreachable!()
                     }
                     Some("stream_forever") => {
                         self.probes.started.fetch_add(1, Ordering::SeqCst);

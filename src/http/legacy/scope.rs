@@ -28,6 +28,10 @@ pub(super) struct InSession<A: App> {
 }
 
 impl<A: App> Scope for InSession<A> {
+    // A session's request goes on when its client disconnects (its answer
+    // waits in the session's event log, or is dropped): its own task.
+    const OUTLIVES_CONNECTION: bool = true;
+
     fn list(&self, id: &Value, cancel: &CancellationToken) -> Option<Listed<'_>> {
         Some(self.request.running.list(id, cancel.clone()))
     }

@@ -190,10 +190,14 @@ async fn answer<A: App>(
     let ctx = Context::for_modern(parts, Default::default(), modern);
     let scope = standalone(hub, Some(Arc::clone(&envelope)));
     let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
-    // Held while the answer is awaited, then by the SSE body: dropping
-    // either (the client went away) aborts the handler.
-    let (outcome, spawned, token) = started.into_parts();
-    let cancel = spawned.map(|task| AbortOnDrop(task, token));
+    // The work runs here until it answers (dropping this future, the
+    // client gone, drops it and cancels its token); what goes on past the
+    // answer (a streamed reply's pump) is held by the SSE body, whose drop
+    // aborts it.
+    let answered = started.answered().await;
+    let cancel = answered
+        .spawned
+        .map(|task| AbortOnDrop(task, answered.cancel));
     let answering = Answering {
         envelope,
         binds,
@@ -201,7 +205,7 @@ async fn answer<A: App>(
         cancel,
         tool,
     };
-    respond::respond(hub, outcome.await, answering)
+    respond::respond(hub, answered.outcome, answering)
 }
 
 /// `subscriptions/listen`: the listen stream, acknowledgement first (see

@@ -10,7 +10,7 @@ use crate::http::app::Context;
 use crate::http::app::{App, HandlerError, Reply};
 use crate::http::counters::HttpCounters;
 use crate::http::observe;
-use crate::http::run::admission::{HandlerCount, HandlerTasks};
+use crate::http::run::admission::{HandlerCount, HandlerGuard, HandlerTasks};
 use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet};
 use crate::http::tasks::{Chosen, TaskChoice};
@@ -22,6 +22,7 @@ use futures_util::FutureExt;
 use serde_json::Value;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -42,6 +43,14 @@ pub(crate) struct Runner<A> {
 
 /// What a request's work needs from the era it runs in.
 pub(crate) trait Scope: Send + Sync + 'static {
+    /// Whether the work outlives the connection that brought it: if so,
+    /// work still pending after its first poll leaves for a task of its
+    /// own at once (a legacy session's request goes on when its client
+    /// disconnects); if not, it runs on the request's own task until it
+    /// answers (a 2026-07-28 request: closing the stream is the cancel),
+    /// and only a streamed answer's pump leaves for a task of its own.
+    const OUTLIVES_CONNECTION: bool;
+
     /// Lists the request (JSON-RPC id `id`) as running past its first poll,
     /// so that a `notifications/cancelled` naming it can stop it: listed
     /// while the returned guard lives. `None` where nothing can cancel by
@@ -107,35 +116,104 @@ impl Stop {
     }
 }
 
-/// What [`run`] started: where its outcome arrives, the task it spawned
-/// (if it did), and the request's cancellation token.
+/// What [`run`] started: where its outcome arrives, where its work is,
+/// and the request's cancellation token.
 pub(crate) struct Started {
     outcome: oneshot::Receiver<Dispatched>,
+    work: Work,
+    cancel: CancellationToken,
+}
+
+/// Where a request's work is once its first poll has returned.
+enum Work {
+    /// Done at its first poll (or gone): nothing runs.
+    Done,
+    /// In a task of its own.
+    Spawned(tokio::task::AbortHandle),
+    /// Still here, pending, counted as a handler task: whoever awaits the
+    /// outcome drives it (a scope whose work ends with its connection).
+    Here(Pin<Box<dyn Future<Output = ()> + Send>>, HandlerGuard),
+}
+
+/// A handler's outcome, and the work that goes on after it (a streamed
+/// answer's pump) if any, with the token that cancels it.
+pub(crate) struct Answered {
+    pub(crate) outcome: Dispatched,
+    /// The task still running the work, if it is not done.
     pub(crate) spawned: Option<tokio::task::AbortHandle>,
     pub(crate) cancel: CancellationToken,
 }
 
 impl Started {
-    /// The handler's outcome.
+    /// The handler's outcome; work that goes on after it keeps running
+    /// in its own task.
     pub(crate) async fn outcome(self) -> Dispatched {
-        self.outcome.await.unwrap_or(Dispatched::Lost)
+        self.answered().await.outcome
     }
 
-    /// Splits off the outcome, keeping the spawned task's handle and the
-    /// token (to cancel the work when the answer is dropped).
-    pub(crate) fn into_parts(
-        self,
-    ) -> (
-        impl Future<Output = Dispatched>,
-        Option<tokio::task::AbortHandle>,
-        CancellationToken,
-    ) {
-        let outcome = self.outcome;
-        (
-            async move { outcome.await.unwrap_or(Dispatched::Lost) },
-            self.spawned,
-            self.cancel,
-        )
+    /// The handler's outcome, driving the work here if it is still here:
+    /// until it answers, it runs on this task (no task spawned, no other
+    /// worker woken); if it goes on past its answer (a streamed reply), it
+    /// leaves then for a task of its own, still counted. Dropped before the
+    /// outcome, this drops the work where it waits and cancels the token
+    /// (for work the handler handed elsewhere): the client went away.
+    pub(crate) async fn answered(self) -> Answered {
+        let Started {
+            mut outcome,
+            work,
+            cancel,
+        } = self;
+        let (received, spawned) = match work {
+            Work::Done => (outcome.try_recv().ok(), None),
+            Work::Spawned(task) => ((&mut outcome).await.ok(), Some(task)),
+            Work::Here(mut task, counted) => {
+                let armed = CancelOnDrop(Some(&cancel));
+                // `None`: the work is done (its outcome sent, or lost);
+                // `Some`: the outcome came while the work goes on (a
+                // streamed reply's pump).
+                let early = std::future::poll_fn(|cx| {
+                    if task.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(None);
+                    }
+                    Pin::new(&mut outcome).poll(cx).map(Some)
+                })
+                .await;
+                armed.disarm();
+                match early {
+                    None => (outcome.try_recv().ok(), None),
+                    Some(received) => {
+                        let task = tokio::spawn(async move {
+                            task.await;
+                            drop(counted);
+                        });
+                        (received.ok(), Some(task.abort_handle()))
+                    }
+                }
+            }
+        };
+        Answered {
+            outcome: received.unwrap_or(Dispatched::Lost),
+            spawned,
+            cancel,
+        }
+    }
+}
+
+/// Cancels the token when dropped armed: the request's waiter went away
+/// while the work ran here.
+struct CancelOnDrop<'a>(Option<&'a CancellationToken>);
+
+impl CancelOnDrop<'_> {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.0 {
+            token.cancel();
+        }
     }
 }
 
@@ -145,14 +223,18 @@ impl Started {
 ///
 /// The work is first polled here, on the connection's task: most handlers
 /// answer at once, and then no task is spawned, no timer set, no other
-/// worker thread woken. Work still pending after that poll goes on in a
-/// task of its own, counted against the cap on handler tasks, so a client
-/// that disconnects does not cancel it (the spawned task's first poll
-/// registers its own wakers); its abort handle is returned, for the era
-/// whose disconnect cancels (2026-07-28). From then on it is listed by the
-/// scope, and it stops when `cancel` is cancelled (the session's end,
-/// `notifications/cancelled`) or the handler timeout passes: its future is
-/// dropped, and the request is answered with the [`Stop`].
+/// worker thread woken. Work still pending after that poll is counted
+/// against the cap on handler tasks, and goes on where its scope says
+/// ([`Scope::OUTLIVES_CONNECTION`]): in a task of its own at once, so a
+/// client that disconnects does not cancel it (a legacy session's), or
+/// here, driven by whoever awaits [`Started::answered`], until it answers
+/// (a 2026-07-28 request's: a handler that awaits I/O then wakes the
+/// connection's task, not another worker's; a streamed answer's pump
+/// leaves for a task of its own). From then on it is listed by the scope,
+/// and it stops when `cancel` is cancelled (the session's end,
+/// `notifications/cancelled`, the client gone) or the handler timeout
+/// passes: its future is dropped, and the request is answered with the
+/// [`Stop`].
 pub(crate) async fn run<A: App, S: Scope>(
     runner: &Arc<Runner<A>>,
     scope: S,
@@ -209,19 +291,25 @@ pub(crate) async fn run<A: App, S: Scope>(
         drop(answer);
         drop(scope);
     };
-    let mut task = Box::pin(task.in_current_span());
+    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task.in_current_span());
     let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
-    let spawned = first.is_pending().then(|| {
+    let work = if first.is_ready() {
+        Work::Done
+    } else {
         let counted = runner.handlers.enter();
-        tokio::spawn(async move {
-            task.await;
-            drop(counted);
-        })
-        .abort_handle()
-    });
+        if S::OUTLIVES_CONNECTION {
+            let task = tokio::spawn(async move {
+                task.await;
+                drop(counted);
+            });
+            Work::Spawned(task.abort_handle())
+        } else {
+            Work::Here(task, counted)
+        }
+    };
     Started {
         outcome: outcome_rx,
-        spawned,
+        work,
         cancel: token,
     }
 }
