@@ -83,6 +83,57 @@ fn two_principals(b: Builder) -> Builder {
     )
 }
 
+/// The application narrows what the layer honours (`App::listen_filter`):
+/// the acknowledgement lists only what is left ("the subset the server
+/// agreed to honor"), and only that arrives; an application that serves no
+/// listening for a principal answers -32601 (404) and no stream opens.
+#[tokio::test]
+async fn the_application_narrows_the_filter_or_serves_no_listening() {
+    let publisher = Publisher::new();
+    let server = start(&publisher, |b| {
+        b.authenticator(
+            BearerTokens::new(
+                [("narrow", "token-narrow"), ("deaf", "token-deaf")]
+                    .map(|(n, t)| (n.to_string(), t.to_string())),
+            )
+            .unwrap(),
+        )
+    })
+    .await;
+    let narrow = Client::with_bearer(&server.url, "token-narrow");
+    let everything = json!({
+        "toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
+        "resourceSubscriptions": ["narrow://1", "other://2"],
+    });
+    let (status, stream, _) = listen(&narrow, json!(1), everything.clone()).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut stream = stream.unwrap();
+    let ack = next(&mut stream).await.unwrap();
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "toolsListChanged": true, "resourceSubscriptions": ["narrow://1"] })
+    );
+    // Taken away: prompts, the resources list, another URI.
+    publisher.prompts_changed();
+    publisher.resources_changed();
+    publisher.resource_updated("other://2", Audience::Everyone);
+    publisher.tools_changed();
+    publisher.resource_updated("narrow://1", Audience::Everyone);
+    assert_eq!(
+        next(&mut stream).await.unwrap()["method"],
+        "notifications/tools/list_changed"
+    );
+    let updated = next(&mut stream).await.unwrap();
+    assert_eq!(updated["method"], "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "narrow://1");
+
+    let deaf = Client::with_bearer(&server.url, "token-deaf");
+    let (status, stream, _) = listen(&deaf, json!(2), everything).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(stream.is_none());
+    assert_eq!(metrics(&server)["sessionreg_listeners_live"], 1.0);
+}
+
 /// Subscriptions page, "Acknowledgment" and "Receiving Notifications": the
 /// acknowledgement comes first with the honoured filter, every frame carries
 /// the listen request's id, and only the kinds asked for arrive (a kind not

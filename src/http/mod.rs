@@ -451,7 +451,7 @@ pub use endpoint::builder::Builder;
 pub use endpoint::drain::DrainReport;
 pub use endpoint::manager::{ResponseFuture, SessionManager};
 pub use endpoint::shutdown::ShutdownReport;
-pub use listen::{Audience, Change, Publisher};
+pub use listen::{Audience, Change, ListenFilter, Publisher};
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub use observe::otlp;

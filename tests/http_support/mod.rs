@@ -11,7 +11,7 @@ use http_body_util::Full;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{self, Message, RpcError};
 use sessionreg::http::{
-    self as mcp, App, Connections, Context, HandlerError, Reply, SessionManager,
+    self as mcp, App, Connections, Context, HandlerError, ListenFilter, Reply, SessionManager,
 };
 use sessionreg::{Reason, SessionId};
 use std::collections::HashMap;
@@ -145,6 +145,26 @@ impl App for TestApp {
             Some(principal) => format!("{name}@{principal}"),
             None => name,
         })
+    }
+
+    /// Principal `narrow` may hear only the tools list and URIs under
+    /// `narrow://`; principal `deaf` may not listen at all; everyone else
+    /// hears all the layer honours.
+    fn listen_filter(
+        &self,
+        mut filter: ListenFilter,
+        request: &http::request::Parts,
+    ) -> Option<ListenFilter> {
+        match mcp::Principal::of(request).map(mcp::Principal::as_str) {
+            Some("narrow") => {
+                filter.drop_prompts_list_changed();
+                filter.drop_resources_list_changed();
+                filter.retain_resource_uris(|uri| uri.starts_with("narrow://"));
+                Some(filter)
+            }
+            Some("deaf") => None,
+            _ => Some(filter),
+        }
     }
 
     async fn handle(&self, ctx: Context<String>, message: Message) -> Result<Reply, HandlerError> {

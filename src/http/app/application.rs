@@ -2,6 +2,7 @@
 
 use super::discovery::Discovery;
 use super::{Context, HandlerError, Reply};
+use crate::http::listen::ListenFilter;
 use crate::http::wire::jsonrpc::{Message, Request, RpcError};
 use crate::http::wire::mirror::MirroredParams;
 use crate::{Reason, SessionId};
@@ -63,6 +64,21 @@ pub trait App: Send + Sync + 'static {
     /// Asked once, when the manager is built.
     fn discovery(&self) -> Discovery {
         Discovery::default()
+    }
+
+    /// Which part of a 2026-07-28 `subscriptions/listen` the application
+    /// serves, asked before the stream opens: `filter` is what the layer
+    /// honours of the client's (every kind of list asked for, the resource
+    /// URIs within the listen bounds), `request` the listen request's
+    /// parts (its [`Principal`](crate::http::Principal), say). Narrow it (a
+    /// kind of change the application never publishes, a URI the
+    /// principal may not read: the acknowledgement then lists only what
+    /// is left, as the spec's "the subset the server agreed to honor"), or
+    /// return `None` to serve no listening (`-32601`, 404). Default: all
+    /// of it.
+    fn listen_filter(&self, filter: ListenFilter, request: &Parts) -> Option<ListenFilter> {
+        let _ = request;
+        Some(filter)
     }
 
     /// The mirrored parameters (`x-mcp-header`) of tool `tool`, if it has

@@ -9,6 +9,7 @@ use super::body::ListenBody;
 use super::budget::{Charge, UriBudget};
 use super::filter::{self, Filter};
 use super::inbox::{Inbox, Tap};
+use super::listen_filter::ListenFilter;
 use super::topics::{Member, Topic, Topics};
 use crate::http::access::validity::Term;
 use crate::http::counters::HttpCounters;
@@ -160,6 +161,7 @@ impl Listeners {
         owner: Option<Principal>,
         term: Term,
         closing: impl Fn() -> Option<Reason>,
+        narrow: impl FnOnce(ListenFilter) -> Option<ListenFilter>,
     ) -> Result<ListenBody, Reject> {
         let retry_after = self.retry_after;
         if self.runtime.get().is_none() {
@@ -179,6 +181,11 @@ impl Listeners {
             )));
         }
         let filter = Filter::honoured(params, self.filter).map_err(Reject::Malformed)?;
+        // The application's part: it may only narrow what the layer honours
+        // (before anything is charged), or serve no listening at all.
+        let Some(ListenFilter(filter)) = narrow(ListenFilter(filter)) else {
+            return Err(Reject::NoSuchMethod("subscriptions/listen".into()));
+        };
         let bytes = self
             .budget
             .charge(owner.as_ref(), filter.uris.len(), filter.uri_bytes())?;

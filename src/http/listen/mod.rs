@@ -8,7 +8,9 @@
 //! * **acknowledges first** (`notifications/subscriptions/acknowledged`,
 //!   with the subset of the filter it honours: every kind, and the first
 //!   [`Builder::listen_uris`](crate::http::Builder::listen_uris) resource
-//!   URIs: `filter.rs`), then sends only the kinds asked for, each stamped
+//!   URIs: `filter.rs`; the application may narrow it, or refuse, through
+//!   [`App::listen_filter`](crate::http::App::listen_filter):
+//!   `listen_filter.rs`), then sends only the kinds asked for, each stamped
 //!   with `_meta["io.modelcontextprotocol/subscriptionId"]`, the listen
 //!   request's id (`body.rs`);
 //! * keeps each stream as an entry of a [`Registry`] of its own, so every
@@ -44,6 +46,7 @@ mod deliver;
 mod filter;
 mod inbox;
 mod kind;
+mod listen_filter;
 mod listeners;
 pub(crate) mod metrics;
 mod publisher;
@@ -52,6 +55,7 @@ mod topics;
 mod wakes;
 
 pub use change::{Audience, Change};
+pub use listen_filter::ListenFilter;
 pub use publisher::Publisher;
 
 pub(crate) use budget::Charge;

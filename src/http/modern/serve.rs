@@ -237,10 +237,15 @@ fn listen<A: App>(hub: &Hub<A>, request: &Request, parts: &Parts) -> Response<Bo
     let owner = Principal::of(parts).cloned();
     // The stream lasts as long as the credential it is opened with.
     let term = Term::of(Validity::of(parts));
-    match hub
-        .listeners
-        .open(&request.id, request.params.as_deref(), owner, term, closing)
-    {
+    let narrow = |filter| hub.app().listen_filter(filter, parts);
+    match hub.listeners.open(
+        &request.id,
+        request.params.as_deref(),
+        owner,
+        term,
+        closing,
+        narrow,
+    ) {
         Ok(body) => hub.sse.listen(body),
         Err(reject) => reject.respond(id, config),
     }
