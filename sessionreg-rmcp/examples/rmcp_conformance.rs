@@ -32,7 +32,7 @@ use rmcp::model::{
     GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorData, LoggingLevel, LoggingMessageNotificationParam,
@@ -457,6 +457,15 @@ impl ServerHandler for Conformance {
                 .enable_completions()
                 .build(),
         )
+    }
+
+    /// Listening at 2026-07-28: whatever the client asks of what
+    /// `get_info` advertises (rmcp, and the layer, take the rest away).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
     }
 
     async fn list_resources(

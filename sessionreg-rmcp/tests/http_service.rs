@@ -461,3 +461,85 @@ async fn a_request_the_handler_sends_in_a_session_is_answered_by_the_client() {
         .expect("the answer");
     assert_eq!(text(&done), "roots: file:///a, file:///b", "{done}");
 }
+
+/// A 2026-07-28 `subscriptions/listen` with the whole filter asked for.
+fn listen_request(client: &Client, id: u64) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    let body = with_meta(json!({
+        "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+        "params": { "notifications": {
+            "toolsListChanged": true, "promptsListChanged": true,
+            "resourcesListChanged": true, "resourceSubscriptions": ["counter://count"],
+        } },
+    }));
+    client.modern_request(body.to_string(), &[("mcp-method", "subscriptions/listen")])
+}
+
+#[tokio::test]
+async fn a_listen_stream_hears_what_the_handler_accepts_and_announces() {
+    let served = Served::start(Config::default()).await;
+    let client = served.client();
+    let response = client.send_raw(listen_request(&client, 1)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut events = mcp_test_client::SseStream::new(response.into_body());
+    let bound = std::time::Duration::from_secs(10);
+    let ack = events
+        .next_within(bound)
+        .await
+        .unwrap()
+        .expect("the acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // What the counter accepts (`accepted_subscription_filter`) and
+    // advertises (`tools.listChanged`): the tools list, nothing else.
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "toolsListChanged": true }),
+        "{ack}"
+    );
+
+    let call = client
+        .post_modern(
+            &with_meta(tool_call(2, "announce", json!({}))),
+            &[("mcp-method", "tools/call"), ("mcp-name", "announce")],
+        )
+        .await;
+    assert_eq!(text(&answer_of(&call)), "announced");
+    let heard = events
+        .next_within(bound)
+        .await
+        .unwrap()
+        .expect("the change");
+    assert_eq!(
+        heard["method"], "notifications/tools/list_changed",
+        "{heard}"
+    );
+}
+
+/// A handler with rmcp's defaults: no `accepted_subscription_filter`.
+#[derive(Clone)]
+struct Silent;
+
+impl rmcp::ServerHandler for Silent {}
+
+#[tokio::test]
+async fn a_handler_that_accepts_no_filter_serves_no_listening() {
+    let service = StreamableHttpService::new(|| Ok(Silent), Config::default());
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let stopped = stop.clone().cancelled_owned();
+    tokio::spawn(async move {
+        let _ = listen::serve(listener, router, stopped).await;
+    });
+    let client = Client::new(&url);
+    let response = client.send(listen_request(&client, 1)).await;
+    // As rmcp's own service: method not found.
+    assert_eq!(
+        response.status,
+        StatusCode::NOT_FOUND,
+        "{:?}",
+        response.body
+    );
+    assert_eq!(answer_of(&response)["error"]["code"], -32601);
+    stop.cancel();
+}

@@ -8,6 +8,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ErrorData, InputRequest, InputRequests,
     InputRequiredResult, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::RequestContext;
 use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
@@ -154,5 +155,14 @@ impl ServerHandler for Counter {
                 .build(),
         )
         .with_instructions("A counter: increment, add, header.")
+    }
+
+    /// 2026-07-28 clients may listen for what `announce` tells: the tools
+    /// list's changes.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
     }
 }

@@ -7,7 +7,7 @@ use futures_core::Stream;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ClientResult, ErrorCode, ErrorData,
     GetExtensions, InitializeRequestParams, JsonRpcNotification, JsonRpcRequest, ProtocolVersion,
-    RequestId, ServerJsonRpcMessage, ServerResult,
+    RequestId, ServerJsonRpcMessage, ServerResult, SubscriptionFilter,
 };
 use rmcp::service::{serve_directly_with_ct, RunningService};
 use rmcp::{RoleServer, ServerHandler};
@@ -15,7 +15,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
 use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
-use sessionreg::http::{App, ClientAnswer, Context, HandlerError, ModernRequest, Publisher, Reply};
+use sessionreg::http::{
+    App, ClientAnswer, Context, HandlerError, ListenFilter, ModernRequest, Publisher, Reply,
+};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -156,6 +158,38 @@ impl<S: ServerHandler> App for HandlerApp<S> {
         }
     }
 
+    /// As rmcp's own service: the handler's
+    /// `accepted_subscription_filter` (`None`: no listening, -32601), then
+    /// what its `get_info` advertises (a kind of list only with its
+    /// `listChanged`, resource URIs only with `resources.subscribe`); the
+    /// layer's stream honours what is left of the layer's filter. The
+    /// handler's `listen` is not called: rmcp builds its
+    /// `SubscriptionContext` only inside its own service (no public
+    /// constructor); what the handler publishes reaches the stream through
+    /// the layer's `Publisher` instead.
+    fn listen_filter(
+        &self,
+        mut filter: ListenFilter,
+        _request: &http::request::Parts,
+    ) -> Option<ListenFilter> {
+        let requested = subscription_filter(&filter);
+        let candidate = self.described.accepted_subscription_filter(&requested)?;
+        let advertised = requested.supported_by(&self.described.get_info().capabilities);
+        let accepted = requested.intersection(&candidate).intersection(&advertised);
+        if accepted.tools_list_changed != Some(true) {
+            filter.drop_tools_list_changed();
+        }
+        if accepted.prompts_list_changed != Some(true) {
+            filter.drop_prompts_list_changed();
+        }
+        if accepted.resources_list_changed != Some(true) {
+            filter.drop_resources_list_changed();
+        }
+        let uris = accepted.resource_subscriptions.unwrap_or_default();
+        filter.retain_resource_uris(|uri| uris.iter().any(|kept| kept == uri));
+        Some(filter)
+    }
+
     fn mirrored_params(&self, tool: &str) -> Option<Arc<MirroredParams>> {
         let tool = self.described.get_tool(tool)?;
         let schema = Value::Object((*tool.input_schema).clone());
@@ -245,6 +279,18 @@ impl<S: ServerHandler> HandlerSession<S> {
 /// `requestState` the layer verified (its seal checked, the handler's own
 /// state inside) replaced by that state, or removed when the handler had
 /// none. `None`: not a retry, the params go as sent.
+/// The layer's honoured filter as rmcp's [`SubscriptionFilter`], what a
+/// handler's `accepted_subscription_filter` is asked with.
+fn subscription_filter(filter: &ListenFilter) -> SubscriptionFilter {
+    let uris: Vec<String> = filter.resource_uris().map(str::to_owned).collect();
+    let mut requested = SubscriptionFilter::new();
+    requested.tools_list_changed = filter.tools_list_changed().then_some(true);
+    requested.prompts_list_changed = filter.prompts_list_changed().then_some(true);
+    requested.resources_list_changed = filter.resources_list_changed().then_some(true);
+    requested.resource_subscriptions = (!uris.is_empty()).then_some(uris);
+    requested
+}
+
 fn retried_params(
     modern: &ModernRequest,
     request: &Request,
