@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 /// Tools: `wait` (a task until `release`d, or its work dropped), `ask`
 /// (a task that asks for `a` and `b`), `fail` (fails with a JSON-RPC
 /// error), `only_task` (required to be a task), `quick` (a task that
-/// answers at once).
+/// answers at once), `own` (a task of a store of the application's own).
 #[derive(Default)]
 struct Jobs {
     release: Arc<Notify>,
@@ -86,6 +86,15 @@ impl App for Jobs {
                 Reply::Task(TaskWork::new(|_ctx| async move { Ok(text("as a task")) }).required())
             }
             Some("quick") => Reply::Task(TaskWork::new(|_ctx| async move { Ok(text("quick")) })),
+            // A task of a store of the application's own, whose result
+            // says "complete" where the layer must write "task".
+            Some("own") => Reply::TaskCreated(
+                serde_json::value::to_raw_value(&json!({
+                    "taskId": "own-1", "status": "working", "resultType": "complete",
+                    "createdAt": "2026-12-05T00:00:00Z", "ttlMs": 60000,
+                }))
+                .unwrap(),
+            ),
             _ => Reply::Error(RpcError::method_not_found("no such tool")),
         })
     }
@@ -193,6 +202,30 @@ async fn until(client: &Client, id: &str, want: &str) -> Value {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("task {id} never became {want}: {}", get(client, id).await);
+}
+
+/// A task the application keeps in a store of its own
+/// (`Reply::TaskCreated`): answered as a task (`resultType: "task"`, the
+/// server named) where the call declared the extension, refused with
+/// -32603 where it did not (a client that did not ask cannot take one).
+#[tokio::test]
+async fn a_task_of_the_applications_own_store_is_a_task_only_where_asked_for() {
+    let served = serve(|b| b).await;
+    let client = Client::new(&served.url);
+    let answer = call(&client, "own", true).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let result = &answer.json()["result"];
+    assert_eq!(result["resultType"], "task", "{result}");
+    assert_eq!(result["taskId"], "own-1");
+    assert_eq!(result["ttlMs"], 60000);
+
+    let refused = call(&client, "own", false).await.json();
+    assert_eq!(
+        refused["error"]["code"],
+        jsonrpc::RpcError::INTERNAL_ERROR,
+        "{refused}"
+    );
+    assert!(refused.get("result").is_none(), "{refused}");
 }
 
 #[tokio::test]

@@ -52,6 +52,18 @@ pub enum Reply {
     /// [`ModernRequest::input_required`](super::ModernRequest::input_required), so
     /// only for a modern request that may ask for input.
     InputRequired(InputRequired),
+    /// A `CreateTaskResult` (the tasks extension), serialized, for a task
+    /// the application keeps in a store of its own (which answers the
+    /// task's `tasks/get`, `tasks/update` and `tasks/cancel`: they reach
+    /// the application when the layer's task store is not configured). At
+    /// 2026-07-28 the layer's envelope writes `resultType: "task"` on it,
+    /// for a `tools/call` whose client declared the tasks extension on the
+    /// request (any other result's `resultType` is `"complete"`, whatever
+    /// the application wrote); for any other 2026-07-28 request it is
+    /// refused with `-32603` (a client that did not ask for a task cannot
+    /// take one). In a legacy session it is written as it is. Work that
+    /// should run on the layer's own store answers [`Reply::Task`].
+    TaskCreated(Box<RawValue>),
     /// Work to run as a task (the tasks extension, for a `tools/call`): the
     /// layer creates the task and answers `CreateTaskResult` when the
     /// client asked for tasks, and otherwise runs the work inline as the
@@ -69,6 +81,7 @@ impl fmt::Debug for Reply {
             Reply::Accepted => f.write_str("Accepted"),
             Reply::InputRequired(asked) => f.debug_tuple("InputRequired").field(asked).finish(),
             Reply::Task(work) => f.debug_tuple("Task").field(work).finish(),
+            Reply::TaskCreated(raw) => f.debug_tuple("TaskCreated").field(raw).finish(),
         }
     }
 }

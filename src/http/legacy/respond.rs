@@ -37,7 +37,7 @@ pub(crate) fn respond(
                 let tool_error = result.get("isError") == Some(&Value::Bool(true));
                 body::answer(id, &result, tool_error)
             }
-            (Some(id), Reply::Serialized(result)) => {
+            (Some(id), Reply::Serialized(result) | Reply::TaskCreated(result)) => {
                 let tool_error = ObjectMembers::of(&result).is_some_and(|m| m.is_tool_error());
                 body::answer(id, &result, tool_error)
             }

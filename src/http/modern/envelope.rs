@@ -4,7 +4,9 @@
 //! * every result an application returns has `resultType: "complete"`,
 //!   whatever it set there (the other kinds are the layer's to send: an
 //!   `input_required` answer is `Reply::InputRequired`, a task's
-//!   `CreateTaskResult` `Reply::Task`);
+//!   `CreateTaskResult` `Reply::Task`, or `Reply::TaskCreated` for a task
+//!   of the application's own store, written as a task only where the
+//!   request may take one);
 //! * the results that must carry caching hints (`tools/list`,
 //!   `prompts/list`, `resources/list`, `resources/templates/list`,
 //!   `resources/read`) get `ttlMs: 0` and `cacheScope: "private"` (cache
@@ -78,8 +80,9 @@ impl Envelope {
         }
     }
 
-    /// A `CreateTaskResult` (the layer's own: `resultType` "task", which
-    /// no application result may carry), named like every other result.
+    /// A `CreateTaskResult` (`resultType` "task", which no other result
+    /// may carry: the layer's store's, or an application's own where the
+    /// request may take a task), named like every other result.
     pub(crate) fn task_result(&self, mut result: Map<String, Value>) -> Value {
         result.insert("resultType".into(), "task".into());
         self.name_server(&mut result);

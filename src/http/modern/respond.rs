@@ -13,6 +13,7 @@ use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::{Response, StatusCode};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 /// Cancels a request's token and aborts its spawned task when dropped: the
@@ -42,6 +43,9 @@ pub(super) struct Answering {
     /// The tool a call that may become a task calls (its task's span
     /// names it); `None` for any other request.
     pub(super) tool: Option<Box<str>>,
+    /// Whether the request may be answered with a task: a `tools/call`
+    /// whose client declared the tasks extension on it.
+    pub(super) takes_task: bool,
 }
 
 /// The response to a 2026-07-28 request for its handler's outcome.
@@ -63,6 +67,7 @@ pub(super) fn respond<A: App>(
         owner,
         cancel,
         tool,
+        takes_task,
     } = answering;
     let id = Some(&envelope.id);
     match outcome {
@@ -99,6 +104,22 @@ pub(super) fn respond<A: App>(
             },
             None => Reject::Overloaded.respond(id, config),
         },
+        Dispatched::Reply(Reply::TaskCreated(created)) if takes_task => {
+            match serde_json::from_str::<Map<String, Value>>(created.get()) {
+                Ok(created) => body::result(&envelope.id, &envelope.task_result(created)),
+                Err(_) => Reject::Answered(RpcError::new(
+                    jsonrpc::RpcError::INTERNAL_ERROR,
+                    "the handler's task result is not a JSON object",
+                ))
+                .respond(id, config),
+            }
+        }
+        Dispatched::Reply(Reply::TaskCreated(_)) => Reject::Answered(RpcError::new(
+            jsonrpc::RpcError::INTERNAL_ERROR,
+            "the handler answered with a task, which this request did not ask for \
+             (a tools/call declaring the tasks extension)",
+        ))
+        .respond(id, config),
         Dispatched::Reply(Reply::Error(error)) => Reject::Answered(error).respond(id, config),
         Dispatched::Reply(Reply::Accepted | Reply::Stream(_)) => body::rpc_error(
             StatusCode::OK,

@@ -175,7 +175,8 @@ async fn answer<A: App>(
     }
     // Whether a `Reply::Task` may become a task: a `tools/call` whose
     // client declared the extension on it, to a manager serving it.
-    let choice = match hub.tasks.is_some() && declares_tasks && request.method == "tools/call" {
+    let takes_task = declares_tasks && request.method == "tools/call";
+    let choice = match hub.tasks.is_some() && takes_task {
         true => TaskChoice::Task,
         false => TaskChoice::Inline {
             refuse_required: true,
@@ -204,6 +205,7 @@ async fn answer<A: App>(
         owner,
         cancel,
         tool,
+        takes_task,
     };
     respond::respond(hub, answered.outcome, answering)
 }
