@@ -8,7 +8,16 @@
 //! ```text
 //! cargo run -p sessionreg-rmcp --example rmcp_tasks_server -- --addr 127.0.0.1:8080
 //! cargo run -p sessionreg-rmcp --example rmcp_tasks_server -- --tasks rmcp   # rmcp's own manager
+//! cargo run -p sessionreg-rmcp --example rmcp_tasks_server -- --service layer # on sessionreg's layer
 //! ```
+//!
+//! With `--service layer` the same handler is served by
+//! `sessionreg_rmcp::http::StreamableHttpService` (sessionreg's HTTP layer:
+//! both eras, legacy sessions in its registry) instead of rmcp's service
+//! with sessionreg's session manager: a handler that supports rmcp's tasks
+//! runs them on the manager it was given, made once and cloned into the
+//! factory (at 2026-07-28 the factory makes a handler per request: a
+//! manager made in the handler's constructor would lose every task).
 //!
 //! Its first stdout line is `listening on http://ADDR/mcp`; `GET /metrics`
 //! serves the session registry's counters, and the task store's
@@ -24,6 +33,7 @@ mod listen;
 mod process;
 
 use clap::{Parser, ValueEnum};
+use sessionreg_rmcp::http::StreamableHttpService;
 use sessionreg_rmcp::{RegistrySessionManager, TaskManager};
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -38,6 +48,15 @@ enum Manager {
     Sessionreg,
     /// rmcp 3.11's own rmcp::task_manager::TaskManager (for comparison).
     Rmcp,
+}
+
+/// Which HTTP service serves the handler.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Service {
+    /// rmcp's `StreamableHttpService`, with sessionreg's session manager.
+    Rmcp,
+    /// sessionreg_rmcp::http::StreamableHttpService: sessionreg's HTTP layer.
+    Layer,
 }
 
 #[derive(Parser, Debug)]
@@ -58,6 +77,9 @@ struct Args {
     /// Stop a task still running at its TTL (rmcp's always does); sessionreg's only.
     #[arg(long)]
     abort_at_ttl: bool,
+    /// The HTTP service.
+    #[arg(long, value_enum, default_value_t = Service::Rmcp)]
+    service: Service,
     /// The node id: the first two hex digits of every session and task id.
     #[arg(long, default_value_t = 0)]
     node_id: u8,
@@ -70,6 +92,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    if let Service::Layer = args.service {
+        return run_on_layer(args).await;
+    }
     let token = CancellationToken::new();
     let sessions = Arc::new(
         RegistrySessionManager::builder()
@@ -113,6 +138,58 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     process::serve(args.addr, router, token, move || {
         stop_tasks();
         sessions.shutdown()
+    })
+    .await
+}
+
+/// The same handler on sessionreg's HTTP layer.
+async fn run_on_layer(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    match args.tasks {
+        Manager::Sessionreg => {
+            let tasks = TaskManager::builder()
+                .capacity(args.max_tasks)
+                .retention(Duration::from_millis(args.retention_ms))
+                .abort_at_ttl(args.abort_at_ttl)
+                .node_id(args.node_id)
+                .build()?;
+            let metrics = tasks.clone();
+            let stop = tasks.clone();
+            serve_on_layer(
+                args,
+                tasks,
+                move || metrics.metrics(),
+                Box::new(move || stop.shutdown()),
+            )
+            .await
+        }
+        Manager::Rmcp => {
+            let tasks = rmcp::task_manager::TaskManager::new();
+            let stop = tasks.clone();
+            serve_on_layer(args, tasks, String::new, Box::new(move || stop.shutdown())).await
+        }
+    }
+}
+
+async fn serve_on_layer<M: app::Tasks>(
+    args: Args,
+    tasks: M,
+    task_metrics: impl Fn() -> String + Clone + Send + Sync + 'static,
+    stop_tasks: Box<dyn Fn() + Send>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    // The one change from rmcp's service: this `StreamableHttpService`
+    // (through its builder, for the node id).
+    let service: StreamableHttpService<_> =
+        StreamableHttpService::builder(move || Ok(app::TasksServer::new(tasks.clone())))?
+            .node_id(args.node_id)
+            .build()?
+            .into();
+    service.manager().set_bind_address(args.addr);
+    let manager = service.clone();
+    let metrics = move || manager.manager().metrics() + &task_metrics();
+    let router = app::endpoint::endpoint(service.clone(), metrics);
+    process::serve(args.addr, router, CancellationToken::new(), move || {
+        stop_tasks();
+        service.manager().shutdown()
     })
     .await
 }

@@ -44,6 +44,9 @@
 #    revisions against rmcp_conformance (the suite's fixture as an rmcp
 #    handler): every scored scenario must pass; the unscored ones it does
 #    not implement (the tasks extension's, the pending ones) are listed.
+#    And every tasks-* scenario against rmcp_tasks_server --service layer
+#    (rmcp_tasks_layer): the same rmcp handler and sessionreg's TaskManager
+#    on sessionreg::http.
 # 8. OAuth (issue 29): a real authorization server on a loopback port of its
 #    own (tests/interop/oauth_server.mjs: the npm package oauth2-mock-server, with
 #    the audience and scope an operator configures), and cargo build
@@ -646,11 +649,18 @@ if want rmcp_server; then
   # The tasks extension: rmcp_tasks_server on each task manager (its name
   # for the shutdown and log checks: rmcp_tasks_server, or
   # rmcp_tasks_server_<manager> for another than sessionreg's).
-  for manager in "${TASK_MANAGERS[@]}"; do
+  # `layer`: the same handler and sessionreg's TaskManager on sessionreg's
+  # HTTP layer (`--service layer`: sessionreg_rmcp::http::StreamableHttpService).
+  for manager in "${TASK_MANAGERS[@]}" layer; do
     name=rmcp_tasks_server
     [[ $manager == sessionreg ]] || name="rmcp_tasks_server_$manager"
+    args=(--tasks "$manager")
+    if [[ $manager == layer ]]; then
+      name=rmcp_tasks_layer
+      args=(--tasks sessionreg --service layer)
+    fi
     t=$SECONDS
-    SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/rmcp_tasks_server" --tasks "$manager")
+    SERVER_CMD=("${TARGET_DIR:-$ROOT/target}/debug/examples/rmcp_tasks_server" "${args[@]}")
     START_ERROR=""
     if ! start_server "$name" --addr 127.0.0.1:0; then
       step_fail "server-start ($name)" "$START_ERROR (${SERVER_CMD[*]} --addr 127.0.0.1:0)"
@@ -659,7 +669,7 @@ if want rmcp_server; then
       continue
     fi
     PIDS[$name]=$SERVER_PID
-    step_ok "server-start ($name)" "$SERVER_URL, task manager: $manager ($((SECONDS - t))s)"
+    step_ok "server-start ($name)" "$SERVER_URL, ${args[*]} ($((SECONDS - t))s)"
     for scenario in "${TASK_SCENARIOS[@]}"; do
       run_scenario "$scenario@2026-07-28" "$SERVER_URL" "$SERVER_PID" " ($name)" --force
     done
@@ -772,7 +782,7 @@ fi
 # SIGTERM must shut each server down gracefully, and a run of well-behaved
 # clients must not make a server log an error (shutdown included).
 for name in mcp_server axum_server conformance_server rmcp_server rmcp_counter rmcp_conformance \
-  rmcp_tasks_server rmcp_tasks_server_rmcp mcp_server_oauth mcp_server_listen axum_server_listen; do
+  rmcp_tasks_server rmcp_tasks_server_rmcp rmcp_tasks_layer mcp_server_oauth mcp_server_listen axum_server_listen; do
   [[ -f "$WORK/$name.stderr" ]] || continue
   pid=${PIDS[$name]:-}
   t=$SECONDS

@@ -30,7 +30,7 @@
 #![allow(dead_code)]
 
 #[path = "../common/endpoint.rs"]
-mod endpoint;
+pub mod endpoint;
 
 use axum::Router;
 use rmcp::model::{

@@ -404,7 +404,8 @@ fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> Str
 /// the layer negotiated for the session (`version`); for a 2026-07-28
 /// request (`modern`), an input request made the layer's.
 ///
-/// Every other result is serialized once, as the layer writes it
+/// A 2026-07-28 `CreateTaskResult` (a task of the handler's own manager)
+/// is `Reply::TaskCreated`. Every other result is serialized once, as the layer writes it
 /// (`Reply::Serialized`): no `Value` tree is built for it. Only the
 /// results the layer must read or edit become a tree: `initialize`'s, an
 /// `InputRequiredResult`, and a custom result (which may be one).
@@ -418,6 +419,14 @@ fn answer(
         ServerJsonRpcMessage::Error(error) => return Reply::Error(rpc_error(error.error)),
         _ => return Reply::Error(RpcError::new(-32603, "the handler sent no answer")),
     };
+    if modern.is_some() && matches!(result, ServerResult::CreateTaskResult(_)) {
+        // A task of the handler's own manager: the layer writes it as a
+        // task (`resultType: "task"`) where the request may take one.
+        return match Reply::serialized(&result) {
+            Reply::Serialized(created) => Reply::TaskCreated(created),
+            other => other,
+        };
+    }
     let read = version.is_some()
         || matches!(
             result,
