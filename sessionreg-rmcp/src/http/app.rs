@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
 use sessionreg::http::modern::{Discovery, InputRequests, MirroredParams};
 use sessionreg::http::{
-    App, ClientAnswer, Context, HandlerError, ListenFilter, ModernRequest, Publisher, Reply,
+    App, Audience, ClientAnswer, Context, HandlerError, ListenFilter, ModernRequest, Publisher,
+    Reply,
 };
 use std::fmt;
 use std::future::Future;
@@ -128,6 +129,7 @@ impl<S: ServerHandler> App for HandlerApp<S> {
                 let (exchange, _replies, _answers) = Exchange::new(
                     ClientJsonRpcMessage::Notification(notification),
                     self.publisher.clone(),
+                    audience(&ctx),
                 );
                 let peer = legacy.state().peer_info(legacy.version());
                 let running = serve_directly_with_ct(
@@ -236,6 +238,7 @@ impl<S: ServerHandler> HandlerApp<S> {
         let (exchange, mut replies, answers) = Exchange::new(
             ClientJsonRpcMessage::Request(decoded),
             self.publisher.clone(),
+            audience(&ctx),
         );
         // A child: the loop's end (its drop guard) must not cancel the
         // layer's token of the request.
@@ -279,6 +282,15 @@ impl<S: ServerHandler> HandlerSession<S> {
 /// `requestState` the layer verified (its seal checked, the handler's own
 /// state inside) replaced by that state, or removed when the handler had
 /// none. `None`: not a retry, the params go as sent.
+/// Who hears a resource's update a request's handler sends: its
+/// principal's listeners, or everyone on a server without authentication.
+fn audience<S: Send + Sync + 'static>(ctx: &Context<S>) -> Audience {
+    match ctx.principal() {
+        Some(principal) => Audience::principal(principal.clone()),
+        None => Audience::Everyone,
+    }
+}
+
 /// The layer's honoured filter as rmcp's [`SubscriptionFilter`], what a
 /// handler's `accepted_subscription_filter` is asked with.
 fn subscription_filter(filter: &ListenFilter) -> SubscriptionFilter {

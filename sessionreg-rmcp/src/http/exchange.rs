@@ -3,8 +3,9 @@
 //! the service sends, and closes once the request is answered (at once,
 //! for a notification, which has no answer). What the handler publishes
 //! (list changes, a resource's updates) goes to the layer's [`Publisher`]
-//! instead, which reaches every listener: legacy `GET` streams, 2026-07-28
-//! listen streams, and the fleet through the bus.
+//! instead, which reaches the listeners that asked for it (a resource's
+//! updates only those of the request's principal): legacy `GET` streams,
+//! 2026-07-28 listen streams, and the fleet through the bus.
 
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -33,6 +34,8 @@ pub(crate) struct Exchange {
     out: mpsc::Sender<ServerJsonRpcMessage>,
     answered: Arc<Notify>,
     publisher: Publisher,
+    /// Who hears a resource's update the handler sends.
+    audience: Audience,
     /// The client's answers to the requests the handler sent (legacy
     /// sessions: sampling, elicitation, roots), handed back to the loop.
     answers: mpsc::Receiver<ClientJsonRpcMessage>,
@@ -46,10 +49,12 @@ pub(crate) type Replies = mpsc::Receiver<ServerJsonRpcMessage>;
 
 impl Exchange {
     /// An exchange for `message`, and the receiver of what the service
-    /// sends; its publications go to `publisher`.
+    /// sends; its publications go to `publisher`, a resource's update to
+    /// `audience`.
     pub(crate) fn new(
         message: ClientJsonRpcMessage,
         publisher: Publisher,
+        audience: Audience,
     ) -> (Exchange, Replies, Answers) {
         let awaits_answer = matches!(message, ClientJsonRpcMessage::Request(_));
         let (out, replies) = mpsc::channel(QUEUED_MESSAGES);
@@ -61,6 +66,7 @@ impl Exchange {
             out,
             answered: Arc::new(Notify::new()),
             publisher,
+            audience,
             answers,
         };
         (exchange, replies, answer)
@@ -84,7 +90,7 @@ impl Transport<RoleServer> for Exchange {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let out = self.out.clone();
         let answered = Arc::clone(&self.answered);
-        let published = publish(&self.publisher, &item);
+        let published = publish(&self.publisher, &self.audience, &item);
         async move {
             if published {
                 return Ok(());
@@ -126,11 +132,13 @@ impl Transport<RoleServer> for Exchange {
     }
 }
 
-/// Publishes `item` if it is a change every listener may hear of (a list
-/// changed, a resource updated), to everyone that asked for it (as rmcp
-/// sends a session's to that session: the handler names no audience);
-/// whether it did.
-fn publish(publisher: &Publisher, item: &ServerJsonRpcMessage) -> bool {
+/// Publishes `item` if it is a change listeners may hear of, to those that
+/// asked for it; whether it did. A list's change goes to everyone (the
+/// lists are the server's); a resource's update to `audience`: the
+/// principal of the request whose handler sent it (rmcp sends it on that
+/// client's session only; here every listener of that principal hears
+/// it), or everyone on a server without authentication.
+fn publish(publisher: &Publisher, audience: &Audience, item: &ServerJsonRpcMessage) -> bool {
     let ServerJsonRpcMessage::Notification(note) = item else {
         return false;
     };
@@ -139,7 +147,7 @@ fn publish(publisher: &Publisher, item: &ServerJsonRpcMessage) -> bool {
         ServerNotification::PromptListChangedNotification(_) => publisher.prompts_changed(),
         ServerNotification::ResourceListChangedNotification(_) => publisher.resources_changed(),
         ServerNotification::ResourceUpdatedNotification(updated) => {
-            publisher.resource_updated(updated.params.uri.clone(), Audience::Everyone)
+            publisher.resource_updated(updated.params.uri.clone(), audience.clone())
         }
         _ => return false,
     }
