@@ -543,3 +543,50 @@ async fn a_handler_that_accepts_no_filter_serves_no_listening() {
     assert_eq!(answer_of(&response)["error"]["code"], -32601);
     stop.cancel();
 }
+
+/// A handler that speaks the legacy versions only.
+#[derive(Clone)]
+struct LegacyOnly;
+
+impl rmcp::ServerHandler for LegacyOnly {
+    fn supported_protocol_versions(
+        &self,
+    ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        use rmcp::model::ProtocolVersion;
+        std::borrow::Cow::Owned(vec![
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2025_06_18,
+        ])
+    }
+}
+
+#[tokio::test]
+async fn a_handler_without_2026_07_28_in_its_versions_is_served_the_legacy_era_only() {
+    let service = StreamableHttpService::new(|| Ok(LegacyOnly), Config::default());
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let stopped = stop.clone().cancelled_owned();
+    tokio::spawn(async move {
+        let _ = listen::serve(listener, router, stopped).await;
+    });
+    let client = Client::new(&url).with_protocol_version(LEGACY);
+    let modern = client
+        .post_modern(
+            &with_meta(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+            &[("mcp-method", "tools/list")],
+        )
+        .await;
+    assert_eq!(modern.status, StatusCode::BAD_REQUEST, "{:?}", modern.body);
+    let error = answer_of(&modern);
+    let supported = error["error"]["data"]["supported"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the versions served: {error}"));
+    assert!(supported.contains(&json!(LEGACY)), "{error}");
+    assert!(!supported.contains(&json!("2026-07-28")), "{error}");
+    // The legacy era is served.
+    let session = client.open().await;
+    assert!(!session.is_empty());
+    stop.cancel();
+}

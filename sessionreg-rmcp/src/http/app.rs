@@ -84,6 +84,15 @@ impl<S: ServerHandler> HandlerApp<S> {
         })
     }
 
+    /// Whether the handler speaks 2026-07-28 (its
+    /// `supported_protocol_versions` name it): if not, the layer serves
+    /// it the legacy era only.
+    pub(crate) fn serves_modern(&self) -> bool {
+        self.described
+            .supported_protocol_versions()
+            .contains(&ProtocolVersion::V_2026_07_28)
+    }
+
     fn make(&self) -> Result<S, RpcError> {
         (self.factory)().map_err(|error| {
             tracing::warn!(%error, "the handler factory failed");

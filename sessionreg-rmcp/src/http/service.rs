@@ -104,7 +104,12 @@ impl<S: ServerHandler> StreamableHttpService<S> {
         let factory: Box<Factory<S>> = Box::new(factory);
         let publisher = Publisher::new();
         let app = HandlerApp::new(factory, publisher.clone())?;
-        Ok(SessionManager::builder(app).publisher(publisher))
+        // A handler whose `supported_protocol_versions` leaves 2026-07-28
+        // out is served the legacy era only, as rmcp's service would.
+        let modern = app.serves_modern();
+        Ok(SessionManager::builder(app)
+            .publisher(publisher)
+            .serve_modern(modern))
     }
 
     /// The manager that serves the endpoint: its metrics, stats, drain and
