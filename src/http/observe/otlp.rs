@@ -182,7 +182,19 @@ impl OtlpExport {
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
     {
-        tracing_opentelemetry::layer().with_tracer(self.tracer_provider.tracer("sessionreg"))
+        tracing_opentelemetry::layer()
+            .with_tracer(self.tracer_provider.tracer("sessionreg"))
+            // What the MCP conventions do not ask for, and every span would
+            // pay for: the source location (three attributes), the thread's
+            // id and name, the busy and idle times (a clock read at every
+            // poll of the request's future), the `tracing` target. The
+            // OpenTelemetry context is still activated on entry, so a
+            // handler's own OpenTelemetry instrumentation nests under the
+            // request's span.
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
+            .with_target(false)
     }
 
     /// Exports what is queued now, spans and metrics; whether both
