@@ -124,37 +124,38 @@ pub(crate) fn open(message: &Message, version: &'static str, parts: &Parts) -> t
         Message::Notification(note) => (note.method.as_str(), None),
         Message::Response(_) => return tracing::Span::none(),
     };
+    // What the span says, worked out once and only if a subscriber wants
+    // the span: the macro evaluates its fields' values only then. Given at
+    // its creation, not recorded one by one after it (each record is a
+    // look-up of the span in every layer: about a thousand instructions
+    // apiece with the OpenTelemetry layer).
+    let said = std::cell::OnceCell::new();
+    let said = || said.get_or_init(|| Said::of(message, method, id, parts));
     let span = tracing::info_span!(
         "mcp.server",
-        otel.name = Empty,
+        otel.name = %said().name(),
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
-        mcp.method.name = Empty,
+        mcp.method.name = said().method,
         mcp.protocol.version = version,
         mcp.session.id = Empty,
-        mcp.resource.uri = Empty,
-        jsonrpc.request.id = Empty,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
+        mcp.resource.uri = said().uri.as_deref(),
+        jsonrpc.request.id = said().id.map(|id| display(RequestId(id))),
+        gen_ai.operation.name = said().operation,
+        gen_ai.tool.name = said().tool(),
+        gen_ai.prompt.name = said().prompt(),
         "error.type" = Empty,
         rpc.response.status_code = Empty,
         network.transport = "tcp",
         network.protocol.name = "http",
-        network.protocol.version = Empty,
-        server.address = Empty,
-        server.port = Empty,
+        network.protocol.version = said().protocol,
+        server.address = said().address,
+        server.port = said().port,
     );
+    #[cfg(feature = "otel")]
     if !span.is_disabled() {
-        let observed = Observed::of(message);
-        let target = match method {
-            "tools/call" | "prompts/get" => text(observed.name),
-            _ => None,
-        };
-        describe(&span, method, target.as_deref(), id, &observed, parts);
-        #[cfg(feature = "otel")]
-        crate::http::observe::parent::adopt(&span, observed.meta, &parts.headers);
+        crate::http::observe::parent::adopt(&span, said().meta, &parts.headers);
     }
     span
 }
@@ -268,62 +269,103 @@ impl HttpBody for Timed {
     }
 }
 
-/// Records what the span says of the request (only for a span someone
-/// wants).
-fn describe(
-    span: &tracing::Span,
-    method: &str,
-    target: Option<&str>,
-    id: Option<&Value>,
-    observed: &Observed<'_>,
-    parts: &Parts,
-) {
-    let method = within(method, TEXT_BYTES);
-    let target = target.map(|t| within(t, TEXT_BYTES));
-    span.record("otel.name", display(SpanName(method, target)));
-    span.record("mcp.method.name", method);
-    if let Some(id) = id.filter(|id| !id.is_null()) {
-        span.record("jsonrpc.request.id", display(RequestId(id)));
+/// What a request's span says of it ([`open`]), read once.
+struct Said<'a> {
+    method: &'a str,
+    /// The tool's or the prompt's name (`tools/call`, `prompts/get`).
+    target: Option<Cow<'a, str>>,
+    /// `execute_tool` for a `tools/call`.
+    operation: Option<&'static str>,
+    /// A resource method's URI.
+    uri: Option<Cow<'a, str>>,
+    id: Option<&'a Value>,
+    protocol: &'static str,
+    address: Option<&'a str>,
+    port: Option<u16>,
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    meta: Option<&'a RawValue>,
+}
+
+impl<'a> Said<'a> {
+    fn of(
+        message: &'a Message,
+        method: &'a str,
+        id: Option<&'a Value>,
+        parts: &'a Parts,
+    ) -> Said<'a> {
+        let observed = Observed::of(message);
+        let bounded = |text: Cow<'a, str>| match text {
+            Cow::Borrowed(text) => Cow::Borrowed(within(text, TEXT_BYTES)),
+            Cow::Owned(text) => Cow::Owned(within(&text, TEXT_BYTES).to_owned()),
+        };
+        let target = match method {
+            "tools/call" | "prompts/get" => text(observed.name).map(bounded),
+            _ => None,
+        };
+        let uri = match method {
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                text(observed.uri).map(bounded)
+            }
+            _ => None,
+        };
+        let protocol = match parts.version {
+            http::Version::HTTP_10 => "1.0",
+            http::Version::HTTP_11 => "1.1",
+            http::Version::HTTP_2 => "2",
+            http::Version::HTTP_3 => "3",
+            _ => "0.9",
+        };
+        let authority = parts.uri.authority().map(|a| a.as_str()).or_else(|| {
+            parts
+                .headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+        });
+        let (address, port) = match authority {
+            Some(text) => match text.parse::<http::uri::Authority>() {
+                // A DNS name is at most 253 bytes: a longer Host names nothing.
+                Ok(parsed) if parsed.host().len() <= 253 => {
+                    // The host as the request's own text (the parsed
+                    // authority is a copy): after any userinfo, as long as
+                    // the parsed host.
+                    let start = text.rfind('@').map_or(0, |at| at + 1);
+                    let host = text
+                        .get(start..start + parsed.host().len())
+                        .filter(|host| *host == parsed.host());
+                    (host, parsed.port_u16())
+                }
+                _ => (None, None),
+            },
+            None => (None, None),
+        };
+        Said {
+            method: within(method, TEXT_BYTES),
+            target,
+            operation: (method == "tools/call").then_some("execute_tool"),
+            uri,
+            id: id.filter(|id| !id.is_null()),
+            protocol,
+            address,
+            port,
+            meta: observed.meta,
+        }
     }
-    match (method, target) {
-        ("tools/call", target) => {
-            span.record("gen_ai.operation.name", "execute_tool");
-            if let Some(target) = target {
-                span.record("gen_ai.tool.name", target);
-            }
-        }
-        ("prompts/get", Some(target)) => {
-            span.record("gen_ai.prompt.name", target);
-        }
-        ("resources/read" | "resources/subscribe" | "resources/unsubscribe", _) => {
-            if let Some(uri) = text(observed.uri) {
-                span.record("mcp.resource.uri", within(&uri, TEXT_BYTES));
-            }
-        }
-        _ => {}
+
+    /// The span's name.
+    fn name(&self) -> SpanName<'_> {
+        SpanName(self.method, self.target.as_deref())
     }
-    let version = match parts.version {
-        http::Version::HTTP_10 => "1.0",
-        http::Version::HTTP_11 => "1.1",
-        http::Version::HTTP_2 => "2",
-        http::Version::HTTP_3 => "3",
-        _ => "0.9",
-    };
-    span.record("network.protocol.version", version);
-    let authority = parts.uri.authority().map(|a| a.as_str()).or_else(|| {
-        parts
-            .headers
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-    });
-    if let Some(authority) = authority.and_then(|a| a.parse::<http::uri::Authority>().ok()) {
-        // A DNS name is at most 253 bytes: a longer Host names nothing.
-        if authority.host().len() <= 253 {
-            span.record("server.address", authority.host());
-            if let Some(port) = authority.port_u16() {
-                span.record("server.port", port);
-            }
-        }
+
+    fn tool(&self) -> Option<&str> {
+        self.target
+            .as_deref()
+            .filter(|_| self.method == "tools/call")
+    }
+
+    fn prompt(&self) -> Option<&str> {
+        self.target
+            .as_deref()
+            .filter(|_| self.method == "prompts/get")
     }
 }
 
