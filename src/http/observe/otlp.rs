@@ -177,7 +177,10 @@ impl OtlpExport {
 
     /// The `tracing` layer that exports the spans it sees (a request's
     /// span gets its parent before it is first entered, when the bridge
-    /// starts it).
+    /// starts it), without the attributes tracing-opentelemetry adds by
+    /// default that no MCP convention asks for (source location, thread,
+    /// busy and idle times, target): turn them back on on the returned
+    /// layer (`.with_location(true)`, ...) to have them.
     pub fn layer<S>(&self) -> tracing_opentelemetry::OpenTelemetryLayer<S, SdkTracer>
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
