@@ -16,6 +16,27 @@ use sessionreg::http::jsonrpc;
 use sessionreg::{Miss, Reason};
 use std::time::Duration;
 
+/// A client that goes before its `initialize` is answered takes the
+/// handler with it (the work ran on the request's own task: nobody could
+/// learn the session's id any more); the session it made idles out like
+/// any unused one, and the server serves on.
+#[tokio::test]
+async fn a_client_gone_before_its_initialize_is_answered_drops_the_handler() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url);
+    let probes = &server.probes;
+    let body = initialize_body("hang-initialize");
+    tokio::select! {
+        _ = client.post(None, &body) => panic!("answered"),
+        true = eventually(|| probes.started.load(std::sync::atomic::Ordering::SeqCst) == 1) => {}
+    }
+    assert!(
+        eventually(|| probes.dropped.load(std::sync::atomic::Ordering::SeqCst) == 1).await,
+        "the initialize handler was dropped with its request"
+    );
+    assert!(!client.initialize().await.is_empty());
+}
+
 #[tokio::test]
 async fn initialize_answers_with_a_session_id() {
     let server = Server::start().await;

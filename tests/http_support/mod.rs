@@ -189,6 +189,11 @@ impl App for TestApp {
                 if ctx.state().map(String::as_str) == Some("panic-initialize") {
                     panic!("initialize panicked on purpose");
                 }
+                if ctx.state().map(String::as_str) == Some("hang-initialize") {
+                    self.probes.started.fetch_add(1, Ordering::SeqCst);
+                    let _probe = DropProbe(Arc::clone(&self.probes));
+                    std::future::pending::<()>().await;
+                }
                 Ok(Reply::Result(json!({
                     "capabilities": { "tools": {} },
                     "serverInfo": { "name": "test", "version": "0" },

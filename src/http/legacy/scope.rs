@@ -25,12 +25,18 @@ pub(super) struct InSession<A: App> {
     /// runs when the stream would be resumable (so the handler can close its
     /// connection early: `LegacyRequest::close_sse_stream`).
     pub(super) logged: Option<u64>,
+    /// Whether the request is the session's `initialize`.
+    pub(super) initialize: bool,
 }
 
 impl<A: App> Scope for InSession<A> {
     // A session's request goes on when its client disconnects (its answer
-    // waits in the session's event log, or is dropped): its own task.
-    const OUTLIVES_CONNECTION: bool = true;
+    // waits in the session's event log, or is dropped): its own task. Not
+    // `initialize`: a client that goes before its answer never learns the
+    // session's id, and the session, unused, idles out.
+    fn outlives_connection(&self) -> bool {
+        !self.initialize
+    }
 
     fn list(&self, id: &Value, cancel: &CancellationToken) -> Option<Listed<'_>> {
         Some(self.request.running.list(id, cancel.clone()))

@@ -34,10 +34,12 @@ pub(super) async fn run<A: App>(
         stream: logged,
     };
     let ctx = Context::for_legacy(parts, request.running.request(), legacy);
+    let initialize = matches!(&message, Message::Request(r) if r.method == "initialize");
     let scope = InSession {
         hub: Arc::clone(hub),
         request,
         logged,
+        initialize,
     };
     // Legacy clients know no tasks extension: a task's work answers the
     // call.

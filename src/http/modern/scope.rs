@@ -25,7 +25,9 @@ pub(super) struct Standalone {
 impl Scope for Standalone {
     // Closing the stream is the cancel: the work runs on the request's own
     // task until it answers.
-    const OUTLIVES_CONNECTION: bool = false;
+    fn outlives_connection(&self) -> bool {
+        false
+    }
 
     fn list(&self, _: &Value, _: &CancellationToken) -> Option<Listed<'_>> {
         // Nothing cancels by id at 2026-07-28: the client closes the stream.

@@ -47,9 +47,11 @@ pub(crate) trait Scope: Send + Sync + 'static {
     /// work still pending after its first poll leaves for a task of its
     /// own at once (a legacy session's request goes on when its client
     /// disconnects); if not, it runs on the request's own task until it
-    /// answers (a 2026-07-28 request: closing the stream is the cancel),
-    /// and only a streamed answer's pump leaves for a task of its own.
-    const OUTLIVES_CONNECTION: bool;
+    /// answers (a 2026-07-28 request: closing the stream is the cancel; a
+    /// session's `initialize`, whose session nobody learns of if its client
+    /// goes), and only a streamed answer's pump leaves for a task of its
+    /// own.
+    fn outlives_connection(&self) -> bool;
 
     /// Lists the request (JSON-RPC id `id`) as running past its first poll,
     /// so that a `notifications/cancelled` naming it can stop it: listed
@@ -219,7 +221,7 @@ impl Drop for CancelOnDrop<'_> {
 /// answer at once, and then no task is spawned, no timer set, no other
 /// worker thread woken. Work still pending after that poll is counted
 /// against the cap on handler tasks, and goes on where its scope says
-/// ([`Scope::OUTLIVES_CONNECTION`]): in a task of its own at once, so a
+/// ([`Scope::outlives_connection`]): in a task of its own at once, so a
 /// client that disconnects does not cancel it (a legacy session's), or
 /// here, driven by whoever awaits [`Started::answered`], until it answers
 /// (a 2026-07-28 request's: a handler that awaits I/O then wakes the
@@ -239,6 +241,7 @@ pub(crate) async fn run<A: App, S: Scope>(
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let cancel = ctx.cancel.clone();
     let token = cancel.clone();
+    let outlives = scope.outlives_connection();
     let shared = Arc::clone(runner);
     let task = async move {
         let runner = &*shared;
@@ -295,7 +298,7 @@ pub(crate) async fn run<A: App, S: Scope>(
         Work::Done
     } else {
         let counted = runner.handlers.enter();
-        if S::OUTLIVES_CONNECTION {
+        if outlives {
             Work::Spawned(spawn(task, counted))
         } else {
             Work::Here(task, counted)
