@@ -19,8 +19,8 @@ mod http_support;
 
 use http::StatusCode;
 use http_support::{
-    assert_clean, eventually, initialize_body, served, short_bounds, short_connections, Answer,
-    Client, Server, ACCEPT_BOTH, SHORT,
+    assert_clean, eventually, initialize_body, served, short_bounds, short_connections, with_meta,
+    Answer, Client, Server, ACCEPT_BOTH, SHORT,
 };
 use serde_json::json;
 use sessionreg::http::Connections;
@@ -375,6 +375,55 @@ async fn handlers_past_the_global_cap_get_503() {
     served(&server).await;
     for id in &sessions {
         assert_eq!(client.delete(id).await.status, StatusCode::OK);
+    }
+    drop(client);
+    assert_clean(&server).await;
+}
+
+/// The same cap at 2026-07-28, whose pending handlers run on their
+/// requests' own tasks (no task spawned for them): still counted against
+/// it, the rest refused 503, every gated one answered once the gate opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modern_handlers_past_the_global_cap_get_503() {
+    const CAP: usize = 20;
+    const WORKERS: usize = 2;
+    let server = Server::start_short(|b| b.max_handlers(CAP)).await;
+    let client = Arc::new(Client::new(&server.url));
+    let body = with_meta(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "gate", "arguments": {} },
+    }));
+    let mut calls = JoinSet::new();
+    for _ in 0..60 {
+        let (client, body) = (Arc::clone(&client), body.clone());
+        calls.spawn(async move {
+            let headers = [("mcp-method", "tools/call"), ("mcp-name", "gate")];
+            client.post_modern(&body, &headers).await
+        });
+    }
+    let mut refused = 0;
+    loop {
+        let waiting = server.gate.waiting();
+        assert!(
+            waiting <= CAP + WORKERS,
+            "{waiting} handlers past a cap of {CAP}"
+        );
+        if waiting + refused == 60 {
+            break;
+        }
+        let answer = tokio::time::timeout(GIVE_UP, calls.join_next())
+            .await
+            .expect("refusals come back while the gate is shut")
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(answer.headers["retry-after"], "1");
+        refused += 1;
+    }
+    assert!(server.gate.waiting() >= CAP);
+    server.gate.open();
+    while let Some(answer) = calls.join_next().await {
+        assert_eq!(answer.unwrap().status, StatusCode::OK);
     }
     drop(client);
     assert_clean(&server).await;
