@@ -334,26 +334,18 @@ async fn long_calls_past_the_session_cap_get_429_and_the_session_serves_on() {
     assert_clean(&server).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn handlers_past_the_global_cap_get_503() {
-    const CAP: usize = 20;
+/// `calls` (60 `gate` calls) against a cap of `cap` handlers: waiting at
+/// the gate and refused (503 with `Retry-After`) add up to all, the cap
+/// holding to within one request per worker thread (two); then the gate
+/// opens and every waiting one is answered.
+async fn past_the_cap(server: &Server, mut calls: JoinSet<Answer>, cap: usize) {
     const WORKERS: usize = 2;
-    let server = Server::start_short(|b| b.max_handlers(CAP)).await;
-    let client = Arc::new(Client::new(&server.url));
-    let sessions = [client.initialize().await, client.initialize().await];
-    let mut calls = JoinSet::new();
-    for i in 0..60 {
-        let (client, id) = (Arc::clone(&client), sessions[i % 2].clone());
-        calls.spawn(async move { client.call(&id, "gate", json!({})).await });
-    }
-    // Waiting at the gate and refused add up to all; the cap holds to
-    // within one request per worker thread.
     let mut refused = 0;
     loop {
         let waiting = server.gate.waiting();
         assert!(
-            waiting <= CAP + WORKERS,
-            "{waiting} handlers past a cap of {CAP}"
+            waiting <= cap + WORKERS,
+            "{waiting} handlers past a cap of {cap}"
         );
         if waiting + refused == 60 {
             break;
@@ -367,11 +359,25 @@ async fn handlers_past_the_global_cap_get_503() {
         assert_eq!(answer.headers["retry-after"], "1");
         refused += 1;
     }
-    assert!(server.gate.waiting() >= CAP);
+    assert!(server.gate.waiting() >= cap);
     server.gate.open();
     while let Some(answer) = calls.join_next().await {
         assert_eq!(answer.unwrap().status, StatusCode::OK);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_past_the_global_cap_get_503() {
+    const CAP: usize = 20;
+    let server = Server::start_short(|b| b.max_handlers(CAP)).await;
+    let client = Arc::new(Client::new(&server.url));
+    let sessions = [client.initialize().await, client.initialize().await];
+    let mut calls = JoinSet::new();
+    for i in 0..60 {
+        let (client, id) = (Arc::clone(&client), sessions[i % 2].clone());
+        calls.spawn(async move { client.call(&id, "gate", json!({})).await });
+    }
+    past_the_cap(&server, calls, CAP).await;
     served(&server).await;
     for id in &sessions {
         assert_eq!(client.delete(id).await.status, StatusCode::OK);
@@ -386,7 +392,6 @@ async fn handlers_past_the_global_cap_get_503() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn modern_handlers_past_the_global_cap_get_503() {
     const CAP: usize = 20;
-    const WORKERS: usize = 2;
     let server = Server::start_short(|b| b.max_handlers(CAP)).await;
     let client = Arc::new(Client::new(&server.url));
     let body = with_meta(json!({
@@ -401,30 +406,7 @@ async fn modern_handlers_past_the_global_cap_get_503() {
             client.post_modern(&body, &headers).await
         });
     }
-    let mut refused = 0;
-    loop {
-        let waiting = server.gate.waiting();
-        assert!(
-            waiting <= CAP + WORKERS,
-            "{waiting} handlers past a cap of {CAP}"
-        );
-        if waiting + refused == 60 {
-            break;
-        }
-        let answer = tokio::time::timeout(GIVE_UP, calls.join_next())
-            .await
-            .expect("refusals come back while the gate is shut")
-            .unwrap()
-            .unwrap();
-        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(answer.headers["retry-after"], "1");
-        refused += 1;
-    }
-    assert!(server.gate.waiting() >= CAP);
-    server.gate.open();
-    while let Some(answer) = calls.join_next().await {
-        assert_eq!(answer.unwrap().status, StatusCode::OK);
-    }
+    past_the_cap(&server, calls, CAP).await;
     drop(client);
     assert_clean(&server).await;
 }

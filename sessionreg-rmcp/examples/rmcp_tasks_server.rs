@@ -110,12 +110,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // sessionreg's (here with its builder, for the flags).
     let (router, stop_tasks): (_, Box<dyn Fn() + Send>) = match args.tasks {
         Manager::Sessionreg => {
-            let tasks = TaskManager::builder()
-                .capacity(args.max_tasks)
-                .retention(Duration::from_millis(args.retention_ms))
-                .abort_at_ttl(args.abort_at_ttl)
-                .node_id(args.node_id)
-                .build()?;
+            let tasks = sessionreg_tasks(&args)?;
             let metrics = {
                 let tasks = tasks.clone();
                 move || metrics() + &tasks.metrics()
@@ -142,16 +137,21 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     .await
 }
 
+/// sessionreg's task manager, as the flags say.
+fn sessionreg_tasks(args: &Args) -> Result<TaskManager, Box<dyn std::error::Error>> {
+    Ok(TaskManager::builder()
+        .capacity(args.max_tasks)
+        .retention(Duration::from_millis(args.retention_ms))
+        .abort_at_ttl(args.abort_at_ttl)
+        .node_id(args.node_id)
+        .build()?)
+}
+
 /// The same handler on sessionreg's HTTP layer.
 async fn run_on_layer(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     match args.tasks {
         Manager::Sessionreg => {
-            let tasks = TaskManager::builder()
-                .capacity(args.max_tasks)
-                .retention(Duration::from_millis(args.retention_ms))
-                .abort_at_ttl(args.abort_at_ttl)
-                .node_id(args.node_id)
-                .build()?;
+            let tasks = sessionreg_tasks(&args)?;
             let metrics = tasks.clone();
             let stop = tasks.clone();
             serve_on_layer(

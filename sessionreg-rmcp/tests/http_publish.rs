@@ -6,8 +6,11 @@
 
 #[path = "../examples/common/listen.rs"]
 mod listen;
+#[path = "support/loopback.rs"]
+mod loopback;
 
 use http::StatusCode;
+use loopback::Loopback;
 use mcp_test_client::{tool_call, with_meta, Client, SseStream};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -20,7 +23,6 @@ use serde_json::{json, Value};
 use sessionreg::http::BearerTokens;
 use sessionreg_rmcp::http::StreamableHttpService;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// `touch`'s arguments.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -140,17 +142,10 @@ async fn a_resources_update_reaches_the_callers_principal_only_a_list_change_eve
         .build()
         .unwrap()
         .into();
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let stop = CancellationToken::new();
-    let stopped = stop.clone().cancelled_owned();
-    tokio::spawn(async move {
-        let _ = listen::serve(listener, router, stopped).await;
-    });
+    let served = Loopback::serve(axum::Router::new().nest_service("/mcp", service)).await;
 
-    let ada = Client::with_bearer(&url, "token-ada");
-    let eve = Client::with_bearer(&url, "token-eve");
+    let ada = Client::with_bearer(&served.url, "token-ada");
+    let eve = Client::with_bearer(&served.url, "token-eve");
     let shared = "notes://shared";
     let mut ada_hears = listen_to(&ada, shared).await;
     let mut eve_hears = listen_to(&eve, shared).await;
@@ -178,5 +173,4 @@ async fn a_resources_update_reaches_the_callers_principal_only_a_list_change_eve
         heard["method"], "notifications/tools/list_changed",
         "{heard}"
     );
-    stop.cancel();
 }

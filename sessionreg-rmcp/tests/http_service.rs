@@ -8,13 +8,15 @@
 mod counter;
 #[path = "../examples/common/listen.rs"]
 mod listen;
+#[path = "support/loopback.rs"]
+mod loopback;
 
 use counter::Counter;
 use http::StatusCode;
+use loopback::Loopback;
 use mcp_test_client::{initialize_at, result_text, tool_call, with_meta, Client};
 use serde_json::{json, Value};
 use sessionreg_rmcp::http::{Config, StreamableHttpService};
-use tokio_util::sync::CancellationToken;
 
 const LEGACY: &str = "2025-11-25";
 
@@ -22,21 +24,19 @@ const LEGACY: &str = "2025-11-25";
 struct Served {
     url: String,
     service: StreamableHttpService<Counter>,
-    stop: CancellationToken,
+    _served: Loopback,
 }
 
 impl Served {
     async fn start(config: Config) -> Served {
         let service = StreamableHttpService::new(|| Ok(Counter::new()), config);
-        let router = axum::Router::new().nest_service("/mcp", service.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let stop = CancellationToken::new();
-        let stopped = stop.clone().cancelled_owned();
-        tokio::spawn(async move {
-            let _ = listen::serve(listener, router, stopped).await;
-        });
-        Served { url, service, stop }
+        let served =
+            Loopback::serve(axum::Router::new().nest_service("/mcp", service.clone())).await;
+        Served {
+            url: served.url.clone(),
+            service,
+            _served: served,
+        }
     }
 
     fn client(&self) -> Client {
@@ -47,12 +47,6 @@ impl Served {
 
     fn live(&self) -> u64 {
         self.service.manager().stats().live
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.stop.cancel();
     }
 }
 
@@ -523,15 +517,8 @@ impl rmcp::ServerHandler for Silent {}
 #[tokio::test]
 async fn a_handler_that_accepts_no_filter_serves_no_listening() {
     let service = StreamableHttpService::new(|| Ok(Silent), Config::default());
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let stop = CancellationToken::new();
-    let stopped = stop.clone().cancelled_owned();
-    tokio::spawn(async move {
-        let _ = listen::serve(listener, router, stopped).await;
-    });
-    let client = Client::new(&url);
+    let served = Loopback::serve(axum::Router::new().nest_service("/mcp", service)).await;
+    let client = Client::new(&served.url);
     let response = client.send(listen_request(&client, 1)).await;
     // As rmcp's own service: method not found.
     assert_eq!(
@@ -541,7 +528,6 @@ async fn a_handler_that_accepts_no_filter_serves_no_listening() {
         response.body
     );
     assert_eq!(answer_of(&response)["error"]["code"], -32601);
-    stop.cancel();
 }
 
 /// A handler that speaks the legacy versions only.
@@ -563,15 +549,8 @@ impl rmcp::ServerHandler for LegacyOnly {
 #[tokio::test]
 async fn a_handler_without_2026_07_28_in_its_versions_is_served_the_legacy_era_only() {
     let service = StreamableHttpService::new(|| Ok(LegacyOnly), Config::default());
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let stop = CancellationToken::new();
-    let stopped = stop.clone().cancelled_owned();
-    tokio::spawn(async move {
-        let _ = listen::serve(listener, router, stopped).await;
-    });
-    let client = Client::new(&url).with_protocol_version(LEGACY);
+    let served = Loopback::serve(axum::Router::new().nest_service("/mcp", service)).await;
+    let client = Client::new(&served.url).with_protocol_version(LEGACY);
     let modern = client
         .post_modern(
             &with_meta(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
@@ -588,5 +567,4 @@ async fn a_handler_without_2026_07_28_in_its_versions_is_served_the_legacy_era_o
     // The legacy era is served.
     let session = client.open().await;
     assert!(!session.is_empty());
-    stop.cancel();
 }
