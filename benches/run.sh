@@ -93,14 +93,19 @@ for l in sys.stdin:
     if m.get("executable") and "bench" in m["target"]["kind"]: print(m["executable"])' | tail -1
 }
 
-# The Python SDK 2.3 (a venv of tests/interop/requirements.txt) and the TypeScript
+# The Python SDK 2.3 (a venv of benches/peers/requirements.txt: tests/interop's
+# pins, and uvloop and httptools, as uvicorn recommends for production) and the TypeScript
 # SDK v2 server (npm ci in benches/peers/: @modelcontextprotocol/server 2.4.0,
 # as tests/interop/ pins its v2 client, and Node 22 from npm's node package), each
 # installed when missing, nothing globally.
 peers() {
     if ! [ -x "$PYTHON" ]; then
         python3 -m venv "$PEERS_DIR/.venv"
-        "$PEERS_DIR/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/interop/requirements.txt
+        "$PEERS_DIR/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r benches/peers/requirements.txt
+    fi
+    # A venv made before the peers' own requirements gains them.
+    if ! "$PYTHON" -c 'import uvloop, httptools' 2>/dev/null; then
+        "$PYTHON" -m pip install --quiet --disable-pip-version-check -r benches/peers/requirements.txt
     fi
     if ! [ -x "$NODE" ]; then
         (cd "$PEERS_DIR" && npm ci --no-audit --no-fund --loglevel=error)
@@ -167,6 +172,7 @@ e2e_modern() {
         --against "rmcp=$target/release/rmcp_server --json-response" \
         --against "rmcp_sse=$target/release/rmcp_server" \
         --against "python_sdk=$PYTHON benches/peers/python_mcp_server.py" \
+        --against "python_sdk_json=$PYTHON benches/peers/python_mcp_server.py --json-response" \
         --against "typescript_sdk=$NODE benches/peers/ts_mcp_server.mjs" \
         --against "hyper_floor=$target/release/hyper_floor" \
         "$@" 2>&1 | tee -a "$out/e2e-modern.md"
