@@ -205,12 +205,25 @@ async fn until(client: &Client, id: &str, want: &str) -> Value {
 }
 
 /// A task the application keeps in a store of its own
-/// (`Reply::TaskCreated`): answered as a task (`resultType: "task"`, the
-/// server named) where the call declared the extension, refused with
-/// -32603 where it did not (a client that did not ask cannot take one).
+/// (`Reply::TaskCreated`), on a server whose layer does not serve tasks:
+/// answered as a task (`resultType: "task"`, the server named) where the
+/// call declared the extension, refused with -32603 where it did not (a
+/// client that did not ask cannot take one). Where the layer's store
+/// serves `tasks/*`, refused too: nothing would ever find that task.
 #[tokio::test]
 async fn a_task_of_the_applications_own_store_is_a_task_only_where_asked_for() {
-    let served = serve(|b| b).await;
+    let layered = serve(|b| b).await;
+    let refused = call(&Client::new(&layered.url), "own", true).await.json();
+    assert_eq!(
+        refused["error"]["code"],
+        jsonrpc::RpcError::INTERNAL_ERROR,
+        "{refused}"
+    );
+    assert!(refused["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("Reply::Task")));
+
+    let served = serve(|b| b.tasks(false)).await;
     let client = Client::new(&served.url);
     let answer = call(&client, "own", true).await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);

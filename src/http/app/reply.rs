@@ -61,8 +61,11 @@ pub enum Reply {
     /// request (any other result's `resultType` is `"complete"`, whatever
     /// the application wrote); for any other 2026-07-28 request it is
     /// refused with `-32603` (a client that did not ask for a task cannot
-    /// take one). In a legacy session it is written as it is. Work that
-    /// should run on the layer's own store answers [`Reply::Task`].
+    /// take one), as it is on a server whose layer serves tasks itself
+    /// ([`Builder::tasks`](crate::http::Builder::tasks): its `tasks/*`
+    /// would never find the application's task). In a legacy session it is
+    /// written as it is. Work that should run on the layer's own store
+    /// answers [`Reply::Task`].
     TaskCreated(Box<RawValue>),
     /// Work to run as a task (the tasks extension, for a `tools/call`): the
     /// layer creates the task and answers `CreateTaskResult` when the

@@ -104,6 +104,16 @@ pub(super) fn respond<A: App>(
             },
             None => Reject::Overloaded.respond(id, config),
         },
+        // The layer's own store answers every tasks/* request when it is
+        // configured: a task of the application's would never be found.
+        Dispatched::Reply(Reply::TaskCreated(_)) if hub.tasks.is_some() => {
+            Reject::Answered(RpcError::new(
+                jsonrpc::RpcError::INTERNAL_ERROR,
+                "the handler answered with a task of its own store, but the layer's task \
+                 store serves tasks/* on this server (answer Reply::Task instead)",
+            ))
+            .respond(id, config)
+        }
         Dispatched::Reply(Reply::TaskCreated(created)) if takes_task => {
             match serde_json::from_str::<Map<String, Value>>(created.get()) {
                 Ok(created) => body::result(&envelope.id, &envelope.task_result(created)),
