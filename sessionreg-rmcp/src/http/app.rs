@@ -197,7 +197,8 @@ impl<S: ServerHandler> App for HandlerApp<S> {
             filter.drop_resources_list_changed();
         }
         let uris = accepted.resource_subscriptions.unwrap_or_default();
-        filter.retain_resource_uris(|uri| uris.iter().any(|kept| kept == uri));
+        let kept: std::collections::HashSet<&str> = uris.iter().map(String::as_str).collect();
+        filter.retain_resource_uris(|uri| kept.contains(uri));
         Some(filter)
     }
 
@@ -287,10 +288,6 @@ impl<S: ServerHandler> HandlerSession<S> {
     }
 }
 
-/// A 2026-07-28 retry's params as the handler must see them: the
-/// `requestState` the layer verified (its seal checked, the handler's own
-/// state inside) replaced by that state, or removed when the handler had
-/// none. `None`: not a retry, the params go as sent.
 /// Who hears a resource's update a request's handler sends: its
 /// principal's listeners, or everyone on a server without authentication.
 fn audience<S: Send + Sync + 'static>(ctx: &Context<S>) -> Audience {
@@ -312,6 +309,10 @@ fn subscription_filter(filter: &ListenFilter) -> SubscriptionFilter {
     requested
 }
 
+/// A 2026-07-28 retry's params as the handler must see them: the
+/// `requestState` the layer verified (its seal checked, the handler's own
+/// state inside) replaced by that state, or removed when the handler had
+/// none. `None`: not a retry, the params go as sent.
 fn retried_params(
     modern: &ModernRequest,
     request: &Request,
