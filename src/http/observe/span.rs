@@ -142,7 +142,7 @@ pub(crate) fn open(message: &Message, version: &'static str, parts: &Parts) -> t
         mcp.session.id = Empty,
         mcp.resource.uri = said().uri.as_deref(),
         jsonrpc.request.id = said().id.map(|id| display(RequestId(id))),
-        gen_ai.operation.name = said().operation,
+        gen_ai.operation.name = said().operation(),
         gen_ai.tool.name = said().tool(),
         gen_ai.prompt.name = said().prompt(),
         "error.type" = Empty,
@@ -274,8 +274,6 @@ struct Said<'a> {
     method: &'a str,
     /// The tool's or the prompt's name (`tools/call`, `prompts/get`).
     target: Option<Cow<'a, str>>,
-    /// `execute_tool` for a `tools/call`.
-    operation: Option<&'static str>,
     /// A resource method's URI.
     uri: Option<Cow<'a, str>>,
     id: Option<&'a Value>,
@@ -341,7 +339,6 @@ impl<'a> Said<'a> {
         Said {
             method: within(method, TEXT_BYTES),
             target,
-            operation: (method == "tools/call").then_some("execute_tool"),
             uri,
             id: id.filter(|id| !id.is_null()),
             protocol,
@@ -354,6 +351,11 @@ impl<'a> Said<'a> {
     /// The span's name.
     fn name(&self) -> SpanName<'_> {
         SpanName(self.method, self.target.as_deref())
+    }
+
+    /// `execute_tool` for a `tools/call`.
+    fn operation(&self) -> Option<&'static str> {
+        (self.method == "tools/call").then_some("execute_tool")
     }
 
     fn tool(&self) -> Option<&str> {
