@@ -195,10 +195,10 @@ async fn answer<A: App>(
     // client gone, drops it and cancels its token); what goes on past the
     // answer (a streamed reply's pump) is held by the SSE body, whose drop
     // aborts it.
-    let answered = started.answered().await;
-    let cancel = answered
+    let settled = started.settle().await;
+    let cancel = settled
         .spawned
-        .map(|task| AbortOnDrop(task, answered.cancel));
+        .map(|task| AbortOnDrop(task, settled.cancel));
     let answering = Answering {
         envelope,
         binds,
@@ -207,7 +207,7 @@ async fn answer<A: App>(
         tool,
         takes_task,
     };
-    respond::respond(hub, answered.outcome, answering)
+    respond::respond(hub, settled.outcome, answering)
 }
 
 /// `subscriptions/listen`: the listen stream, acknowledgement first (see

@@ -139,7 +139,7 @@ enum Work {
 
 /// A handler's outcome, and the work that goes on after it (a streamed
 /// answer's pump) if any, with the token that cancels it.
-pub(crate) struct Answered {
+pub(crate) struct Handled {
     pub(crate) outcome: Dispatched,
     /// The task still running the work, if it is not done.
     pub(crate) spawned: Option<tokio::task::AbortHandle>,
@@ -150,7 +150,7 @@ impl Started {
     /// The handler's outcome; work that goes on after it keeps running
     /// in its own task.
     pub(crate) async fn outcome(self) -> Dispatched {
-        self.answered().await.outcome
+        self.settle().await.outcome
     }
 
     /// The handler's outcome, driving the work here if it is still here:
@@ -159,7 +159,7 @@ impl Started {
     /// leaves then for a task of its own, still counted. Dropped before the
     /// outcome, this drops the work where it waits and cancels the token
     /// (for work the handler handed elsewhere): the client went away.
-    pub(crate) async fn answered(self) -> Answered {
+    pub(crate) async fn settle(self) -> Handled {
         let Started {
             mut outcome,
             work,
@@ -187,7 +187,7 @@ impl Started {
                 }
             }
         };
-        Answered {
+        Handled {
             outcome: received.unwrap_or(Dispatched::Lost),
             spawned,
             cancel,
@@ -223,7 +223,7 @@ impl Drop for CancelOnDrop<'_> {
 /// against the cap on handler tasks, and goes on where its scope says
 /// ([`Scope::outlives_connection`]): in a task of its own at once, so a
 /// client that disconnects does not cancel it (a legacy session's), or
-/// here, driven by whoever awaits [`Started::answered`], until it answers
+/// here, driven by whoever awaits [`Started::settle`], until it answers
 /// (a 2026-07-28 request's: a handler that awaits I/O then wakes the
 /// connection's task, not another worker's; a streamed answer's pump
 /// leaves for a task of its own). From then on it is listed by the scope,
