@@ -17,14 +17,16 @@ start, the harness's checks) cancels out.
   included). Allocations from the counting allocator.
 * A request of each era, server side: examples/mcp_server and rmcp 3.11
   (e2e-rmcp's rmcp_server; `--json-response` for the modern era, the same
-  answer shape) run under callgrind, driven by benches/e2e (`--url --pid`,
+  answer shape) and the floor, hyper alone answering the same bytes
+  (e2e-rmcp's hyper_floor, as the e2e step runs it), run under callgrind, driven by benches/e2e (`--url --pid`,
   two connections); the server's instructions. Allocations: the calls to
   malloc, calloc, realloc and posix_memalign in the same callgrind profile
   (the servers' own allocator is the system's). A legacy session is three
   requests (initialize, notifications/initialized, DELETE): per session ÷ 3.
 
 usage: callgrind.py --profile BIN --tasks-profile BIN --e2e BIN
-                    --mcp-server BIN --rmcp-server BIN [--only registry|tasks|servers]
+                    --mcp-server BIN --rmcp-server BIN [--hyper-floor BIN]
+                    [--only registry|tasks|servers]
 """
 import argparse
 import os
@@ -120,7 +122,8 @@ def server_run(server_cmd, e2e, units, modern):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ["--profile", "--tasks-profile", "--e2e", "--mcp-server", "--rmcp-server"]:
+    for a in ["--profile", "--tasks-profile", "--e2e", "--mcp-server", "--rmcp-server",
+              "--hyper-floor"]:
         ap.add_argument(a)
     ap.add_argument("--only")
     ap.add_argument("--render", nargs="+")
@@ -144,8 +147,11 @@ def main():
     if o.only in (None, "servers"):
         for era, modern, n, per in [("2026-07-28 tools/call, per request", True, 2000, 1),
                                     ("legacy session (3 requests), per request", False, 700, 3)]:
-            for who, cmd in [("mcp_server", [o.mcp_server]),
-                             ("rmcp", [o.rmcp_server] + (["--json-response"] if modern else []))]:
+            servers = [("mcp_server", [o.mcp_server]),
+                       ("rmcp", [o.rmcp_server] + (["--json-response"] if modern else []))]
+            if o.hyper_floor:
+                servers.append(("hyper_floor", [o.hyper_floor]))
+            for who, cmd in servers:
                 ir1, a1 = server_run(cmd, o.e2e, n, modern)
                 ir3, a3 = server_run(cmd, o.e2e, 3 * n, modern)
                 rows.append((f"server: {era}", who, (ir3 - ir1) / (2 * n) / per,

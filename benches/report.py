@@ -274,6 +274,31 @@ LISTEN_GOALS = [
 ]
 
 
+def floor_goals(callgrind):
+    """Issue 42's deterministic goals against the floor, from section 7's
+    server table (cells 'instructions / allocations', a column per era):
+    instructions ≤ 2.0× hyper alone's in each era, ≤ 16 allocations per
+    2026-07-28 tools/call."""
+    if not callgrind:
+        return []
+    ours, floor = md_row(callgrind, "mcp_server"), md_row(callgrind, "hyper_floor")
+    if not (ours and floor and len(ours) == len(floor) == 3):
+        return []
+    rows = []
+    for column, era in [(1, "2026-07-28 tools/call, per request"),
+                        (2, "legacy session, per request")]:
+        ir, allocs = (number(c) for c in ours[column].split("/"))
+        floor_ir, floor_allocs = (number(c) for c in floor[column].split("/"))
+        x = ir / floor_ir
+        rows.append(("floor", f"{era}: instructions ≤ 2.0× hyper alone's (section 7)",
+                     f"{x:.2f}×", "met" if x <= 2.0 else "missed"))
+        if column == 1:
+            rows.append(("floor", f"{era}: ≤ 16 heap allocations (hyper alone: "
+                         f"{floor_allocs:.0f})", f"{allocs:.0f}",
+                         "met" if allocs <= 16 else "missed"))
+    return rows
+
+
 def table_goals(d):
     rows = []
     memory = text(d, "memory.md")
@@ -295,6 +320,7 @@ def table_goals(d):
             rows.append(("sessionreg-rmcp", "legacy churn: RegistrySessionManager's server CPU "
                          "per session ÷ rmcp's LocalSessionManager, same rmcp server (stated)",
                          f"{number(local[2]):.2f}×", "—"))
+    rows += floor_goals(text(d, "callgrind.md"))
     rows.append(("listen", "; ".join(LISTEN_GOALS) + " (`benches/run.sh listen`, not a step "
                  "of `report`; section 8)", "—", "not measured in this run"))
     return rows

@@ -297,7 +297,7 @@ callgrind() {
     machine | tee "$out/callgrind.md"
     python3 benches/callgrind.py --profile "$profile" --tasks-profile "$tprofile" --e2e "$e2e" \
         --mcp-server "$target/release/examples/mcp_server" --rmcp-server "$target/release/rmcp_server" \
-        "$@" | tee -a "$out/callgrind.md"
+        --hyper-floor "$target/release/hyper_floor" "$@" | tee -a "$out/callgrind.md"
 }
 
 # The task stores (benches/tasks/, the dev-only member tasks-bench):
