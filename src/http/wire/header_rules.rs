@@ -90,6 +90,32 @@ pub(crate) fn accepts_all(headers: &HeaderMap, mimes: &[&str]) -> bool {
     admitted == all
 }
 
+/// The `Accept` values a `POST` must admit: JSON and SSE.
+const POST_MIMES: [&str; 2] = ["application/json", "text/event-stream"];
+
+/// The spellings of a `POST`'s `Accept` that clients send (the Python and
+/// TypeScript SDKs the first), each admitting both [`POST_MIMES`]: matched
+/// as bytes before the general parse, which costs a request about 1,600
+/// instructions.
+const POST_ACCEPT_SPELLINGS: [&[u8]; 3] = [
+    b"application/json, text/event-stream",
+    b"text/event-stream, application/json",
+    b"application/json,text/event-stream",
+];
+
+/// Whether the `Accept` headers admit both answers a `POST` may get
+/// ([`POST_MIMES`]): [`accepts_all`], with the common spellings of one
+/// header recognised first.
+pub(crate) fn accepts_post(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(ACCEPT).iter();
+    if let (Some(value), None) = (values.next(), values.next()) {
+        if POST_ACCEPT_SPELLINGS.contains(&value.as_bytes()) {
+            return true;
+        }
+    }
+    accepts_all(headers, &POST_MIMES)
+}
+
 /// Whether `Content-Type` is `application/json` (parameters such as
 /// `charset` allowed).
 pub(crate) fn is_json(headers: &HeaderMap) -> bool {
@@ -134,6 +160,40 @@ mod tests {
         let h = headers(&[("accept", "*/*;q=0, application/*, text/event-stream")]);
         assert!(accepts_all(&h, &both));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
+    }
+
+    #[test]
+    fn a_posts_accept_read_as_the_general_parse_reads_it() {
+        let cases: &[&[&'static str]] = &[
+            &["application/json, text/event-stream"],
+            &["text/event-stream, application/json"],
+            &["application/json,text/event-stream"],
+            &[
+                "application/json, text/event-stream",
+                "text/event-stream;q=0",
+            ],
+            &["application/json, text/event-stream;q=0"],
+            &["application/json"],
+            &["text/event-stream"],
+            &["*/*"],
+            &["application/*, text/*"],
+            &["application/json", "text/event-stream"],
+            &[],
+        ];
+        for values in cases {
+            let pairs: Vec<_> = values.iter().map(|v| ("accept", *v)).collect();
+            let h = headers(&pairs);
+            assert_eq!(
+                accepts_post(&h),
+                accepts_all(&h, &POST_MIMES),
+                "Accept {values:?}"
+            );
+        }
+        for spelling in POST_ACCEPT_SPELLINGS {
+            let text = std::str::from_utf8(spelling).unwrap();
+            let h = headers(&[("accept", text)]);
+            assert!(accepts_all(&h, &POST_MIMES), "{text} must admit both");
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub(crate) async fn read<B: HttpBody>(
     body: B,
 ) -> Result<Message, Reject> {
     let headers = &parts.headers;
-    if !header_rules::accepts_all(headers, &["application/json", "text/event-stream"]) {
+    if !header_rules::accepts_post(headers) {
         return Err(Reject::NotAcceptable(
             "Accept must list application/json and text/event-stream",
         ));
