@@ -8,9 +8,13 @@ use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
 use crate::http::wire::protocol::MODERN_VERSION;
 use http::HeaderMap;
 use http::HeaderName;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
 /// The members of a 2026-07-28 message's params the layer reads (its checks
 /// here, and the handler's view in `read`), as raw text borrowed from the
@@ -31,8 +35,72 @@ pub(super) struct CheckedParams<'a> {
     pub(super) input_responses: Option<&'a RawValue>,
     #[serde(borrow, deserialize_with = "present")]
     pub(super) request_state: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present", rename = "_meta")]
-    meta: Option<&'a RawValue>,
+    /// `_meta`'s members, read in this same pass (not kept as text and
+    /// read again: a pass over it, and serde_json's scratch buffer for the
+    /// capabilities nested in it, less per request).
+    #[serde(borrow, rename = "_meta")]
+    meta: MetaMember<'a>,
+}
+
+/// What `params._meta` is: absent, an object (its members the layer
+/// reads), or another value (which `check_meta` refuses).
+#[derive(Default)]
+enum MetaMember<'a> {
+    #[default]
+    Absent,
+    Object(Meta<'a>),
+    NotObject,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MetaMember<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(MetaVisitor(PhantomData))
+    }
+}
+
+/// Reads an object's members as [`Meta`]; any other value is walked and
+/// counted [`MetaMember::NotObject`].
+struct MetaVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for MetaVisitor<'a> {
+    type Value = MetaMember<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
+        Meta::deserialize(MapAccessDeserializer::new(map)).map(MetaMember::Object)
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MetaMember::NotObject)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(MetaMember::NotObject)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(MetaMember::NotObject)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(MetaMember::NotObject)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(MetaMember::NotObject)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(MetaMember::NotObject)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(MetaMember::NotObject)
+    }
 }
 
 /// The members of `params._meta` the layer reads.
@@ -57,6 +125,8 @@ pub(super) struct Meta<'a> {
 pub(super) struct Fields<'a> {
     pub(super) params: CheckedParams<'a>,
     pub(super) meta: Meta<'a>,
+    /// Whether `params._meta` is there as an object.
+    meta_is_object: bool,
 }
 
 /// Reads the members the layer needs out of a message's params (a
@@ -68,9 +138,16 @@ pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
         Message::Notification(note) => note.params.as_deref(),
         Message::Response(_) => None,
     };
-    let params: CheckedParams<'_> = members(raw)?;
-    let meta: Meta<'_> = members(params.meta)?;
-    Ok(Fields { params, meta })
+    let mut params: CheckedParams<'_> = members(raw)?;
+    let (meta, meta_is_object) = match std::mem::take(&mut params.meta) {
+        MetaMember::Object(meta) => (meta, true),
+        MetaMember::Absent | MetaMember::NotObject => (Meta::default(), false),
+    };
+    Ok(Fields {
+        params,
+        meta,
+        meta_is_object,
+    })
 }
 
 /// Reads the checked members of an object; anything that is not an object
@@ -146,7 +223,7 @@ pub(super) fn check_meta(message: &Message, fields: &Fields<'_>) -> Result<(), R
     if !matches!(message, Message::Request(_)) {
         return Ok(());
     }
-    if !fields.params.meta.is_some_and(|m| starts_with(m, b"{")) {
+    if !fields.meta_is_object {
         return Err(RpcError::invalid_params(
             "params._meta is required at protocol version 2026-07-28",
         ));
@@ -355,6 +432,23 @@ mod tests {
             assert_eq!(
                 check_meta(&with(bad)).unwrap_err().code,
                 jsonrpc::RpcError::INVALID_PARAMS
+            );
+        }
+        // `_meta` that is not an object is read past, and refused as missing.
+        for not_object in [
+            json!(null),
+            json!([1, { "a": { "b": [] } }]),
+            json!("x"),
+            json!(true),
+            json!(-1),
+            json!(1.5),
+        ] {
+            let error = check_meta(&with(not_object.clone())).unwrap_err();
+            assert_eq!(error.code, jsonrpc::RpcError::INVALID_PARAMS);
+            assert!(
+                error.message.contains("_meta is required"),
+                "{not_object}: {}",
+                error.message
             );
         }
         let bare = message(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
