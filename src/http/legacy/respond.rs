@@ -7,7 +7,7 @@ use crate::http::sse::Responder;
 use crate::http::wire::body::{self, Body};
 use crate::http::wire::config::Config;
 use crate::http::wire::jsonrpc::{self, RpcError};
-use crate::http::wire::object_members::ObjectMembers;
+use crate::http::wire::object_members::{ObjectMembers, TopLevel};
 use crate::http::wire::reject::Reject;
 use crate::Reason;
 use http::{Response, StatusCode};
@@ -38,7 +38,10 @@ pub(crate) fn respond(
                 body::answer(id, &result, tool_error)
             }
             (Some(id), Reply::Serialized(result) | Reply::TaskCreated(result)) => {
-                let tool_error = ObjectMembers::of(&result).is_some_and(|m| m.is_tool_error());
+                let tool_error = match TopLevel::of(&result) {
+                    Some(top) => top.tool_error,
+                    None => ObjectMembers::of(&result).is_some_and(|m| m.is_tool_error()),
+                };
                 body::answer(id, &result, tool_error)
             }
             (Some(id), Reply::Error(error)) => body::rpc_error(StatusCode::OK, Some(id), &error),

@@ -20,8 +20,9 @@
 //!   page: a server MUST NOT emit them then); the response gets the same
 //!   envelope as a plain result.
 
+use crate::http::wire::jsonrpc;
 use crate::http::wire::meta::{LogLevel, META_SERVER_INFO};
-use crate::http::wire::object_members::ObjectMembers;
+use crate::http::wire::object_members::{ObjectMembers, TopLevel};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -78,6 +79,53 @@ impl Envelope {
             // Not an object (rare): as a tree, wrapped like any other.
             None => self.result(serde_json::from_str(result.get()).unwrap_or(Value::Null)),
         }
+    }
+
+    /// The whole result message for a result the application serialized,
+    /// written around its text without building anything, and whether it
+    /// is a tool's failure; `None` when the envelope must read it
+    /// ([`Envelope::serialized`]). It may be written so when it is an
+    /// object (`{...}`) with no top-level `resultType` or `_meta` (the
+    /// envelope's to replace or edit), with `isError`, if there, `true` or
+    /// `false`, with no `\u` escape (the only escape that can spell a letter
+    /// of those names), answering a method that takes no caching hints: then
+    /// the layer's members go after the application's, as
+    /// [`Envelope::serialized`] writes them.
+    pub(crate) fn plain_message(&self, result: &RawValue) -> Option<(bytes::Bytes, bool)> {
+        let text = result.get();
+        let inner = text.strip_prefix('{')?.strip_suffix('}')?;
+        if CACHEABLE.contains(&&*self.method) {
+            return None;
+        }
+        let TopLevel {
+            tool_error,
+            names_envelope_member,
+        } = TopLevel::of_members(inner.as_bytes())?;
+        if names_envelope_member {
+            return None;
+        }
+        let info = self.server_info.as_deref();
+        let id = &self.id;
+        let message = jsonrpc::written(|out| {
+            out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+            serde_json::to_writer(&mut *out, id)?;
+            out.extend_from_slice(br#","result":{"#);
+            out.extend_from_slice(inner.as_bytes());
+            if !inner.trim_ascii().is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#""resultType":"complete""#);
+            if let Some(info) = info {
+                out.extend_from_slice(b",\"_meta\":{");
+                serde_json::to_writer(&mut *out, META_SERVER_INFO)?;
+                out.push(b':');
+                serde_json::to_writer(&mut *out, info)?;
+                out.push(b'}');
+            }
+            out.extend_from_slice(b"}}");
+            Ok(())
+        });
+        (!message.is_empty()).then_some((message, tool_error))
     }
 
     /// A `CreateTaskResult` (`resultType` "task", which no other result
@@ -262,10 +310,16 @@ mod tests {
     fn sent(method: &str, result: Value) -> Value {
         let envelope = envelope(method, None);
         let raw = serde_json::value::to_raw_value(&result).unwrap();
-        let text = serde_json::to_string(&envelope.result(result)).unwrap();
+        let text = serde_json::to_string(&envelope.result(result.clone())).unwrap();
         // The same members, in the same order, from the text as from the tree.
         let from_text = serde_json::to_string(&envelope.serialized(&raw)).unwrap();
         assert_eq!(from_text, text);
+        // Written around the text, when it may be: the same bytes.
+        if let Some((message, tool_error)) = envelope.plain_message(&raw) {
+            let enveloped = envelope.result(result.clone());
+            assert_eq!(message, jsonrpc::result_bytes(&envelope.id, &enveloped));
+            assert_eq!(tool_error, enveloped.is_tool_error());
+        }
         for key in ["resultType", "ttlMs", "cacheScope", "_meta", "value"] {
             let written = text.matches(&format!("\"{key}\":")).count();
             assert!(written <= 1, "{key} written {written} times: {text}");
@@ -347,5 +401,80 @@ mod tests {
             .outgoing(json!({ "jsonrpc": "2.0", "id": 7, "result": { "content": [] } }))
             .unwrap();
         assert_eq!(answer["result"]["resultType"], "complete");
+    }
+
+    /// A result written around its text is the message the reading path
+    /// writes, byte for byte, with the same tool failure, with the server
+    /// named or not; a result with a top-level member of the envelope's, or
+    /// that could have one (a `\u` escape), or an `isError` that is no
+    /// boolean, or that answers a method with caching hints, is read.
+    #[test]
+    fn a_plain_result_is_written_around_its_text() {
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        for server_info in [None, Some(Arc::new(json!({ "name": "s", "version": "1" })))] {
+            for id in [json!(7), json!("a\"b"), json!(null)] {
+                let envelope = Envelope {
+                    id,
+                    method: "tools/call".into(),
+                    log_level: None,
+                    server_info: server_info.clone(),
+                };
+                for (text, tool_error) in [
+                    (
+                        r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#,
+                        false,
+                    ),
+                    (r#"{"content":[],"isError":true}"#, true),
+                    (r#"{"isError" : true,"content":[],"isError":false}"#, false),
+                    (
+                        r#"{"content":[],"structuredContent":{"isError":true}}"#,
+                        false,
+                    ),
+                    (
+                        r#"{"content":[],"structuredContent":{"_meta":{},"resultType":1}}"#,
+                        false,
+                    ),
+                    (
+                        r#"{"content":[{"type":"text","text":"a \"quoted\" \n \\ line"}]}"#,
+                        false,
+                    ),
+                    (
+                        r#"{"content":[{"type":"text","text":"\"isError\": true"}]}"#,
+                        false,
+                    ),
+                    ("{}", false),
+                    ("{ }", false),
+                ] {
+                    let result = raw(text);
+                    let (plain, plain_error) = envelope.plain_message(&result).expect(text);
+                    let enveloped = envelope.serialized(&result);
+                    let read = jsonrpc::result_bytes(&envelope.id, &enveloped);
+                    assert_eq!(plain_error, tool_error, "{text}");
+                    assert_eq!(enveloped.is_tool_error(), tool_error, "{text}");
+                    // Spaces between tokens are kept as written; the
+                    // reading path writes its names compact.
+                    if !(text.contains(" : ") || text == "{ }") {
+                        assert_eq!(plain, read, "{text}");
+                    }
+                    let plain: Value = serde_json::from_slice(&plain).unwrap();
+                    let read: Value = serde_json::from_slice(&read).unwrap();
+                    assert_eq!(plain, read, "{text}");
+                }
+                for text in [
+                    r#"{"content":[],"resultType":"task"}"#,
+                    r#"{"content":[],"_meta":{"x":1}}"#,
+                    r#"{"content":[],"isError":"yes"}"#,
+                    r#"{"content":[],"is\u0045rror":true}"#,
+                    r#"{"content":[{"type":"text","text":"\u0041"}]}"#,
+                    r#"{"content":[{"type":"text","text":"x"}],"note":"_meta"}"#,
+                    "[1]",
+                    "3",
+                ] {
+                    assert!(envelope.plain_message(&raw(text)).is_none(), "{text}");
+                }
+            }
+        }
+        let cacheable = envelope("tools/list", None);
+        assert!(cacheable.plain_message(&raw(r#"{"tools":[]}"#)).is_none());
     }
 }

@@ -84,6 +84,9 @@ pub(super) fn respond<A: App>(
             body::answer(&envelope.id, &enveloped, enveloped.is_tool_error())
         }
         Dispatched::Reply(Reply::Serialized(result)) => {
+            if let Some((message, tool_error)) = envelope.plain_message(&result) {
+                return body::answer_bytes(message, tool_error);
+            }
             let enveloped = envelope.serialized(&result);
             body::answer(&envelope.id, &enveloped, enveloped.is_tool_error())
         }

@@ -81,7 +81,12 @@ pub(crate) fn answer<R: serde::Serialize>(
     result: &R,
     tool_error: bool,
 ) -> Response<Body> {
-    let mut response = self::result(id, result);
+    answer_bytes(jsonrpc::result_bytes(id, result), tool_error)
+}
+
+/// [`answer`] of a result message already written.
+pub(crate) fn answer_bytes(message: Bytes, tool_error: bool) -> Response<Body> {
+    let mut response = json_bytes(StatusCode::OK, message);
     if tool_error {
         answered::mark(&mut response, Failure::ToolError);
     }

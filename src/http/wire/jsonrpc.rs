@@ -519,14 +519,24 @@ thread_local! {
 /// `message` as JSON bytes. Serializing a `Value` cannot fail (its map keys
 /// are strings), nor can the layer's own messages built around one.
 fn serialized<T: serde::Serialize + ?Sized>(message: &T) -> Bytes {
+    written(|buffer| serde_json::to_writer(buffer, message))
+}
+
+/// The bytes `write` puts into an empty buffer (this thread's, reused);
+/// none if it fails.
+pub(crate) fn written(write: impl Fn(&mut Vec<u8>) -> serde_json::Result<()>) -> Bytes {
     BUFFER.with(|buffer| {
         // Re-entered (a `Serialize` impl that writes a message): write
         // into a buffer of its own.
         let Ok(mut buffer) = buffer.try_borrow_mut() else {
-            return Bytes::from(serde_json::to_vec(message).unwrap_or_default());
+            let mut own = Vec::new();
+            return match write(&mut own) {
+                Ok(()) => Bytes::from(own),
+                Err(_) => Bytes::new(),
+            };
         };
         buffer.clear();
-        let bytes = match serde_json::to_writer(&mut *buffer, message) {
+        let bytes = match write(&mut buffer) {
             Ok(()) => Bytes::copy_from_slice(&buffer),
             Err(_) => Bytes::new(),
         };

@@ -106,12 +106,171 @@ impl<'de: 'a, 'a> Deserialize<'de> for MemberName<'a> {
     }
 }
 
+/// What an object's top level says to the layer, read from its text
+/// without building anything ([`TopLevel::of`]).
+#[derive(Debug, PartialEq)]
+pub(crate) struct TopLevel {
+    /// The (last) top-level `isError` is `true`: a tool's failure.
+    pub(crate) tool_error: bool,
+    /// A top-level string is `resultType` or `_meta`, members a 2026-07-28
+    /// answer's envelope replaces or edits (as a name or as a value: the
+    /// scan does not tell them apart).
+    pub(crate) names_envelope_member: bool,
+}
+
+impl TopLevel {
+    /// The top level of `raw`; `None` if it is not an object, if a
+    /// top-level `isError` is not a boolean, or if a string holds a `\u`
+    /// escape (with which `"is\u0045rror"` names `isError`; no other escape
+    /// yields a letter or `_`): [`ObjectMembers`] reads those.
+    pub(crate) fn of(raw: &RawValue) -> Option<TopLevel> {
+        let inner = raw.get().strip_prefix('{')?.strip_suffix('}')?;
+        TopLevel::of_members(inner.as_bytes())
+    }
+
+    /// [`TopLevel::of`] an object's text between its braces. The text is
+    /// valid JSON (a `RawValue`'s): every string closes, brackets pair.
+    pub(crate) fn of_members(inner: &[u8]) -> Option<TopLevel> {
+        let mut depth = 0usize;
+        let mut top = TopLevel {
+            tool_error: false,
+            names_envelope_member: false,
+        };
+        let mut i = 0;
+        while let Some(&byte) = inner.get(i) {
+            i += 1;
+            match byte {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                b'"' => {
+                    let start = i;
+                    loop {
+                        match *inner.get(i)? {
+                            b'\\' if inner.get(i + 1) == Some(&b'u') => return None,
+                            b'\\' => i += 2,
+                            b'"' => break,
+                            _ => i += 1,
+                        }
+                    }
+                    let string = &inner[start..i];
+                    i += 1;
+                    if depth > 0 {
+                        continue;
+                    }
+                    match string {
+                        b"resultType" | b"_meta" => top.names_envelope_member = true,
+                        b"isError" => {
+                            let rest = inner[i..].trim_ascii_start();
+                            if let Some(value) = rest.strip_prefix(b":") {
+                                let value = value.trim_ascii_start();
+                                top.tool_error = if value.starts_with(b"true") {
+                                    true
+                                } else if value.starts_with(b"false") {
+                                    false
+                                } else {
+                                    return None;
+                                };
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(top)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn raw(text: &str) -> Box<RawValue> {
         RawValue::from_string(text.to_string()).unwrap()
+    }
+
+    /// The scan reads the top level as [`ObjectMembers`] does, whatever
+    /// the nesting, strings and escapes.
+    mod scan {
+        use super::super::*;
+        use proptest::prelude::*;
+        use serde_json::{json, Map, Value};
+
+        fn name() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("isError".to_string()),
+                Just("resultType".to_string()),
+                Just("_meta".to_string()),
+                Just("content".to_string()),
+                "[a-z_\\\\\"\u{1}é]{0,8}",
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                any::<bool>().prop_map(Value::from),
+                any::<i32>().prop_map(Value::from),
+                name().prop_map(Value::from),
+                Just(Value::Null),
+            ];
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                    prop::collection::vec((name(), inner), 0..4)
+                        .prop_map(|members| Value::Object(members.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn the_top_level_as_the_members_read_it(
+                members in prop::collection::vec((name(), value()), 0..6)
+            ) {
+                let object: Map<String, Value> = members.into_iter().collect();
+                let text = serde_json::to_string(&object).unwrap();
+                let raw = RawValue::from_string(text.clone()).unwrap();
+                let read = ObjectMembers::of(&raw).unwrap();
+                match TopLevel::of(&raw) {
+                    Some(top) => {
+                        prop_assert_eq!(top.tool_error, read.is_tool_error(), "{}", text);
+                        if read.contains("resultType") || read.contains("_meta") {
+                            prop_assert!(top.names_envelope_member, "{}", text);
+                        }
+                    }
+                    None => prop_assert!(
+                        text.contains("\\u")
+                            || read.get("isError").is_some_and(|v| !matches!(v.get(), "true" | "false")),
+                        "{}", text
+                    ),
+                }
+            }
+        }
+
+        #[test]
+        fn what_the_scan_leaves_to_the_members() {
+            let of = |v: Value| TopLevel::of(&RawValue::from_string(v.to_string()).unwrap());
+            assert_eq!(of(json!({ "isError": 1 })), None);
+            assert_eq!(of(json!({ "a": "\u{1}" })), None);
+            assert_eq!(of(json!([true])), None);
+            let top = of(json!({ "a": { "isError": true, "_meta": 1 }, "b": ["resultType"] }));
+            assert_eq!(
+                top,
+                Some(TopLevel {
+                    tool_error: false,
+                    names_envelope_member: false
+                })
+            );
+            let top = of(json!({ "isError": true, "x": "_meta" }));
+            assert_eq!(
+                top,
+                Some(TopLevel {
+                    tool_error: true,
+                    names_envelope_member: true
+                })
+            );
+        }
     }
 
     #[test]
