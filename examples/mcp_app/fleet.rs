@@ -5,7 +5,7 @@
 
 use super::Server;
 use clap::Args;
-use http::{HeaderMap, Response, StatusCode};
+use http::{HeaderMap, HeaderName, Response, StatusCode};
 use serde_json::json;
 use sessionreg::http::{self as mcp, Authenticator, BearerTokens, SessionManager};
 use sessionreg::SessionId;
@@ -122,7 +122,12 @@ pub struct Routing {
 }
 
 /// The header a basket tool's `basket` argument is mirrored into.
-const BASKET_HEADER: &str = "mcp-param-basket";
+const BASKET_HEADER: HeaderName = HeaderName::from_static("mcp-param-basket");
+/// The headers `observe` reads, named once (a `&str` name is parsed and
+/// checked at every lookup).
+const SESSION_ID: HeaderName = HeaderName::from_static(mcp::headers::SESSION_ID);
+const MCP_METHOD: HeaderName = HeaderName::from_static(mcp::headers::MCP_METHOD);
+const MCP_NAME: HeaderName = HeaderName::from_static(mcp::headers::MCP_NAME);
 
 impl Routing {
     /// Counters for node `node`.
@@ -145,27 +150,26 @@ impl Routing {
     pub fn observe(&self, headers: &HeaderMap) {
         // Relaxed: independent counters, read only for the metrics text.
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let owner = |name: &str| {
+        let owner = |name: HeaderName| {
             headers
                 .get(name)
                 .and_then(|v| SessionId::parse_bytes(v.as_bytes()).ok())
                 .map(SessionId::node)
                 .filter(|&owner| owner != self.node)
         };
-        if let Some(owner) = owner(mcp::headers::SESSION_ID) {
+        if let Some(owner) = owner(SESSION_ID) {
             self.foreign[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
         }
-        let task_request = headers
-            .get(mcp::headers::MCP_METHOD)
-            .is_some_and(|m| m.as_bytes().starts_with(b"tasks/"));
-        if let Some(owner) = owner(mcp::headers::MCP_NAME).filter(|_| task_request) {
-            self.foreign_tasks[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
-        }
-        let call = headers
-            .get(mcp::headers::MCP_METHOD)
-            .is_some_and(|m| m.as_bytes() == b"tools/call");
-        if let Some(owner) = owner(BASKET_HEADER).filter(|_| call) {
-            self.foreign_handles[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
+        // One look at Mcp-Method; the id headers only where it says the
+        // balancer reads them.
+        let method = headers.get(MCP_METHOD).map(|m| m.as_bytes());
+        let (name, counts) = match method {
+            Some(m) if m.starts_with(b"tasks/") => (MCP_NAME, &self.foreign_tasks),
+            Some(b"tools/call") => (BASKET_HEADER, &self.foreign_handles),
+            _ => return,
+        };
+        if let Some(owner) = owner(name) {
+            counts[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
         }
     }
 
