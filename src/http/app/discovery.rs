@@ -58,7 +58,27 @@ pub struct Discovery {
 /// every modern result names.
 pub(crate) struct Discovered {
     pub(crate) answer: Value,
-    pub(crate) server_info: Option<Arc<Value>>,
+    pub(crate) server_info: Option<Arc<ServerInfo>>,
+}
+
+/// The server's identity as every 2026-07-28 result names it: the value,
+/// and the `_meta` member naming it, written once (not per answer).
+#[derive(Debug)]
+pub(crate) struct ServerInfo {
+    pub(crate) value: Value,
+    /// `"_meta":{"io.modelcontextprotocol/serverInfo":VALUE}`.
+    pub(crate) meta_member: Box<str>,
+}
+
+impl ServerInfo {
+    pub(crate) fn new(value: Value) -> ServerInfo {
+        // Cannot fail: a `Value`'s map keys are strings.
+        let meta = serde_json::to_string(&json!({ META_SERVER_INFO: value })).unwrap_or_default();
+        ServerInfo {
+            meta_member: format!("\"_meta\":{meta}").into_boxed_str(),
+            value,
+        }
+    }
 }
 
 impl Discovered {
@@ -70,7 +90,9 @@ impl Discovered {
         }
         Discovered {
             answer: result(&discovery),
-            server_info: discovery.server_info.map(Arc::new),
+            server_info: discovery
+                .server_info
+                .map(|info| Arc::new(ServerInfo::new(info))),
         }
     }
 }

@@ -20,6 +20,7 @@
 //!   page: a server MUST NOT emit them then); the response gets the same
 //!   envelope as a plain result.
 
+use crate::http::app::discovery::ServerInfo;
 use crate::http::wire::jsonrpc;
 use crate::http::wire::meta::{LogLevel, META_SERVER_INFO};
 use crate::http::wire::object_members::{ObjectMembers, TopLevel};
@@ -44,7 +45,7 @@ pub(crate) struct Envelope {
     pub(crate) id: Value,
     pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) log_level: Option<LogLevel>,
-    pub(crate) server_info: Option<Arc<Value>>,
+    pub(crate) server_info: Option<Arc<ServerInfo>>,
 }
 
 impl Envelope {
@@ -116,11 +117,8 @@ impl Envelope {
             }
             out.extend_from_slice(br#""resultType":"complete""#);
             if let Some(info) = info {
-                out.extend_from_slice(b",\"_meta\":{");
-                serde_json::to_writer(&mut *out, META_SERVER_INFO)?;
-                out.push(b':');
-                serde_json::to_writer(&mut *out, info)?;
-                out.push(b'}');
+                out.push(b',');
+                out.extend_from_slice(info.meta_member.as_bytes());
             }
             out.extend_from_slice(b"}}");
             Ok(())
@@ -144,7 +142,7 @@ impl Envelope {
                 .or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(meta) = meta {
                 meta.entry(META_SERVER_INFO)
-                    .or_insert_with(|| Value::clone(info));
+                    .or_insert_with(|| info.value.clone());
             }
         }
     }
@@ -218,7 +216,7 @@ impl Enveloped<'_> {
 
 impl Serialize for Enveloped<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let info = self.envelope.server_info.as_deref();
+        let info = self.envelope.server_info.as_deref().map(|info| &info.value);
         let mut map = serializer.serialize_map(None)?;
         match &self.members {
             Members::Tree(result) => {
@@ -302,7 +300,9 @@ mod tests {
             id: json!(7),
             method: method.to_owned().into(),
             log_level,
-            server_info: Some(Arc::new(json!({ "name": "s", "version": "1" }))),
+            server_info: Some(Arc::new(ServerInfo::new(
+                json!({ "name": "s", "version": "1" }),
+            ))),
         }
     }
 
@@ -411,7 +411,12 @@ mod tests {
     #[test]
     fn a_plain_result_is_written_around_its_text() {
         let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
-        for server_info in [None, Some(Arc::new(json!({ "name": "s", "version": "1" })))] {
+        for server_info in [
+            None,
+            Some(Arc::new(ServerInfo::new(
+                json!({ "name": "s", "version": "1" }),
+            ))),
+        ] {
             for id in [json!(7), json!("a\"b"), json!(null)] {
                 let envelope = Envelope {
                     id,

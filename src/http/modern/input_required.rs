@@ -77,7 +77,7 @@ pub(super) fn input_required(
         }
     }
     if let Some(info) = &envelope.server_info {
-        result["_meta"] = json!({ META_SERVER_INFO: **info });
+        result["_meta"] = json!({ META_SERVER_INFO: info.value });
     }
     body::result(&envelope.id, &result)
 }
