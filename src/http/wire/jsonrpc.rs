@@ -388,8 +388,11 @@ impl Message {
         };
         match envelope.method {
             Some(raw) if starts_with(raw, b"\"") => {
-                let method: String =
-                    serde_json::from_str(raw.get()).map_err(|e| parse_error(&e))?;
+                // A string token, valid JSON: its text, unescaped only if
+                // it has escapes.
+                let method = string_text(raw)
+                    .ok_or_else(|| invalid("method must be a string"))?
+                    .into_owned();
                 Ok(match id {
                     Some(id) => Message::Request(Request { id, method, params }),
                     None => Message::Notification(Notification { method, params }),
@@ -582,6 +585,26 @@ mod tests {
         let bytes = result_bytes(&id, &result);
         let read: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(read, result_message(&id, result));
+    }
+
+    #[test]
+    fn a_method_with_escapes_is_read_unescaped() {
+        for (text, method) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call"}"#,
+                "tools/call",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"\u0074ools/list"}"#,
+                "tools/list",
+            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "ping"),
+        ] {
+            let Ok(Message::Request(request)) = parse(text) else {
+                panic!("{text}")
+            };
+            assert_eq!(request.method, method);
+        }
     }
 
     #[test]
