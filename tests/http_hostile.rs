@@ -669,7 +669,15 @@ async fn soak_hostile_clients_at_scale() {
             .idle_timeout(Some(Duration::from_secs(2))),
     )
     .await;
-    let client = Arc::new(Client::new(&server.url));
+    // The server closes a keep-alive connection idle for the header read
+    // timeout (1 s); a client that kept it pooled longer could send on it
+    // just as the server closes it and read a reset (hyper's pool cannot
+    // see a close still in flight). Retire idle connections sooner, as a
+    // client configured for this server would.
+    let pool = mcp_test_client::http_builder()
+        .pool_idle_timeout(Duration::from_millis(400))
+        .build_http();
+    let client = Arc::new(Client::with_http(pool, &server.url));
 
     // 5,000 sessions with a stream each.
     let before = rss_bytes();
