@@ -12,8 +12,14 @@ const PROTOCOL: &str = "2025-11-25";
 /// The headers of a 2026-07-28 `tools/call` of `echo` (`--modern`): no
 /// session; the version, method and name given as headers as well as in
 /// the body, as that revision asks.
-const MODERN_HEADERS: &str =
-    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n";
+/// What the official Python SDK 2.3 client sends beside `Host`, the
+/// body's two headers and `Accept` on a 2026-07-28 `tools/call` of `echo`
+/// (captured on the wire, 2026-12-05; the TypeScript SDK v2 client sends
+/// as many headers, with `Accept-Language` and `Sec-Fetch-Mode` instead of
+/// `Connection`).
+const MODERN_HEADERS: &str = "Accept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n\
+     User-Agent: python-httpx2/2.16.2\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+     Mcp-Method: tools/call\r\nMcp-Name: echo\r\n";
 
 /// A response, read whole.
 struct Response {
@@ -173,10 +179,12 @@ impl Client {
     }
 
     /// One 2026-07-28 request (`--modern`): `tools/call` of `echo` with
-    /// `{"text":"hi"}`, request id `id`, no session.
+    /// `{"text":"hi"}`, request id `id`, no session, its headers and its
+    /// `_meta` (protocol version, client info, client capabilities) as the
+    /// official Python SDK 2.3 client sends them.
     fn modern_request(&mut self, id: u64) -> Response {
         let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"mcp","version":"0.1.0"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
         );
         let path = self.path.clone();
         self.send_with("POST", &path, None, MODERN_HEADERS, &body)

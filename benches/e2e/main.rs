@@ -68,9 +68,10 @@
 //!
 //! `--modern` measures 2026-07-28 requests instead of sessions: each unit of
 //! a round is one `POST` of `tools/call` (tool `echo`, `{"text":"hi"}`),
-//! with no session, carrying `MCP-Protocol-Version: 2026-07-28`,
-//! `Mcp-Method: tools/call`, `Mcp-Name: echo` and the request's own
-//! `_meta` (protocol version, client capabilities). Before the warm-up,
+//! with no session, its headers (`MCP-Protocol-Version: 2026-07-28`,
+//! `Mcp-Method: tools/call`, `Mcp-Name: echo`, ...) and its own `_meta`
+//! (protocol version, client info, client capabilities) as the official
+//! Python SDK 2.3 client sends them. Before the warm-up,
 //! each server's first answer is printed and 200 requests are checked.
 //! There is no idle measurement (there is no session to hold).
 //!
