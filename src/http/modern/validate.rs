@@ -2,6 +2,7 @@
 //! against its body (the transport page's "Server Validation", SEP-2243),
 //! before the application sees it.
 
+use crate::http::wire::header_rules;
 use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
 use crate::http::wire::jsonrpc::{self, present, starts_with, Message, RpcError};
 use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
@@ -246,6 +247,9 @@ pub(super) fn check_meta(message: &Message, fields: &Fields<'_>) -> Result<(), R
 /// called tool or not: one copy checked here while a gateway in front acts
 /// on the other is the mismatch "Server Validation" exists to stop.
 fn repeated_param_header(headers: &HeaderMap) -> Option<&str> {
+    if !header_rules::any_repeated(headers) {
+        return None;
+    }
     headers
         .keys()
         .map(|name| name.as_str())

@@ -40,10 +40,21 @@ pub(crate) const SINGLE_VALUED: [(HeaderName, &str); 6] = [
 /// The name of the first header of [`SINGLE_VALUED`] that `headers` carry
 /// more than once, if any.
 pub(crate) fn duplicated(headers: &HeaderMap) -> Option<&'static str> {
+    if !any_repeated(headers) {
+        return None;
+    }
     SINGLE_VALUED.iter().find_map(|(name, shown)| {
         let mut all = headers.get_all(name).iter();
         (all.next().is_some() && all.next().is_some()).then_some(*shown)
     })
+}
+
+/// Whether any header name appears more than once: the map counts its
+/// values and its names apart, so this is two loads, where asking after
+/// each single-valued name is a hashed lookup apiece (six of them, and the
+/// `Mcp-Param-*` names, on every request that repeats nothing).
+pub(crate) fn any_repeated(headers: &HeaderMap) -> bool {
+    headers.len() != headers.keys_len()
 }
 
 /// Whether the `Accept` headers admit `mime` (`type/subtype`); `*/*` and
@@ -119,8 +130,14 @@ pub(crate) fn accepts_post(headers: &HeaderMap) -> bool {
 /// Whether `Content-Type` is `application/json` (parameters such as
 /// `charset` allowed).
 pub(crate) fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return false;
+    };
+    // As every client we know spells it: no parsing needed.
+    if value.as_bytes() == b"application/json" {
+        return true;
+    }
+    Some(value)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
@@ -211,6 +228,27 @@ mod tests {
     }
 
     #[test]
+    fn json_content_types() {
+        for json in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON",
+            " application/json ;charset=UTF-8",
+        ] {
+            assert!(is_json(&headers(&[("content-type", json)])), "{json}");
+        }
+        for other in [
+            "text/plain",
+            "application/jsonx",
+            "application/json-seq",
+            "",
+        ] {
+            assert!(!is_json(&headers(&[("content-type", other)])), "{other}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
+    }
+
+    #[test]
     fn single_valued_headers_at_most_once() {
         assert_eq!(duplicated(&HeaderMap::new()), None);
         let once = headers(&[
@@ -222,6 +260,13 @@ mod tests {
             ("mcp-name", "echo"),
         ]);
         assert_eq!(duplicated(&once), None);
+        assert!(!any_repeated(&once));
+        // A repeated header of another name is no refusal.
+        let mut other = once.clone();
+        other.append("x-other", HeaderValue::from_static("1"));
+        other.append("x-other", HeaderValue::from_static("2"));
+        assert!(any_repeated(&other));
+        assert_eq!(duplicated(&other), None);
         for (name, shown) in SINGLE_VALUED {
             let mut twice = once.clone();
             twice.append(name.clone(), HeaderValue::from_static("a"));
