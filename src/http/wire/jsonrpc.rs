@@ -365,7 +365,15 @@ impl Message {
                 );
             }
         }
-        let envelope: Shape<'_> = serde_json::from_slice(body).map_err(|error| {
+        // The body checked as UTF-8 once, in one pass over it, then read as
+        // text: reading bytes, serde_json would check each string it meets
+        // (and each raw member it keeps) again. Not UTF-8: read as bytes,
+        // for the error that says where.
+        let envelope: Result<Shape<'_>, _> = match std::str::from_utf8(body) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(body),
+        };
+        let envelope = envelope.map_err(|error| {
             if error.is_data() {
                 invalid(&format!("invalid message: {error}"))
             } else {
