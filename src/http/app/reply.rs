@@ -104,8 +104,9 @@ impl Reply {
     }
 
     /// A [`Reply::Serialized`] as the [`Reply::Result`] tree it holds, for
-    /// the rare steps that edit a result (the session's `initialize`, a
-    /// `tools/list` filtered by scope); every other reply as it is.
+    /// the rare steps that edit a result (a session's `initialize` whose
+    /// result the layer cannot write around, a `tools/list` filtered by
+    /// scope); every other reply as it is.
     pub(crate) fn into_tree(self) -> Reply {
         match self {
             Reply::Serialized(raw) => match serde_json::from_str(raw.get()) {

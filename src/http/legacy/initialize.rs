@@ -14,17 +14,21 @@ use crate::http::observe;
 use crate::http::run::dispatch::Dispatched;
 use crate::http::run::hub::Hub;
 use crate::http::session::entry::SessionEntry;
+use crate::http::wire::body;
 use crate::http::wire::body::Body;
 use crate::http::wire::caught::panic_message;
 use crate::http::wire::headers;
-use crate::http::wire::jsonrpc::{Message, Request, RpcError};
+use crate::http::wire::jsonrpc::{self, Message, Request, RpcError};
+use crate::http::wire::object_members::TopLevel;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol;
 use crate::http::wire::reject::Reject;
 use crate::Reason;
+use bytes::Bytes;
 use http::header::HeaderValue;
 use http::request::Parts;
 use http::Response;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -77,7 +81,16 @@ pub(super) async fn open<A: App>(
     let request_id = request.id.clone();
     let outcome = super::run(hub, first, Message::Request(request), version, parts).await;
     let outcome = match outcome {
-        Dispatched::Reply(reply @ Reply::Serialized(_)) => Dispatched::Reply(reply.into_tree()),
+        Dispatched::Reply(Reply::Serialized(result)) => {
+            // The answer written around the result's text, the version
+            // first: nothing read into a tree.
+            if let Some((message, tool_error)) = versioned(&request_id, &result, version) {
+                let mut response = body::answer_bytes(message, tool_error);
+                show_id(&mut response, &id);
+                return response;
+            }
+            Dispatched::Reply(Reply::Serialized(result).into_tree())
+        }
         other => other,
     };
     let outcome = match outcome {
@@ -109,14 +122,45 @@ pub(super) async fn open<A: App>(
     let showed_id = matches!(outcome, Dispatched::Reply(_) | Dispatched::Streaming(_));
     let mut response = respond(outcome, Some(&request_id), &hub.sse, config);
     if showed_id {
-        let mut text = [0u8; crate::SessionId::TEXT_LEN];
-        let value =
-            HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
-        response
-            .headers_mut()
-            .insert(headers::name::SESSION_ID, value);
+        show_id(&mut response, &id);
     }
     response
+}
+
+/// Gives the client the new session's id (`MCP-Session-Id`).
+fn show_id(response: &mut Response<Body>, id: &crate::SessionId) {
+    let mut text = [0u8; crate::SessionId::TEXT_LEN];
+    let value = HeaderValue::from_str(id.encode(&mut text)).expect("session ids are visible ASCII");
+    response
+        .headers_mut()
+        .insert(headers::name::SESSION_ID, value);
+}
+
+/// The answer to `initialize` request `id`, `result` (an object's text)
+/// with `protocolVersion: version` as its first member, and whether it is a
+/// tool's failure (as any answer is marked); `None` where the result's own
+/// text cannot simply follow the version: not an object, a top-level
+/// `protocolVersion` (or a string that may name it: [`TopLevel`]), which the
+/// tree path replaces.
+fn versioned(id: &Value, result: &RawValue, version: &str) -> Option<(Bytes, bool)> {
+    let inner = result.get().strip_prefix('{')?.strip_suffix('}')?;
+    let top = TopLevel::of_members(inner.as_bytes())?;
+    if top.names_protocol_version {
+        return None;
+    }
+    let message = jsonrpc::written(|out| {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut *out, id)?;
+        out.extend_from_slice(br#","result":{"protocolVersion":"#);
+        serde_json::to_writer(&mut *out, version)?;
+        if !inner.trim_ascii().is_empty() {
+            out.push(b',');
+            out.extend_from_slice(inner.as_bytes());
+        }
+        out.extend_from_slice(b"}}");
+        Ok(())
+    });
+    (!message.is_empty()).then_some((message, top.tool_error))
 }
 
 /// The shape an `initialize` request must have before a session is made
@@ -135,5 +179,45 @@ pub(super) fn requested_version(request: &Request) -> Result<String, RpcError> {
         Err(_) => Err(RpcError::invalid_params(
             "initialize needs params.protocolVersion (a string)",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    /// The written answer says what the tree path's does.
+    #[test]
+    fn the_version_goes_first_and_the_result_follows_as_written() {
+        let written = |text: &str| versioned(&json!(7), &raw(text), "2025-11-25");
+        let (message, tool_error) =
+            written(r#"{"capabilities":{"tools":{}}, "serverInfo":{"name":"x"}}"#).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&message).unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}}, "serverInfo":{"name":"x"}}}"#
+        );
+        assert!(!tool_error);
+        let (message, _) = written("{ }").unwrap();
+        let tree: Value = serde_json::from_slice(&message).unwrap();
+        assert_eq!(
+            tree,
+            json!({ "jsonrpc": "2.0", "id": 7, "result": { "protocolVersion": "2025-11-25" } })
+        );
+        // Whatever names (or might name) the version, and what is not an
+        // object, is left to the tree path.
+        for other in [
+            r#"{"protocolVersion":"1999-01-01"}"#,
+            r#"{"note":"protocolVersion"}"#,
+            r#"{"a\u0062":1}"#,
+            "[1]",
+            "null",
+        ] {
+            assert!(written(other).is_none(), "{other}");
+        }
     }
 }

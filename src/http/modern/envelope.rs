@@ -101,6 +101,7 @@ impl Envelope {
         let TopLevel {
             tool_error,
             names_envelope_member,
+            ..
         } = TopLevel::of_members(inner.as_bytes())?;
         if names_envelope_member {
             return None;

@@ -116,6 +116,9 @@ pub(crate) struct TopLevel {
     /// answer's envelope replaces or edits (as a name or as a value: the
     /// scan does not tell them apart).
     pub(crate) names_envelope_member: bool,
+    /// A top-level string is `protocolVersion`, the member a session's
+    /// `initialize` answer replaces (as a name or as a value, likewise).
+    pub(crate) names_protocol_version: bool,
 }
 
 impl TopLevel {
@@ -135,6 +138,7 @@ impl TopLevel {
         let mut top = TopLevel {
             tool_error: false,
             names_envelope_member: false,
+            names_protocol_version: false,
         };
         let mut i = 0;
         while let Some(&byte) = inner.get(i) {
@@ -159,6 +163,7 @@ impl TopLevel {
                     }
                     match string {
                         b"resultType" | b"_meta" => top.names_envelope_member = true,
+                        b"protocolVersion" => top.names_protocol_version = true,
                         b"isError" => {
                             let rest = inner[i..].trim_ascii_start();
                             if let Some(value) = rest.strip_prefix(b":") {
@@ -202,6 +207,7 @@ mod tests {
                 Just("isError".to_string()),
                 Just("resultType".to_string()),
                 Just("_meta".to_string()),
+                Just("protocolVersion".to_string()),
                 Just("content".to_string()),
                 "[a-z_\\\\\"\u{1}é]{0,8}",
             ]
@@ -238,6 +244,9 @@ mod tests {
                         if read.contains("resultType") || read.contains("_meta") {
                             prop_assert!(top.names_envelope_member, "{}", text);
                         }
+                        if read.contains("protocolVersion") {
+                            prop_assert!(top.names_protocol_version, "{}", text);
+                        }
                     }
                     None => prop_assert!(
                         text.contains("\\u")
@@ -259,15 +268,17 @@ mod tests {
                 top,
                 Some(TopLevel {
                     tool_error: false,
-                    names_envelope_member: false
+                    names_envelope_member: false,
+                    names_protocol_version: false,
                 })
             );
-            let top = of(json!({ "isError": true, "x": "_meta" }));
+            let top = of(json!({ "isError": true, "x": "_meta", "protocolVersion": 1 }));
             assert_eq!(
                 top,
                 Some(TopLevel {
                     tool_error: true,
-                    names_envelope_member: true
+                    names_envelope_member: true,
+                    names_protocol_version: true,
                 })
             );
         }
