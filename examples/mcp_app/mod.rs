@@ -174,11 +174,27 @@ impl App for Server {
         request: &http::request::Parts,
     ) -> Result<Client, RpcError> {
         // The manager has checked the request's shape (params.protocolVersion).
-        let params = initialize.params_value().unwrap_or(Value::Null);
-        let name = params
-            .pointer("/clientInfo/name")
-            .and_then(Value::as_str)
-            .map_or_else(|| "unknown".to_string(), bounded_name);
+        // Only `clientInfo.name` is read out, borrowed; the rest (the
+        // capabilities) is walked over, not built.
+        #[derive(serde::Deserialize)]
+        struct Initialize<'a> {
+            #[serde(borrow, rename = "clientInfo")]
+            client_info: Option<&'a RawValue>,
+        }
+        #[derive(serde::Deserialize)]
+        struct ClientInfo<'a> {
+            #[serde(borrow)]
+            name: Option<&'a RawValue>,
+        }
+        let name = initialize
+            .params_borrowed::<Initialize<'_>>()
+            .ok()
+            .and_then(|params| params.client_info)
+            .filter(|info| info.get().starts_with('{'))
+            .and_then(|info| serde_json::from_str::<ClientInfo<'_>>(info.get()).ok())
+            .and_then(|info| info.name)
+            .and_then(jsonrpc::string_text)
+            .map_or_else(|| "unknown".to_string(), |name| bounded_name(&name));
         Ok(Client {
             _counted: Counted::new(&self.client_names, name.len()),
             name,
@@ -293,14 +309,8 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
     // application's.
     match request.method.as_str() {
         // The layer negotiates the version and puts it in the result.
-        "initialize" => Reply::Result(json!({
-            "capabilities": {
-                "tools": { "listChanged": false },
-                "resources": { "subscribe": true, "listChanged": false },
-                "logging": {},
-            },
-            "serverInfo": server_info(),
-        })),
+        // The same every time: serialized once, copied out.
+        "initialize" => Reply::Serialized(INITIALIZE_RESULT.clone()),
         // The layer records a session's resource subscriptions itself.
         "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
             Reply::Result(json!({}))
@@ -826,6 +836,20 @@ fn log_message(text: &str) -> Value {
         json!({ "level": "info", "logger": "sessionreg-example", "data": text }),
     )
 }
+
+/// The `initialize` result (the layer writes the negotiated
+/// `protocolVersion` into it).
+static INITIALIZE_RESULT: std::sync::LazyLock<Box<RawValue>> = std::sync::LazyLock::new(|| {
+    serde_json::value::to_raw_value(&json!({
+        "capabilities": {
+            "tools": { "listChanged": false },
+            "resources": { "subscribe": true, "listChanged": false },
+            "logging": {},
+        },
+        "serverInfo": server_info(),
+    }))
+    .expect("a Value serializes")
+});
 
 fn server_info() -> Value {
     json!({ "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") })
