@@ -124,6 +124,28 @@ async fn bad_json_is_400_with_a_parse_error() {
     }
 }
 
+/// An `initialize` carrying 2026-07-28's per-request `_meta` but no
+/// `MCP-Protocol-Version` header is a modern request that forgot its
+/// header: refused as one (HeaderMismatch), no session made.
+#[tokio::test]
+async fn initialize_with_the_modern_meta_and_no_version_header_is_refused() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url);
+    let mut body = initialize_body("client");
+    body["params"]["_meta"] = json!({ "io.modelcontextprotocol/protocolVersion": "2026-07-28" });
+    let answer = client.post(None, &body).await;
+    assert_refused_initialize(&server, &answer, StatusCode::BAD_REQUEST).await;
+    assert_eq!(
+        answer.json()["error"]["code"],
+        jsonrpc::RpcError::HEADER_MISMATCH
+    );
+    // Any other `_meta` is an initialize's own business.
+    body["params"]["_meta"] = json!({ "progressToken": 1 });
+    let answer = client.post(None, &body).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(answer.session_id().is_some());
+}
+
 #[tokio::test]
 async fn initialize_without_a_protocol_version_is_400_and_creates_nothing() {
     let server = Server::start().await;

@@ -37,11 +37,12 @@ use std::sync::Arc;
 pub(super) async fn open<A: App>(
     hub: &Arc<Hub<A>>,
     request: Request,
+    version: Result<&'static str, RpcError>,
     parts: Parts,
 ) -> Response<Body> {
     let config = &hub.config;
-    let version = match requested_version(&request) {
-        Ok(requested) => protocol::negotiate(Some(&requested)),
+    let version = match version {
+        Ok(version) => version,
         Err(error) => return Reject::Malformed(error).respond(Some(&request.id), config),
     };
     if hub.phase.is_shutting_down() {
@@ -163,22 +164,63 @@ fn versioned(id: &Value, result: &RawValue, version: &str) -> Option<(Bytes, boo
     (!message.is_empty()).then_some((message, top.tool_error))
 }
 
-/// The shape an `initialize` request must have before a session is made
-/// for it: params with the protocol version the client asks for (any
-/// string: an unknown one is negotiated down, see [`protocol::negotiate`]).
-pub(super) fn requested_version(request: &Request) -> Result<String, RpcError> {
-    /// Only the member checked here is read out of the raw params; the rest
-    /// is walked over, not built.
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Initialize {
-        protocol_version: String,
+/// What an `initialize` request's params say to the layer, read in one
+/// pass (the rest walked over, not built): the version the session is
+/// served at, and whether they carry 2026-07-28's per-request `_meta`.
+#[derive(Debug, PartialEq)]
+pub(super) struct Asked {
+    /// The negotiated version ([`protocol::negotiate`]), or why there is
+    /// none: a session is made only for params with the protocol version
+    /// the client asks for (any string: an unknown one is negotiated
+    /// down).
+    pub(super) version: Result<&'static str, RpcError>,
+    /// `_meta` names `io.modelcontextprotocol/protocolVersion`: a
+    /// 2026-07-28 request, whatever its method (see `post.rs`).
+    pub(super) modern_meta: bool,
+}
+
+impl Asked {
+    pub(super) fn of(request: &Request) -> Asked {
+        #[derive(serde::Deserialize)]
+        struct Initialize<'a> {
+            #[serde(borrow, rename = "protocolVersion", default)]
+            #[serde(deserialize_with = "jsonrpc::present")]
+            version: Option<&'a RawValue>,
+            #[serde(rename = "_meta", default)]
+            meta: Option<VersionMeta>,
+        }
+        #[derive(serde::Deserialize)]
+        struct VersionMeta {
+            #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+            version: Option<serde::de::IgnoredAny>,
+        }
+        let read = request
+            .params_borrowed::<Option<Initialize<'_>>>()
+            .ok()
+            .flatten();
+        let version = read
+            .as_ref()
+            .and_then(|params| params.version)
+            .and_then(jsonrpc::string_text)
+            .map(|requested| protocol::negotiate(Some(&requested)))
+            .ok_or_else(|| {
+                RpcError::invalid_params("initialize needs params.protocolVersion (a string)")
+            });
+        let modern_meta = read
+            .and_then(|params| params.meta)
+            .is_some_and(|meta| meta.version.is_some());
+        Asked {
+            version,
+            modern_meta,
+        }
     }
-    match request.params_as::<Initialize>() {
-        Ok(params) => Ok(params.protocol_version),
-        Err(_) => Err(RpcError::invalid_params(
-            "initialize needs params.protocolVersion (a string)",
-        )),
+
+    /// The version an `initialize`'s span and timer are at: the one it
+    /// negotiates, else the latest.
+    pub(super) fn served_at(&self) -> &'static str {
+        self.version
+            .clone()
+            .unwrap_or_else(|_| protocol::negotiate(None))
     }
 }
 
@@ -189,6 +231,49 @@ mod tests {
 
     fn raw(text: &str) -> Box<RawValue> {
         RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    fn asked(params: Value) -> Asked {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params });
+        match Message::from_slice(body.to_string().as_bytes()).unwrap() {
+            Message::Request(request) => Asked::of(&request),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_params_read_once() {
+        let version = |v: Result<&'static str, RpcError>| v.map_err(|e| e.code);
+        let a = asked(json!({ "protocolVersion": "2025-06-18", "capabilities": { "a": {} } }));
+        assert_eq!(
+            (version(a.version), a.modern_meta),
+            (Ok("2025-06-18"), false)
+        );
+        // An unknown version is negotiated down; an escaped one read as text.
+        let a = asked(json!({ "protocolVersion": "1999-01-01" }));
+        assert_eq!(version(a.version), Ok(protocol::negotiate(None)));
+        let a = asked(serde_json::from_str(r#"{"protocolVersion":"2025-06-1\u0038"}"#).unwrap());
+        assert_eq!(version(a.version), Ok("2025-06-18"));
+        for bad in [
+            json!({}),
+            json!({ "protocolVersion": 7 }),
+            json!({ "protocolVersion": null }),
+            json!([]),
+        ] {
+            let a = asked(bad.clone());
+            assert_eq!(a.served_at(), protocol::negotiate(None));
+            assert_eq!(version(a.version), Err(RpcError::INVALID_PARAMS), "{bad}");
+        }
+        let a = asked(json!({
+            "protocolVersion": "2025-11-25",
+            "_meta": { "io.modelcontextprotocol/protocolVersion": "2026-07-28" },
+        }));
+        assert_eq!(
+            (version(a.version), a.modern_meta),
+            (Ok("2025-11-25"), true)
+        );
+        let a = asked(json!({ "protocolVersion": "2025-11-25", "_meta": { "progressToken": 1 } }));
+        assert!(!a.modern_meta);
     }
 
     /// The written answer says what the tree path's does.

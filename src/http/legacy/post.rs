@@ -15,7 +15,6 @@ use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::http::wire::message;
 use crate::http::wire::principal::Principal;
-use crate::http::wire::protocol;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::{Response, StatusCode};
@@ -40,29 +39,31 @@ where
     };
     // The request's span and timer from here on, at the version it is
     // served at: an `initialize`'s is the one it negotiates.
-    let served_at = match &message {
+    let asked = match &message {
         Message::Request(request) if request.method == "initialize" => {
-            let requested = initialize::requested_version(request).ok();
-            protocol::negotiate(requested.as_deref())
+            Some(initialize::Asked::of(request))
         }
-        _ => version,
+        _ => None,
     };
+    let served_at = asked.as_ref().map_or(version, initialize::Asked::served_at);
     let span = observe::span::open(&message, served_at, &parts);
     let timer = observe::span::timer(&hub.durations, &message, served_at);
     async {
-        let response = answer(hub, parts, message, version).await;
+        let response = answer(hub, parts, message, version, asked).await;
         observe::span::finish(timer, response)
     }
     .instrument(span)
     .await
 }
 
-/// Answers one message of the session era, read.
+/// Answers one message of the session era, read (`asked`: what an
+/// `initialize`'s params say, read already).
 async fn answer<A: App>(
     hub: &Arc<Hub<A>>,
     parts: Parts,
     message: Message,
     version: &'static str,
+    asked: Option<initialize::Asked>,
 ) -> Response<Body> {
     let config = &hub.config;
     let id = match opening::admit(hub, &message) {
@@ -77,7 +78,11 @@ async fn answer<A: App>(
         return reject.respond(id.as_ref(), config);
     }
     let session_header = parts.headers.get(headers::name::SESSION_ID).cloned();
-    if session_header.is_none() && carries_modern_meta(&message) {
+    let modern_meta = match &asked {
+        Some(asked) => asked.modern_meta,
+        None => carries_modern_meta(&message),
+    };
+    if session_header.is_none() && modern_meta {
         // A 2026-07-28 request that forgot its version header: a modern
         // error, so that a dual-era client does not fall back to
         // `initialize` (the transport page: the header is required).
@@ -89,7 +94,11 @@ async fn answer<A: App>(
     }
     match (session_header, message) {
         (None, Message::Request(request)) if request.method == "initialize" => {
-            initialize::open(hub, request, parts).await
+            let version = match asked {
+                Some(asked) => asked.version,
+                None => initialize::Asked::of(&request).version,
+            };
+            initialize::open(hub, request, version, parts).await
         }
         (None, _) => Reject::MissingSessionId.respond(None, config),
         (Some(_), message) if message.is_initialize() => {
