@@ -6,7 +6,11 @@ marked. Standard library only.
 Reads what `benches/run.sh report` writes into its results directory:
 registry-goals.json (benches/ratios.py --json), e2e-modern.json and
 e2e-legacy.json (benches/e2e --json), tasks-goals.json (benches/tasks/ratios.py
---json), each optional: a missing file leaves its rows out.
+--json), and the tables of memory.md (bytes per live session), e2e-rmcp.md
+(sessionreg-rmcp's manager) and callgrind.md (instructions against hyper
+alone), read as benches/report.py reads them; and, when `benches/run.sh
+listen` wrote into the same directory, listen.json and listen-publish.json.
+Each is optional: a missing file leaves its rows out.
 
 usage: headline.py RESULTS_DIR OUT.svg [CAPTION]
 """
@@ -15,6 +19,13 @@ import math
 import os
 import sys
 from xml.sax.saxutils import escape
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import md_row, number, text  # noqa: E402 (the tables read as report.py reads them)
+
+# The listen goals' absolute bounds, drawn as the figure ÷ the bound.
+LISTEN_RSS_BYTES = 20 * 1024
+LISTEN_PARKED_NS = 150
 
 
 def load(d, name):
@@ -63,6 +74,7 @@ def rows(d):
                     p99_goal = None
                     out.append((section, "p99 floor (hyper alone) ÷ rmcp", p99_floor, None))
                 out.append((section, f"p99 latency ÷ {peer}", r["p99"], p99_goal))
+    out += table_rows(d)
     tasks = load(d, "tasks-goals.json")
     if tasks:
         for g in tasks["goals"]:
@@ -73,6 +85,49 @@ def rows(d):
                 # "rmcp ÷ sessionreg ≥ 10": drawn as sessionreg ÷ rmcp ≤ 0.1.
                 x, bound = 1 / x, 1 / bound
             out.append(("tasks", g["label"], x, bound))
+    return out
+
+
+def table_rows(d):
+    """The rows read from the steps' markdown tables and the listen step's
+    JSON: memory, sessionreg-rmcp, the floor in instructions, listen."""
+    out = []
+    memory = text(d, "memory.md")
+    if memory:
+        ours = md_row(memory, "sessionreg")
+        for peer, goal in [("sharded_slab", 1.3), ("sharded_slab_id128", None)]:
+            theirs = md_row(memory, peer)
+            if ours and theirs:
+                out.append(("memory, heap bytes per live session at 100k", f"÷ {peer}",
+                            number(ours[1]) / number(theirs[1]), goal))
+    rmcp = text(d, "e2e-rmcp.md")
+    local = md_row(rmcp, "local", ratios=True) if rmcp else None
+    if local and len(local) > 2:
+        out.append(("sessionreg-rmcp, legacy churn, server CPU",
+                    "RegistrySessionManager ÷ LocalSessionManager", number(local[2]), None))
+    callgrind = text(d, "callgrind.md")
+    ours = md_row(callgrind, "mcp_server") if callgrind else None
+    floor = md_row(callgrind, "hyper_floor") if callgrind else None
+    if ours and floor and len(ours) == len(floor) == 3:
+        for column, what in [(1, "2026-07-28 tools/call"), (2, "legacy session")]:
+            ir, floor_ir = number(ours[column].split("/")[0]), number(floor[column].split("/")[0])
+            out.append(("the floor, instructions per request (callgrind)",
+                        f"{what} ÷ hyper alone", ir / floor_ir, 2.0))
+    listen = load(d, "listen.json")
+    rss = (listen or {}).get("rss_h1", {})
+    ours = rss.get("mcp_server", {}).get("per_listener_bytes")
+    if ours:
+        out.append(("listen", "RSS per idle listener ÷ its goal (20 KiB)",
+                    ours / LISTEN_RSS_BYTES, 1.0))
+        for peer in ("python_sdk", "typescript_sdk", "hyper_alone"):
+            theirs = rss.get(peer, {}).get("per_listener_bytes")
+            if theirs:
+                out.append(("listen", f"RSS per idle listener ÷ {peer}", ours / theirs, None))
+    publish = load(d, "listen-publish.json")
+    parked = (publish or {}).get("ns_per_listener", {}).get("tools_tokio/1000000")
+    if parked:
+        out.append(("listen", "publisher per parked listener at 1M ÷ its goal (150 ns)",
+                    parked / LISTEN_PARKED_NS, 1.0))
     return out
 
 
