@@ -265,8 +265,8 @@ def number(cell):
 
 
 # Goals read from the markdown tables the steps print (memory, task memory,
-# sessionreg-rmcp's managers), and the ones `report` does not measure,
-# named with the step that does: every goal is in the table, none hidden.
+# sessionreg-rmcp's managers) and the listen step's JSON: every goal is in
+# the table, none hidden (one a run did not measure says so).
 LISTEN_GOALS = [
     "RSS per idle listener, HTTP/1.1, 5,000 connections ≤ 20 KiB",
     "no allocation per listener in a publication",
@@ -321,8 +321,40 @@ def table_goals(d):
                          "per session ÷ rmcp's LocalSessionManager, same rmcp server (stated)",
                          f"{number(local[2]):.2f}×", "—"))
     rows += floor_goals(text(d, "callgrind.md"))
-    rows.append(("listen", "; ".join(LISTEN_GOALS) + " (`benches/run.sh listen`, not a step "
-                 "of `report`; section 8)", "—", "not measured in this run"))
+    rows += listen_goals(load(d, "listen.json"), load(d, "listen-publish.json"))
+    return rows
+
+
+def listen_goals(listen, publish):
+    """The three listen goals from the listen step's JSON (`benches/run.sh
+    listen`, a step of `report`): RSS per idle HTTP/1.1 listener (the
+    median over rounds), allocations per publication at the fewest and the
+    most listeners counted (none per listener: the count does not grow
+    with them), and the publisher's time per parked listener at 1M."""
+    rows = []
+    ours = ((listen or {}).get("rss_h1") or {}).get("mcp_server", {}).get("per_listener_bytes")
+    if ours is None:
+        rows.append(("listen", LISTEN_GOALS[0], "—", "not measured in this run"))
+    else:
+        rows.append(("listen", LISTEN_GOALS[0], f"{ours / 1024:.1f} KiB",
+                     "met" if ours <= 20 * 1024 else "missed"))
+    counts = (publish or {}).get("allocations") or {}
+    if len(counts) < 2:
+        rows.append(("listen", LISTEN_GOALS[1], "—", "not measured in this run"))
+    else:
+        by = sorted((int(n), c["allocations_per_publication"]) for n, c in counts.items())
+        (few, at_few), (many, at_many) = by[0], by[-1]
+        # Met when a publication to the most listeners allocates no more
+        # than one to the fewest (less than half an allocation more).
+        rows.append(("listen", LISTEN_GOALS[1],
+                     f"{at_few:.2f} per publication at {few:,} listeners, {at_many:.2f} at {many:,}",
+                     "met" if at_many - at_few < 0.5 else "missed"))
+    parked = ((publish or {}).get("ns_per_listener") or {}).get("tools_tokio/1000000")
+    if parked is None:
+        rows.append(("listen", LISTEN_GOALS[2], "—", "not measured in this run"))
+    else:
+        rows.append(("listen", LISTEN_GOALS[2], f"{parked:.1f} ns",
+                     "met" if parked <= 150 else "missed"))
     return rows
 
 

@@ -334,8 +334,9 @@ tasks() {
 # for the memory. In-process (benches/listen_publish.rs): the publisher's
 # time per matching listener up to 1M listeners, then the instructions,
 # allocations and heap bytes of the same code (benches/listen_publish.py).
-# Not a step of `report` (about 40 minutes more; its BENCHMARKS.md section
-# is written from this step's output by hand), nor of CI.
+# A step of `report` (about 40 minutes of it), whose goals table reads the
+# three listen goals from this step's JSON; its tables are summed up in
+# BENCHMARKS.md's section 8 by hand. Not a step of CI.
 LISTEN_DEFAULTS=(--rss 5000 --h2 5000 --fanout 10000 --publications 5 --rounds 3)
 listen() {
     build_servers
@@ -364,7 +365,7 @@ listen() {
 # markers) by benches/report.py.
 report() {
     local t0=$SECONDS t times=()
-    for step in peers registry memory e2e_modern e2e_legacy e2e_rmcp e2e_tasks callgrind tasks; do
+    for step in peers registry memory e2e_modern e2e_legacy e2e_rmcp e2e_tasks callgrind tasks listen; do
         t=$SECONDS
         echo "=== $step" >&2
         if [ "$step" = peers ]; then
