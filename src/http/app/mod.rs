@@ -13,5 +13,6 @@ mod reply;
 pub use application::App;
 pub use context::{Context, Era};
 pub use legacy_request::LegacyRequest;
-pub use modern_request::ModernRequest;
+pub(crate) use modern_request::CallText;
+pub use modern_request::{Call, ModernRequest};
 pub use reply::{HandlerError, Reply};

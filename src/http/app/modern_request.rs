@@ -10,7 +10,11 @@ use crate::http::observe;
 use crate::http::wire::jsonrpc::{self, RpcError};
 use crate::http::wire::meta::{LogLevel, META_CAPABILITIES};
 use crate::http::wire::method_name;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// A 2026-07-28 request, as its handler sees it.
 #[derive(Debug, Clone)]
@@ -21,9 +25,102 @@ pub struct ModernRequest {
     pub(crate) progress_token: Option<Value>,
     pub(crate) input_responses: Option<Map<String, Value>>,
     pub(crate) request_state: Option<Vec<u8>>,
+    /// A `tools/call`'s or `prompts/get`'s `name` and `arguments`, where
+    /// the layer read them.
+    pub(crate) call: Option<CallText>,
+}
+
+/// Where a call's `name` and `arguments` are in its params' text: a copy
+/// the layer keeps anyway (an input request's retry is bound to the
+/// params), so the handler's view costs no pass over them.
+#[derive(Debug, Clone)]
+pub(crate) struct CallText {
+    params: Arc<str>,
+    name: Option<Range<usize>>,
+    arguments: Option<Range<usize>>,
+}
+
+impl CallText {
+    /// The view of `kept`, a copy of `params`' text, where `name` and
+    /// `arguments` are members read out of `params` itself (borrowed from
+    /// it); `None` if `params` is not an object or either member is not
+    /// in it.
+    pub(crate) fn new(
+        kept: Arc<str>,
+        params: &RawValue,
+        name: Option<&RawValue>,
+        arguments: Option<&RawValue>,
+    ) -> Option<CallText> {
+        let text = params.get();
+        if !text.starts_with('{') || *kept != *text {
+            return None;
+        }
+        let base = text.as_ptr() as usize;
+        let range = |member: &RawValue| {
+            let start = (member.get().as_ptr() as usize).checked_sub(base)?;
+            let end = start + member.get().len();
+            (end <= text.len()).then_some(start..end)
+        };
+        let name = match name {
+            Some(member) => Some(range(member)?),
+            None => None,
+        };
+        let arguments = match arguments {
+            Some(member) => Some(range(member)?),
+            None => None,
+        };
+        Some(CallText {
+            params: kept,
+            name,
+            arguments,
+        })
+    }
+
+    /// The member at `range`, as raw JSON (a scan of that member alone).
+    fn member(&self, range: &Option<Range<usize>>) -> Option<&RawValue> {
+        let text = self.params.get(range.clone()?)?;
+        serde_json::from_str::<&RawValue>(text)
+            .ok()
+            .filter(|raw| raw.get() != "null")
+    }
+}
+
+/// A `tools/call`'s or `prompts/get`'s `name` and `arguments` as the layer
+/// read them out of the params ([`ModernRequest::call`]).
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    /// `params.name`, the string's text; `None` if absent or not a string.
+    pub name: Option<Cow<'a, str>>,
+    /// `params.arguments` as the client wrote it; `None` if absent or
+    /// `null`.
+    pub arguments: Option<&'a RawValue>,
 }
 
 impl ModernRequest {
+    /// A `tools/call`'s or `prompts/get`'s `name` and `arguments`, as the
+    /// layer read them out of the params (it checks the name against
+    /// `Mcp-Name`): a handler reads them here instead of parsing the params
+    /// again (with the client's `_meta` in them, most of their text).
+    /// `None` for another method, or params that are not an object (the
+    /// handler's own parse then says what it makes of them).
+    ///
+    /// ```
+    /// use serde_json::value::RawValue;
+    /// use sessionreg::http::{Context, ModernRequest};
+    ///
+    /// fn tool<S: Send + Sync + 'static>(ctx: &Context<S>) -> Option<(String, Option<String>)> {
+    ///     let call = ctx.modern().and_then(ModernRequest::call)?;
+    ///     Some((call.name?.into_owned(), call.arguments.map(|a| a.get().to_owned())))
+    /// }
+    /// ```
+    pub fn call(&self) -> Option<Call<'_>> {
+        let call = self.call.as_ref()?;
+        Some(Call {
+            name: call.member(&call.name).and_then(jsonrpc::string_text),
+            arguments: call.member(&call.arguments),
+        })
+    }
+
     /// What a notification carries (its `_meta`, if it has one).
     pub(crate) fn of_notification(message: &jsonrpc::Message) -> ModernRequest {
         let (method, params) = match message {
@@ -44,6 +141,7 @@ impl ModernRequest {
             progress_token: None,
             input_responses: None,
             request_state: None,
+            call: None,
         }
     }
 
@@ -128,5 +226,78 @@ impl ModernRequest {
         // Each carries the request's span as its parent (feature `otel`).
         requests.each_request(observe::stamp);
         input::ask(&self.method, |path| self.declares(path), requests)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The members a call's view reads, borrowed from `params` as the
+    /// layer's own pass borrows them.
+    #[derive(serde::Deserialize)]
+    struct Members<'a> {
+        #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+        name: Option<&'a RawValue>,
+        #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+        arguments: Option<&'a RawValue>,
+    }
+
+    fn request_with(params: &str) -> Option<ModernRequest> {
+        let params: Box<RawValue> = serde_json::from_str(params).unwrap();
+        let members: Members<'_> = serde_json::from_str(params.get()).unwrap();
+        let call = CallText::new(
+            Arc::from(params.get()),
+            &params,
+            members.name,
+            members.arguments,
+        )?;
+        let mut request = ModernRequest::of_notification(
+            &jsonrpc::Message::from_slice(br#"{"jsonrpc":"2.0","method":"x"}"#).unwrap(),
+        );
+        request.call = Some(call);
+        Some(request)
+    }
+
+    #[test]
+    fn a_call_read_where_the_layer_read_it() {
+        let request =
+            request_with(r#"{"name":"echo", "arguments" : {"text":"hi"},"_meta":{"a":{"b":[1]}}}"#)
+                .unwrap();
+        let call = request.call().unwrap();
+        assert_eq!(call.name.as_deref(), Some("echo"));
+        assert_eq!(call.arguments.map(RawValue::get), Some(r#"{"text":"hi"}"#));
+        // Escapes read as text; null, absent or not a string: none.
+        let request = request_with(r#"{"_meta":{},"name":"ec\u0068o","arguments":null}"#).unwrap();
+        let call = request.call().unwrap();
+        assert_eq!(
+            (call.name.as_deref(), call.arguments.is_none()),
+            (Some("echo"), true)
+        );
+        let request = request_with(r#"{"name":7}"#).unwrap();
+        let call = request.call().unwrap();
+        assert_eq!((call.name, call.arguments.is_none()), (None, true));
+    }
+
+    #[test]
+    fn no_view_of_other_text() {
+        let params: Box<RawValue> = serde_json::from_str(r#"{"name":"a"}"#).unwrap();
+        let other: Box<RawValue> = serde_json::from_str(r#"{"name":"b"}"#).unwrap();
+        let name = |raw: &RawValue| -> Box<RawValue> {
+            let members: Members<'_> = serde_json::from_str(raw.get()).unwrap();
+            members.name.unwrap().to_owned()
+        };
+        // A member that is not in the params, a copy that is not theirs,
+        // params that are not an object: no view.
+        let outside = name(&other);
+        assert!(CallText::new(Arc::from(params.get()), &params, Some(&outside), None).is_none());
+        assert!(CallText::new(Arc::from(other.get()), &params, None, None).is_none());
+        let array: Box<RawValue> = serde_json::from_str(r#"["a"]"#).unwrap();
+        assert!(CallText::new(Arc::from(array.get()), &array, None, None).is_none());
+        // Any other request has none.
+        let plain = ModernRequest::of_notification(
+            &jsonrpc::Message::from_slice(br#"{"jsonrpc":"2.0","method":"x"}"#).unwrap(),
+        );
+        assert!(plain.call().is_none());
     }
 }

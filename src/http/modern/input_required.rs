@@ -13,17 +13,16 @@ use crate::http::wire::meta::META_SERVER_INFO;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::Response;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-/// The binding of a request (see `Binding::new`), from its raw params.
+/// The binding of a request (see `Binding::new`), from its params' text.
 pub(super) fn binding_of(
     principal: Option<&str>,
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) -> Result<Binding, RpcError> {
     let params: Value = match params {
-        Some(raw) => serde_json::from_str(raw.get())
+        Some(text) => serde_json::from_str(text)
             .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))?,
         None => Value::Null,
     };
@@ -31,12 +30,13 @@ pub(super) fn binding_of(
 }
 
 /// What an answer's sealed state is bound to: the binding a retry's state
-/// was opened with, or the request's params to compute it from (kept for
-/// the methods that may answer `input_required`; computed only when the
-/// application seals a state, so no other request pays for the digest).
+/// was opened with, or the request's params' text to compute it from (kept
+/// for the methods that may answer `input_required`, shared with the
+/// handler's view of a call; computed only when the application seals a
+/// state, so no other request pays for the digest).
 pub(super) struct Binds {
     pub(super) binding: Option<Binding>,
-    pub(super) params: Option<Box<RawValue>>,
+    pub(super) params: Option<std::sync::Arc<str>>,
 }
 
 /// The answer "input required": the input requests, and the

@@ -87,9 +87,12 @@ pub(super) fn read<A: App>(
                 )));
             };
             let principal = Principal::of(parts).map(Principal::as_str);
-            let binding =
-                input_required::binding_of(principal, &request.method, request.params.as_deref())
-                    .map_err(bad)?;
+            let binding = input_required::binding_of(
+                principal,
+                &request.method,
+                request.params.as_deref().map(RawValue::get),
+            )
+            .map_err(bad)?;
             match hub.sealer.open(&token, &binding) {
                 Ok(Opening::Opened(opened)) => {
                     observe::retry_link::link(opened.link.as_ref());
@@ -107,6 +110,7 @@ pub(super) fn read<A: App>(
         progress_token,
         input_responses,
         request_state: state_bytes,
+        call: None,
     };
     Ok((modern, binding, redeem))
 }

@@ -9,7 +9,7 @@ use super::respond::{AbortOnDrop, Answering};
 use super::scope::Standalone;
 use super::{request, respond, validate};
 use crate::http::access::validity::{Term, Validity};
-use crate::http::app::{App, Context, ModernRequest};
+use crate::http::app::{App, CallText, Context, ModernRequest};
 use crate::http::input;
 use crate::http::observe;
 use crate::http::observe::durations::OperationTimer;
@@ -147,13 +147,25 @@ async fn answer<A: App>(
     }
     // What a sealed answer will be bound to: the binding the retry's hub
     // was opened with, else (only if the application seals a hub) one
-    // computed from the params kept here.
+    // computed from the params' text kept here; which is also where the
+    // handler reads a call's name and arguments, as the checks read them.
+    let kept = input::INPUT_METHODS
+        .contains(&request.method.as_str())
+        .then(|| request.params.as_deref().map(|p| Arc::<str>::from(p.get())))
+        .flatten();
+    if let (Some(kept), Some(params), "tools/call" | "prompts/get") =
+        (&kept, request.params.as_deref(), request.method.as_str())
+    {
+        modern.call = CallText::new(
+            Arc::clone(kept),
+            params,
+            fields.params.name,
+            fields.params.arguments,
+        );
+    }
     let binds = Binds {
         binding: opened,
-        params: input::INPUT_METHODS
-            .contains(&request.method.as_str())
-            .then(|| request.params.clone())
-            .flatten(),
+        params: kept,
     };
     let envelope = Arc::new(Envelope {
         id: request.id.clone(),
