@@ -419,13 +419,28 @@ async fn answer(server: &Server, ctx: &Context<Client>, request: Request) -> Rep
                 "inputSchema": { "type": "object", "properties": {} },
             },
         ]})),
-        "tools/call" => match request.params_borrowed::<ToolCall<'_>>() {
-            Ok(call) => {
-                // A name that is not a string is no name.
-                let name = call.name.and_then(jsonrpc::string_text);
-                call_tool(server, ctx, &request.id, name.as_deref(), call.arguments).await
+        "tools/call" => match ctx.modern().and_then(mcp::ModernRequest::call) {
+            // At 2026-07-28 the layer has read the name and the arguments
+            // out of the params (checking the name against Mcp-Name): no
+            // second pass over them, the client's _meta most of their text.
+            Some(call) => {
+                call_tool(
+                    server,
+                    ctx,
+                    &request.id,
+                    call.name.as_deref(),
+                    call.arguments,
+                )
+                .await
             }
-            Err(error) => Reply::Error(error),
+            None => match request.params_borrowed::<ToolCall<'_>>() {
+                Ok(call) => {
+                    // A name that is not a string is no name.
+                    let name = call.name.and_then(jsonrpc::string_text);
+                    call_tool(server, ctx, &request.id, name.as_deref(), call.arguments).await
+                }
+                Err(error) => Reply::Error(error),
+            },
         },
         other => Reply::Error(RpcError::method_not_found(other)),
     }
