@@ -189,11 +189,6 @@ impl Asked {
             #[serde(rename = "_meta", default)]
             meta: Option<VersionMeta>,
         }
-        #[derive(serde::Deserialize)]
-        struct VersionMeta {
-            #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-            version: Option<serde::de::IgnoredAny>,
-        }
         let read = request
             .params_borrowed::<Option<Initialize<'_>>>()
             .ok()
@@ -206,9 +201,7 @@ impl Asked {
             .ok_or_else(|| {
                 RpcError::invalid_params("initialize needs params.protocolVersion (a string)")
             });
-        let modern_meta = read
-            .and_then(|params| params.meta)
-            .is_some_and(|meta| meta.version.is_some());
+        let modern_meta = read.is_some_and(|params| VersionMeta::names_it(params.meta));
         Asked {
             version,
             modern_meta,
@@ -221,6 +214,22 @@ impl Asked {
         self.version
             .clone()
             .unwrap_or_else(|_| protocol::negotiate(None))
+    }
+}
+
+/// What a legacy request's `params._meta` is read for: whether it names
+/// 2026-07-28's `io.modelcontextprotocol/protocolVersion` (the rest
+/// skipped, not built).
+#[derive(serde::Deserialize)]
+pub(super) struct VersionMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    version: Option<serde::de::IgnoredAny>,
+}
+
+impl VersionMeta {
+    /// Whether `meta` (a `_meta` read, or none) names the version.
+    pub(super) fn names_it(meta: Option<VersionMeta>) -> bool {
+        meta.is_some_and(|meta| meta.version.is_some())
     }
 }
 

@@ -162,17 +162,11 @@ fn carries_modern_meta(message: &Message) -> bool {
     #[derive(serde::Deserialize)]
     struct MetaParams {
         #[serde(rename = "_meta", default)]
-        meta: Option<VersionMeta>,
+        meta: Option<initialize::VersionMeta>,
     }
-    #[derive(serde::Deserialize)]
-    struct VersionMeta {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-        version: Option<serde::de::IgnoredAny>,
-    }
-    matches!(
-        request.params_as::<Option<MetaParams>>(),
-        Ok(Some(MetaParams {
-            meta: Some(VersionMeta { version: Some(_) })
-        }))
-    )
+    request
+        .params_as::<Option<MetaParams>>()
+        .ok()
+        .flatten()
+        .is_some_and(|params| initialize::VersionMeta::names_it(params.meta))
 }
