@@ -48,17 +48,17 @@ impl CallText {
     pub(crate) fn new(
         kept: Arc<str>,
         params: &RawValue,
-        name: Option<&RawValue>,
-        arguments: Option<&RawValue>,
+        name: Option<&str>,
+        arguments: Option<&str>,
     ) -> Option<CallText> {
         let text = params.get();
         if !text.starts_with('{') || *kept != *text {
             return None;
         }
         let base = text.as_ptr() as usize;
-        let range = |member: &RawValue| {
-            let start = (member.get().as_ptr() as usize).checked_sub(base)?;
-            let end = start + member.get().len();
+        let range = |member: &str| {
+            let start = (member.as_ptr() as usize).checked_sub(base)?;
+            let end = start + member.len();
             (end <= text.len()).then_some(start..end)
         };
         let name = match name {
@@ -249,8 +249,8 @@ mod tests {
         let call = CallText::new(
             Arc::from(params.get()),
             &params,
-            members.name,
-            members.arguments,
+            members.name.map(RawValue::get),
+            members.arguments.map(RawValue::get),
         )?;
         let mut request = ModernRequest::of_notification(
             &jsonrpc::Message::from_slice(br#"{"jsonrpc":"2.0","method":"x"}"#).unwrap(),
@@ -290,7 +290,9 @@ mod tests {
         // A member that is not in the params, a copy that is not theirs,
         // params that are not an object: no view.
         let outside = name(&other);
-        assert!(CallText::new(Arc::from(params.get()), &params, Some(&outside), None).is_none());
+        assert!(
+            CallText::new(Arc::from(params.get()), &params, Some(outside.get()), None).is_none()
+        );
         assert!(CallText::new(Arc::from(other.get()), &params, None, None).is_none());
         let array: Box<RawValue> = serde_json::from_str(r#"["a"]"#).unwrap();
         assert!(CallText::new(Arc::from(array.get()), &array, None, None).is_none());

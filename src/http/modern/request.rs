@@ -10,10 +10,11 @@ use crate::http::input;
 use crate::http::input::sealing::{Binding, Opening, Redeem, StateRejection};
 use crate::http::observe;
 use crate::http::run::hub::Hub;
-use crate::http::wire::jsonrpc::{string_text, Request, RpcError};
+use crate::http::wire::jsonrpc::{text_of, Request, RpcError};
 use crate::http::wire::meta::LogLevel;
 use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
+use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -32,7 +33,7 @@ pub(super) fn read<A: App>(
     parts: &http::request::Parts,
 ) -> Result<(ModernRequest, Option<Binding>, Option<Redeem>), Reject> {
     let bad = Reject::Malformed;
-    let value = |raw: &RawValue| -> Result<Value, Reject> {
+    let value = |raw: RawText<'_>| -> Result<Value, Reject> {
         serde_json::from_str(raw.get())
             .map_err(|e| bad(RpcError::invalid_params(format!("invalid params: {e}"))))
     };
@@ -45,7 +46,7 @@ pub(super) fn read<A: App>(
         .unwrap_or(Value::Null);
     let log_level = match meta.log_level {
         None => None,
-        Some(raw) => match string_text(raw) {
+        Some(raw) => match text_of(raw.get()) {
             Some(level) => Some(LogLevel::named(&level).ok_or_else(|| {
                 bad(RpcError::invalid_params(format!(
                     "unknown log level: {level}"
@@ -63,7 +64,7 @@ pub(super) fn read<A: App>(
     if request.method == "tools/call" {
         if let Some(mirrored) = params
             .name
-            .and_then(string_text)
+            .and_then(|name| text_of(name.get()))
             .and_then(|name| hub.app().mirrored_params(&name))
         {
             let arguments = params.arguments.map(value).transpose()?;
@@ -81,7 +82,7 @@ pub(super) fn read<A: App>(
     let (state_bytes, binding, redeem) = match params.request_state.filter(|_| input) {
         None => (None, None, None),
         Some(sealed) => {
-            let Some(token) = string_text(sealed) else {
+            let Some(token) = text_of(sealed.get()) else {
                 return Err(bad(RpcError::invalid_params(
                     "requestState must be a string",
                 )));

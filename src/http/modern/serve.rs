@@ -24,6 +24,7 @@ use crate::http::wire::message;
 use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
+use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::{Method, Response};
@@ -81,6 +82,7 @@ async fn answer<A: App>(
     let fields = validate::fields(&message);
     if let Some(method) = message.method() {
         let name = fields.as_ref().ok().and_then(|f| f.params.name);
+        let name = name.map(RawText::get);
         *timer = Some(observe::span::timer_named(
             &hub.durations,
             method,
@@ -159,8 +161,8 @@ async fn answer<A: App>(
         modern.call = CallText::new(
             Arc::clone(kept),
             params,
-            fields.params.name,
-            fields.params.arguments,
+            fields.params.name.map(RawText::get),
+            fields.params.arguments.map(RawText::get),
         );
     }
     let binds = Binds {
@@ -197,7 +199,12 @@ async fn answer<A: App>(
     // The tool a task's span names, read only for a call that may become
     // a task.
     let tool = matches!(choice, TaskChoice::Task)
-        .then(|| fields.params.name.and_then(jsonrpc::string_text))
+        .then(|| {
+            fields
+                .params
+                .name
+                .and_then(|name| jsonrpc::text_of(name.get()))
+        })
         .flatten()
         .map(|name| within(&name, tasks::TOOL_BYTES).into());
     let ctx = Context::for_modern(parts, Default::default(), modern);

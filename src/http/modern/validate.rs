@@ -4,121 +4,37 @@
 
 use crate::http::wire::header_rules;
 use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
-use crate::http::wire::jsonrpc::{self, present, starts_with, Message, RpcError};
-use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
+use crate::http::wire::jsonrpc::{self, Message, RpcError};
+use crate::http::wire::meta::{
+    META_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_VERSION,
+};
 use crate::http::wire::protocol::MODERN_VERSION;
+use crate::http::wire::raw_text::RawText;
 use http::HeaderMap;
 use http::HeaderName;
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
 
 /// The members of a 2026-07-28 message's params the layer reads (its checks
 /// here, and the handler's view in `read`), as raw text borrowed from the
-/// message: read once, the rest skipped, not built. A member that is there
-/// is `Some`, even as `null` (`jsonrpc::present`).
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-pub(super) struct CheckedParams<'a> {
-    #[serde(borrow, deserialize_with = "present")]
-    pub(super) name: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    pub(super) uri: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    pub(super) task_id: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    pub(super) arguments: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    pub(super) input_responses: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    pub(super) request_state: Option<&'a RawValue>,
-    /// `_meta`'s members, read in this same pass (not kept as text and
-    /// read again: a pass over it, and serde_json's scratch buffer for the
-    /// capabilities nested in it, less per request).
-    #[serde(borrow, rename = "_meta")]
-    meta: MetaMember<'a>,
-}
-
-/// What `params._meta` is: absent, an object (its members the layer
-/// reads), or another value (which `check_meta` refuses).
+/// message: found once, the rest passed over, nothing built. A member that
+/// is there is `Some`, even as `null`.
 #[derive(Default)]
-enum MetaMember<'a> {
-    #[default]
-    Absent,
-    Object(Meta<'a>),
-    NotObject,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for MetaMember<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(MetaVisitor(PhantomData))
-    }
-}
-
-/// Reads an object's members as [`Meta`]; any other value is walked and
-/// counted [`MetaMember::NotObject`].
-struct MetaVisitor<'a>(PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for MetaVisitor<'a> {
-    type Value = MetaMember<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
-        Meta::deserialize(MapAccessDeserializer::new(map)).map(MetaMember::Object)
-    }
-
-    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(MetaMember::NotObject)
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(MetaMember::NotObject)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(MetaMember::NotObject)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(MetaMember::NotObject)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(MetaMember::NotObject)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(MetaMember::NotObject)
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(MetaMember::NotObject)
-    }
+pub(super) struct CheckedParams<'a> {
+    pub(super) name: Option<RawText<'a>>,
+    pub(super) uri: Option<RawText<'a>>,
+    pub(super) task_id: Option<RawText<'a>>,
+    pub(super) arguments: Option<RawText<'a>>,
+    pub(super) input_responses: Option<RawText<'a>>,
+    pub(super) request_state: Option<RawText<'a>>,
 }
 
 /// The members of `params._meta` the layer reads.
-#[derive(Deserialize, Default)]
-#[serde(default)]
+#[derive(Default)]
 pub(super) struct Meta<'a> {
-    #[serde(borrow, deserialize_with = "present")]
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    version: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    pub(super) capabilities: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present")]
-    #[serde(rename = "io.modelcontextprotocol/logLevel")]
-    pub(super) log_level: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "present", rename = "progressToken")]
-    pub(super) progress_token: Option<&'a RawValue>,
+    version: Option<RawText<'a>>,
+    pub(super) capabilities: Option<RawText<'a>>,
+    pub(super) log_level: Option<RawText<'a>>,
+    pub(super) progress_token: Option<RawText<'a>>,
 }
 
 /// What the layer reads of one message's params, read once.
@@ -131,33 +47,65 @@ pub(super) struct Fields<'a> {
 }
 
 /// Reads the members the layer needs out of a message's params (a
-/// response has none); `-32602` if they are not well-formed members (a
-/// member given twice, say).
+/// response has none); `-32602` if one of them is given twice (the
+/// application might read the other). The params are a `RawValue`,
+/// checked by serde_json when the message was read: their members are
+/// found without a second parse (`raw_text.rs`).
 pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
     let raw = match message {
         Message::Request(request) => request.params.as_deref(),
         Message::Notification(note) => note.params.as_deref(),
         Message::Response(_) => None,
     };
-    let mut params: CheckedParams<'_> = members(raw)?;
-    let (meta, meta_is_object) = match std::mem::take(&mut params.meta) {
-        MetaMember::Object(meta) => (meta, true),
-        MetaMember::Absent | MetaMember::NotObject => (Meta::default(), false),
+    let mut fields = Fields::default();
+    let Some(members) = raw.and_then(|raw| RawText::of(raw).members()) else {
+        return Ok(fields);
     };
-    Ok(Fields {
-        params,
-        meta,
-        meta_is_object,
-    })
+    let mut meta = None;
+    for (name, value) in members {
+        let name = name.text();
+        let params = &mut fields.params;
+        let slot = match &*name {
+            "name" => &mut params.name,
+            "uri" => &mut params.uri,
+            "taskId" => &mut params.task_id,
+            "arguments" => &mut params.arguments,
+            "inputResponses" => &mut params.input_responses,
+            "requestState" => &mut params.request_state,
+            "_meta" => &mut meta,
+            _ => continue,
+        };
+        once(slot, value, &name)?;
+    }
+    if let Some(members) = meta.and_then(RawText::members) {
+        fields.meta_is_object = true;
+        let meta = &mut fields.meta;
+        for (name, value) in members {
+            let name = name.text();
+            let slot = match &*name {
+                META_VERSION => &mut meta.version,
+                META_CAPABILITIES => &mut meta.capabilities,
+                META_LOG_LEVEL => &mut meta.log_level,
+                META_PROGRESS_TOKEN => &mut meta.progress_token,
+                _ => continue,
+            };
+            once(slot, value, &name)?;
+        }
+    }
+    Ok(fields)
 }
 
-/// Reads the checked members of an object; anything that is not an object
-/// has none.
-fn members<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Result<T, RpcError> {
-    match raw {
-        Some(raw) if starts_with(raw, b"{") => serde_json::from_str(raw.get())
-            .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}"))),
-        _ => Ok(T::default()),
+/// Puts a member in its slot, or refuses it given twice.
+fn once<'a>(
+    slot: &mut Option<RawText<'a>>,
+    value: RawText<'a>,
+    name: &str,
+) -> Result<(), RpcError> {
+    match slot.replace(value) {
+        None => Ok(()),
+        Some(_) => Err(RpcError::invalid_params(format!(
+            "invalid params: member `{name}` given more than once"
+        ))),
     }
 }
 
@@ -205,7 +153,7 @@ pub(super) fn check_headers(
     }
     if let Some(body_version) = fields.meta.version {
         let body_version =
-            jsonrpc::string_text(body_version).unwrap_or_else(|| "<not a string>".into());
+            jsonrpc::text_of(body_version.get()).unwrap_or_else(|| "<not a string>".into());
         if body_version != MODERN_VERSION {
             return Err(mismatch(
                 "MCP-Protocol-Version",
@@ -230,12 +178,12 @@ pub(super) fn check_meta(message: &Message, fields: &Fields<'_>) -> Result<(), R
         ));
     }
     let meta = &fields.meta;
-    if !meta.version.is_some_and(|v| starts_with(v, b"\"")) {
+    if !meta.version.is_some_and(|v| v.starts_with(b"\"")) {
         return Err(RpcError::invalid_params(format!(
             "params._meta needs \"{META_VERSION}\" (a string)"
         )));
     }
-    if !meta.capabilities.is_some_and(|c| starts_with(c, b"{")) {
+    if !meta.capabilities.is_some_and(|c| c.starts_with(b"{")) {
         return Err(RpcError::invalid_params(format!(
             "params._meta needs \"{META_CAPABILITIES}\" (an object)"
         )));
@@ -269,7 +217,7 @@ fn named_target<'a>(method: &str, checked: &CheckedParams<'a>) -> Option<Cow<'a,
         "tasks/get" | "tasks/update" | "tasks/cancel" => checked.task_id,
         _ => return None,
     };
-    jsonrpc::string_text(field?)
+    jsonrpc::text_of(field?.get())
 }
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space

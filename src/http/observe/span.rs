@@ -175,22 +175,23 @@ pub(crate) fn timer(
         Message::Response(_) => return None,
     };
     let name = match method {
-        "tools/call" | "prompts/get" => Observed::of(message).name,
+        "tools/call" | "prompts/get" => Observed::of(message).name.map(RawValue::get),
         _ => None,
     };
     Some(timer_named(durations, method, name, version))
 }
 
 /// Starts timing a request of `method` whose params' `name` member was
-/// read already (`name`: the 2026-07-28 era's checks read it).
+/// read already (`name`, that member's JSON text: the 2026-07-28 era's
+/// checks read it).
 pub(crate) fn timer_named(
     durations: &Arc<Durations>,
     method: &str,
-    name: Option<&RawValue>,
+    name: Option<&str>,
     version: &'static str,
 ) -> OperationTimer {
     let target = match method {
-        "tools/call" | "prompts/get" => text(name),
+        "tools/call" | "prompts/get" => name.and_then(crate::http::wire::jsonrpc::text_of),
         _ => None,
     };
     durations.start(methods::label(method), target.as_deref(), version)

@@ -328,7 +328,12 @@ pub(crate) fn starts_with(raw: &RawValue, bytes: &[u8]) -> bool {
 /// assert_eq!(string_text(&number), None);
 /// ```
 pub fn string_text(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
-    let text = raw.get();
+    text_of(raw.get())
+}
+
+/// [`string_text`] of a JSON value's text known to be valid (a
+/// `RawValue`'s, or a member found in one).
+pub(crate) fn text_of(text: &str) -> Option<std::borrow::Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
     if !inner.contains('\\') {
         return Some(std::borrow::Cow::Borrowed(inner));

@@ -5,6 +5,10 @@
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of a request's client capabilities.
 pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the log level a request asks for.
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// The `_meta` key of a request's progress token.
+pub(crate) const META_PROGRESS_TOKEN: &str = "progressToken";
 /// The `_meta` key of a result's server identity.
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 

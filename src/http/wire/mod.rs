@@ -1,9 +1,10 @@
 //! The leaves every level stands on: JSON-RPC messages and the MCP
-//! envelope's parts (`jsonrpc.rs`, `meta.rs`, `protocol.rs`), headers and
-//! their rules (`headers.rs`, `header_rules.rs`, `mirror.rs`), a `POST`'s
-//! body and its one message (`request_body.rs`, `message.rs`, `body.rs`),
-//! who sent it (`principal.rs`), every refusal (`reject.rs`), every bound
-//! and default (`config.rs`, `config_error.rs`), when a store's places free
+//! envelope's parts (`jsonrpc.rs`, `meta.rs`, `protocol.rs`), the members
+//! of JSON text already checked (`raw_text.rs`), headers and their rules
+//! (`headers.rs`, `header_rules.rs`, `mirror.rs`), a `POST`'s body and its
+//! one message (`request_body.rs`, `message.rs`, `body.rs`), who sent it
+//! (`principal.rs`), every refusal (`reject.rs`), every bound and default
+//! (`config.rs`, `config_error.rs`), when a store's places free
 //! (`free_times.rs`), and a panic's text (`caught.rs`).
 
 pub(crate) mod answered;
@@ -24,6 +25,7 @@ pub(crate) mod object_members;
 pub(crate) mod principal;
 pub(crate) mod protocol;
 pub(crate) mod rate;
+pub(crate) mod raw_text;
 pub(crate) mod reject;
 pub(crate) mod request_body;
 pub(crate) mod unix_time;
