@@ -140,12 +140,12 @@ fn show_id(response: &mut Response<Body>, id: &crate::SessionId) {
 /// The answer to `initialize` request `id`, `result` (an object's text)
 /// with `protocolVersion: version` as its first member, and whether it is a
 /// tool's failure (as any answer is marked); `None` where the result's own
-/// text cannot simply follow the version: not an object, a top-level
-/// `protocolVersion` (or a string that may name it: [`TopLevel`]), which the
-/// tree path replaces.
+/// text cannot simply follow the version: not an object, or with a
+/// top-level `protocolVersion` ([`TopLevel`]), which the tree path
+/// replaces.
 fn versioned(id: &Value, result: &RawValue, version: &str) -> Option<(Bytes, bool)> {
     let inner = result.get().strip_prefix('{')?.strip_suffix('}')?;
-    let top = TopLevel::of_members(inner.as_bytes())?;
+    let top = TopLevel::of(result)?;
     if top.names_protocol_version {
         return None;
     }
@@ -302,12 +302,17 @@ mod tests {
             tree,
             json!({ "jsonrpc": "2.0", "id": 7, "result": { "protocolVersion": "2025-11-25" } })
         );
-        // Whatever names (or might name) the version, and what is not an
+        // A string that only says the name, or an escape, is text like any.
+        for plain in [r#"{"note":"protocolVersion"}"#, r#"{"a\u0062":1}"#] {
+            let (message, _) = written(plain).unwrap();
+            let tree: Value = serde_json::from_slice(&message).unwrap();
+            assert_eq!(tree["result"]["protocolVersion"], "2025-11-25", "{plain}");
+        }
+        // Whatever names the version, escaped or not, and what is not an
         // object, is left to the tree path.
         for other in [
             r#"{"protocolVersion":"1999-01-01"}"#,
-            r#"{"note":"protocolVersion"}"#,
-            r#"{"a\u0062":1}"#,
+            r#"{"protocol\u0056ersion":"1999-01-01"}"#,
             "[1]",
             "null",
         ] {

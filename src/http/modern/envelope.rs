@@ -88,8 +88,7 @@ impl Envelope {
     /// ([`Envelope::serialized`]). It may be written so when it is an
     /// object (`{...}`) with no top-level `resultType` or `_meta` (the
     /// envelope's to replace or edit), with `isError`, if there, `true` or
-    /// `false`, with no `\u` escape (the only escape that can spell a letter
-    /// of those names), answering a method that takes no caching hints: then
+    /// `false`, answering a method that takes no caching hints: then
     /// the layer's members go after the application's, as
     /// [`Envelope::serialized`] writes them.
     pub(crate) fn plain_message(&self, result: &RawValue) -> Option<(bytes::Bytes, bool)> {
@@ -102,7 +101,7 @@ impl Envelope {
             tool_error,
             names_envelope_member,
             ..
-        } = TopLevel::of_members(inner.as_bytes())?;
+        } = TopLevel::of(result)?;
         if names_envelope_member {
             return None;
         }
@@ -406,9 +405,9 @@ mod tests {
 
     /// A result written around its text is the message the reading path
     /// writes, byte for byte, with the same tool failure, with the server
-    /// named or not; a result with a top-level member of the envelope's, or
-    /// that could have one (a `\u` escape), or an `isError` that is no
-    /// boolean, or that answers a method with caching hints, is read.
+    /// named or not, escapes and all; a result with a top-level member of
+    /// the envelope's, or an `isError` that is no boolean, or that answers a
+    /// method with caching hints, is read.
     #[test]
     fn a_plain_result_is_written_around_its_text() {
         let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
@@ -448,6 +447,12 @@ mod tests {
                         r#"{"content":[{"type":"text","text":"\"isError\": true"}]}"#,
                         false,
                     ),
+                    (r#"{"content":[],"is\u0045rror":true}"#, true),
+                    (r#"{"content":[{"type":"text","text":"\u0041"}]}"#, false),
+                    (
+                        r#"{"content":[{"type":"text","text":"x"}],"note":"_meta"}"#,
+                        false,
+                    ),
                     ("{}", false),
                     ("{ }", false),
                 ] {
@@ -457,9 +462,10 @@ mod tests {
                     let read = jsonrpc::result_bytes(&envelope.id, &enveloped);
                     assert_eq!(plain_error, tool_error, "{text}");
                     assert_eq!(enveloped.is_tool_error(), tool_error, "{text}");
-                    // Spaces between tokens are kept as written; the
-                    // reading path writes its names compact.
-                    if !(text.contains(" : ") || text == "{ }") {
+                    // Spaces between tokens and escapes are kept as
+                    // written; the reading path writes its names compact
+                    // and decoded.
+                    if !(text.contains(" : ") || text == "{ }" || text.contains("\\u")) {
                         assert_eq!(plain, read, "{text}");
                     }
                     let plain: Value = serde_json::from_slice(&plain).unwrap();
@@ -470,9 +476,7 @@ mod tests {
                     r#"{"content":[],"resultType":"task"}"#,
                     r#"{"content":[],"_meta":{"x":1}}"#,
                     r#"{"content":[],"isError":"yes"}"#,
-                    r#"{"content":[],"is\u0045rror":true}"#,
-                    r#"{"content":[{"type":"text","text":"\u0041"}]}"#,
-                    r#"{"content":[{"type":"text","text":"x"}],"note":"_meta"}"#,
+                    r#"{"content":[],"result\u0054ype":"task"}"#,
                     "[1]",
                     "3",
                 ] {

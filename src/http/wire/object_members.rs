@@ -3,6 +3,7 @@
 //! one pass, so that an already serialized result can be looked into
 //! (`isError`) and written again member by member without a tree.
 
+use crate::http::wire::raw_text::RawText;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -112,77 +113,39 @@ impl<'de: 'a, 'a> Deserialize<'de> for MemberName<'a> {
 pub(crate) struct TopLevel {
     /// The (last) top-level `isError` is `true`: a tool's failure.
     pub(crate) tool_error: bool,
-    /// A top-level string is `resultType` or `_meta`, members a 2026-07-28
-    /// answer's envelope replaces or edits (as a name or as a value: the
-    /// scan does not tell them apart).
+    /// A top-level member is `resultType` or `_meta`, which a 2026-07-28
+    /// answer's envelope replaces or edits.
     pub(crate) names_envelope_member: bool,
-    /// A top-level string is `protocolVersion`, the member a session's
-    /// `initialize` answer replaces (as a name or as a value, likewise).
+    /// A top-level member is `protocolVersion`, which a session's
+    /// `initialize` answer replaces.
     pub(crate) names_protocol_version: bool,
 }
 
 impl TopLevel {
-    /// The top level of `raw`; `None` if it is not an object, if a
-    /// top-level `isError` is not a boolean, or if a string holds a `\u`
-    /// escape (with which `"is\u0045rror"` names `isError`; no other escape
-    /// yields a letter or `_`): [`ObjectMembers`] reads those.
+    /// The top level of `raw`, its members found by the walk of checked
+    /// text (`raw_text.rs`; names with escapes decoded); `None` if it is
+    /// not an object or if the (last) top-level `isError` is not a boolean:
+    /// [`ObjectMembers`] reads those.
     pub(crate) fn of(raw: &RawValue) -> Option<TopLevel> {
-        let inner = raw.get().strip_prefix('{')?.strip_suffix('}')?;
-        TopLevel::of_members(inner.as_bytes())
-    }
-
-    /// [`TopLevel::of`] an object's text between its braces. The text is
-    /// valid JSON (a `RawValue`'s): every string closes, brackets pair.
-    pub(crate) fn of_members(inner: &[u8]) -> Option<TopLevel> {
-        let mut depth = 0usize;
         let mut top = TopLevel {
             tool_error: false,
             names_envelope_member: false,
             names_protocol_version: false,
         };
-        let mut i = 0;
-        while let Some(&byte) = inner.get(i) {
-            i += 1;
-            match byte {
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => depth = depth.saturating_sub(1),
-                b'"' => {
-                    let start = i;
-                    loop {
-                        match *inner.get(i)? {
-                            b'\\' if inner.get(i + 1) == Some(&b'u') => return None,
-                            b'\\' => i += 2,
-                            b'"' => break,
-                            _ => i += 1,
-                        }
-                    }
-                    let string = &inner[start..i];
-                    i += 1;
-                    if depth > 0 {
-                        continue;
-                    }
-                    match string {
-                        b"resultType" | b"_meta" => top.names_envelope_member = true,
-                        b"protocolVersion" => top.names_protocol_version = true,
-                        b"isError" => {
-                            let rest = inner[i..].trim_ascii_start();
-                            if let Some(value) = rest.strip_prefix(b":") {
-                                let value = value.trim_ascii_start();
-                                top.tool_error = if value.starts_with(b"true") {
-                                    true
-                                } else if value.starts_with(b"false") {
-                                    false
-                                } else {
-                                    return None;
-                                };
-                            }
-                        }
-                        _ => {}
-                    }
-                }
+        let mut is_error = None;
+        for (name, value) in RawText::of(raw).members()? {
+            match &*name.text() {
+                "resultType" | "_meta" => top.names_envelope_member = true,
+                "protocolVersion" => top.names_protocol_version = true,
+                "isError" => is_error = Some(value),
                 _ => {}
             }
         }
+        top.tool_error = match is_error.map(RawText::get) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => return None,
+        };
         Some(top)
     }
 }
@@ -200,7 +163,7 @@ mod tests {
     mod scan {
         use super::super::*;
         use proptest::prelude::*;
-        use serde_json::{json, Map, Value};
+        use serde_json::{Map, Value};
 
         fn name() -> impl Strategy<Value = String> {
             prop_oneof![
@@ -241,16 +204,19 @@ mod tests {
                 match TopLevel::of(&raw) {
                     Some(top) => {
                         prop_assert_eq!(top.tool_error, read.is_tool_error(), "{}", text);
-                        if read.contains("resultType") || read.contains("_meta") {
-                            prop_assert!(top.names_envelope_member, "{}", text);
-                        }
-                        if read.contains("protocolVersion") {
-                            prop_assert!(top.names_protocol_version, "{}", text);
-                        }
+                        prop_assert_eq!(
+                            top.names_envelope_member,
+                            read.contains("resultType") || read.contains("_meta"),
+                            "{}", text
+                        );
+                        prop_assert_eq!(
+                            top.names_protocol_version,
+                            read.contains("protocolVersion"),
+                            "{}", text
+                        );
                     }
                     None => prop_assert!(
-                        text.contains("\\u")
-                            || read.get("isError").is_some_and(|v| !matches!(v.get(), "true" | "false")),
+                        read.get("isError").is_some_and(|v| !matches!(v.get(), "true" | "false")),
                         "{}", text
                     ),
                 }
@@ -259,11 +225,10 @@ mod tests {
 
         #[test]
         fn what_the_scan_leaves_to_the_members() {
-            let of = |v: Value| TopLevel::of(&RawValue::from_string(v.to_string()).unwrap());
-            assert_eq!(of(json!({ "isError": 1 })), None);
-            assert_eq!(of(json!({ "a": "\u{1}" })), None);
-            assert_eq!(of(json!([true])), None);
-            let top = of(json!({ "a": { "isError": true, "_meta": 1 }, "b": ["resultType"] }));
+            let of = |text: &str| TopLevel::of(&RawValue::from_string(text.into()).unwrap());
+            assert_eq!(of(r#"{"isError":1}"#), None);
+            assert_eq!(of("[true]"), None);
+            let top = of(r#"{"a":{"isError":true,"_meta":1},"b":["resultType"],"c":"_meta"}"#);
             assert_eq!(
                 top,
                 Some(TopLevel {
@@ -272,7 +237,8 @@ mod tests {
                     names_protocol_version: false,
                 })
             );
-            let top = of(json!({ "isError": true, "x": "_meta", "protocolVersion": 1 }));
+            // Names as any JSON reader takes them, escapes and all.
+            let top = of(r#"{"is\u0045rror":true,"_m\u0065ta":{},"protocolVersion":1}"#);
             assert_eq!(
                 top,
                 Some(TopLevel {
