@@ -9,7 +9,7 @@ use crate::http::wire::meta::{
     META_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_VERSION,
 };
 use crate::http::wire::protocol::MODERN_VERSION;
-use crate::http::wire::raw_text::RawText;
+use crate::http::wire::raw_text::{Members, RawText};
 use http::HeaderMap;
 use http::HeaderName;
 use std::borrow::Cow;
@@ -58,12 +58,28 @@ pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
         Message::Response(_) => None,
     };
     let mut fields = Fields::default();
-    let Some(members) = raw.and_then(|raw| RawText::of(raw).members()) else {
+    let Some(mut members) = raw.and_then(|raw| RawText::of(raw).members()) else {
         return Ok(fields);
     };
-    let mut meta = None;
-    for (name, value) in members {
+    let mut meta_seen = false;
+    while let Some(name) = members.name() {
         let name = name.text();
+        if name == "_meta" {
+            if std::mem::replace(&mut meta_seen, true) {
+                return Err(twice(&name));
+            }
+            // An object is walked once, for its members, and passed.
+            match members.value_members() {
+                Some(mut meta) => {
+                    fields.meta_is_object = true;
+                    read_meta(&mut meta, &mut fields.meta)?;
+                    members.resume_after(meta);
+                }
+                None => _ = members.value(),
+            }
+            continue;
+        }
+        let Some(value) = members.value() else { break };
         let params = &mut fields.params;
         let slot = match &*name {
             "name" => &mut params.name,
@@ -72,27 +88,27 @@ pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
             "arguments" => &mut params.arguments,
             "inputResponses" => &mut params.input_responses,
             "requestState" => &mut params.request_state,
-            "_meta" => &mut meta,
             _ => continue,
         };
         once(slot, value, &name)?;
     }
-    if let Some(members) = meta.and_then(RawText::members) {
-        fields.meta_is_object = true;
-        let meta = &mut fields.meta;
-        for (name, value) in members {
-            let name = name.text();
-            let slot = match &*name {
-                META_VERSION => &mut meta.version,
-                META_CAPABILITIES => &mut meta.capabilities,
-                META_LOG_LEVEL => &mut meta.log_level,
-                META_PROGRESS_TOKEN => &mut meta.progress_token,
-                _ => continue,
-            };
-            once(slot, value, &name)?;
-        }
-    }
     Ok(fields)
+}
+
+/// Reads the members of `params._meta` the layer needs.
+fn read_meta<'a>(members: &mut Members<'a>, meta: &mut Meta<'a>) -> Result<(), RpcError> {
+    for (name, value) in members {
+        let name = name.text();
+        let slot = match &*name {
+            META_VERSION => &mut meta.version,
+            META_CAPABILITIES => &mut meta.capabilities,
+            META_LOG_LEVEL => &mut meta.log_level,
+            META_PROGRESS_TOKEN => &mut meta.progress_token,
+            _ => continue,
+        };
+        once(slot, value, &name)?;
+    }
+    Ok(())
 }
 
 /// Puts a member in its slot, or refuses it given twice.
@@ -103,10 +119,14 @@ fn once<'a>(
 ) -> Result<(), RpcError> {
     match slot.replace(value) {
         None => Ok(()),
-        Some(_) => Err(RpcError::invalid_params(format!(
-            "invalid params: member `{name}` given more than once"
-        ))),
+        Some(_) => Err(twice(name)),
     }
+}
+
+fn twice(name: &str) -> RpcError {
+    RpcError::invalid_params(format!(
+        "invalid params: member `{name}` given more than once"
+    ))
 }
 
 /// The checks of "Server Validation" on a 2026-07-28 message.
@@ -417,6 +437,8 @@ mod tests {
         for params in [
             format!(r#"{{"name":"a","name":"b","_meta":{meta}}}"#),
             format!(r#"{{"name":"a","requestState":"x","requestState":"y","_meta":{meta}}}"#),
+            format!(r#"{{"name":"a","_meta":{meta},"_meta":{meta}}}"#),
+            format!(r#"{{"name":"a","_meta":1,"_meta":{meta}}}"#),
             format!(
                 r#"{{"name":"a","_meta":{{"{META_VERSION}":"2026-07-28","{META_VERSION}":"2025-11-25"}}}}"#
             ),

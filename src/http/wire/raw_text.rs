@@ -40,16 +40,24 @@ impl<'a> RawText<'a> {
         self.starts_with(b"{").then_some(Members {
             text: self.0,
             at: 1,
+            done: false,
         })
     }
 }
 
 /// The members of an object's text, in their order (a member given twice
-/// comes twice): each name with its value's text.
+/// comes twice): each name with its value's text. Besides the iterator,
+/// a member can be read in two steps ([`Members::name`], then
+/// [`Members::value`] or [`Members::value_members`]), so that an object
+/// inside is walked once, for its members, not once more to be passed.
 pub(crate) struct Members<'a> {
     text: &'a str,
-    /// Where the walk is: after the `{` or after a member's value.
+    /// Where the walk is: after the `{`, after a member's value, or (after
+    /// [`Members::name`]) at a value.
     at: usize,
+    /// The object's `}` was reached (`at` is just past it), or the walk
+    /// stopped.
+    done: bool,
 }
 
 /// A member's name as it is written, between its quotes.
@@ -75,10 +83,14 @@ impl<'a> MemberName<'a> {
     }
 }
 
-impl<'a> Iterator for Members<'a> {
-    type Item = (MemberName<'a>, RawText<'a>);
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl<'a> Members<'a> {
+    /// The next member's name, the walk left at its value, which must be
+    /// read next ([`Members::value`] or [`Members::value_members`]);
+    /// `None` at the object's end.
+    pub(crate) fn name(&mut self) -> Option<MemberName<'a>> {
+        if self.done {
+            return None;
+        }
         let bytes = self.text.as_bytes();
         let mut at = skip_space(bytes, self.at);
         if bytes.get(at) == Some(&b',') {
@@ -87,20 +99,71 @@ impl<'a> Iterator for Members<'a> {
         if bytes.get(at) != Some(&b'"') {
             // The object's `}` (or, never in a checked text, anything else:
             // the walk ends there rather than reads on).
-            self.at = bytes.len();
-            return None;
+            return self.stop(match bytes.get(at) {
+                Some(b'}') => at + 1,
+                _ => bytes.len(),
+            });
         }
         let (name_end, escaped) = string_end(bytes, at);
-        let token = self.text.get(at..name_end)?;
         let colon = skip_space(bytes, name_end);
-        let start = skip_space(bytes, colon + 1);
-        let end = value_end(bytes, start);
-        let value = self
-            .text
-            .get(start..end)
-            .filter(|_| bytes.get(colon) == Some(&b':'));
-        self.at = if value.is_some() { end } else { bytes.len() };
-        Some((MemberName { token, escaped }, RawText(value?)))
+        match (self.text.get(at..name_end), bytes.get(colon)) {
+            (Some(token), Some(b':')) => {
+                self.at = skip_space(bytes, colon + 1);
+                Some(MemberName { token, escaped })
+            }
+            _ => self.stop(bytes.len()),
+        }
+    }
+
+    /// The value of the member whose name was just read, the walk moved
+    /// past it.
+    pub(crate) fn value(&mut self) -> Option<RawText<'a>> {
+        if self.done {
+            return None;
+        }
+        let end = value_end(self.text.as_bytes(), self.at);
+        match self.text.get(self.at..end) {
+            Some(value) => {
+                self.at = end;
+                Some(RawText(value))
+            }
+            None => self.stop(self.text.len()),
+        }
+    }
+
+    /// The members of the value of the member whose name was just read,
+    /// if it is an object (else `None`, the walk still at the value): give
+    /// them back to [`Members::resume_after`] to go on past it.
+    pub(crate) fn value_members(&self) -> Option<Members<'a>> {
+        let object = !self.done && self.text.as_bytes().get(self.at) == Some(&b'{');
+        object.then_some(Members {
+            text: self.text,
+            at: self.at + 1,
+            done: false,
+        })
+    }
+
+    /// Goes on past the object `inner` walks ([`Members::value_members`]),
+    /// walking what is left of it first.
+    pub(crate) fn resume_after(&mut self, mut inner: Members<'a>) {
+        while inner.next().is_some() {}
+        self.at = inner.at;
+    }
+
+    /// Ends the walk at `at`.
+    fn stop<T>(&mut self, at: usize) -> Option<T> {
+        self.at = at;
+        self.done = true;
+        None
+    }
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (MemberName<'a>, RawText<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let name = self.name()?;
+        Some((name, self.value()?))
     }
 }
 
@@ -238,6 +301,42 @@ mod tests {
         serde_json::from_str::<Pairs>(text).unwrap().0
     }
 
+    /// The members read in two steps, each object value walked for at most
+    /// `skip` of its own members (a walk left part done, or not begun) and
+    /// passed with `resume_after`: the same members, and the object's first
+    /// members as a walk of its own text finds them.
+    fn descending(members: &mut Members<'_>, skip: usize) -> Vec<(String, String)> {
+        let mut read = Vec::new();
+        while let Some(name) = members.name() {
+            let name = name.text().into_owned();
+            match members.value_members() {
+                Some(mut inner) => {
+                    let start = members.at;
+                    let nested: Vec<_> = descending_some(&mut inner, skip);
+                    members.resume_after(inner);
+                    let text = &members.text[start..members.at];
+                    assert_eq!(nested[..], self::members(text)[..nested.len()], "{text}");
+                    read.push((name, text.to_owned()));
+                }
+                None => read.push((name, members.value().unwrap().get().to_owned())),
+            }
+        }
+        read
+    }
+
+    /// At most `skip` members of an object read by [`descending`].
+    fn descending_some(members: &mut Members<'_>, skip: usize) -> Vec<(String, String)> {
+        let mut read = Vec::new();
+        while read.len() < skip {
+            let Some(name) = members.name() else { break };
+            read.push((
+                name.text().into_owned(),
+                members.value().unwrap().get().to_owned(),
+            ));
+        }
+        read
+    }
+
     #[test]
     fn finds_each_member_as_written() {
         let text = "{ \"a\" : 1 ,\"b\":\t[1, {\"c\": \"}]\\\"\"}] ,\n\"n\\u0061me\":{\"x\":{}},\"e\":\"\",\"f\":-1.5e3,\"g\":null\r}";
@@ -288,6 +387,11 @@ mod tests {
                 serde_json::to_string(&object).unwrap()
             };
             prop_assert_eq!(members(&text), by_serde(&text));
+            let raw: &RawValue = serde_json::from_str(&text).unwrap();
+            for skip in [0, 1, 3] {
+                let mut walk = RawText::of(raw).members().unwrap();
+                prop_assert_eq!(descending(&mut walk, skip), by_serde(&text));
+            }
         }
     }
 }
