@@ -10,7 +10,7 @@ use crate::http::input;
 use crate::http::input::sealing::{Binding, Opening, Redeem, StateRejection};
 use crate::http::observe;
 use crate::http::run::hub::Hub;
-use crate::http::wire::jsonrpc::{text_of, Request, RpcError};
+use crate::http::wire::jsonrpc::{Request, RpcError};
 use crate::http::wire::meta::LogLevel;
 use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
@@ -46,7 +46,7 @@ pub(super) fn read<A: App>(
         .unwrap_or(Value::Null);
     let log_level = match meta.log_level {
         None => None,
-        Some(raw) => match text_of(raw.get()) {
+        Some(raw) => match raw.string() {
             Some(level) => Some(LogLevel::named(&level).ok_or_else(|| {
                 bad(RpcError::invalid_params(format!(
                     "unknown log level: {level}"
@@ -64,7 +64,7 @@ pub(super) fn read<A: App>(
     if request.method == "tools/call" {
         if let Some(mirrored) = params
             .name
-            .and_then(|name| text_of(name.get()))
+            .and_then(RawText::string)
             .and_then(|name| hub.app().mirrored_params(&name))
         {
             let arguments = params.arguments.map(value).transpose()?;
@@ -82,7 +82,7 @@ pub(super) fn read<A: App>(
     let (state_bytes, binding, redeem) = match params.request_state.filter(|_| input) {
         None => (None, None, None),
         Some(sealed) => {
-            let Some(token) = text_of(sealed.get()) else {
+            let Some(token) = sealed.string() else {
                 return Err(bad(RpcError::invalid_params(
                     "requestState must be a string",
                 )));

@@ -19,7 +19,7 @@ use crate::http::run::opening;
 use crate::http::tasks::{self, TaskChoice};
 use crate::http::wire::answered::within;
 use crate::http::wire::body::{self, Body, SendBody};
-use crate::http::wire::jsonrpc::{self, Message, Request};
+use crate::http::wire::jsonrpc::{Message, Request};
 use crate::http::wire::message;
 use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
@@ -199,12 +199,7 @@ async fn answer<A: App>(
     // The tool a task's span names, read only for a call that may become
     // a task.
     let tool = matches!(choice, TaskChoice::Task)
-        .then(|| {
-            fields
-                .params
-                .name
-                .and_then(|name| jsonrpc::text_of(name.get()))
-        })
+        .then(|| fields.params.name.and_then(RawText::string))
         .flatten()
         .map(|name| within(&name, tasks::TOOL_BYTES).into());
     let ctx = Context::for_modern(parts, Default::default(), modern);

@@ -9,7 +9,7 @@ use crate::http::wire::meta::{
     META_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_VERSION,
 };
 use crate::http::wire::protocol::MODERN_VERSION;
-use crate::http::wire::raw_text::{Members, RawText};
+use crate::http::wire::raw_text::{MemberWalk, RawText};
 use http::HeaderMap;
 use http::HeaderName;
 use std::borrow::Cow;
@@ -96,7 +96,7 @@ pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
 }
 
 /// Reads the members of `params._meta` the layer needs.
-fn read_meta<'a>(members: &mut Members<'a>, meta: &mut Meta<'a>) -> Result<(), RpcError> {
+fn read_meta<'a>(members: &mut MemberWalk<'a>, meta: &mut Meta<'a>) -> Result<(), RpcError> {
     for (name, value) in members {
         let name = name.text();
         let slot = match &*name {
@@ -172,8 +172,9 @@ pub(super) fn check_headers(
         }
     }
     if let Some(body_version) = fields.meta.version {
-        let body_version =
-            jsonrpc::text_of(body_version.get()).unwrap_or_else(|| "<not a string>".into());
+        let body_version = body_version
+            .string()
+            .unwrap_or_else(|| "<not a string>".into());
         if body_version != MODERN_VERSION {
             return Err(mismatch(
                 "MCP-Protocol-Version",
@@ -237,7 +238,7 @@ fn named_target<'a>(method: &str, checked: &CheckedParams<'a>) -> Option<Cow<'a,
         "tasks/get" | "tasks/update" | "tasks/cancel" => checked.task_id,
         _ => return None,
     };
-    jsonrpc::text_of(field?.get())
+    field?.string()
 }
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space

@@ -1,6 +1,6 @@
 //! A JSON value's text inside a text serde_json has already checked
 //! ([`RawText`]), and the walk that finds an object's members in it
-//! ([`Members`]) without checking it a second time.
+//! ([`MemberWalk`]) without checking it a second time.
 //!
 //! serde_json reads a member as a `&RawValue` by walking it in full (its
 //! `ignore_value`): reading the members of params it has just checked as a
@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 /// A JSON value's text, part of a text serde_json has checked, and so
-/// itself valid JSON: the members [`Members`] finds, borrowed.
+/// itself valid JSON: the members [`MemberWalk`] finds, borrowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RawText<'a>(&'a str);
 
@@ -35,9 +35,15 @@ impl<'a> RawText<'a> {
         self.0.as_bytes().first().is_some_and(|b| bytes.contains(b))
     }
 
+    /// A string's text, borrowed unless it has escapes; `None` for any
+    /// other value ([`jsonrpc::string_text`](crate::http::wire::jsonrpc::string_text)).
+    pub(crate) fn string(self) -> Option<Cow<'a, str>> {
+        crate::http::wire::jsonrpc::text_of(self.0)
+    }
+
     /// The members of an object, in their order; `None` for any other value.
-    pub(crate) fn members(self) -> Option<Members<'a>> {
-        self.starts_with(b"{").then_some(Members {
+    pub(crate) fn members(self) -> Option<MemberWalk<'a>> {
+        self.starts_with(b"{").then_some(MemberWalk {
             text: self.0,
             at: 1,
             done: false,
@@ -47,13 +53,13 @@ impl<'a> RawText<'a> {
 
 /// The members of an object's text, in their order (a member given twice
 /// comes twice): each name with its value's text. Besides the iterator,
-/// a member can be read in two steps ([`Members::name`], then
-/// [`Members::value`] or [`Members::value_members`]), so that an object
+/// a member can be read in two steps ([`MemberWalk::name`], then
+/// [`MemberWalk::value`] or [`MemberWalk::value_members`]), so that an object
 /// inside is walked once, for its members, not once more to be passed.
-pub(crate) struct Members<'a> {
+pub(crate) struct MemberWalk<'a> {
     text: &'a str,
     /// Where the walk is: after the `{`, after a member's value, or (after
-    /// [`Members::name`]) at a value.
+    /// [`MemberWalk::name`]) at a value.
     at: usize,
     /// The object's `}` was reached (`at` is just past it), or the walk
     /// stopped.
@@ -62,13 +68,13 @@ pub(crate) struct Members<'a> {
 
 /// A member's name as it is written, between its quotes.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct MemberName<'a> {
+pub(crate) struct NameToken<'a> {
     /// The name's token, quotes included.
     token: &'a str,
     escaped: bool,
 }
 
-impl<'a> MemberName<'a> {
+impl<'a> NameToken<'a> {
     /// The name: borrowed unless it has escapes (then decoded; a name
     /// written `"na\u006de"` is `name`, as any JSON reader takes it).
     pub(crate) fn text(self) -> Cow<'a, str> {
@@ -83,11 +89,11 @@ impl<'a> MemberName<'a> {
     }
 }
 
-impl<'a> Members<'a> {
+impl<'a> MemberWalk<'a> {
     /// The next member's name, the walk left at its value, which must be
-    /// read next ([`Members::value`] or [`Members::value_members`]);
+    /// read next ([`MemberWalk::value`] or [`MemberWalk::value_members`]);
     /// `None` at the object's end.
-    pub(crate) fn name(&mut self) -> Option<MemberName<'a>> {
+    pub(crate) fn name(&mut self) -> Option<NameToken<'a>> {
         if self.done {
             return None;
         }
@@ -109,7 +115,7 @@ impl<'a> Members<'a> {
         match (self.text.get(at..name_end), bytes.get(colon)) {
             (Some(token), Some(b':')) => {
                 self.at = skip_space(bytes, colon + 1);
-                Some(MemberName { token, escaped })
+                Some(NameToken { token, escaped })
             }
             _ => self.stop(bytes.len()),
         }
@@ -133,19 +139,19 @@ impl<'a> Members<'a> {
 
     /// The members of the value of the member whose name was just read,
     /// if it is an object (else `None`, the walk still at the value): give
-    /// them back to [`Members::resume_after`] to go on past it.
-    pub(crate) fn value_members(&self) -> Option<Members<'a>> {
+    /// them back to [`MemberWalk::resume_after`] to go on past it.
+    pub(crate) fn value_members(&self) -> Option<MemberWalk<'a>> {
         let object = !self.done && self.text.as_bytes().get(self.at) == Some(&b'{');
-        object.then_some(Members {
+        object.then_some(MemberWalk {
             text: self.text,
             at: self.at + 1,
             done: false,
         })
     }
 
-    /// Goes on past the object `inner` walks ([`Members::value_members`]),
+    /// Goes on past the object `inner` walks ([`MemberWalk::value_members`]),
     /// walking what is left of it first.
-    pub(crate) fn resume_after(&mut self, mut inner: Members<'a>) {
+    pub(crate) fn resume_after(&mut self, mut inner: MemberWalk<'a>) {
         while inner.next().is_some() {}
         self.at = inner.at;
     }
@@ -158,8 +164,8 @@ impl<'a> Members<'a> {
     }
 }
 
-impl<'a> Iterator for Members<'a> {
-    type Item = (MemberName<'a>, RawText<'a>);
+impl<'a> Iterator for MemberWalk<'a> {
+    type Item = (NameToken<'a>, RawText<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let name = self.name()?;
@@ -305,7 +311,7 @@ mod tests {
     /// `skip` of its own members (a walk left part done, or not begun) and
     /// passed with `resume_after`: the same members, and the object's first
     /// members as a walk of its own text finds them.
-    fn descending(members: &mut Members<'_>, skip: usize) -> Vec<(String, String)> {
+    fn descending(members: &mut MemberWalk<'_>, skip: usize) -> Vec<(String, String)> {
         let mut read = Vec::new();
         while let Some(name) = members.name() {
             let name = name.text().into_owned();
@@ -325,7 +331,7 @@ mod tests {
     }
 
     /// At most `skip` members of an object read by [`descending`].
-    fn descending_some(members: &mut Members<'_>, skip: usize) -> Vec<(String, String)> {
+    fn descending_some(members: &mut MemberWalk<'_>, skip: usize) -> Vec<(String, String)> {
         let mut read = Vec::new();
         while read.len() < skip {
             let Some(name) = members.name() else { break };
