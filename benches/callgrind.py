@@ -85,10 +85,10 @@ def parse_profile(path):
     return total, calls
 
 
-def server_run(server_cmd, e2e, units, modern):
+def server_run(server_cmd, e2e, units, modern, keep=None):
     """(Ir, allocator calls) of a server under callgrind driven through
-    `units` units by benches/e2e."""
-    out = tempfile.mktemp(prefix="cg-", suffix=".out")
+    `units` units by benches/e2e; its profile is kept at `keep` if given."""
+    out = keep or tempfile.mktemp(prefix="cg-", suffix=".out")
     env = dict(os.environ, RUST_LOG="warn")
     srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + server_cmd
                            + ["--addr", "127.0.0.1:0", "--max-sessions", "20000",
@@ -116,7 +116,8 @@ def server_run(server_cmd, e2e, units, modern):
             break
         time.sleep(0.1)
     result = parse_profile(out)
-    os.remove(out)
+    if keep is None:
+        os.remove(out)
     return result
 
 
