@@ -1,25 +1,19 @@
 //! The bound on spans waiting for export, and their drops counted (feature
-//! `otel`). The SDK's batching processor (a thread of its own, a bounded
-//! channel, an export per batch or per interval) drops a span it has no
-//! room for, but only logs how many at its shutdown; here a gate in front
-//! of it counts every span from its end to its export's answer, lets none
-//! in past the queue's bound (the processor's own queue, so the processor
-//! never drops one itself), and counts what it turns away
-//! (`queue_full`), and what an export that failed lost (`export_failed`),
-//! for `/metrics`: `sessionreg_otel_spans_dropped_total{cause}`.
+//! `otel`). A span's record enters the queue at its close (`span_layer.rs`)
+//! and holds its place until the export that carries it has its answer;
+//! past the bound a span is turned away and counted (`queue_full`), and the
+//! spans of an export that failed are counted too (`export_failed`), for
+//! `/metrics`: `sessionreg_otel_spans_dropped_total{cause}`.
 //!
-//! A request's span ends into the gate without waiting: one atomic add,
-//! and the processor's `try_send`. A collector that is down only fills
-//! the queue; its spans are then dropped and counted, and requests go on
-//! as before.
+//! A request's span ends into the queue without waiting: one atomic add,
+//! an uncontended lock and a push, and a wake of the exporter when a batch
+//! is full. A collector that is down only fills the queue; its spans are
+//! then dropped and counted, and requests go on as before.
 
-use opentelemetry::Context;
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{BatchSpanProcessor, Span, SpanData, SpanExporter, SpanProcessor};
-use opentelemetry_sdk::Resource;
+use crate::http::observe::span_record::SpanRecord;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use tokio::sync::Notify;
 
 /// Spans dropped, by cause, since the process started (every export
 /// installed counts here).
@@ -27,100 +21,69 @@ pub(crate) static DROPPED_QUEUE_FULL: AtomicU64 = AtomicU64::new(0);
 /// Spans an export that failed (or timed out) lost.
 pub(crate) static DROPPED_EXPORT_FAILED: AtomicU64 = AtomicU64::new(0);
 
-/// Spans between their end and their export's answer, at most `capacity`.
+/// Spans between their close and their export's answer, at most
+/// `capacity`; the exporter is woken when `batch` wait.
 #[derive(Debug)]
-pub(crate) struct Gate {
+pub(crate) struct SpanQueue {
+    waiting: Mutex<Vec<SpanRecord>>,
     held: AtomicUsize,
     capacity: usize,
+    batch: usize,
+    /// Wakes the exporter: a batch is full.
+    pub(crate) full: Notify,
 }
 
-impl Gate {
-    pub(crate) fn new(capacity: usize) -> Gate {
-        Gate {
+impl SpanQueue {
+    /// A queue of `capacity` spans (at least 1), exported by `batch`es.
+    pub(crate) fn new(capacity: usize, batch: usize) -> SpanQueue {
+        SpanQueue {
+            waiting: Mutex::new(Vec::new()),
             held: AtomicUsize::new(0),
             capacity,
+            batch: batch.clamp(1, capacity.max(1)),
+            full: Notify::new(),
         }
     }
 
-    /// Takes a place for one span, if there is one.
-    fn enter(&self) -> bool {
-        // Relaxed: a count; the span itself goes through the processor's
-        // channel, which orders it.
-        if self.held.fetch_add(1, Ordering::Relaxed) < self.capacity {
-            return true;
+    /// Spans exported together at most.
+    pub(crate) fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Queues a closed span, or drops and counts it when the queue is full.
+    pub(crate) fn push(&self, span: SpanRecord) {
+        // Relaxed: a count; the span itself goes through the lock, which
+        // orders it.
+        if self.held.fetch_add(1, Ordering::Relaxed) >= self.capacity {
+            self.held.fetch_sub(1, Ordering::Relaxed);
+            DROPPED_QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
+            return;
         }
-        self.held.fetch_sub(1, Ordering::Relaxed);
-        false
+        let waiting = {
+            let mut spans = self.lock();
+            spans.push(span);
+            spans.len()
+        };
+        if waiting == self.batch {
+            self.full.notify_one();
+        }
+    }
+
+    /// Moves up to a batch of the waiting spans into `into` (empty).
+    pub(crate) fn take(&self, into: &mut Vec<SpanRecord>) {
+        let mut spans = self.lock();
+        let n = spans.len().min(self.batch);
+        into.extend(spans.drain(..n));
     }
 
     /// Gives back the places of `spans` exported (or lost).
-    fn leave(&self, spans: usize) {
+    pub(crate) fn leave(&self, spans: usize) {
         self.held.fetch_sub(spans, Ordering::Relaxed);
     }
-}
 
-/// The SDK's batching processor behind the gate.
-#[derive(Debug)]
-pub(crate) struct GatedProcessor {
-    pub(crate) inner: BatchSpanProcessor,
-    pub(crate) gate: Arc<Gate>,
-}
-
-impl SpanProcessor for GatedProcessor {
-    fn on_start(&self, span: &mut Span, cx: &Context) {
-        self.inner.on_start(span, cx);
-    }
-
-    fn on_end(&self, span: SpanData) {
-        if self.gate.enter() {
-            self.inner.on_end(span);
-        } else {
-            DROPPED_QUEUE_FULL.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
-    }
-}
-
-/// The exporter, giving the gate its places back as each export answers,
-/// and counting what a failed one lost.
-#[derive(Debug)]
-pub(crate) struct GatedExporter<E> {
-    pub(crate) inner: E,
-    pub(crate) gate: Arc<Gate>,
-}
-
-impl<E: SpanExporter> SpanExporter for GatedExporter<E> {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let spans = batch.len();
-        let result = self.inner.export(batch).await;
-        if result.is_err() {
-            DROPPED_EXPORT_FAILED.fetch_add(spans as u64, Ordering::Relaxed);
-        }
-        self.gate.leave(spans);
-        result
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SpanRecord>> {
+        // A panic while pushing or draining leaves a well-formed `Vec`.
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -1,9 +1,10 @@
 //! The OTLP exporter's HTTP client (feature `otel`): hyper's, the one the
 //! layer is built on, so that the export adds no HTTP stack (no reqwest).
-//! The SDK exports from threads of its own, outside any runtime; each
-//! export is run on the tokio runtime the export was installed from, and
-//! its thread waits for it: a collector that is slow or down holds that
-//! thread (within the export timeout), never a request.
+//! The spans' exporter is a task on the runtime the export was installed
+//! from ([`ExporterClient::export`]); the SDK exports the metrics from a
+//! thread of its own, outside any runtime: each of those exports is run on
+//! that runtime too, and its thread waits for it. A collector that is slow
+//! or down holds the exporter (within the export timeout), never a request.
 
 use bytes::Bytes;
 use http::{Request, Response};
@@ -39,6 +40,27 @@ impl ExporterClient {
             runtime,
             timeout,
         }
+    }
+
+    /// POSTs an OTLP/HTTP protobuf export of `body` to `url` with
+    /// `headers`, within the timeout; whether the receiver took it (2xx).
+    pub(crate) async fn export(
+        &self,
+        url: &http::Uri,
+        headers: &http::HeaderMap,
+        body: Bytes,
+    ) -> Result<(), HttpError> {
+        let mut request = Request::post(url.clone())
+            .header(http::header::CONTENT_TYPE, "application/x-protobuf")
+            .body(body)?;
+        for (name, value) in headers {
+            request.headers_mut().append(name, value.clone());
+        }
+        let response = Self::send(self.client.clone(), request, self.timeout).await?;
+        if !response.status().is_success() {
+            return Err(format!("the receiver answered {}", response.status()).into());
+        }
+        Ok(())
     }
 
     async fn send(

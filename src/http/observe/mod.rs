@@ -6,8 +6,11 @@
 //! (`trace_context.rs`, `parent.rs`), the context put into what the server
 //! sends, a multi-round-trip retry's link to the request that asked for
 //! input (`retry_link.rs`), the histograms recorded on the OpenTelemetry meter
-//! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`], on hyper:
-//! `exporter_client.rs`; its bounded queue: `export_queue.rs`).
+//! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`]: its `tracing`
+//! layer, `span_layer.rs`, keeps each span as OTLP bytes, `span_record.rs`
+//! on `otlp_wire.rs`; its bounded queue, `export_queue.rs`; its exporter,
+//! `span_export.rs`, reading the standard variables, `export_env.rs`, and
+//! posting on hyper, `exporter_client.rs`).
 //!
 //! Beyond one span per message, where the conventions say nothing: a
 //! task's work runs in a span of its own, linked to the request that
@@ -21,6 +24,8 @@
 
 pub(crate) mod durations;
 #[cfg(feature = "otel")]
+pub(crate) mod export_env;
+#[cfg(feature = "otel")]
 pub(crate) mod export_queue;
 #[cfg(feature = "otel")]
 pub(crate) mod exporter_client;
@@ -33,9 +38,17 @@ pub(crate) mod methods;
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otlp;
 #[cfg(feature = "otel")]
+pub(crate) mod otlp_wire;
+#[cfg(feature = "otel")]
 pub(crate) mod parent;
 pub(crate) mod retry_link;
 pub(crate) mod span;
+#[cfg(feature = "otel")]
+pub(crate) mod span_export;
+#[cfg(feature = "otel")]
+pub(crate) mod span_layer;
+#[cfg(feature = "otel")]
+pub(crate) mod span_record;
 mod stamp;
 #[cfg(feature = "otel")]
 pub(crate) mod trace_context;

@@ -21,26 +21,34 @@
 //!
 //! The standard variables apply: `OTEL_EXPORTER_OTLP_ENDPOINT` (and the
 //! per-signal `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
-//! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`), `OTEL_EXPORTER_OTLP_HEADERS`,
+//! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`), `OTEL_EXPORTER_OTLP_HEADERS`
+//! (and the per-signal `..._TRACES_HEADERS`, `..._METRICS_HEADERS`),
 //! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the batch's
 //! `OTEL_BSP_SCHEDULE_DELAY` and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, and
 //! `OTEL_METRIC_EXPORT_INTERVAL`, each unless [`OtlpSettings`] sets it.
 //! The queue's length is always [`OtlpSettings::queue`]'s (its drops are
-//! counted by our gate): `OTEL_BSP_MAX_QUEUE_SIZE` is not read.
+//! counted): `OTEL_BSP_MAX_QUEUE_SIZE` is not read.
+//!
+//! The spans are written as OTLP straight from the `tracing` spans the
+//! layer sees ([`OtlpLayer`]; no OpenTelemetry SDK span in between, and so
+//! no sampler but the parent's flag: a span is exported unless its
+//! client's context says it is not sampled). The metrics go through the
+//! OpenTelemetry SDK's meter and its OTLP exporter.
 
-use crate::http::observe::export_queue::{Gate, GatedExporter, GatedProcessor};
+use crate::http::observe::export_env;
+use crate::http::observe::export_queue::SpanQueue;
 use crate::http::observe::exporter_client::ExporterClient;
-use opentelemetry::trace::TracerProvider as _;
+use crate::http::observe::span_export::{Flush, SpanExporter};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
-};
 use opentelemetry_sdk::Resource;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
 use tracing_subscriber::registry::LookupSpan;
+
+pub use crate::http::observe::span_layer::OtlpLayer;
 
 /// How the export is set up; each `None` is left to the standard
 /// variables (then the SDK's defaults).
@@ -89,10 +97,13 @@ impl fmt::Display for OtlpError {
 
 impl std::error::Error for OtlpError {}
 
-/// The export, installed: its tracer and meter providers (the meter
-/// provider is the global one, and so are W3C's propagators).
+/// The export, installed: the spans' queue and exporter (a task on the
+/// runtime it was installed from), and the meter provider (the global one).
 pub struct OtlpExport {
-    tracer_provider: SdkTracerProvider,
+    queue: Arc<SpanQueue>,
+    /// Asks the spans' exporter for a flush; taken at shutdown, which
+    /// ends the exporter.
+    flushes: Mutex<Option<mpsc::UnboundedSender<Flush>>>,
     meter_provider: SdkMeterProvider,
 }
 
@@ -113,39 +124,29 @@ impl OtlpExport {
         if settings.queue == 0 {
             return Err(OtlpError("queue must be at least 1".to_owned()));
         }
-        let client = ExporterClient::new(runtime, settings.export_timeout);
+        let client = ExporterClient::new(runtime.clone(), settings.export_timeout);
+        let resource = resource(&settings.service_name);
+
+        let url = export_env::traces_url(settings.endpoint.as_deref()).map_err(OtlpError)?;
+        let headers = export_env::headers().map_err(OtlpError)?;
+        let queue = Arc::new(SpanQueue::new(settings.queue, export_env::batch_size()));
+        let exporter = SpanExporter::new(
+            Arc::clone(&queue),
+            client.clone(),
+            url,
+            headers,
+            export_env::schedule_delay(),
+            &resource,
+        );
+        let (flushes, asked) = mpsc::unbounded_channel();
+        runtime.spawn(exporter.run(asked));
+
         let endpoint = |path: &str| {
             settings
                 .endpoint
                 .as_ref()
                 .map(|base| format!("{}{path}", base.trim_end_matches('/')))
         };
-        let resource = resource(&settings.service_name);
-
-        let mut spans = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_http_client(client.clone())
-            .with_timeout(settings.export_timeout);
-        if let Some(url) = endpoint("/v1/traces") {
-            spans = spans.with_endpoint(url);
-        }
-        let spans = spans.build().map_err(|e| OtlpError(e.to_string()))?;
-        let gate = std::sync::Arc::new(Gate::new(settings.queue));
-        let batch = BatchSpanProcessor::builder(GatedExporter {
-            inner: spans,
-            gate: std::sync::Arc::clone(&gate),
-        })
-        .with_batch_config(
-            BatchConfigBuilder::default()
-                .with_max_queue_size(settings.queue)
-                .build(),
-        )
-        .build();
-        let tracer_provider = SdkTracerProvider::builder()
-            .with_span_processor(GatedProcessor { inner: batch, gate })
-            .with_resource(resource.clone())
-            .build();
-
         let mut metrics = opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_http_client(client)
@@ -163,48 +164,31 @@ impl OtlpExport {
             .with_resource(resource)
             .build();
         opentelemetry::global::set_meter_provider(meter_provider.clone());
-        opentelemetry::global::set_text_map_propagator(
-            opentelemetry::propagation::TextMapCompositePropagator::new(vec![
-                Box::new(TraceContextPropagator::new()),
-                Box::new(BaggagePropagator::new()),
-            ]),
-        );
         Ok(OtlpExport {
-            tracer_provider,
+            queue,
+            flushes: Mutex::new(Some(flushes)),
             meter_provider,
         })
     }
 
-    /// The `tracing` layer that exports the spans it sees (a request's
-    /// span gets its parent before it is first entered, when the bridge
-    /// starts it), without the attributes tracing-opentelemetry adds by
-    /// default that no MCP convention asks for (source location, thread,
-    /// busy and idle times, target): turn them back on on the returned
-    /// layer (`.with_location(true)`, ...) to have them.
-    pub fn layer<S>(&self) -> tracing_opentelemetry::OpenTelemetryLayer<S, SdkTracer>
+    /// The `tracing` layer that exports the spans it sees: each request's
+    /// SERVER span (whose parent is set from the client's context when it
+    /// is made), any span of the application's (its name, or `otel.name`;
+    /// its fields as attributes), the `tracing` events within a span as the
+    /// span's events, and `follows_from` as links. Give it a filter
+    /// (`LevelFilter::INFO` keeps the transport's DEBUG spans out).
+    pub fn layer<S>(&self) -> OtlpLayer<S>
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
     {
-        tracing_opentelemetry::layer()
-            .with_tracer(self.tracer_provider.tracer("sessionreg"))
-            // What the MCP conventions do not ask for, and every span would
-            // pay for: the source location (three attributes), the thread's
-            // id and name, the busy and idle times (a clock read at every
-            // poll of the request's future), the `tracing` target. The
-            // OpenTelemetry context is still activated on entry, so a
-            // handler's own OpenTelemetry instrumentation nests under the
-            // request's span.
-            .with_location(false)
-            .with_threads(false)
-            .with_tracked_inactivity(false)
-            .with_target(false)
+        OtlpLayer::new(Arc::clone(&self.queue))
     }
 
     /// Exports what is queued now, spans and metrics; whether both
     /// exports succeeded. (Blocks until they answer: call it off the
     /// runtime's threads, e.g. in `spawn_blocking`.)
     pub fn flush(&self) -> bool {
-        let spans = self.tracer_provider.force_flush().is_ok();
+        let spans = self.flush_spans();
         let metrics = self.meter_provider.force_flush().is_ok();
         spans && metrics
     }
@@ -212,8 +196,24 @@ impl OtlpExport {
     /// Sends what is queued, then stops exporting (at shutdown; blocks
     /// like [`flush`](Self::flush)).
     pub fn shutdown(&self) {
-        let _ = self.tracer_provider.shutdown();
+        let _ = self.flush_spans();
+        // The exporter ends when its last sender is gone.
+        self.flushes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let _ = self.meter_provider.shutdown();
+    }
+
+    fn flush_spans(&self) -> bool {
+        let (done, answer) = oneshot::channel();
+        let asked = self
+            .flushes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|flushes| flushes.send(done).is_ok());
+        asked && answer.blocking_recv().unwrap_or(false)
     }
 }
 

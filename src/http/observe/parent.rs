@@ -11,120 +11,98 @@
 //! in their own `params._meta`.
 //!
 //! The forms are checked strictly (`trace_context.rs`: every trace-flags
-//! value allowed, no short or uppercase ids), then read by OpenTelemetry's
-//! own W3C propagators.
+//! value allowed, no short or uppercase ids), then read into the span's
+//! record (`span_record.rs`), which the export's layer keeps.
 
+use crate::http::observe::span_layer::with_span;
+use crate::http::observe::span_record::{Carried, Remote, TraceParent};
 use crate::http::observe::trace_context::{
     is_valid_traceparent, is_within, BAGGAGE_BYTES, TRACESTATE_BYTES,
 };
+use crate::http::wire::raw_text::RawText;
 use http::HeaderMap;
-use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
-use opentelemetry::trace::TraceContextExt;
-use opentelemetry::Context;
-use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-/// The trace context members of a `_meta` object.
-#[derive(Default, Deserialize)]
+/// The trace context members of a `_meta` object: each a string, given
+/// once (a member given twice, or not a string, is no context).
+#[derive(Default)]
 struct MetaContext<'a> {
-    #[serde(borrow, default)]
     traceparent: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     tracestate: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     baggage: Option<Cow<'a, str>>,
 }
 
-/// A trace context, checked, as the propagators read it.
-struct Carrier<'a> {
-    traceparent: &'a str,
+impl<'a> MetaContext<'a> {
+    fn of(meta: RawText<'a>) -> Option<MetaContext<'a>> {
+        let mut context = MetaContext::default();
+        for (name, value) in meta.members()? {
+            let slot = match &*name.text() {
+                "traceparent" => &mut context.traceparent,
+                "tracestate" => &mut context.tracestate,
+                "baggage" => &mut context.baggage,
+                _ => continue,
+            };
+            if slot.replace(value.string()?).is_some() {
+                return None;
+            }
+        }
+        Some(context)
+    }
+}
+
+/// A trace context, checked: a valid `traceparent`, with its
+/// `tracestate` and `baggage` unless they are past their bounds.
+fn remote<'a>(
+    traceparent: Option<&'a str>,
     tracestate: Option<&'a str>,
     baggage: Option<&'a str>,
-}
-
-impl Extractor for Carrier<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        match key {
-            "traceparent" => Some(self.traceparent),
-            "tracestate" => self.tracestate,
-            "baggage" => self.baggage,
-            _ => None,
-        }
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        vec!["traceparent", "tracestate", "baggage"]
-    }
-}
-
-impl<'a> Carrier<'a> {
-    /// The carrier of a valid `traceparent`; a `tracestate` or `baggage`
-    /// past its bound is left out.
-    fn of(
-        traceparent: Option<&'a str>,
-        tracestate: Option<&'a str>,
-        baggage: Option<&'a str>,
-    ) -> Option<Carrier<'a>> {
-        let traceparent = traceparent
-            .map(str::trim)
-            .filter(|t| is_valid_traceparent(t))?;
-        Some(Carrier {
-            traceparent,
-            tracestate: tracestate.filter(|t| is_within(t, TRACESTATE_BYTES)),
-            baggage: baggage.filter(|b| is_within(b, BAGGAGE_BYTES)),
-        })
-    }
-
-    /// The remote context it carries (with its baggage), if its span
-    /// context is valid.
-    fn context(&self) -> Option<Context> {
-        let empty = Context::new();
-        let cx = TraceContextPropagator::new().extract_with_context(&empty, self);
-        if !cx.span().span_context().is_valid() {
-            return None;
-        }
-        Some(BaggagePropagator::new().extract_with_context(&cx, self))
-    }
+) -> Option<Remote<'a>> {
+    let parent = traceparent
+        .map(str::trim)
+        .filter(|t| is_valid_traceparent(t))
+        .and_then(TraceParent::parse)?;
+    Some(Remote {
+        parent,
+        tracestate: tracestate.filter(|t| is_within(t, TRACESTATE_BYTES)),
+        baggage: baggage.filter(|b| is_within(b, BAGGAGE_BYTES)),
+    })
 }
 
 /// Sets `span`'s parent (and link) from the trace context of the request:
 /// its params' `_meta` (`meta`), its headers. Called before the span is
 /// first entered (OpenTelemetry starts a span then).
-pub(crate) fn adopt(span: &tracing::Span, meta: Option<&RawValue>, headers: &HeaderMap) {
-    let meta: MetaContext<'_> = meta
-        .filter(|raw| raw.get().starts_with('{'))
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+pub(crate) fn adopt(span: &tracing::Span, meta: Option<RawText<'_>>, headers: &HeaderMap) {
+    // Walked only if it can name a trace context (a name with escapes
+    // could spell one).
+    let meta = meta
+        .filter(|meta| meta.get().contains("traceparent") || meta.get().contains('\\'))
+        .and_then(MetaContext::of)
         .unwrap_or_default();
-    let from_meta = Carrier::of(
+    let from_meta = remote(
         meta.traceparent.as_deref(),
         meta.tracestate.as_deref(),
         meta.baggage.as_deref(),
-    )
-    .and_then(|carrier| carrier.context());
+    );
     let from_header = header_context(headers);
-    match (from_meta, from_header) {
+    if from_meta.is_none() && from_header.is_none() {
+        return;
+    }
+    with_span(span, |record| match (from_meta, from_header) {
         (Some(parent), header) => {
-            // An error only when no OpenTelemetry layer is there: then
-            // nobody exports the span either.
-            let _ = span.set_parent(parent);
+            record.adopt(&parent);
             if let Some(header) = header {
-                span.add_link(header.span().span_context().clone());
+                record.link(&header.parent, header.tracestate, true);
             }
         }
-        (None, Some(parent)) => {
-            let _ = span.set_parent(parent);
-        }
+        (None, Some(parent)) => record.adopt(&parent),
         (None, None) => {}
-    }
+    });
 }
 
 /// The context of the request's `traceparent` header (one only: two are
 /// no context), with its `tracestate` and `baggage`.
-fn header_context(headers: &HeaderMap) -> Option<Context> {
+fn header_context(headers: &HeaderMap) -> Option<Remote<'_>> {
     let one = |name: &str| {
         let mut values = headers.get_all(name).iter();
         match (values.next(), values.next()) {
@@ -132,7 +110,13 @@ fn header_context(headers: &HeaderMap) -> Option<Context> {
             _ => None,
         }
     };
-    Carrier::of(one("traceparent"), one("tracestate"), one("baggage"))?.context()
+    let traceparent = one("traceparent")?;
+    remote(Some(traceparent), one("tracestate"), one("baggage"))
+}
+
+/// The current span's context, if the export keeps the span.
+fn current() -> Option<Carried> {
+    with_span(&tracing::Span::current(), |record| record.carried())
 }
 
 /// Puts the current span's context (the request's span, where the request
@@ -143,10 +127,9 @@ pub(crate) fn stamp(message: &mut Value) {
     if message.get("method").is_none() {
         return;
     }
-    let cx = tracing::Span::current().context();
-    if !cx.span().span_context().is_valid() {
+    let Some(context) = current() else {
         return;
-    }
+    };
     let Some(object) = message.as_object_mut() else {
         return;
     };
@@ -162,38 +145,24 @@ pub(crate) fn stamp(message: &mut Value) {
     let Some(meta) = meta.as_object_mut() else {
         return;
     };
-    let mut into = MetaInjector(meta);
-    TraceContextPropagator::new().inject_context(&cx, &mut into);
-    BaggagePropagator::new().inject_context(&cx, &mut into);
+    meta.insert(
+        "traceparent".to_owned(),
+        Value::String(context.traceparent.to_header()),
+    );
+    for (name, value) in [
+        ("tracestate", context.tracestate),
+        ("baggage", context.baggage),
+    ] {
+        if let Some(value) = value {
+            meta.insert(name.to_owned(), Value::String(value.to_string()));
+        }
+    }
 }
 
 /// The current span's context as a W3C `traceparent` (version 00), if the
 /// span is exported.
 pub(crate) fn current_traceparent() -> Option<Box<str>> {
-    let cx = tracing::Span::current().context();
-    let span = cx.span();
-    let context = span.span_context();
-    if !context.is_valid() {
-        return None;
-    }
-    Some(
-        format!(
-            "00-{}-{}-{:02x}",
-            context.trace_id(),
-            context.span_id(),
-            context.trace_flags().to_u8()
-        )
-        .into_boxed_str(),
-    )
-}
-
-/// A `_meta` object as the propagators write into it.
-struct MetaInjector<'a>(&'a mut Map<String, Value>);
-
-impl Injector for MetaInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        if !value.is_empty() {
-            self.0.insert(key.to_owned(), Value::String(value));
-        }
-    }
+    with_span(&tracing::Span::current(), |record| {
+        record.traceparent().to_header().into_boxed_str()
+    })
 }

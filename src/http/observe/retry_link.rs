@@ -37,37 +37,32 @@ pub(crate) fn link(origin: Option<&[u8; LINK]>) {
 #[cfg(feature = "otel")]
 mod otel {
     use super::LINK;
-    use opentelemetry::trace::{
-        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
-    };
-    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    use crate::http::observe::span_layer::with_span;
+    use crate::http::observe::span_record::TraceParent;
 
     pub(super) fn origin() -> Option<[u8; LINK]> {
-        let cx = tracing::Span::current().context();
-        let span = cx.span();
-        let context = span.span_context();
-        if !context.is_valid() {
-            return None;
-        }
-        let mut origin = [0u8; LINK];
-        origin[..16].copy_from_slice(&context.trace_id().to_bytes());
-        origin[16..].copy_from_slice(&context.span_id().to_bytes());
-        Some(origin)
+        with_span(&tracing::Span::current(), |record| {
+            let ids = record.traceparent();
+            let mut origin = [0u8; LINK];
+            origin[..16].copy_from_slice(&ids.trace_id);
+            origin[16..].copy_from_slice(&ids.span_id);
+            origin
+        })
     }
 
     pub(super) fn link(origin: &[u8; LINK]) {
         let (trace, span) = origin.split_at(16);
-        let context = SpanContext::new(
-            TraceId::from_bytes(trace.try_into().expect("16 bytes")),
-            SpanId::from_bytes(span.try_into().expect("8 bytes")),
+        let to = TraceParent {
+            trace_id: trace.try_into().expect("16 bytes"),
+            span_id: span.try_into().expect("8 bytes"),
             // Not sealed: a link's flags say nothing the link needs.
-            TraceFlags::default(),
-            true,
-            TraceState::default(),
-        );
-        let current = tracing::Span::current();
-        if context.is_valid() && !current.is_disabled() {
-            current.add_link(context);
+            flags: 0,
+        };
+        if to.trace_id == [0; 16] || to.span_id == [0; 8] {
+            return;
         }
+        with_span(&tracing::Span::current(), |record| {
+            record.link(&to, None, true);
+        });
     }
 }

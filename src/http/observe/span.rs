@@ -1,9 +1,10 @@
 //! The one SERVER span of each request or notification, in both eras, as
 //! the MCP semantic conventions name and describe it: a `tracing` span
 //! (INFO, named `mcp.server`) whose fields are the conventions' attributes,
-//! so any subscriber sees them, and which `tracing-opentelemetry` exports
-//! as an OpenTelemetry span (`otel.name`, `otel.kind` and the status are
-//! its fields for the span's name, kind and status).
+//! so any subscriber sees them, and which the OTLP export's layer
+//! (`span_layer.rs`) exports as an OpenTelemetry span (`otel.name`,
+//! `otel.kind` and the status are its fields for the span's name, kind and
+//! status, as tracing-opentelemetry names them too).
 //!
 //! ```text
 //! name        {mcp.method.name} {target}   tools/call echo, prompts/get greet; else the method
@@ -31,13 +32,12 @@ use crate::http::observe::durations::{Durations, Ending, OperationTimer};
 use crate::http::observe::methods;
 use crate::http::wire::answered::{self, within, Failure};
 use crate::http::wire::body::Body;
-use crate::http::wire::jsonrpc::{present, Message};
+use crate::http::wire::jsonrpc::Message;
+use crate::http::wire::raw_text::RawText;
 use bytes::Bytes;
 use http::request::Parts;
 use http::Response;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -52,39 +52,49 @@ use tracing::field::{display, Empty};
 const TEXT_BYTES: usize = 256;
 
 /// What the observers read of a message's params: its target (`name`,
-/// `uri`) and its trace context (`_meta`). The modern era hands over what
-/// its own checks read; the session era reads it here ([`Observed::of`]).
-#[derive(Default, Deserialize)]
+/// `uri`) and its trace context (`_meta`), found by a walk of the params'
+/// checked text (`wire/raw_text.rs`), not a second parse.
+#[derive(Default)]
 pub(crate) struct Observed<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) name: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) uri: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "_meta")]
+    pub(crate) name: Option<RawText<'a>>,
+    pub(crate) uri: Option<RawText<'a>>,
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
-    pub(crate) meta: Option<&'a RawValue>,
+    pub(crate) meta: Option<RawText<'a>>,
 }
 
 impl<'a> Observed<'a> {
     /// The members of `message`'s params (none if they are not an object,
-    /// or not well formed: the application answers those).
+    /// or if one of the three is given twice: the application answers
+    /// those).
     pub(crate) fn of(message: &'a Message) -> Observed<'a> {
         let params = match message {
             Message::Request(request) => request.params.as_deref(),
             Message::Notification(note) => note.params.as_deref(),
             Message::Response(_) => None,
         };
-        params
-            .filter(|raw| raw.get().starts_with('{'))
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default()
+        let Some(members) = params.and_then(|raw| RawText::of(raw).members()) else {
+            return Observed::default();
+        };
+        let mut observed = Observed::default();
+        for (name, value) in members {
+            let slot = match &*name.text() {
+                "name" => &mut observed.name,
+                "uri" => &mut observed.uri,
+                "_meta" => &mut observed.meta,
+                _ => continue,
+            };
+            if slot.replace(value).is_some() {
+                return Observed::default();
+            }
+        }
+        observed
     }
 }
 
 /// A JSON string member as text (borrowed unless it has escapes); `None`
 /// for anything else.
-fn text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    crate::http::wire::jsonrpc::string_text(raw?)
+fn text(raw: Option<RawText<'_>>) -> Option<Cow<'_, str>> {
+    raw?.string()
 }
 
 /// The span's name: the method, and the target when there is one.
@@ -175,7 +185,7 @@ pub(crate) fn timer(
         Message::Response(_) => return None,
     };
     let name = match method {
-        "tools/call" | "prompts/get" => Observed::of(message).name.map(RawValue::get),
+        "tools/call" | "prompts/get" => Observed::of(message).name.map(RawText::get),
         _ => None,
     };
     Some(timer_named(durations, method, name, version))
@@ -270,6 +280,51 @@ impl HttpBody for Timed {
     }
 }
 
+/// The host and port of an authority (`host`, `host:port`, `[v6]:port`,
+/// after any userinfo) as the request wrote them; `None` for a text that
+/// names no host (a host is at most 253 bytes, as a DNS name is, of the
+/// characters RFC 3986 allows it). No copy is made: it is read in place.
+fn host_and_port(text: &str) -> Option<(&str, Option<u16>)> {
+    let text = &text[text.rfind('@').map_or(0, |at| at + 1)..];
+    let (host, port) = match text.strip_prefix('[') {
+        Some(inner) => {
+            let close = inner.find(']')? + 2;
+            let ip = &inner[..close - 2];
+            if ip.is_empty()
+                || !ip
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b":.".contains(&b))
+            {
+                return None;
+            }
+            match &text[close..] {
+                "" => (&text[..close], None),
+                rest => (&text[..close], Some(rest.strip_prefix(':')?)),
+            }
+        }
+        None => {
+            let (host, port) = match text.rsplit_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (text, None),
+            };
+            let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=%".contains(&b);
+            if !host.bytes().all(allowed) {
+                return None;
+            }
+            (host, port)
+        }
+    };
+    if host.is_empty() || host.len() > 253 {
+        return None;
+    }
+    let port = match port {
+        None | Some("") => None,
+        Some(digits) if digits.bytes().all(|b| b.is_ascii_digit()) => Some(digits.parse().ok()?),
+        Some(_) => return None,
+    };
+    Some((host, port))
+}
+
 /// What a request's span says of it ([`open`]), read once.
 struct Said<'a> {
     method: &'a str,
@@ -282,7 +337,7 @@ struct Said<'a> {
     address: Option<&'a str>,
     port: Option<u16>,
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
-    meta: Option<&'a RawValue>,
+    meta: Option<RawText<'a>>,
 }
 
 impl<'a> Said<'a> {
@@ -320,23 +375,7 @@ impl<'a> Said<'a> {
                 .get(http::header::HOST)
                 .and_then(|h| h.to_str().ok())
         });
-        let (address, port) = match authority {
-            Some(text) => match text.parse::<http::uri::Authority>() {
-                // A DNS name is at most 253 bytes: a longer Host names nothing.
-                Ok(parsed) if parsed.host().len() <= 253 => {
-                    // The host as the request's own text (the parsed
-                    // authority is a copy): after any userinfo, as long as
-                    // the parsed host.
-                    let start = text.rfind('@').map_or(0, |at| at + 1);
-                    let host = text
-                        .get(start..start + parsed.host().len())
-                        .filter(|host| *host == parsed.host());
-                    (host, parsed.port_u16())
-                }
-                _ => (None, None),
-            },
-            None => (None, None),
-        };
+        let (address, port) = authority.and_then(host_and_port).unzip();
         Said {
             method: within(method, TEXT_BYTES),
             target,
@@ -344,7 +383,7 @@ impl<'a> Said<'a> {
             id: id.filter(|id| !id.is_null()),
             protocol,
             address,
-            port,
+            port: port.flatten(),
             meta: observed.meta,
         }
     }
@@ -378,5 +417,36 @@ pub(crate) fn record_session(id: crate::SessionId) {
     let span = tracing::Span::current();
     if !span.is_disabled() {
         span.record("mcp.session.id", display(id.public_part()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_and_port;
+
+    #[test]
+    fn an_authority_gives_its_host_and_port_in_place() {
+        assert_eq!(host_and_port("example.com"), Some(("example.com", None)));
+        assert_eq!(
+            host_and_port("example.com:8080"),
+            Some(("example.com", Some(8080)))
+        );
+        assert_eq!(host_and_port("user:pw@host:1"), Some(("host", Some(1))));
+        assert_eq!(host_and_port("[::1]:3000"), Some(("[::1]", Some(3000))));
+        assert_eq!(host_and_port("[::1]"), Some(("[::1]", None)));
+        assert_eq!(host_and_port("host:"), Some(("host", None)));
+        for bad in [
+            "",
+            ":80",
+            "host:99999",
+            "host:8x",
+            "[::1",
+            "[zz]:1",
+            "a b",
+            "h/x",
+        ] {
+            assert_eq!(host_and_port(bad), None, "{bad}");
+        }
+        assert_eq!(host_and_port(&"a".repeat(254)), None);
     }
 }

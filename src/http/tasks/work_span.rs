@@ -10,7 +10,7 @@
 //! parent      none: the root of a trace of its own (work may run for hours, long after the
 //!             client's trace has ended)
 //! link        the SERVER span of the request that created the task (`follows_from`, which
-//!             tracing-opentelemetry exports as a span link)
+//!             the OTLP export's layer exports as a span link)
 //! attributes  mcp.method.name = tools/call, mcp.protocol.version, gen_ai.operation.name =
 //!             execute_tool, gen_ai.tool.name, mcp.task.id (the task id's public part: the
 //!             whole id grants access to the task, so it never goes into a span)
