@@ -8,7 +8,7 @@
 //! conventions' names and buckets; and a receiver that stops answering
 //! fails no request: the spans it cannot take are dropped and counted.
 //!
-//! One test: the process has one global subscriber and meter provider.
+//! One test: the process has one global subscriber.
 #![cfg(feature = "otel")]
 
 mod http_support;
@@ -184,7 +184,8 @@ async fn the_export_continues_the_clients_trace_and_a_receiver_down_fails_no_req
     // transport's DEBUG `mcp` span, around each, stays out).
     let layer = export.layer().with_filter(LevelFilter::INFO);
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).unwrap();
-    // Built after the export is installed: its histograms take the meter.
+    // Built after the export is installed (its histograms would be
+    // exported either way).
     let server = Server::start_with(|b| b.tasks(true)).await;
     let client = Client::new(&server.url);
     let call_headers = [("mcp-method", "tools/call"), ("mcp-name", "echo")];

@@ -56,8 +56,8 @@ fn log_filter() -> EnvFilter {
         .unwrap_or_else(|_| EnvFilter::new("info,sessionreg::http::observe=warn"))
 }
 
-/// Installs the log and, when asked for, the export; call before the
-/// manager is built (its histograms take the meter then). Exits 2 when
+/// Installs the log and, when asked for, the export (before the manager
+/// is built, so that its first spans are exported too). Exits 2 when
 /// `--otlp-endpoint` is given without feature `otel`, or the export cannot
 /// be set up; without the feature, the variables alone are warned of.
 pub fn init(flags: &OtelFlags) -> Telemetry {

@@ -625,6 +625,8 @@ impl<A: App> Builder<A> {
         let app = Arc::new(self.app);
         let closer = Arc::clone(&app);
         let durations = Arc::new(Durations::new(config.operation_series));
+        #[cfg(feature = "otel")]
+        crate::http::observe::metric_export::register(&durations);
         let lives = Arc::clone(&durations);
         let topics = Arc::new(Topics::default());
         let index = Arc::clone(&topics);

@@ -5,8 +5,8 @@
 //! version and, for one that ended in error, the error), shown in
 //! `/metrics` as `mcp_server_operation_duration_seconds` and
 //! `mcp_server_session_duration_seconds` through `prometheus-client`
-//! ([`Durations`] is its [`Collector`]), and, with feature `otel`, recorded
-//! on the OpenTelemetry meter too (`observe/instruments.rs`).
+//! ([`Durations`] is its [`Collector`]), and, with feature `otel`, read by
+//! the OTLP export too ([`Durations::each_point`], `observe/metric_export.rs`).
 //!
 //! What a client sends and the series keep is bounded: a method outside
 //! MCP's is `_OTHER` (`methods.rs`), a tool or prompt name longer than
@@ -24,8 +24,6 @@
 use crate::http::observe::histogram::{DurationHistogram, HistogramSnapshot};
 use crate::http::observe::labels::target_label;
 pub(crate) use crate::http::observe::labels::Ending;
-#[cfg(feature = "otel")]
-pub(crate) use crate::http::observe::labels::KeyView;
 use crate::http::observe::methods::OTHER;
 use crate::http::wire::protocol::LEGACY_VERSIONS;
 use crate::Reason;
@@ -144,7 +142,6 @@ pub(crate) struct OperationTimer {
     series: Arc<OperationSeries>,
     started: Instant,
     ending: Ending,
-    durations: Arc<Durations>,
 }
 
 impl OperationTimer {
@@ -158,12 +155,6 @@ impl Drop for OperationTimer {
     fn drop(&mut self) {
         let elapsed = self.started.elapsed();
         self.series.histogram(self.ending).observe(elapsed);
-        #[cfg(feature = "otel")]
-        self.durations
-            .instruments
-            .operation(&self.series.key_view(), self.ending, elapsed);
-        #[cfg(not(feature = "otel"))]
-        let _ = &self.durations;
     }
 }
 
@@ -176,8 +167,10 @@ pub(crate) struct Durations {
     /// One row per legacy version (in [`LEGACY_VERSIONS`]' order): ended
     /// without error, failed, rejected.
     sessions: Box<[[DurationHistogram; 3]]>,
+    /// When the histograms began counting (Unix nanoseconds): the OTLP
+    /// export's start time for its cumulative points.
     #[cfg(feature = "otel")]
-    pub(crate) instruments: crate::http::observe::instruments::Instruments,
+    pub(crate) started: u64,
 }
 
 impl fmt::Debug for Durations {
@@ -205,7 +198,7 @@ impl Durations {
                 .map(|_| std::array::from_fn(|_| DurationHistogram::session()))
                 .collect(),
             #[cfg(feature = "otel")]
-            instruments: crate::http::observe::instruments::Instruments::new(),
+            started: crate::http::observe::span_record::now(),
         }
     }
 
@@ -226,7 +219,6 @@ impl Durations {
             series,
             started: Instant::now(),
             ending: Ending::Answered,
-            durations: Arc::clone(self),
         }
     }
 
@@ -281,12 +273,6 @@ impl Durations {
         };
         let column = session_error(reason).map_or(0, |(at, _)| at);
         self.sessions[row][column].observe(lived);
-        #[cfg(feature = "otel")]
-        self.instruments.session(
-            LEGACY_VERSIONS[row],
-            session_error(reason).map(|(_, e)| e),
-            lived,
-        );
     }
 }
 
@@ -331,13 +317,70 @@ impl fmt::Display for ErrorLabel {
     }
 }
 
-#[cfg(feature = "otel")]
 impl OperationSeries {
-    pub(crate) fn key_view(&self) -> KeyView<'_> {
-        KeyView {
-            method: self.key.method,
-            target: self.key.target.as_ref(),
-            version: self.key.version,
+    /// Its histograms that have counted something, each with its
+    /// `error.type` (`None`: answered).
+    fn counted(&self) -> impl Iterator<Item = (Option<ErrorLabel>, &DurationHistogram)> {
+        let errors = self.errors.iter().filter_map(|(slot, histogram)| {
+            error_type(slot.load(Ordering::Acquire)).map(|label| (Some(label), histogram))
+        });
+        std::iter::once((None, &self.answered))
+            .chain(errors)
+            .chain(std::iter::once((
+                Some(ErrorLabel::Other),
+                &self.other_errors,
+            )))
+            .filter(|(_, histogram)| !histogram.is_empty())
+    }
+}
+
+/// Which of the two histograms a point is of.
+#[cfg(feature = "otel")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Histogram {
+    Operation,
+    Session,
+}
+
+#[cfg(feature = "otel")]
+impl Durations {
+    /// Every histogram that has counted something, with its attributes
+    /// (the conventions' names: `mcp.method.name`, `gen_ai.tool.name` or
+    /// `gen_ai.prompt.name`, `error.type`, `mcp.protocol.version`).
+    pub(crate) fn each_point(
+        &self,
+        mut point: impl FnMut(Histogram, &[(&str, &str)], HistogramSnapshot),
+    ) {
+        use crate::http::observe::labels::target_attribute;
+        let map = self.series.pin();
+        for series in map.values() {
+            let key = &series.key;
+            for (error, histogram) in series.counted() {
+                let error = error.map(|e| e.to_string());
+                let mut attributes = vec![("mcp.method.name", key.method)];
+                if let Some(target) = key.target.as_deref() {
+                    attributes.push((target_attribute(key.method), target));
+                }
+                if let Some(error) = error.as_deref() {
+                    attributes.push(("error.type", error));
+                }
+                attributes.push(("mcp.protocol.version", key.version));
+                point(Histogram::Operation, &attributes, histogram.snapshot());
+            }
+        }
+        for (version, row) in LEGACY_VERSIONS.iter().zip(self.sessions.iter()) {
+            for (column, histogram) in row.iter().enumerate() {
+                if histogram.is_empty() {
+                    continue;
+                }
+                let mut attributes = vec![("mcp.protocol.version", *version)];
+                match column {
+                    1 => attributes.push(("error.type", "failed")),
+                    2 => attributes.push(("error.type", "rejected")),
+                    _ => {}
+                }
+                point(Histogram::Session, &attributes, histogram.snapshot());
+            }
         }
     }
 }
@@ -382,18 +425,7 @@ impl Collector for Durations {
         let map = self.series.pin();
         for series in map.values() {
             let key = &series.key;
-            let mut histograms: Vec<(Option<ErrorLabel>, &DurationHistogram)> =
-                vec![(None, &series.answered)];
-            for (slot, histogram) in &series.errors {
-                if let Some(label) = error_type(slot.load(Ordering::Acquire)) {
-                    histograms.push((Some(label), histogram));
-                }
-            }
-            histograms.push((Some(ErrorLabel::Other), &series.other_errors));
-            for (error, histogram) in histograms {
-                if histogram.is_empty() {
-                    continue;
-                }
+            for (error, histogram) in series.counted() {
                 let error = error.map(|e| e.to_string());
                 let mut labels: Vec<(&str, &str)> = vec![("mcp_method_name", key.method)];
                 if let Some(target) = key.target.as_deref() {

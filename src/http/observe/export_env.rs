@@ -1,12 +1,14 @@
-//! The OpenTelemetry SDK's standard variables for the trace export
-//! (feature `otel`), read as the SDKs read them: where the spans go
-//! (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else
-//! `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces` added), the headers
-//! every export carries (`OTEL_EXPORTER_OTLP_HEADERS`, then
-//! `OTEL_EXPORTER_OTLP_TRACES_HEADERS` over them: `key=value` pairs,
-//! comma-separated, each value percent-decoded), and the batch's schedule
+//! The OpenTelemetry SDK's standard variables for the OTLP export
+//! (feature `otel`), read as the SDKs read them: where a signal goes
+//! (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `..._METRICS_ENDPOINT` as it
+//! is, else `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces` or
+//! `/v1/metrics` added), the headers every export carries
+//! (`OTEL_EXPORTER_OTLP_HEADERS`, then `..._TRACES_HEADERS` or
+//! `..._METRICS_HEADERS` over them: `key=value` pairs, comma-separated,
+//! each value percent-decoded), the batch's schedule
 //! (`OTEL_BSP_SCHEDULE_DELAY` in milliseconds, default 5000;
-//! `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, default 512). A variable that is not
+//! `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, default 512) and the metrics'
+//! (`OTEL_METRIC_EXPORT_INTERVAL` in milliseconds, default 60000). A variable that is not
 //! set, or empty, is not there; a number that does not parse is its
 //! default, as the SDKs have it; an endpoint or a header that cannot be
 //! used is an error at install.
@@ -15,23 +17,51 @@ use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Uri};
 use std::time::Duration;
 
-/// Where the spans go when nothing says.
-const DEFAULT_ENDPOINT: &str = "http://localhost:4318/v1/traces";
+/// What is exported: spans, or metrics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Signal {
+    Traces,
+    Metrics,
+}
+
+impl Signal {
+    fn path(self) -> &'static str {
+        match self {
+            Signal::Traces => "/v1/traces",
+            Signal::Metrics => "/v1/metrics",
+        }
+    }
+
+    fn endpoint_variable(self) -> &'static str {
+        match self {
+            Signal::Traces => "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            Signal::Metrics => "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        }
+    }
+
+    fn headers_variable(self) -> &'static str {
+        match self {
+            Signal::Traces => "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            Signal::Metrics => "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+        }
+    }
+}
 
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The traces' URL: `base` (the settings' receiver) with `/v1/traces`,
-/// else the variables'; plain HTTP only.
-pub(crate) fn traces_url(base: Option<&str>) -> Result<Uri, String> {
-    let with_path = |base: &str| format!("{}/v1/traces", base.trim().trim_end_matches('/'));
+/// The signal's URL: `base` (the settings' receiver) with the signal's
+/// path, else the variables', else `http://localhost:4318` with it; plain
+/// HTTP only.
+pub(crate) fn url(base: Option<&str>, signal: Signal) -> Result<Uri, String> {
+    let with_path = |base: &str| format!("{}{}", base.trim().trim_end_matches('/'), signal.path());
     let url = match base {
         Some(base) => with_path(base),
-        None => var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        None => var(signal.endpoint_variable())
             .map(|url| url.trim().to_owned())
             .or_else(|| var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| with_path(&base)))
-            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_owned()),
+            .unwrap_or_else(|| with_path("http://localhost:4318")),
     };
     let uri: Uri = url
         .parse()
@@ -45,13 +75,10 @@ pub(crate) fn traces_url(base: Option<&str>) -> Result<Uri, String> {
     }
 }
 
-/// The headers of every export.
-pub(crate) fn headers() -> Result<HeaderMap, String> {
+/// The headers of every export of `signal`.
+pub(crate) fn headers(signal: Signal) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
-    for name in [
-        "OTEL_EXPORTER_OTLP_HEADERS",
-        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-    ] {
+    for name in ["OTEL_EXPORTER_OTLP_HEADERS", signal.headers_variable()] {
         if let Some(list) = var(name) {
             parse_headers(&list, &mut headers).map_err(|e| format!("{name}: {e}"))?;
         }
@@ -83,6 +110,14 @@ pub(crate) fn schedule_delay() -> Duration {
     Duration::from_millis(millis.unwrap_or(5000))
 }
 
+/// How often the metrics are exported.
+pub(crate) fn metric_interval() -> Duration {
+    let millis = var("OTEL_METRIC_EXPORT_INTERVAL")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| *n > 0);
+    Duration::from_millis(millis.unwrap_or(60_000))
+}
+
 /// How many spans an export carries at most.
 pub(crate) fn batch_size() -> usize {
     var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE")
@@ -111,12 +146,16 @@ mod tests {
     }
 
     #[test]
-    fn a_receivers_base_gets_the_traces_path() {
+    fn a_receivers_base_gets_the_signals_path() {
         assert_eq!(
-            traces_url(Some("http://collector:4318/")).unwrap(),
+            url(Some("http://collector:4318/"), Signal::Traces).unwrap(),
             "http://collector:4318/v1/traces"
         );
-        assert!(traces_url(Some("https://collector:4318")).is_err());
-        assert!(traces_url(Some("collector:4318")).is_err());
+        assert_eq!(
+            url(Some("http://collector:4318"), Signal::Metrics).unwrap(),
+            "http://collector:4318/v1/metrics"
+        );
+        assert!(url(Some("https://collector:4318"), Signal::Traces).is_err());
+        assert!(url(Some("collector:4318"), Signal::Metrics).is_err());
     }
 }

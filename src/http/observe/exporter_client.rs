@@ -1,10 +1,8 @@
-//! The OTLP exporter's HTTP client (feature `otel`): hyper's, the one the
+//! The OTLP exporters' HTTP client (feature `otel`): hyper's, the one the
 //! layer is built on, so that the export adds no HTTP stack (no reqwest).
-//! The spans' exporter is a task on the runtime the export was installed
-//! from ([`ExporterClient::export`]); the SDK exports the metrics from a
-//! thread of its own, outside any runtime: each of those exports is run on
-//! that runtime too, and its thread waits for it. A collector that is slow
-//! or down holds the exporter (within the export timeout), never a request.
+//! The exporters are tasks on the runtime the export was installed from;
+//! a collector that is slow or down holds its exporter (within the export
+//! timeout), never a request.
 
 use bytes::Bytes;
 use http::{Request, Response};
@@ -12,32 +10,30 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use opentelemetry_http::{HttpClient, HttpError};
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 /// The largest answer a collector's export response may be (they are a
 /// few bytes: a partial success's message at most).
 const RESPONSE_BYTES: usize = 1024 * 1024;
 
+/// Why an export failed.
+type HttpError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Sends an export over plain HTTP on a tokio runtime.
 #[derive(Debug, Clone)]
 pub(crate) struct ExporterClient {
     client: Client<HttpConnector, Full<Bytes>>,
-    runtime: tokio::runtime::Handle,
     timeout: Duration,
 }
 
 impl ExporterClient {
-    /// A client whose exports run on `runtime`, each within `timeout`.
-    pub(crate) fn new(runtime: tokio::runtime::Handle, timeout: Duration) -> ExporterClient {
+    /// A client whose exports each take at most `timeout`.
+    pub(crate) fn new(timeout: Duration) -> ExporterClient {
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(timeout));
         connector.set_nodelay(true);
         ExporterClient {
             client: Client::builder(TokioExecutor::new()).build(connector),
-            runtime,
             timeout,
         }
     }
@@ -81,24 +77,5 @@ impl ExporterClient {
         tokio::time::timeout(timeout, exchange)
             .await
             .map_err(|_| -> HttpError { "the OTLP export timed out".into() })?
-    }
-}
-
-impl HttpClient for ExporterClient {
-    fn send_bytes<'a, 'b>(
-        &'a self,
-        request: Request<Bytes>,
-    ) -> Pin<Box<dyn Future<Output = Result<Response<Bytes>, HttpError>> + Send + 'b>>
-    where
-        'a: 'b,
-        Self: 'b,
-    {
-        let task = self
-            .runtime
-            .spawn(Self::send(self.client.clone(), request, self.timeout));
-        Box::pin(async move {
-            task.await
-                .map_err(|e| -> HttpError { format!("the OTLP export stopped: {e}").into() })?
-        })
     }
 }

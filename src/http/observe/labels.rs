@@ -1,10 +1,6 @@
 //! What a duration series is labelled by, shared by its `/metrics`
-//! exposition (`durations.rs`) and its OpenTelemetry instruments
-//! (`instruments.rs`): how a request ended, a series' name borrowed, and
-//! the label and attribute a request's target goes under.
-
-#[cfg(feature = "otel")]
-use std::sync::Arc;
+//! exposition and its OTLP export (`durations.rs`): how a request ended,
+//! and the label and attribute a request's target goes under.
 
 /// How a request ended, as its series counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,14 +11,6 @@ pub(crate) enum Ending {
     Error(i64),
     /// A `tools/call` answered with a result whose `isError` is true.
     ToolError,
-}
-
-/// A series' name, borrowed (for the OpenTelemetry instruments).
-#[cfg(feature = "otel")]
-pub(crate) struct KeyView<'a> {
-    pub(crate) method: &'static str,
-    pub(crate) target: Option<&'a Arc<str>>,
-    pub(crate) version: &'static str,
 }
 
 /// The label a target goes under: `gen_ai_tool_name` for a tool, else

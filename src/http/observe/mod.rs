@@ -5,12 +5,12 @@
 //! feature `otel`, the span's parent from the client's trace context
 //! (`trace_context.rs`, `parent.rs`), the context put into what the server
 //! sends, a multi-round-trip retry's link to the request that asked for
-//! input (`retry_link.rs`), the histograms recorded on the OpenTelemetry meter
-//! (`instruments.rs`), and the OTLP/HTTP export ([`otlp`]: its `tracing`
+//! input (`retry_link.rs`), and the OTLP/HTTP export ([`otlp`]: its `tracing`
 //! layer, `span_layer.rs`, keeps each span as OTLP bytes, `span_record.rs`
 //! on `otlp_wire.rs`; its bounded queue, `export_queue.rs`; its exporter,
-//! `span_export.rs`, reading the standard variables, `export_env.rs`, and
-//! posting on hyper, `exporter_client.rs`).
+//! `span_export.rs`; the histograms' exporter, `metric_export.rs`; what
+//! both name themselves by, `export_resource.rs`; the standard variables,
+//! `export_env.rs`; posting on hyper, `exporter_client.rs`).
 //!
 //! Beyond one span per message, where the conventions say nothing: a
 //! task's work runs in a span of its own, linked to the request that
@@ -28,12 +28,14 @@ pub(crate) mod export_env;
 #[cfg(feature = "otel")]
 pub(crate) mod export_queue;
 #[cfg(feature = "otel")]
+pub(crate) mod export_resource;
+#[cfg(feature = "otel")]
 pub(crate) mod exporter_client;
 pub(crate) mod histogram;
-#[cfg(feature = "otel")]
-pub(crate) mod instruments;
 pub(crate) mod labels;
 pub(crate) mod methods;
+#[cfg(feature = "otel")]
+pub(crate) mod metric_export;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otlp;
@@ -49,6 +51,8 @@ pub(crate) mod span_export;
 pub(crate) mod span_layer;
 #[cfg(feature = "otel")]
 pub(crate) mod span_record;
+#[cfg(feature = "otel")]
+mod stack_text;
 mod stamp;
 #[cfg(feature = "otel")]
 pub(crate) mod trace_context;

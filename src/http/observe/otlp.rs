@@ -11,7 +11,6 @@
 //! use sessionreg::http::otlp::{OtlpExport, OtlpSettings};
 //! use tracing_subscriber::prelude::*;
 //!
-//! // Before the manager is built: its histograms take the meter then.
 //! let export = OtlpExport::install(OtlpSettings::default())?;
 //! tracing_subscriber::registry().with(export.layer()).init();
 //! // ... build and serve the manager ...
@@ -32,15 +31,16 @@
 //! The spans are written as OTLP straight from the `tracing` spans the
 //! layer sees ([`OtlpLayer`]; no OpenTelemetry SDK span in between, and so
 //! no sampler but the parent's flag: a span is exported unless its
-//! client's context says it is not sampled). The metrics go through the
-//! OpenTelemetry SDK's meter and its OTLP exporter.
+//! client's context says it is not sampled). The metrics are the
+//! histograms the endpoint keeps for `/metrics`, read at each export
+//! (`metric_export.rs`): nothing more is recorded per request.
 
-use crate::http::observe::export_env;
+use crate::http::observe::export_env::{self, Signal};
 use crate::http::observe::export_queue::SpanQueue;
+use crate::http::observe::export_resource::Named;
 use crate::http::observe::exporter_client::ExporterClient;
+use crate::http::observe::metric_export::MetricExporter;
 use crate::http::observe::span_export::{Flush, SpanExporter};
-use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
-use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::Resource;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -98,13 +98,18 @@ impl fmt::Display for OtlpError {
 impl std::error::Error for OtlpError {}
 
 /// The export, installed: the spans' queue and exporter (a task on the
-/// runtime it was installed from), and the meter provider (the global one).
+/// runtime it was installed from), and the metrics' exporter (another).
 pub struct OtlpExport {
     queue: Arc<SpanQueue>,
-    /// Asks the spans' exporter for a flush; taken at shutdown, which
-    /// ends the exporter.
-    flushes: Mutex<Option<mpsc::UnboundedSender<Flush>>>,
-    meter_provider: SdkMeterProvider,
+    /// Ask the spans' exporter and the metrics' for a flush; taken at
+    /// shutdown, which ends both.
+    flushes: Mutex<Option<Flushes>>,
+}
+
+/// The exporters' flush channels.
+struct Flushes {
+    spans: mpsc::UnboundedSender<Flush>,
+    metrics: mpsc::UnboundedSender<Flush>,
 }
 
 impl fmt::Debug for OtlpExport {
@@ -114,60 +119,47 @@ impl fmt::Debug for OtlpExport {
 }
 
 impl OtlpExport {
-    /// Sets the export up and installs its meter provider as the global
-    /// one (build the manager after: its histograms take the meter when
-    /// it is built). Needs a tokio runtime: the exports run on the
-    /// current one.
+    /// Sets the export up: the spans its [`layer`](Self::layer) sees, and
+    /// the histograms of every manager, built before it or after. Needs a
+    /// tokio runtime: the exports run on the current one.
     pub fn install(settings: OtlpSettings) -> Result<OtlpExport, OtlpError> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| OtlpError("it needs a tokio runtime to export on".to_owned()))?;
         if settings.queue == 0 {
             return Err(OtlpError("queue must be at least 1".to_owned()));
         }
-        let client = ExporterClient::new(runtime.clone(), settings.export_timeout);
-        let resource = resource(&settings.service_name);
+        let client = ExporterClient::new(settings.export_timeout);
+        let named = Arc::new(Named::new(&resource(&settings.service_name)));
+        let endpoint = settings.endpoint.as_deref();
 
-        let url = export_env::traces_url(settings.endpoint.as_deref()).map_err(OtlpError)?;
-        let headers = export_env::headers().map_err(OtlpError)?;
         let queue = Arc::new(SpanQueue::new(settings.queue, export_env::batch_size()));
-        let exporter = SpanExporter::new(
+        let spans = SpanExporter::new(
             Arc::clone(&queue),
             client.clone(),
-            url,
-            headers,
+            export_env::url(endpoint, Signal::Traces).map_err(OtlpError)?,
+            export_env::headers(Signal::Traces).map_err(OtlpError)?,
             export_env::schedule_delay(),
-            &resource,
+            Arc::clone(&named),
         );
-        let (flushes, asked) = mpsc::unbounded_channel();
-        runtime.spawn(exporter.run(asked));
-
-        let endpoint = |path: &str| {
-            settings
-                .endpoint
-                .as_ref()
-                .map(|base| format!("{}{path}", base.trim_end_matches('/')))
+        let metrics = MetricExporter {
+            client,
+            url: export_env::url(endpoint, Signal::Metrics).map_err(OtlpError)?,
+            headers: export_env::headers(Signal::Metrics).map_err(OtlpError)?,
+            interval: settings
+                .metrics_interval
+                .unwrap_or_else(export_env::metric_interval),
+            named,
         };
-        let mut metrics = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_http_client(client)
-            .with_timeout(settings.export_timeout);
-        if let Some(url) = endpoint("/v1/metrics") {
-            metrics = metrics.with_endpoint(url);
-        }
-        let metrics = metrics.build().map_err(|e| OtlpError(e.to_string()))?;
-        let mut reader = PeriodicReader::builder(metrics);
-        if let Some(interval) = settings.metrics_interval {
-            reader = reader.with_interval(interval);
-        }
-        let meter_provider = SdkMeterProvider::builder()
-            .with_reader(reader.build())
-            .with_resource(resource)
-            .build();
-        opentelemetry::global::set_meter_provider(meter_provider.clone());
+        let (span_flushes, asked) = mpsc::unbounded_channel();
+        runtime.spawn(spans.run(asked));
+        let (metric_flushes, asked) = mpsc::unbounded_channel();
+        runtime.spawn(metrics.run(asked));
         Ok(OtlpExport {
             queue,
-            flushes: Mutex::new(Some(flushes)),
-            meter_provider,
+            flushes: Mutex::new(Some(Flushes {
+                spans: span_flushes,
+                metrics: metric_flushes,
+            })),
         })
     }
 
@@ -188,33 +180,35 @@ impl OtlpExport {
     /// exports succeeded. (Blocks until they answer: call it off the
     /// runtime's threads, e.g. in `spawn_blocking`.)
     pub fn flush(&self) -> bool {
-        let spans = self.flush_spans();
-        let metrics = self.meter_provider.force_flush().is_ok();
-        spans && metrics
+        let asked = {
+            let flushes = self.flushes.lock().unwrap_or_else(PoisonError::into_inner);
+            flushes
+                .as_ref()
+                .map(|flushes| [ask(&flushes.spans), ask(&flushes.metrics)])
+        };
+        asked.is_some_and(|answers| {
+            answers
+                .into_iter()
+                .all(|answer| answer.is_some_and(|answer| answer.blocking_recv().unwrap_or(false)))
+        })
     }
 
     /// Sends what is queued, then stops exporting (at shutdown; blocks
     /// like [`flush`](Self::flush)).
     pub fn shutdown(&self) {
-        let _ = self.flush_spans();
-        // The exporter ends when its last sender is gone.
+        let _ = self.flush();
+        // Each exporter ends when its last sender is gone.
         self.flushes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        let _ = self.meter_provider.shutdown();
     }
+}
 
-    fn flush_spans(&self) -> bool {
-        let (done, answer) = oneshot::channel();
-        let asked = self
-            .flushes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .is_some_and(|flushes| flushes.send(done).is_ok());
-        asked && answer.blocking_recv().unwrap_or(false)
-    }
+/// Asks an exporter for a flush: its answer, if it is running.
+fn ask(exporter: &mpsc::UnboundedSender<Flush>) -> Option<oneshot::Receiver<bool>> {
+    let (done, answer) = oneshot::channel();
+    exporter.send(done).ok().map(|()| answer)
 }
 
 /// The service's resource: `OTEL_SERVICE_NAME` and

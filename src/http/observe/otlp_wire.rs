@@ -83,6 +83,35 @@ pub(crate) mod export {
     pub(crate) const SCOPE_NAME: u32 = 1;
 }
 
+/// The metrics export's levels and fields (`metrics/v1/metrics.proto`,
+/// `collector/metrics/v1/metrics_service.proto`).
+pub(crate) mod metrics {
+    /// `ExportMetricsServiceRequest.resource_metrics`.
+    pub(crate) const RESOURCE_METRICS: u32 = 1;
+    /// `ResourceMetrics.scope_metrics` (its resource is field 1, as
+    /// `ResourceSpans`' is: [`export::RESOURCE`](super::export::RESOURCE)).
+    pub(crate) const SCOPE_METRICS: u32 = 2;
+    /// `ScopeMetrics.metrics` (its scope is field 1, as `ScopeSpans`' is).
+    pub(crate) const METRICS: u32 = 2;
+    /// `Metric`'s name, description, unit and histogram.
+    pub(crate) const NAME: u32 = 1;
+    pub(crate) const DESCRIPTION: u32 = 2;
+    pub(crate) const UNIT: u32 = 3;
+    pub(crate) const HISTOGRAM: u32 = 9;
+    /// `Histogram`'s points and temporality (2: cumulative).
+    pub(crate) const DATA_POINTS: u32 = 1;
+    pub(crate) const TEMPORALITY: u32 = 2;
+    pub(crate) const CUMULATIVE: u64 = 2;
+    /// `HistogramDataPoint`'s fields.
+    pub(crate) const START: u32 = 2;
+    pub(crate) const TIME: u32 = 3;
+    pub(crate) const COUNT: u32 = 4;
+    pub(crate) const SUM: u32 = 5;
+    pub(crate) const BUCKET_COUNTS: u32 = 6;
+    pub(crate) const BOUNDS: u32 = 7;
+    pub(crate) const ATTRIBUTES: u32 = 9;
+}
+
 fn varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
@@ -257,48 +286,6 @@ impl Head {
     }
 }
 
-/// Text formatted on the stack, up to its room: what overflows it is
-/// written in place instead ([`Text`], between [`begin`] and [`end`]).
-pub(crate) struct Short {
-    room: [u8; 128],
-    len: usize,
-    overflowed: bool,
-}
-
-impl Short {
-    /// `value`'s text, if it fits.
-    pub(crate) fn format(value: impl std::fmt::Display) -> Option<Short> {
-        use std::fmt::Write as _;
-        let mut short = Short {
-            room: [0; 128],
-            len: 0,
-            overflowed: false,
-        };
-        let _ = write!(short, "{value}");
-        (!short.overflowed).then_some(short)
-    }
-
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.room[..self.len]
-    }
-}
-
-impl std::fmt::Write for Short {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        match self.room.get_mut(self.len..self.len + s.len()) {
-            Some(room) if !self.overflowed => {
-                room.copy_from_slice(s.as_bytes());
-                self.len += s.len();
-                Ok(())
-            }
-            _ => {
-                self.overflowed = true;
-                Err(std::fmt::Error)
-            }
-        }
-    }
-}
-
 /// Writes into a length-delimited field that has begun (a string value
 /// formatted in place, never copied through a `String` of its own).
 pub(crate) struct Text<'a>(pub(crate) &'a mut Vec<u8>);
@@ -370,9 +357,6 @@ mod tests {
             assert_eq!(values[0], (name, Value::StringValue(value)));
             assert_eq!(values[1], ("after".into(), Value::StringValue("x".into())));
         }
-        assert_eq!(Short::format("abc").unwrap().bytes(), b"abc");
-        assert!(Short::format("x".repeat(129)).is_none());
-        assert_eq!(Short::format("x".repeat(128)).unwrap().bytes().len(), 128);
     }
 
     #[test]

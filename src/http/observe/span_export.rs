@@ -2,25 +2,21 @@
 //! was installed from. It wakes when a batch waits in the queue
 //! (`export_queue.rs`), when the schedule's delay has passed, or when a
 //! flush asks; it writes each batch as one `ExportTraceServiceRequest`
-//! (the resource and the scope encoded once, at install; each span's record
-//! copied in, `span_record.rs`) and POSTs it (`exporter_client.rs`), one
+//! (the resource and the scope encoded once, at install,
+//! `export_resource.rs`; each span's record copied in, `span_record.rs`) and POSTs it (`exporter_client.rs`), one
 //! export at a time. A failed export's spans are counted and dropped: no
 //! retry (a collector that is down would only make the queue wait longer).
 
 use crate::http::observe::export_queue::{SpanQueue, DROPPED_EXPORT_FAILED};
+use crate::http::observe::export_resource::Named;
 use crate::http::observe::exporter_client::ExporterClient;
-use crate::http::observe::otlp_wire::{self as wire, any_value, export};
+use crate::http::observe::otlp_wire::{self as wire, export};
 use crate::http::observe::span_record::SpanRecord;
 use bytes::Bytes;
-use opentelemetry::{Array, Value};
-use opentelemetry_sdk::Resource;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
-
-/// The instrumentation scope the spans are exported under.
-const SCOPE: &str = "sessionreg";
 
 /// Where and how the spans go.
 pub(crate) struct SpanExporter {
@@ -32,8 +28,7 @@ pub(crate) struct SpanExporter {
     /// sooner goes sooner).
     pub(crate) delay: Duration,
     /// `ResourceSpans.resource` and `ScopeSpans.scope`, encoded.
-    resource: Vec<u8>,
-    scope: Vec<u8>,
+    named: Arc<Named>,
 }
 
 /// A flush asked for: its answer is whether every export succeeded.
@@ -46,31 +41,15 @@ impl SpanExporter {
         url: http::Uri,
         headers: http::HeaderMap,
         delay: Duration,
-        resource: &Resource,
+        named: Arc<Named>,
     ) -> SpanExporter {
-        let mut encoded = Vec::new();
-        let at = wire::begin(&mut encoded, export::RESOURCE);
-        for (key, value) in resource.iter() {
-            wire::attribute(
-                &mut encoded,
-                export::RESOURCE_ATTRIBUTES,
-                key.as_str(),
-                |out| any(out, value),
-            );
-        }
-        wire::end(&mut encoded, at);
-        let mut scope = Vec::new();
-        let at = wire::begin(&mut scope, export::SCOPE);
-        wire::bytes(&mut scope, export::SCOPE_NAME, SCOPE.as_bytes());
-        wire::end(&mut scope, at);
         SpanExporter {
             queue,
             client,
             url,
             headers,
             delay,
-            resource: encoded,
-            scope,
+            named,
         }
     }
 
@@ -125,57 +104,30 @@ impl SpanExporter {
         }
     }
 
-    /// `spans` as one `ExportTraceServiceRequest`.
+    /// `spans` as one `ExportTraceServiceRequest`: every length counted
+    /// first, so that each level's is written before its content and
+    /// nothing is moved after.
     fn encode(&self, spans: &[SpanRecord]) -> Bytes {
-        let mut out = Vec::with_capacity(self.resource.len() + 64 + spans.len() * 640);
-        let resource_spans = wire::begin(&mut out, export::RESOURCE_SPANS);
-        out.extend_from_slice(&self.resource);
-        let scope_spans = wire::begin(&mut out, export::SCOPE_SPANS);
-        out.extend_from_slice(&self.scope);
+        let named = &self.named;
+        let spans_len: usize = spans
+            .iter()
+            .map(|span| wire::field_len(span.encoded_len()))
+            .sum();
+        let scope_spans = named.scope.len() + spans_len;
+        let resource_spans = named.resource.len() + wire::field_len(scope_spans);
+        let mut out = Vec::with_capacity(wire::field_len(resource_spans));
+        let mut head = wire::Head::default();
+        head.field_head(export::RESOURCE_SPANS, resource_spans);
+        out.extend_from_slice(head.bytes());
+        out.extend_from_slice(&named.resource);
+        let mut head = wire::Head::default();
+        head.field_head(export::SCOPE_SPANS, scope_spans);
+        out.extend_from_slice(head.bytes());
+        out.extend_from_slice(&named.scope);
         for span in spans {
             span.encode(&mut out, export::SPANS);
         }
-        wire::end(&mut out, scope_spans);
-        wire::end(&mut out, resource_spans);
+        debug_assert_eq!(out.len(), wire::field_len(resource_spans));
         Bytes::from(out)
-    }
-}
-
-/// An OpenTelemetry value as an `AnyValue`'s member.
-fn any(out: &mut Vec<u8>, value: &Value) {
-    fn each<T>(out: &mut Vec<u8>, values: &[T], one: impl Fn(&mut Vec<u8>, &T)) {
-        for value in values {
-            let at = wire::begin(out, any_value::ARRAY_VALUES);
-            one(out, value);
-            wire::end(out, at);
-        }
-    }
-    match value {
-        Value::Bool(b) => wire::uint(out, any_value::BOOL, u64::from(*b)),
-        Value::I64(i) => wire::uint(out, any_value::INT, *i as u64),
-        Value::F64(f) => wire::double(out, any_value::DOUBLE, *f),
-        Value::String(s) => wire::bytes(out, any_value::STRING, s.as_str().as_bytes()),
-        Value::Array(array) => {
-            let at = wire::begin(out, any_value::ARRAY);
-            match array {
-                Array::Bool(values) => each(out, values, |out, b| {
-                    wire::uint(out, any_value::BOOL, u64::from(*b))
-                }),
-                Array::I64(values) => each(out, values, |out, i| {
-                    wire::uint(out, any_value::INT, *i as u64)
-                }),
-                Array::F64(values) => each(out, values, |out, f| {
-                    wire::double(out, any_value::DOUBLE, *f)
-                }),
-                Array::String(values) => each(out, values, |out, s| {
-                    wire::bytes(out, any_value::STRING, s.as_str().as_bytes())
-                }),
-                other => each(out, &[other], |out, a| {
-                    wire::bytes(out, any_value::STRING, a.to_string().as_bytes())
-                }),
-            }
-            wire::end(out, at);
-        }
-        other => wire::bytes(out, any_value::STRING, other.to_string().as_bytes()),
     }
 }

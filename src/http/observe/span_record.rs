@@ -13,7 +13,8 @@
 //! and a status's code and message merge (a message field's parts given
 //! apart are merged, as protobuf reads them).
 
-use crate::http::observe::otlp_wire::{self as wire, any_value, span as field, Short, Text};
+use crate::http::observe::otlp_wire::{self as wire, any_value, span as field, Text};
+use crate::http::observe::stack_text::StackText;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use tracing::field::{Field, Visit};
@@ -282,10 +283,9 @@ impl SpanRecord {
         self.end = now();
     }
 
-    /// Writes it as a `Span` (field `at` of the message being written):
-    /// its fixed fields on the stack, its length counted, then the parts
-    /// copied (nothing moved after).
-    pub(crate) fn encode(&self, out: &mut Vec<u8>, at: u32) {
+    /// Its fixed fields (ids, kind, times, flags, dropped counts),
+    /// encoded on the stack.
+    fn fixed(&self) -> wire::Head {
         let mut fixed = wire::Head::default();
         fixed.bytes_field(field::TRACE_ID, &self.trace_id);
         fixed.bytes_field(field::SPAN_ID, &self.span_id);
@@ -312,12 +312,32 @@ impl SpanRecord {
                 fixed.uint(what, u64::from(dropped));
             }
         }
+        fixed
+    }
+
+    /// Its `tracestate`, and its name unless `otel.name` gave one.
+    fn state_and_name(&self) -> (Option<&[u8]>, Option<&[u8]>) {
         let state = self.tracestate.as_deref().map(str::as_bytes);
-        let name = (!self.named).then_some(self.name.as_bytes());
-        let length = fixed.bytes().len()
+        (state, (!self.named).then_some(self.name.as_bytes()))
+    }
+
+    /// The bytes of its `Span` message (without the field's key and
+    /// length): what [`encode`](Self::encode) writes, counted.
+    pub(crate) fn encoded_len(&self) -> usize {
+        let (state, name) = self.state_and_name();
+        self.fixed().bytes().len()
             + state.map_or(0, |s| wire::field_len(s.len()))
             + name.map_or(0, |n| wire::field_len(n.len()))
-            + self.body.len();
+            + self.body.len()
+    }
+
+    /// Writes it as a `Span` (field `at` of the message being written):
+    /// its fixed fields on the stack, its length counted, then the parts
+    /// copied (nothing moved after).
+    pub(crate) fn encode(&self, out: &mut Vec<u8>, at: u32) {
+        let length = self.encoded_len();
+        let fixed = self.fixed();
+        let (state, name) = self.state_and_name();
         let mut head = wire::Head::default();
         head.field_head(at, length);
         out.reserve(head.bytes().len() + length);
@@ -389,11 +409,16 @@ impl Fields<'_> {
         wire::end(&mut self.0.body, status);
     }
 
-    fn name(&mut self, name: &dyn std::fmt::Display) {
+    fn name_text(&mut self, name: &str) {
         self.0.named = true;
-        match Short::format(name) {
-            Some(short) => wire::bytes(&mut self.0.body, field::NAME, short.bytes()),
-            None => {
+        wire::bytes(&mut self.0.body, field::NAME, name.as_bytes());
+    }
+
+    fn name(&mut self, name: &dyn std::fmt::Display) {
+        match StackText::<128>::format(name) {
+            short if !short.cut() => self.name_text(short.as_str()),
+            _ => {
+                self.0.named = true;
                 let text = wire::begin(&mut self.0.body, field::NAME);
                 let _ = write!(Text(&mut self.0.body), "{name}");
                 wire::end(&mut self.0.body, text);
@@ -413,12 +438,13 @@ impl std::fmt::Display for Shown<'_> {
 
 impl Visit for Fields<'_> {
     fn record_str(&mut self, f: &Field, value: &str) {
-        match f.name() {
-            "otel.name" => self.name(&value),
-            "otel.kind" => self.kind(value),
-            "otel.status_code" => self.status(value),
-            "otel.status_description" | "otel.status_message" => self.status_message(&value),
-            name if self.0.admit(Bounded::Attribute) => {
+        let name = f.name();
+        match name.strip_prefix("otel.") {
+            Some("name") => self.name_text(value),
+            Some("kind") => self.kind(value),
+            Some("status_code") => self.status(value),
+            Some("status_description" | "status_message") => self.status_message(&value),
+            _ if self.0.admit(Bounded::Attribute) => {
                 attribute_str(&mut self.0.body, field::ATTRIBUTES, name, value)
             }
             _ => {}
@@ -502,8 +528,9 @@ fn attribute_str(out: &mut Vec<u8>, at: u32, name: &str, value: &str) {
 }
 
 fn attribute_debug(out: &mut Vec<u8>, at: u32, name: &str, value: &dyn std::fmt::Debug) {
-    if let Some(short) = Short::format(Shown(value)) {
-        return wire::string_attribute(out, at, name, short.bytes());
+    let short = StackText::<128>::format(Shown(value));
+    if !short.cut() {
+        return wire::string_attribute(out, at, name, short.as_str().as_bytes());
     }
     wire::attribute(out, at, name, |out| {
         let text = wire::begin(out, any_value::STRING);
