@@ -199,6 +199,26 @@ pub(crate) fn field_len(length: usize) -> usize {
 pub(crate) fn string_attribute(out: &mut Vec<u8>, field: u32, name: &str, value: &[u8]) {
     let any = field_len(value.len());
     let pair = field_len(name.len()) + field_len(any);
+    if pair < 0x80 && field < 16 {
+        // Every length one byte (each is within `pair`), every key one
+        // byte: the usual attribute, written without a loop.
+        out.reserve(2 + pair);
+        out.extend_from_slice(&[
+            (field << 3 | LEN) as u8,
+            pair as u8,
+            (key_value::KEY << 3 | LEN) as u8,
+            name.len() as u8,
+        ]);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&[
+            (key_value::VALUE << 3 | LEN) as u8,
+            any as u8,
+            (any_value::STRING << 3 | LEN) as u8,
+            value.len() as u8,
+        ]);
+        out.extend_from_slice(value);
+        return;
+    }
     // The keys and lengths before the name, and between it and the value,
     // written on the stack and copied in one go each.
     let mut head = Head::default();

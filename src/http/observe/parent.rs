@@ -20,7 +20,7 @@ use crate::http::observe::trace_context::{
     is_valid_traceparent, is_within, BAGGAGE_BYTES, TRACESTATE_BYTES,
 };
 use crate::http::wire::raw_text::RawText;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -103,15 +103,19 @@ pub(crate) fn adopt(span: &tracing::Span, meta: Option<RawText<'_>>, headers: &H
 /// The context of the request's `traceparent` header (one only: two are
 /// no context), with its `tracestate` and `baggage`.
 fn header_context(headers: &HeaderMap) -> Option<Remote<'_>> {
-    let one = |name: &str| {
+    // Names made once: a look-up by `&str` parses the name each time.
+    static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+    static TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+    static BAGGAGE: HeaderName = HeaderName::from_static("baggage");
+    let one = |name: &HeaderName| {
         let mut values = headers.get_all(name).iter();
         match (values.next(), values.next()) {
             (Some(value), None) => value.to_str().ok(),
             _ => None,
         }
     };
-    let traceparent = one("traceparent")?;
-    remote(Some(traceparent), one("tracestate"), one("baggage"))
+    let traceparent = one(&TRACEPARENT)?;
+    remote(Some(traceparent), one(&TRACESTATE), one(&BAGGAGE))
 }
 
 /// The current span's context, if the export keeps the span.

@@ -87,7 +87,7 @@ impl SpanExporter {
                 return exported;
             }
             let body = self.encode(batch);
-            batch.clear();
+            self.queue.recycle(batch);
             if self
                 .client
                 .export(&self.url, &self.headers, body)

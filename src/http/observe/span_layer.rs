@@ -71,6 +71,13 @@ where
     }
 }
 
+thread_local! {
+    /// A buffer for this thread's next span: one an exported span left,
+    /// taken from the queue when this thread's last span went into it (no
+    /// allocation here, and none freed on the exporter's thread).
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Runs `f` on `span`'s record, if the export's layer keeps one for it
 /// (`None`: the span is disabled, or no such layer saw it).
 pub(crate) fn with_span<R>(
@@ -101,12 +108,17 @@ where
         };
         // The parent this layer sees (a span a filter of this layer's
         // leaves out is skipped to its nearest seen ancestor).
+        let body = SPARE.take();
         let mut record = match span.parent() {
             Some(parent) => {
                 let extensions = parent.extensions();
-                SpanRecord::begin(attrs.metadata().name(), extensions.get::<SpanRecord>())
+                SpanRecord::begin(
+                    attrs.metadata().name(),
+                    extensions.get::<SpanRecord>(),
+                    body,
+                )
             }
-            None => SpanRecord::begin(attrs.metadata().name(), None),
+            None => SpanRecord::begin(attrs.metadata().name(), None, body),
         };
         record.record(attrs);
         span.extensions_mut().insert(record);
@@ -154,7 +166,9 @@ where
         };
         if record.sampled() {
             record.close();
-            self.queue.push(record);
+            if let Some(spare) = self.queue.push(record) {
+                SPARE.set(spare);
+            }
         }
     }
 

@@ -155,8 +155,17 @@ fn ids() -> ([u8; 16], [u8; 8]) {
 
 impl SpanRecord {
     /// A span that begins now: the root of a new trace, or the child of
-    /// `parent` (a span of this process).
-    pub(crate) fn begin(name: &'static str, parent: Option<&SpanRecord>) -> SpanRecord {
+    /// `parent` (a span of this process); `body`, an exported span's buffer
+    /// given back (`export_queue.rs`), or a new one if it has no room.
+    pub(crate) fn begin(
+        name: &'static str,
+        parent: Option<&SpanRecord>,
+        mut body: Vec<u8>,
+    ) -> SpanRecord {
+        body.clear();
+        if body.capacity() == 0 {
+            body.reserve_exact(BODY_BYTES);
+        }
         let (trace_id, span_id) = ids();
         let mut record = SpanRecord {
             trace_id,
@@ -172,7 +181,7 @@ impl SpanRecord {
             named: false,
             start: now(),
             end: 0,
-            body: Vec::with_capacity(BODY_BYTES),
+            body,
             kept: [0; 3],
             dropped: [0; 3],
         };
@@ -276,6 +285,16 @@ impl SpanRecord {
             self.dropped[at] = self.dropped[at].saturating_add(1);
             false
         }
+    }
+
+    /// How many bytes its buffer holds.
+    pub(crate) fn body_capacity(&self) -> usize {
+        self.body.capacity()
+    }
+
+    /// Its buffer, to be given to a span that begins.
+    pub(crate) fn into_body(self) -> Vec<u8> {
+        self.body
     }
 
     /// Ends it now.
