@@ -77,6 +77,7 @@ pub(crate) struct NameToken<'a> {
 impl<'a> NameToken<'a> {
     /// The name: borrowed unless it has escapes (then decoded; a name
     /// written `"na\u006de"` is `name`, as any JSON reader takes it).
+    #[inline]
     pub(crate) fn text(self) -> Cow<'a, str> {
         let inner = &self.token[1..self.token.len() - 1];
         match self.escaped {
