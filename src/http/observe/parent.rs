@@ -71,7 +71,8 @@ fn remote<'a>(
 
 /// Sets `span`'s parent (and link) from the trace context of the request:
 /// its params' `_meta` (`meta`), its headers. Called before the span is
-/// first entered (OpenTelemetry starts a span then).
+/// first entered, so before any span is made within it (a child copies
+/// its parent's trace when it begins).
 pub(crate) fn adopt(span: &tracing::Span, meta: Option<RawText<'_>>, headers: &HeaderMap) {
     // Walked only if it can name a trace context (a name with escapes
     // could spell one).

@@ -126,8 +126,8 @@ impl fmt::Display for RequestId<'_> {
 /// read for it) unless a subscriber wants it, and for a response (to one
 /// of the server's requests: not an operation of its own). Enter it
 /// (`Instrument`) for the request's whole way, from before anything is
-/// read of it: its parent is set here, and OpenTelemetry starts a span
-/// when it is first entered.
+/// read of it: its parent is set here, before anything is made within it
+/// (a span made within it copies its trace when it begins).
 pub(crate) fn open(message: &Message, version: &'static str, parts: &Parts) -> tracing::Span {
     let (method, id) = match message {
         Message::Request(request) => (request.method.as_str(), Some(&request.id)),
