@@ -198,7 +198,7 @@ impl Durations {
                 .map(|_| std::array::from_fn(|_| DurationHistogram::session()))
                 .collect(),
             #[cfg(feature = "otel")]
-            started: crate::http::observe::span_record::now(),
+            started: crate::http::wire::unix_time::unix_nanos(),
         }
     }
 

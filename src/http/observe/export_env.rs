@@ -19,30 +19,30 @@ use std::time::Duration;
 
 /// What is exported: spans, or metrics.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Signal {
+pub(crate) enum OtlpSignal {
     Traces,
     Metrics,
 }
 
-impl Signal {
+impl OtlpSignal {
     fn path(self) -> &'static str {
         match self {
-            Signal::Traces => "/v1/traces",
-            Signal::Metrics => "/v1/metrics",
+            OtlpSignal::Traces => "/v1/traces",
+            OtlpSignal::Metrics => "/v1/metrics",
         }
     }
 
     fn endpoint_variable(self) -> &'static str {
         match self {
-            Signal::Traces => "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-            Signal::Metrics => "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            OtlpSignal::Traces => "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            OtlpSignal::Metrics => "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
         }
     }
 
     fn headers_variable(self) -> &'static str {
         match self {
-            Signal::Traces => "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-            Signal::Metrics => "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+            OtlpSignal::Traces => "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+            OtlpSignal::Metrics => "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
         }
     }
 }
@@ -54,29 +54,33 @@ fn var(name: &str) -> Option<String> {
 /// The signal's URL: `base` (the settings' receiver) with the signal's
 /// path, else the variables', else `http://localhost:4318` with it; plain
 /// HTTP only.
-pub(crate) fn url(base: Option<&str>, signal: Signal) -> Result<Uri, String> {
+pub(crate) fn url(base: Option<&str>, signal: OtlpSignal) -> Result<Uri, String> {
     let with_path = |base: &str| format!("{}{}", base.trim().trim_end_matches('/'), signal.path());
-    let url = match base {
-        Some(base) => with_path(base),
-        None => var(signal.endpoint_variable())
-            .map(|url| url.trim().to_owned())
-            .or_else(|| var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| with_path(&base)))
-            .unwrap_or_else(|| with_path("http://localhost:4318")),
+    // The URL, and where it came from (for the error that names it).
+    let (url, from) = match base {
+        Some(base) => (with_path(base), "the endpoint"),
+        None => match var(signal.endpoint_variable()) {
+            Some(url) => (url.trim().to_owned(), signal.endpoint_variable()),
+            None => match var("OTEL_EXPORTER_OTLP_ENDPOINT") {
+                Some(base) => (with_path(&base), "OTEL_EXPORTER_OTLP_ENDPOINT"),
+                None => (with_path("http://localhost:4318"), "the default endpoint"),
+            },
+        },
     };
     let uri: Uri = url
         .parse()
-        .map_err(|e| format!("the endpoint {url:?} is not a URL: {e}"))?;
+        .map_err(|e| format!("{from}: {url:?} is not a URL: {e}"))?;
     match (uri.scheme_str(), uri.authority()) {
         (Some("http"), Some(_)) => Ok(uri),
         _ => Err(format!(
-            "the endpoint {url:?} is not a plain http:// URL (put a collector beside the server \
+            "{from}: {url:?} is not a plain http:// URL (put a collector beside the server \
              to reach a TLS endpoint)"
         )),
     }
 }
 
 /// The headers of every export of `signal`.
-pub(crate) fn headers(signal: Signal) -> Result<HeaderMap, String> {
+pub(crate) fn headers(signal: OtlpSignal) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     for name in ["OTEL_EXPORTER_OTLP_HEADERS", signal.headers_variable()] {
         if let Some(list) = var(name) {
@@ -148,14 +152,14 @@ mod tests {
     #[test]
     fn a_receivers_base_gets_the_signals_path() {
         assert_eq!(
-            url(Some("http://collector:4318/"), Signal::Traces).unwrap(),
+            url(Some("http://collector:4318/"), OtlpSignal::Traces).unwrap(),
             "http://collector:4318/v1/traces"
         );
         assert_eq!(
-            url(Some("http://collector:4318"), Signal::Metrics).unwrap(),
+            url(Some("http://collector:4318"), OtlpSignal::Metrics).unwrap(),
             "http://collector:4318/v1/metrics"
         );
-        assert!(url(Some("https://collector:4318"), Signal::Traces).is_err());
-        assert!(url(Some("collector:4318"), Signal::Metrics).is_err());
+        assert!(url(Some("https://collector:4318"), OtlpSignal::Traces).is_err());
+        assert!(url(Some("collector:4318"), OtlpSignal::Metrics).is_err());
     }
 }

@@ -15,13 +15,13 @@ const SCOPE: &str = "sessionreg";
 
 /// The resource and the scope, each as its field of the export's level.
 #[derive(Debug)]
-pub(crate) struct Named {
+pub(crate) struct ResourceScope {
     pub(crate) resource: Vec<u8>,
     pub(crate) scope: Vec<u8>,
 }
 
-impl Named {
-    pub(crate) fn new(resource: &Resource) -> Named {
+impl ResourceScope {
+    pub(crate) fn new(resource: &Resource) -> ResourceScope {
         let mut encoded = Vec::new();
         let at = wire::begin(&mut encoded, export::RESOURCE);
         for (key, value) in resource.iter() {
@@ -37,7 +37,7 @@ impl Named {
         let at = wire::begin(&mut scope, export::SCOPE);
         wire::bytes(&mut scope, export::SCOPE_NAME, SCOPE.as_bytes());
         wire::end(&mut scope, at);
-        Named {
+        ResourceScope {
             resource: encoded,
             scope,
         }

@@ -14,12 +14,12 @@
 //! and more).
 
 use crate::http::observe::durations::{Durations, Histogram};
-use crate::http::observe::export_resource::Named;
+use crate::http::observe::export_resource::ResourceScope;
 use crate::http::observe::exporter_client::ExporterClient;
 use crate::http::observe::histogram::HistogramSnapshot;
 use crate::http::observe::otlp_wire::{self as wire, metrics as field};
 use crate::http::observe::span_export::Flush;
-use crate::http::observe::span_record::now;
+use crate::http::wire::unix_time::unix_nanos;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -54,7 +54,7 @@ pub(crate) struct MetricExporter {
     pub(crate) url: http::Uri,
     pub(crate) headers: http::HeaderMap,
     pub(crate) interval: Duration,
-    pub(crate) named: Arc<Named>,
+    pub(crate) origin: Arc<ResourceScope>,
 }
 
 impl MetricExporter {
@@ -82,7 +82,7 @@ impl MetricExporter {
     /// Exports the points now (nothing when nothing was counted yet);
     /// whether the receiver took them.
     async fn export(&self) -> bool {
-        let Some(body) = self.encode(now()) else {
+        let Some(body) = self.encode(unix_nanos()) else {
             return true;
         };
         self.client
@@ -95,17 +95,17 @@ impl MetricExporter {
     /// `None` when nothing was counted yet.
     fn encode(&self, now: u64) -> Option<Bytes> {
         let points = collect();
-        (!points.is_empty()).then(|| Bytes::from(encode(&points, &self.named, now)))
+        (!points.is_empty()).then(|| Bytes::from(encode(&points, &self.origin, now)))
     }
 }
 
 /// `points` as one `ExportMetricsServiceRequest`, at time `now`.
-fn encode(points: &Points, named: &Named, now: u64) -> Vec<u8> {
+fn encode(points: &Points, origin: &ResourceScope, now: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024 + points.len() * 256);
     let resource_metrics = wire::begin(&mut out, field::RESOURCE_METRICS);
-    out.extend_from_slice(&named.resource);
+    out.extend_from_slice(&origin.resource);
     let scope_metrics = wire::begin(&mut out, field::SCOPE_METRICS);
-    out.extend_from_slice(&named.scope);
+    out.extend_from_slice(&origin.scope);
     for histogram in [Histogram::Operation, Histogram::Session] {
         let mut of_it = points
             .iter()
@@ -234,7 +234,7 @@ mod tests {
         }
         managers[0].session_ended("2025-11-25", Reason::Failed, Duration::from_secs(7200));
         let resource = opentelemetry_sdk::Resource::builder_empty().build();
-        let out = encode(&collect(), &Named::new(&resource), now());
+        let out = encode(&collect(), &ResourceScope::new(&resource), unix_nanos());
         let decoded = ExportMetricsServiceRequest::decode(&out[..]).unwrap();
         let metrics = &decoded.resource_metrics[0].scope_metrics[0].metrics;
         let histogram = |name: &str| match &metrics.iter().find(|m| m.name == name).unwrap().data {

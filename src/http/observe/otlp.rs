@@ -35,9 +35,9 @@
 //! histograms the endpoint keeps for `/metrics`, read at each export
 //! (`metric_export.rs`): nothing more is recorded per request.
 
-use crate::http::observe::export_env::{self, Signal};
+use crate::http::observe::export_env::{self, OtlpSignal};
 use crate::http::observe::export_queue::SpanQueue;
-use crate::http::observe::export_resource::Named;
+use crate::http::observe::export_resource::ResourceScope;
 use crate::http::observe::exporter_client::ExporterClient;
 use crate::http::observe::metric_export::MetricExporter;
 use crate::http::observe::span_export::{Flush, SpanExporter};
@@ -129,26 +129,26 @@ impl OtlpExport {
             return Err(OtlpError("queue must be at least 1".to_owned()));
         }
         let client = ExporterClient::new(settings.export_timeout);
-        let named = Arc::new(Named::new(&resource(&settings.service_name)));
+        let origin = Arc::new(ResourceScope::new(&resource(&settings.service_name)));
         let endpoint = settings.endpoint.as_deref();
 
         let queue = Arc::new(SpanQueue::new(settings.queue, export_env::batch_size()));
         let spans = SpanExporter::new(
             Arc::clone(&queue),
             client.clone(),
-            export_env::url(endpoint, Signal::Traces).map_err(OtlpError)?,
-            export_env::headers(Signal::Traces).map_err(OtlpError)?,
+            export_env::url(endpoint, OtlpSignal::Traces).map_err(OtlpError)?,
+            export_env::headers(OtlpSignal::Traces).map_err(OtlpError)?,
             export_env::schedule_delay(),
-            Arc::clone(&named),
+            Arc::clone(&origin),
         );
         let metrics = MetricExporter {
             client,
-            url: export_env::url(endpoint, Signal::Metrics).map_err(OtlpError)?,
-            headers: export_env::headers(Signal::Metrics).map_err(OtlpError)?,
+            url: export_env::url(endpoint, OtlpSignal::Metrics).map_err(OtlpError)?,
+            headers: export_env::headers(OtlpSignal::Metrics).map_err(OtlpError)?,
             interval: settings
                 .metrics_interval
                 .unwrap_or_else(export_env::metric_interval),
-            named,
+            origin,
         };
         let (span_flushes, asked) = mpsc::unbounded_channel();
         runtime.spawn(spans.run(asked));
@@ -215,9 +215,9 @@ fn ask(exporter: &mpsc::UnboundedSender<Flush>) -> Option<oneshot::Receiver<bool
 /// `OTEL_RESOURCE_ATTRIBUTES` first, `service_name` where no variable
 /// names the service.
 fn resource(service_name: &str) -> Resource {
-    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some_and(|v| !v.is_empty());
+    let origin = std::env::var_os("OTEL_SERVICE_NAME").is_some_and(|v| !v.is_empty());
     let builder = Resource::builder();
-    match named {
+    match origin {
         true => builder.build(),
         false => builder.with_service_name(service_name.to_owned()).build(),
     }

@@ -8,7 +8,7 @@
 //! retry (a collector that is down would only make the queue wait longer).
 
 use crate::http::observe::export_queue::{SpanQueue, DROPPED_EXPORT_FAILED};
-use crate::http::observe::export_resource::Named;
+use crate::http::observe::export_resource::ResourceScope;
 use crate::http::observe::exporter_client::ExporterClient;
 use crate::http::observe::otlp_wire::{self as wire, export};
 use crate::http::observe::span_record::SpanRecord;
@@ -28,7 +28,7 @@ pub(crate) struct SpanExporter {
     /// sooner goes sooner).
     pub(crate) delay: Duration,
     /// `ResourceSpans.resource` and `ScopeSpans.scope`, encoded.
-    named: Arc<Named>,
+    origin: Arc<ResourceScope>,
 }
 
 /// A flush asked for: its answer is whether every export succeeded.
@@ -41,7 +41,7 @@ impl SpanExporter {
         url: http::Uri,
         headers: http::HeaderMap,
         delay: Duration,
-        named: Arc<Named>,
+        origin: Arc<ResourceScope>,
     ) -> SpanExporter {
         SpanExporter {
             queue,
@@ -49,7 +49,7 @@ impl SpanExporter {
             url,
             headers,
             delay,
-            named,
+            origin,
         }
     }
 
@@ -108,22 +108,22 @@ impl SpanExporter {
     /// first, so that each level's is written before its content and
     /// nothing is moved after.
     fn encode(&self, spans: &[SpanRecord]) -> Bytes {
-        let named = &self.named;
+        let origin = &self.origin;
         let spans_len: usize = spans
             .iter()
             .map(|span| wire::field_len(span.encoded_len()))
             .sum();
-        let scope_spans = named.scope.len() + spans_len;
-        let resource_spans = named.resource.len() + wire::field_len(scope_spans);
+        let scope_spans = origin.scope.len() + spans_len;
+        let resource_spans = origin.resource.len() + wire::field_len(scope_spans);
         let mut out = Vec::with_capacity(wire::field_len(resource_spans));
         let mut head = wire::Head::default();
         head.field_head(export::RESOURCE_SPANS, resource_spans);
         out.extend_from_slice(head.bytes());
-        out.extend_from_slice(&named.resource);
+        out.extend_from_slice(&origin.resource);
         let mut head = wire::Head::default();
         head.field_head(export::SCOPE_SPANS, scope_spans);
         out.extend_from_slice(head.bytes());
-        out.extend_from_slice(&named.scope);
+        out.extend_from_slice(&origin.scope);
         for span in spans {
             span.encode(&mut out, export::SPANS);
         }

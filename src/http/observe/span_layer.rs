@@ -120,7 +120,7 @@ where
             }
             None => SpanRecord::begin(attrs.metadata().name(), None, body),
         };
-        record.record(attrs);
+        attrs.record(&mut record.fields());
         span.extensions_mut().insert(record);
     }
 
@@ -128,7 +128,7 @@ where
         if let Some(span) = ctx.span(id) {
             let mut extensions = span.extensions_mut();
             if let Some(record) = extensions.get_mut::<SpanRecord>() {
-                record.record(values);
+                values.record(&mut record.fields());
             }
         }
     }

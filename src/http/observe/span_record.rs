@@ -15,6 +15,7 @@
 
 use crate::http::observe::otlp_wire::{self as wire, any_value, span as field, Text};
 use crate::http::observe::stack_text::StackText;
+use crate::http::wire::unix_time::unix_nanos;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use tracing::field::{Field, Visit};
@@ -131,24 +132,28 @@ enum Bounded {
     Link = 2,
 }
 
-/// The time now, in nanoseconds since the Unix epoch (0 before it).
-pub(crate) fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// Random ids, never all zero (W3C: zero ids are invalid). `rand`'s
-/// thread-local generator, the one the core's secrets come from: no
-/// syscall per id.
-fn ids() -> ([u8; 16], [u8; 8]) {
+/// A random trace id and span id, never all zero (W3C: zero ids are
+/// invalid): `rand`'s thread-local generator, the one the core's secrets
+/// come from, no syscall per id; drawn as one `u128` and one `u64` (an
+/// array is drawn a byte at a time).
+fn trace_id() -> [u8; 16] {
     use rand::RngExt as _;
     let mut rng = rand::rng();
     loop {
-        let trace: u128 = rng.random();
-        let span: u64 = rng.random();
-        if trace != 0 && span != 0 {
-            return (trace.to_be_bytes(), span.to_be_bytes());
+        match rng.random::<u128>() {
+            0 => continue,
+            id => return id.to_be_bytes(),
+        }
+    }
+}
+
+fn span_id() -> [u8; 8] {
+    use rand::RngExt as _;
+    let mut rng = rand::rng();
+    loop {
+        match rng.random::<u64>() {
+            0 => continue,
+            id => return id.to_be_bytes(),
         }
     }
 }
@@ -166,33 +171,35 @@ impl SpanRecord {
         if body.capacity() == 0 {
             body.reserve_exact(BODY_BYTES);
         }
-        let (trace_id, span_id) = ids();
-        let mut record = SpanRecord {
+        // A root is the first of a new trace, and sampled (the SDK's
+        // default sampler, parent-based, samples every root); a child
+        // follows its parent.
+        let (trace_id, parent_id, flags, tracestate, baggage) = match parent {
+            Some(parent) => (
+                parent.trace_id,
+                Some((parent.span_id, false)),
+                parent.flags,
+                parent.tracestate.clone(),
+                parent.baggage.clone(),
+            ),
+            None => (trace_id(), None, SAMPLED, None, None),
+        };
+        SpanRecord {
             trace_id,
-            span_id,
-            parent: None,
-            // A root is sampled (the SDK's default sampler, parent-based,
-            // samples every root); a child follows its parent.
-            flags: SAMPLED,
-            tracestate: None,
-            baggage: None,
+            span_id: span_id(),
+            parent: parent_id,
+            flags,
+            tracestate,
+            baggage,
             kind: 1, // INTERNAL
             name,
             named: false,
-            start: now(),
+            start: unix_nanos(),
             end: 0,
             body,
             kept: [0; 3],
             dropped: [0; 3],
-        };
-        if let Some(parent) = parent {
-            record.trace_id = parent.trace_id;
-            record.parent = Some((parent.span_id, false));
-            record.flags = parent.flags;
-            record.tracestate.clone_from(&parent.tracestate);
-            record.baggage.clone_from(&parent.baggage);
         }
-        record
     }
 
     /// Makes the client's context (`remote`) this span's parent: its trace,
@@ -249,9 +256,10 @@ impl SpanRecord {
         self.flags & SAMPLED != 0
     }
 
-    /// Records `values` (given at its creation or later).
-    pub(crate) fn record(&mut self, values: &impl Recordable) {
-        values.record_into(&mut Fields(self));
+    /// The visitor that records a span's values (given at its creation or
+    /// later) into it.
+    pub(crate) fn fields(&mut self) -> SpanFields<'_> {
+        SpanFields(self)
     }
 
     /// Adds an event of `name` (else the event's `message`) at its time,
@@ -261,7 +269,7 @@ impl SpanRecord {
             return;
         }
         let at = wire::begin(&mut self.body, field::EVENTS);
-        wire::fixed64(&mut self.body, field::EVENT_TIME, now());
+        wire::fixed64(&mut self.body, field::EVENT_TIME, unix_nanos());
         wire::bytes(
             &mut self.body,
             field::EVENT_NAME,
@@ -299,7 +307,7 @@ impl SpanRecord {
 
     /// Ends it now.
     pub(crate) fn close(&mut self) {
-        self.end = now();
+        self.end = unix_nanos();
     }
 
     /// Its fixed fields (ids, kind, times, flags, dropped counts),
@@ -343,8 +351,13 @@ impl SpanRecord {
     /// The bytes of its `Span` message (without the field's key and
     /// length): what [`encode`](Self::encode) writes, counted.
     pub(crate) fn encoded_len(&self) -> usize {
+        self.len_with(&self.fixed())
+    }
+
+    /// [`encoded_len`](Self::encoded_len), its fixed fields encoded.
+    fn len_with(&self, fixed: &wire::Head) -> usize {
         let (state, name) = self.state_and_name();
-        self.fixed().bytes().len()
+        fixed.bytes().len()
             + state.map_or(0, |s| wire::field_len(s.len()))
             + name.map_or(0, |n| wire::field_len(n.len()))
             + self.body.len()
@@ -354,8 +367,8 @@ impl SpanRecord {
     /// its fixed fields on the stack, its length counted, then the parts
     /// copied (nothing moved after).
     pub(crate) fn encode(&self, out: &mut Vec<u8>, at: u32) {
-        let length = self.encoded_len();
         let fixed = self.fixed();
+        let length = self.len_with(&fixed);
         let (state, name) = self.state_and_name();
         let mut head = wire::Head::default();
         head.field_head(at, length);
@@ -372,28 +385,30 @@ impl SpanRecord {
     }
 }
 
-/// What can be recorded into a span: the values of its creation or of a
-/// later `record`.
-pub(crate) trait Recordable {
-    fn record_into(&self, visitor: &mut dyn Visit);
-}
-
-impl Recordable for tracing::span::Attributes<'_> {
-    fn record_into(&self, visitor: &mut dyn Visit) {
-        self.record(visitor);
-    }
-}
-
-impl Recordable for tracing::span::Record<'_> {
-    fn record_into(&self, visitor: &mut dyn Visit) {
-        self.record(visitor);
-    }
-}
-
 /// Writes a span's fields into its record.
-struct Fields<'a>(&'a mut SpanRecord);
+pub(crate) struct SpanFields<'a>(&'a mut SpanRecord);
 
-impl Fields<'_> {
+/// The fields that are not attributes (tracing-opentelemetry's names).
+enum Special {
+    Name,
+    Kind,
+    StatusCode,
+    StatusMessage,
+}
+
+impl Special {
+    fn of(field: &str) -> Option<Special> {
+        match field.strip_prefix("otel.")? {
+            "name" => Some(Special::Name),
+            "kind" => Some(Special::Kind),
+            "status_code" => Some(Special::StatusCode),
+            "status_description" | "status_message" => Some(Special::StatusMessage),
+            _ => None,
+        }
+    }
+}
+
+impl SpanFields<'_> {
     fn kind(&mut self, kind: &str) {
         let kinds = [
             ("server", 2),
@@ -455,31 +470,30 @@ impl std::fmt::Display for Shown<'_> {
     }
 }
 
-impl Visit for Fields<'_> {
+impl Visit for SpanFields<'_> {
     fn record_str(&mut self, f: &Field, value: &str) {
-        let name = f.name();
-        match name.strip_prefix("otel.") {
-            Some("name") => self.name_text(value),
-            Some("kind") => self.kind(value),
-            Some("status_code") => self.status(value),
-            Some("status_description" | "status_message") => self.status_message(&value),
-            _ if self.0.admit(Bounded::Attribute) => {
-                attribute_str(&mut self.0.body, field::ATTRIBUTES, name, value)
+        match Special::of(f.name()) {
+            Some(Special::Name) => self.name_text(value),
+            Some(Special::Kind) => self.kind(value),
+            Some(Special::StatusCode) => self.status(value),
+            Some(Special::StatusMessage) => self.status_message(&value),
+            None if self.0.admit(Bounded::Attribute) => {
+                attribute_str(&mut self.0.body, field::ATTRIBUTES, f.name(), value)
             }
-            _ => {}
+            None => {}
         }
     }
 
     fn record_debug(&mut self, f: &Field, value: &dyn std::fmt::Debug) {
-        match f.name() {
-            "otel.name" => self.name(&Shown(value)),
-            "otel.kind" => self.kind(&format!("{value:?}")),
-            "otel.status_code" => self.status(&format!("{value:?}")),
-            "otel.status_description" | "otel.status_message" => self.status_message(&Shown(value)),
-            name if self.0.admit(Bounded::Attribute) => {
-                attribute_debug(&mut self.0.body, field::ATTRIBUTES, name, value)
+        match Special::of(f.name()) {
+            Some(Special::Name) => self.name(&Shown(value)),
+            Some(Special::Kind) => self.kind(&format!("{value:?}")),
+            Some(Special::StatusCode) => self.status(&format!("{value:?}")),
+            Some(Special::StatusMessage) => self.status_message(&Shown(value)),
+            None if self.0.admit(Bounded::Attribute) => {
+                attribute_debug(&mut self.0.body, field::ATTRIBUTES, f.name(), value)
             }
-            _ => {}
+            None => {}
         }
     }
 
@@ -497,21 +511,15 @@ impl Visit for Fields<'_> {
     }
 
     fn record_bool(&mut self, f: &Field, value: bool) {
-        if !self.0.admit(Bounded::Attribute) {
-            return;
+        if self.0.admit(Bounded::Attribute) {
+            attribute_bool(&mut self.0.body, field::ATTRIBUTES, f.name(), value);
         }
-        wire::attribute(&mut self.0.body, field::ATTRIBUTES, f.name(), |out| {
-            wire::uint(out, any_value::BOOL, u64::from(value))
-        });
     }
 
     fn record_f64(&mut self, f: &Field, value: f64) {
-        if !self.0.admit(Bounded::Attribute) {
-            return;
+        if self.0.admit(Bounded::Attribute) {
+            attribute_f64(&mut self.0.body, field::ATTRIBUTES, f.name(), value);
         }
-        wire::attribute(&mut self.0.body, field::ATTRIBUTES, f.name(), |out| {
-            wire::double(out, any_value::DOUBLE, value)
-        });
     }
 }
 
@@ -540,6 +548,21 @@ impl Visit for EventFields<'_> {
     fn record_i64(&mut self, f: &Field, value: i64) {
         attribute_i64(self.0, field::EVENT_ATTRIBUTES, f.name(), value);
     }
+
+    fn record_u64(&mut self, f: &Field, value: u64) {
+        match i64::try_from(value) {
+            Ok(value) => self.record_i64(f, value),
+            Err(_) => self.record_debug(f, &value),
+        }
+    }
+
+    fn record_bool(&mut self, f: &Field, value: bool) {
+        attribute_bool(self.0, field::EVENT_ATTRIBUTES, f.name(), value);
+    }
+
+    fn record_f64(&mut self, f: &Field, value: f64) {
+        attribute_f64(self.0, field::EVENT_ATTRIBUTES, f.name(), value);
+    }
 }
 
 fn attribute_str(out: &mut Vec<u8>, at: u32, name: &str, value: &str) {
@@ -564,6 +587,18 @@ fn attribute_i64(out: &mut Vec<u8>, at: u32, name: &str, value: i64) {
     });
 }
 
+fn attribute_bool(out: &mut Vec<u8>, at: u32, name: &str, value: bool) {
+    wire::attribute(out, at, name, |out| {
+        wire::uint(out, any_value::BOOL, u64::from(value))
+    });
+}
+
+fn attribute_f64(out: &mut Vec<u8>, at: u32, name: &str, value: f64) {
+    wire::attribute(out, at, name, |out| {
+        wire::double(out, any_value::DOUBLE, value)
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,8 +615,8 @@ mod tests {
 
     #[test]
     fn ids_are_never_zero_and_differ() {
-        let (a, b) = (ids(), ids());
+        let (a, b) = (trace_id(), trace_id());
         assert_ne!(a, b);
-        assert!(a.0 != [0; 16] && a.1 != [0; 8]);
+        assert!(a != [0; 16] && span_id() != [0; 8]);
     }
 }

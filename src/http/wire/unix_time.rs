@@ -6,6 +6,15 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Nanoseconds since the Unix epoch, now (0 for a clock set before 1970,
+/// saturated past `u64::MAX`, in 2554): OTLP's timestamps.
+#[cfg(feature = "otel")]
+pub(crate) fn unix_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// Milliseconds since the Unix epoch, now (0 for a clock set before 1970,
 /// saturated past `u64::MAX`).
 pub(crate) fn unix_ms() -> u64 {
