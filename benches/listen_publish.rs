@@ -70,13 +70,13 @@ mod counting;
 use bytes::Bytes;
 use counting::Counting;
 use criterion::{BenchmarkId, Criterion, Throughput};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body as _;
 use serde_json::json;
 use sessionreg::http::jsonrpc::{Message, Request, RpcError};
-use sessionreg::http::{App, Audience, Context, HandlerError, Publisher, Reply, SessionManager};
-use std::convert::Infallible;
+use sessionreg::http::{
+    App, Audience, Body, Context, HandlerError, Publisher, Reply, SessionManager,
+};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -152,8 +152,6 @@ fn listen(id: usize, topic: Topic) -> http::Request<Full<Bytes>> {
         .body(Full::new(Bytes::from(body.to_string())))
         .expect("a request")
 }
-
-type Body = BoxBody<Bytes, Infallible>;
 
 /// N listen streams of one manager, their bodies held unread.
 struct Held {

@@ -840,8 +840,7 @@ fn hold(release: Arc<Notify>, id: Value) -> Reply {
 
 /// A response body holding `text` (for the examples' own routes).
 pub fn text_body(text: impl Into<String>) -> mcp::Body {
-    use http_body_util::BodyExt;
-    http_body_util::Full::new(bytes::Bytes::from(text.into())).boxed()
+    mcp::Body::full(text.into())
 }
 
 /// An MCP log message notification.

@@ -8,7 +8,6 @@ use crate::http::counters::HttpCounters;
 use crate::http::wire::body::Body;
 use http::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http::Response;
-use http_body_util::BodyExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +30,7 @@ impl Responder {
     /// stream's).
     pub(crate) fn stream_until(&self, outlet: Arc<Outlet>, term: Term) -> Response<Body> {
         let body = SseBody::new(outlet, self.keep_alive, term, Arc::clone(&self.counters));
-        with_headers(Response::new(BodyExt::boxed(body)))
+        with_headers(Response::new(Body::new(body)))
     }
 
     /// An SSE response carrying any stream body (a listen stream's).
@@ -42,7 +41,7 @@ impl Responder {
             + Sync
             + 'static,
     {
-        with_headers(Response::new(BodyExt::boxed(body)))
+        with_headers(Response::new(Body::new(body)))
     }
 
     /// An SSE response that ends at once (for a request with nothing more

@@ -9,14 +9,111 @@ use bytes::Bytes;
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Response, StatusCode};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Empty, Full};
-use hyper::body::Body as HttpBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde_json::Value;
 use std::convert::Infallible;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// The body of every response the session manager writes: a whole JSON
-/// body, nothing, or an SSE stream.
-pub type Body = BoxBody<Bytes, Infallible>;
+/// body, nothing, or a stream (an SSE stream, or any body given to
+/// [`Body::new`]).
+///
+/// A whole body or an empty one is held as it is, not boxed: the answer to
+/// a request costs no allocation of its own beyond its bytes.
+///
+/// ```
+/// use hyper::body::Body as _;
+/// use sessionreg::http::Body;
+///
+/// assert_eq!(Body::full("{}").size_hint().exact(), Some(2));
+/// assert!(Body::empty().is_end_stream());
+/// ```
+pub struct Body(Kind);
+
+/// What a [`Body`] holds.
+enum Kind {
+    Full(Full<Bytes>),
+    Empty,
+    Boxed(BoxBody<Bytes, Infallible>),
+}
+
+impl Body {
+    /// Any body that cannot fail, boxed (a stream, a body of your own).
+    pub fn new<B>(body: B) -> Body
+    where
+        B: HttpBody<Data = Bytes, Error = Infallible> + Send + Sync + 'static,
+    {
+        Body(Kind::Boxed(body.boxed()))
+    }
+
+    /// A body holding `bytes`, whole.
+    pub fn full(bytes: impl Into<Bytes>) -> Body {
+        Body(Kind::Full(Full::new(bytes.into())))
+    }
+
+    /// A body with nothing in it.
+    pub fn empty() -> Body {
+        Body(Kind::Empty)
+    }
+}
+
+impl Default for Body {
+    fn default() -> Body {
+        Body::empty()
+    }
+}
+
+impl From<BoxBody<Bytes, Infallible>> for Body {
+    fn from(body: BoxBody<Bytes, Infallible>) -> Body {
+        Body(Kind::Boxed(body))
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
+            Kind::Full(_) => "Body::Full",
+            Kind::Empty => "Body::Empty",
+            Kind::Boxed(_) => "Body::Boxed",
+        })
+    }
+}
+
+impl HttpBody for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        // Every kind is `Unpin`: a `Full` and a `BoxBody` (a `Pin<Box>`).
+        match &mut self.get_mut().0 {
+            Kind::Full(full) => Pin::new(full).poll_frame(cx),
+            Kind::Empty => Poll::Ready(None),
+            Kind::Boxed(boxed) => Pin::new(boxed).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.0 {
+            Kind::Full(full) => full.is_end_stream(),
+            Kind::Empty => true,
+            Kind::Boxed(boxed) => boxed.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.0 {
+            Kind::Full(full) => full.size_hint(),
+            Kind::Empty => SizeHint::with_exact(0),
+            Kind::Boxed(boxed) => boxed.size_hint(),
+        }
+    }
+}
 
 /// The error a body hands on: any error, boxed.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -39,12 +136,12 @@ where
 
 /// A body with nothing in it.
 pub(crate) fn empty() -> Body {
-    Empty::new().boxed()
+    Body::empty()
 }
 
 /// A body holding `bytes`.
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).boxed()
+    Body::full(bytes)
 }
 
 /// A response with `status` and an empty body.
