@@ -5,7 +5,7 @@
 
 use super::Server;
 use clap::Args;
-use http::{HeaderMap, HeaderName, Response, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 use serde_json::json;
 use sessionreg::http::{self as mcp, Authenticator, BearerTokens, SessionManager};
 use sessionreg::SessionId;
@@ -150,25 +150,40 @@ impl Routing {
     pub fn observe(&self, headers: &HeaderMap) {
         // Relaxed: independent counters, read only for the metrics text.
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let owner = |name: HeaderName| {
-            headers
-                .get(name)
+        // One pass over the request's few headers, not a hashed look-up per
+        // name (most of these are absent from most requests); the first of
+        // each name counts, as `HeaderMap::get`'s.
+        let (mut session, mut method, mut name, mut basket) = (None, None, None, None);
+        for (header, value) in headers {
+            let first = if *header == SESSION_ID {
+                &mut session
+            } else if *header == MCP_METHOD {
+                &mut method
+            } else if *header == MCP_NAME {
+                &mut name
+            } else if *header == BASKET_HEADER {
+                &mut basket
+            } else {
+                continue;
+            };
+            first.get_or_insert(value);
+        }
+        let owner = |value: Option<&HeaderValue>| {
+            value
                 .and_then(|v| SessionId::parse_bytes(v.as_bytes()).ok())
                 .map(SessionId::node)
                 .filter(|&owner| owner != self.node)
         };
-        if let Some(owner) = owner(SESSION_ID) {
+        if let Some(owner) = owner(session) {
             self.foreign[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
         }
-        // One look at Mcp-Method; the id headers only where it says the
-        // balancer reads them.
-        let method = headers.get(MCP_METHOD).map(|m| m.as_bytes());
-        let (name, counts) = match method {
-            Some(m) if m.starts_with(b"tasks/") => (MCP_NAME, &self.foreign_tasks),
-            Some(b"tools/call") => (BASKET_HEADER, &self.foreign_handles),
+        // The id headers only where Mcp-Method says the balancer reads them.
+        let (id, counts) = match method.map(HeaderValue::as_bytes) {
+            Some(m) if m.starts_with(b"tasks/") => (name, &self.foreign_tasks),
+            Some(b"tools/call") => (basket, &self.foreign_handles),
             _ => return,
         };
-        if let Some(owner) = owner(name) {
+        if let Some(owner) = owner(id) {
             counts[usize::from(owner)].fetch_add(1, Ordering::Relaxed);
         }
     }
