@@ -343,3 +343,68 @@ async fn the_envelope_answers_removed_methods_and_discovery_itself() {
     assert!(versions.contains(&json!("2026-07-28")) && versions.contains(&json!("2025-11-25")));
     assert_eq!(server.created(), 0);
 }
+
+/// The handler timeout: a handler still waiting when it passes is dropped
+/// where it waits, its token cancelled, and the request answered `-32603`
+/// with the limit.
+#[tokio::test]
+async fn a_handler_past_the_timeout_is_dropped_and_answered_with_the_limit() {
+    let server = Server::start_with(|b| {
+        b.serve_modern(true)
+            .handler_timeout(Some(Duration::from_millis(100)))
+    })
+    .await;
+    let client = Client::new(&server.url);
+    let answer = post(
+        &client,
+        &call("hand_off"),
+        &[("mcp-method", "tools/call"), ("mcp-name", "hand_off")],
+    )
+    .await;
+    let error = &answer.json()["error"];
+    assert_eq!(
+        error["code"],
+        jsonrpc::RpcError::INTERNAL_ERROR,
+        "{answer:?}"
+    );
+    assert_eq!(error["data"]["timeoutMs"], 100);
+    let probes = &server.probes;
+    assert!(
+        eventually(|| probes.handed_off_cancelled.load(Ordering::SeqCst) == 1).await,
+        "the token handed off was cancelled"
+    );
+}
+
+/// The handler timeout bounds a streamed reply too, from when its handler
+/// began: past it, the stream gets the error with the limit and ends, and
+/// the reply stream is dropped.
+#[tokio::test]
+async fn a_streamed_reply_past_the_timeout_ends_with_the_limit() {
+    let server = Server::start_with(|b| {
+        b.serve_modern(true)
+            .handler_timeout(Some(Duration::from_millis(300)))
+    })
+    .await;
+    let client = Client::new(&server.url);
+    let mut response = client
+        .send_raw(request(
+            &client,
+            &call("stream_forever"),
+            &[("mcp-method", "tools/call"), ("mcp-name", "stream_forever")],
+        ))
+        .await;
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let (text, _) = read_sse(response.body_mut(), Duration::from_secs(10), |t| {
+        sse_events(t).iter().any(|(_, m)| m.get("error").is_some())
+    })
+    .await;
+    let events = sse_events(&text);
+    let last = &events.last().expect("an event").1;
+    assert_eq!(last["id"], 5, "{text}");
+    assert_eq!(last["error"]["code"], jsonrpc::RpcError::INTERNAL_ERROR);
+    assert_eq!(last["error"]["data"]["timeoutMs"], 300);
+    assert!(
+        eventually(|| server.probes.dropped.load(Ordering::SeqCst) == 1).await,
+        "the reply stream was dropped"
+    );
+}

@@ -28,6 +28,7 @@ use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::{Method, Response};
+use std::pin::pin;
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -120,8 +121,11 @@ async fn answer<A: App>(
         let choice = TaskChoice::Inline {
             refuse_required: true,
         };
-        let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
-        return match started.outcome().await {
+        let handler = pin!(dispatch::handling(&hub.runner, ctx, message, choice));
+        return match dispatch::run_here(&hub.runner, scope, handler)
+            .await
+            .outcome
+        {
             dispatch::Dispatched::Failed => {
                 Reject::HandlerFailed { in_session: false }.respond(None, config)
             }
@@ -204,12 +208,12 @@ async fn answer<A: App>(
         .map(|name| within(&name, tasks::TOOL_BYTES).into());
     let ctx = Context::for_modern(parts, Default::default(), modern);
     let scope = standalone(hub, Some(Arc::clone(&envelope)));
-    let started = dispatch::run(&hub.runner, scope, ctx, message, choice).await;
     // The work runs here until it answers (dropping this future, the
     // client gone, drops it and cancels its token); what goes on past the
     // answer (a streamed reply's pump) is held by the SSE body, whose drop
     // aborts it.
-    let settled = started.settle().await;
+    let handler = pin!(dispatch::handling(&hub.runner, ctx, message, choice));
+    let settled = dispatch::run_here(&hub.runner, scope, handler).await;
     let cancel = settled
         .spawned
         .map(|task| AbortOnDrop(task, settled.cancel));

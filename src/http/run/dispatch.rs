@@ -1,7 +1,9 @@
-//! RunningRequests the application on one message ([`App::handle`]), in either era:
+//! Runs the application on one message ([`App::handle`]), in either era:
 //! the handler, then the pump of a streamed reply, under the request's
-//! cancellation and the handler timeout. What it returns is a typed
-//! [`Dispatched`]; each era turns it into its response (`legacy/respond.rs`,
+//! cancellation and the handler timeout; in a task of its own when it may
+//! outlive its connection ([`run`]), else in the caller's future until it
+//! answers ([`run_here`]). What it returns is a typed [`Dispatched`]; each
+//! era turns it into its response (`legacy/respond.rs`,
 //! `modern/respond.rs`). What differs between the eras (where a streamed
 //! reply goes, what a cancelled request was stopped by, what a failure
 //! ends) is the era's [`Scope`]: this module knows no era.
@@ -17,8 +19,10 @@ use crate::http::tasks::{Chosen, TaskChoice};
 use crate::http::wire::caught::panic_message;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::Reason;
-use futures_util::future::OptionFuture;
+use futures_util::future::{BoxFuture, CatchUnwind, OptionFuture};
+use futures_util::stream::BoxStream;
 use futures_util::FutureExt;
+use pin_project_lite::pin_project;
 use serde_json::Value;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -27,6 +31,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -231,57 +236,70 @@ impl Drop for CancelOnDrop<'_> {
 /// `notifications/cancelled`, the client gone) or the handler timeout
 /// passes: its future is dropped, and the request is answered with the
 /// [`Stop`].
-pub(crate) async fn run<A: App, S: Scope>(
-    runner: &Arc<Runner<A>>,
+pub(crate) fn run<'r, A: App, S: Scope>(
+    runner: &'r Arc<Runner<A>>,
     scope: S,
     ctx: Context<A::Session>,
     message: Message,
     choice: TaskChoice,
+) -> impl Future<Output = Started> + Send + 'r {
+    // Not an `async fn`: its arguments would be held in its future besides
+    // `start`'s (a context is a few hundred bytes).
+    let cancel = ctx.cancel.clone();
+    let request_id = message.request_id();
+    let begin = Begin::Call(ctx, message, choice);
+    start(runner, scope, begin, cancel, request_id, None)
+}
+
+/// What a request's work begins with.
+// Boxing the call would cost every request an allocation; the begin is
+// moved once, into the work's own (boxed) future.
+#[allow(clippy::large_enum_variant)]
+enum Begin<S: Send + Sync + 'static> {
+    /// The application's handler, to call on this message.
+    Call(Context<S>, Message, TaskChoice),
+    /// The stream the handler replied with, to pump.
+    Stream(BoxStream<'static, Value>),
+}
+
+/// [`run`]'s body: the work `begin` starts, first polled here, under
+/// `cancel` and the handler timeout (`deadline`, if the handler started it
+/// already).
+async fn start<A: App, S: Scope>(
+    runner: &Arc<Runner<A>>,
+    scope: S,
+    begin: Begin<A::Session>,
+    cancel: CancellationToken,
+    request_id: Option<Value>,
+    deadline: Option<Instant>,
 ) -> Started {
     let (outcome_tx, outcome_rx) = oneshot::channel();
-    let cancel = ctx.cancel.clone();
     let token = cancel.clone();
     let outlives = scope.outlives_connection();
     let shared = Arc::clone(runner);
     let task = async move {
         let runner = &*shared;
         let _counted = HandlerCount::new(&runner.counters);
-        let request_id = message.request_id();
         let mut answer = Report {
             to: Some(outcome_tx),
             out: None,
         };
         let stop = {
-            let work = work(runner, &scope, ctx, message, choice, &mut answer);
+            let work = work(runner, &scope, begin, &mut answer);
             tokio::pin!(work);
             let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
             if first.is_ready() {
                 None
             } else {
                 let _listed = request_id.as_ref().and_then(|id| scope.list(id, &cancel));
-                let limit = runner.timeout;
-                let deadline = limit.and_then(|l| tokio::time::Instant::now().checked_add(l));
-                let timeout = OptionFuture::from(deadline.map(tokio::time::sleep_until));
-                tokio::select! {
-                    biased;
-                    () = &mut work => None,
-                    () = cancel.cancelled() => Some(scope.stopped()),
-                    Some(()) = timeout => Some(Stop::TimedOut(limit.unwrap_or_default())),
-                }
+                let bound = Bound::from(runner.timeout, deadline);
+                bound.wait(work, &cancel, &scope).await.err()
             }
             // The work is dropped here: the handler's future where it
             // waits, or its reply stream.
         };
         if let Some(stop) = stop {
-            // For work the handler handed elsewhere (a timeout has not
-            // cancelled the token yet).
-            cancel.cancel();
-            if let Stop::TimedOut(limit) = stop {
-                tracing::warn!(
-                    limit_ms = limit.as_millis() as u64,
-                    "handler timed out; its work is dropped"
-                );
-            }
+            stopped(stop, &cancel);
             answer.stopped(stop, request_id.as_ref());
         }
         // Whatever borrowed the scope (a logged stream) goes before it.
@@ -308,6 +326,114 @@ pub(crate) async fn run<A: App, S: Scope>(
         outcome: outcome_rx,
         work,
         cancel: token,
+    }
+}
+
+/// Runs the application's `handler` here, on the caller's task, for a
+/// scope whose work does not outlive its connection
+/// ([`Scope::outlives_connection`] is false): the handler's future stays
+/// where the caller pinned it (no task spawned, nothing boxed, no
+/// channel), is counted as a handler task once its first poll is pending,
+/// and stops as [`run`]'s work does: the token cancelled, the handler
+/// timeout passed. Dropped before the reply, this cancels the token (the
+/// client went away; the caller then drops the handler where it waits). A
+/// streamed reply's pump leaves for a task of its own, [`run`]'s, begun
+/// with the stream under the same deadline.
+pub(crate) async fn run_here<A: App, S: Scope, F: Handler>(
+    runner: &Arc<Runner<A>>,
+    scope: S,
+    mut handler: Pin<&mut Handling<F>>,
+) -> Handled {
+    debug_assert!(!scope.outlives_connection());
+    let (cancel, request_id, is_request) = {
+        let this = handler.as_mut().project();
+        (
+            this.cancel.clone(),
+            this.request_id.take(),
+            *this.is_request,
+        )
+    };
+    let mut deadline = None;
+    let reply = {
+        let _counted = HandlerCount::new(&runner.counters);
+        match std::future::poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
+            Poll::Ready(reply) => Ok(reply),
+            Poll::Pending => {
+                let _running = runner.handlers.enter();
+                let _listed = request_id.as_ref().and_then(|id| scope.list(id, &cancel));
+                let armed = CancelOnDrop(Some(&cancel));
+                let bound = Bound::from(runner.timeout, None);
+                deadline = bound.deadline;
+                let reply = bound.wait(handler, &cancel, &scope).await;
+                armed.disarm();
+                reply
+            }
+        }
+    };
+    let outcome = match reply {
+        Err(stop) => {
+            stopped(stop, &cancel);
+            Dispatched::Stopped(stop)
+        }
+        Ok(Err(error)) => {
+            scope.failed(&error);
+            Dispatched::Failed
+        }
+        Ok(Ok(_)) if !is_request => Dispatched::Reply(Reply::Accepted),
+        Ok(Ok(Reply::Stream(stream))) => {
+            let begin = Begin::Stream(stream);
+            let started = start(runner, scope, begin, cancel, request_id, deadline).await;
+            return started.settle().await;
+        }
+        Ok(Ok(reply)) => Dispatched::Reply(reply),
+    };
+    Handled {
+        outcome,
+        spawned: None,
+        cancel,
+    }
+}
+
+/// The handler timeout of one request's work, as a deadline.
+struct Bound {
+    limit: Option<Duration>,
+    deadline: Option<Instant>,
+}
+
+impl Bound {
+    /// `limit` from now, or the `deadline` the work began under already.
+    fn from(limit: Option<Duration>, deadline: Option<Instant>) -> Bound {
+        let deadline = deadline.or_else(|| limit.and_then(|l| Instant::now().checked_add(l)));
+        Bound { limit, deadline }
+    }
+
+    /// `work`'s output, or why it stopped first: `cancel` cancelled (as
+    /// `scope` says), or the deadline passed.
+    async fn wait<F: Future>(
+        &self,
+        work: Pin<&mut F>,
+        cancel: &CancellationToken,
+        scope: &impl Scope,
+    ) -> Result<F::Output, Stop> {
+        let timeout = OptionFuture::from(self.deadline.map(tokio::time::sleep_until));
+        tokio::select! {
+            biased;
+            output = work => Ok(output),
+            () = cancel.cancelled() => Err(scope.stopped()),
+            Some(()) = timeout => Err(Stop::TimedOut(self.limit.unwrap_or_default())),
+        }
+    }
+}
+
+/// The work stopped before it was done: its token is cancelled, for work
+/// the handler handed elsewhere (a timeout has not cancelled it yet).
+fn stopped(stop: Stop, cancel: &CancellationToken) {
+    cancel.cancel();
+    if let Stop::TimedOut(limit) = stop {
+        tracing::warn!(
+            limit_ms = limit.as_millis() as u64,
+            "handler timed out; its work is dropped"
+        );
     }
 }
 
@@ -366,15 +492,63 @@ impl Report<'_> {
 async fn work<'a, A: App, S: Scope>(
     runner: &Runner<A>,
     scope: &'a S,
+    begin: Begin<A::Session>,
+    answer: &mut Report<'a>,
+) {
+    let stream = match begin {
+        Begin::Call(ctx, message, choice) => {
+            let handling = handling(runner, ctx, message, choice);
+            let is_request = handling.is_request;
+            match handling.await {
+                Err(error) => return fail(scope, answer, &error),
+                Ok(_) if !is_request => {
+                    answer.send(Dispatched::Reply(Reply::Accepted));
+                    return;
+                }
+                Ok(Reply::Stream(stream)) => stream,
+                Ok(reply) => {
+                    answer.send(Dispatched::Reply(reply));
+                    return;
+                }
+            }
+        }
+        Begin::Stream(stream) => stream,
+    };
+    let (outlet, out) = scope.open_stream();
+    if !answer.send(Dispatched::Streaming(outlet)) && !out.is_logged() {
+        // Nobody waits for it any more, and nobody can resume it:
+        // nothing to pump.
+        return;
+    }
+    let out = answer.out.insert(out);
+    // What the handler sends carries its request's span as parent.
+    let outgoing = |mut message| {
+        observe::stamp(&mut message);
+        scope.outgoing(message)
+    };
+    if let Err(panicked) = out.pump(stream, outgoing).await {
+        scope.failed(&HandlerError::msg(panicked));
+    }
+    out.finish();
+}
+
+/// What [`App::handle`] returns, the future a [`Handling`] polls.
+pub(crate) trait Handler: Future<Output = Result<Reply, HandlerError>> + Send {}
+
+impl<F: Future<Output = Result<Reply, HandlerError>> + Send> Handler for F {}
+
+/// The application's handler called on one message ([`App::handle`]), to
+/// its reply: a panic is its failure, a tools list is filtered by the
+/// token's scopes, and a [`Reply::Task`] the era does not take as a task is
+/// run here as the call's answer (see [`TaskChoice`]).
+pub(crate) fn handling<A: App>(
+    runner: &Runner<A>,
     ctx: Context<A::Session>,
     message: Message,
     choice: TaskChoice,
-    answer: &mut Report<'a>,
-) {
-    let is_request = matches!(message, Message::Request(_));
-    let cancel = ctx.cancel.clone();
+) -> Handling<impl Handler + '_> {
     #[cfg(feature = "oauth")]
-    let tool_filter = match &message {
+    let filter = match &message {
         Message::Request(request) if request.method == "tools/list" => ctx
             .request
             .extensions
@@ -382,66 +556,96 @@ async fn work<'a, A: App, S: Scope>(
             .cloned(),
         _ => None,
     };
-    let outcome = AssertUnwindSafe(runner.app.handle(ctx, message))
-        .catch_unwind()
-        .await;
-    let reply = match outcome {
-        // The resource server hides the tools the token cannot call.
-        #[cfg(feature = "oauth")]
-        Ok(Ok(reply @ (Reply::Result(_) | Reply::Serialized(_)))) if tool_filter.is_some() => {
-            match (reply.into_tree(), &tool_filter) {
-                (Reply::Result(mut result), Some(filter)) => {
-                    filter.apply(&mut result);
-                    Reply::Result(result)
+    #[cfg(not(feature = "oauth"))]
+    let filter = ();
+    Handling {
+        cancel: ctx.cancel.clone(),
+        request_id: message.request_id(),
+        is_request: matches!(message, Message::Request(_)),
+        choice,
+        filter,
+        inline: None,
+        call: AssertUnwindSafe(runner.app.handle(ctx, message)).catch_unwind(),
+    }
+}
+
+/// The tools a `tools/list` answer may show (the resource server's filter
+/// of the token's scopes), if any.
+#[cfg(feature = "oauth")]
+type ToolFilter = Option<crate::http::access::oauth::ToolListFilter>;
+#[cfg(not(feature = "oauth"))]
+type ToolFilter = ();
+
+pin_project! {
+    /// [`handling`]'s future: a plain future, not an `async` block, so
+    /// that the handler's future is held once, where it is pinned (an
+    /// `async` block would hold it, and the context and message it took,
+    /// a second time), and whoever awaits it can read the request's id and
+    /// token beside it.
+    pub(crate) struct Handling<F> {
+        // The request's token and JSON-RPC id; whether it is a request
+        // (not a notification).
+        cancel: CancellationToken,
+        request_id: Option<Value>,
+        is_request: bool,
+        choice: TaskChoice,
+        filter: ToolFilter,
+        // A `Reply::Task`'s work, run inline as the call's answer.
+        inline: Option<BoxFuture<'static, Result<Value, RpcError>>>,
+        #[pin]
+        call: CatchUnwind<AssertUnwindSafe<F>>,
+    }
+}
+
+impl<F: Handler> Future for Handling<F> {
+    type Output = Result<Reply, HandlerError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Some(inline) = this.inline {
+            // The call has answered (it is not polled again): its task's
+            // work runs to its answer.
+            return inline.as_mut().poll(cx).map(answered);
+        }
+        let reply = match std::task::ready!(this.call.poll(cx)) {
+            // The resource server hides the tools the token cannot call.
+            #[cfg(feature = "oauth")]
+            Ok(Ok(reply @ (Reply::Result(_) | Reply::Serialized(_)))) if this.filter.is_some() => {
+                match (reply.into_tree(), &*this.filter) {
+                    (Reply::Result(mut result), Some(filter)) => {
+                        filter.apply(&mut result);
+                        Reply::Result(result)
+                    }
+                    (other, _) => other,
                 }
-                (other, _) => other,
             }
-        }
-        Ok(Ok(reply)) => reply,
-        Ok(Err(error)) => return fail(scope, answer, &error),
-        Err(panic) => {
-            let error = HandlerError::msg(format!("handler panicked: {}", panic_message(&*panic)));
-            return fail(scope, answer, &error);
-        }
-    };
-    if !is_request {
-        answer.send(Dispatched::Reply(Reply::Accepted));
-        return;
-    }
-    match reply {
-        Reply::Stream(stream) => {
-            let (outlet, out) = scope.open_stream();
-            if !answer.send(Dispatched::Streaming(outlet)) && !out.is_logged() {
-                // Nobody waits for it any more, and nobody can resume it:
-                // nothing to pump.
-                return;
+            Ok(Ok(reply)) => reply,
+            Ok(Err(error)) => return Poll::Ready(Err(error)),
+            Err(panic) => {
+                let message = format!("handler panicked: {}", panic_message(&*panic));
+                return Poll::Ready(Err(HandlerError::msg(message)));
             }
-            let out = answer.out.insert(out);
-            // What the handler sends carries its request's span as parent.
-            let outgoing = |mut message| {
-                observe::stamp(&mut message);
-                scope.outgoing(message)
-            };
-            if let Err(panicked) = out.pump(stream, outgoing).await {
-                scope.failed(&HandlerError::msg(panicked));
-            }
-            out.finish();
-        }
-        Reply::Task(work) => {
-            // The era decided whether this call may become a task; if not,
-            // its work is the call's answer, run here (under the request's
-            // cancellation and timeout), or refused.
-            let reply = match choice.resolve(work, cancel).await {
-                Chosen::Task(work) => Reply::Task(work),
-                Chosen::Answered(Ok(result)) => Reply::Result(result),
-                Chosen::Answered(Err(error)) => Reply::Error(error),
-            };
-            answer.send(Dispatched::Reply(reply));
-        }
-        reply => {
-            answer.send(Dispatched::Reply(reply));
+        };
+        // The era decided whether this call may become a task; if not, its
+        // work is the call's answer, run here (under the request's
+        // cancellation and timeout), or refused.
+        let Reply::Task(work) = reply else {
+            return Poll::Ready(Ok(reply));
+        };
+        match this.choice.chosen(work, this.cancel.clone()) {
+            Chosen::Task(work) => Poll::Ready(Ok(Reply::Task(work))),
+            Chosen::Refused(error) => Poll::Ready(Ok(Reply::Error(error))),
+            Chosen::Inline(inline) => this.inline.insert(inline).as_mut().poll(cx).map(answered),
         }
     }
+}
+
+/// A task's work run inline, as the call's reply.
+fn answered(answer: Result<Value, RpcError>) -> Result<Reply, HandlerError> {
+    Ok(match answer {
+        Ok(result) => Reply::Result(result),
+        Err(error) => Reply::Error(error),
+    })
 }
 
 /// The handler failed: the scope hears it (a session ends `Failed`), the

@@ -8,6 +8,7 @@
 use super::work::TaskWork;
 use super::{extension_required, inline};
 use crate::http::wire::jsonrpc::RpcError;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -27,22 +28,25 @@ pub(crate) enum TaskChoice {
 
 impl TaskChoice {
     /// What `work` comes to: handed back as it is where it may become a
-    /// task, else its answer as the call's (or the refusal).
-    pub(crate) async fn resolve(self, work: TaskWork, cancel: CancellationToken) -> Chosen {
+    /// task, else its run as the call's answer (or the refusal).
+    pub(crate) fn chosen(self, work: TaskWork, cancel: CancellationToken) -> Chosen {
         match self {
             TaskChoice::Task => Chosen::Task(work),
             TaskChoice::Inline {
                 refuse_required: true,
-            } if work.required => Chosen::Answered(Err(extension_required())),
-            TaskChoice::Inline { .. } => Chosen::Answered(inline(work, cancel).await),
+            } if work.required => Chosen::Refused(extension_required()),
+            TaskChoice::Inline { .. } => Chosen::Inline(inline(work, cancel)),
         }
     }
 }
 
-/// What [`TaskChoice::resolve`] came to.
+/// What [`TaskChoice::chosen`] came to.
+#[must_use]
 pub(crate) enum Chosen {
     /// A task to create.
     Task(TaskWork),
-    /// The call's answer: the work's result, or its error.
-    Answered(Result<Value, RpcError>),
+    /// The call's answer: this refusal.
+    Refused(RpcError),
+    /// The work, started: its result (or error) is the call's answer.
+    Inline(BoxFuture<'static, Result<Value, RpcError>>),
 }

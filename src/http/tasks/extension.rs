@@ -6,6 +6,7 @@
 use super::entry::TaskEntry;
 use super::work::{self, TaskWork};
 use crate::http::wire::jsonrpc::RpcError;
+use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -34,8 +35,11 @@ pub(crate) fn extension_required() -> RpcError {
 
 /// Runs `work` inline, as the call's own answer (the client did not ask
 /// for tasks): its result, or its error.
-pub(crate) async fn inline(work: TaskWork, cancel: CancellationToken) -> Result<Value, RpcError> {
-    (work.work)(work::TaskContext::inline(cancel)).await
+pub(crate) fn inline(
+    work: TaskWork,
+    cancel: CancellationToken,
+) -> BoxFuture<'static, Result<Value, RpcError>> {
+    (work.work)(work::TaskContext::inline(cancel))
 }
 
 /// Adds the extension to the capabilities `server/discover` gives.
