@@ -532,6 +532,57 @@ async fn a_serialized_result_is_answered_as_written_and_its_is_error_counted() {
     }
 }
 
+/// A tool's text result (`Reply::tool_text`) is written straight into the
+/// answer, in its envelope at 2026-07-28, its text escaped as serde would;
+/// `Reply::tool_error_text` marks a tool's failure in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_text_result_is_answered_in_both_eras_and_its_error_counted() {
+    let server = Server::start().await;
+    let client = Client::new(&server.url).with_protocol_version("2025-11-25");
+    let session = client.open().await;
+    let text = |tool| json!({ "content": [{ "type": "text", "text": tool }] });
+    let legacy = client.call(&session, "tool_text", json!({})).await;
+    let result = &legacy.json()["result"];
+    assert_eq!(
+        result["content"],
+        text("a \"quoted\" line\n")["content"],
+        "{result}"
+    );
+    assert_eq!(result["isError"], false);
+    let legacy = client.call(&session, "tool_error_text", json!({})).await;
+    assert_eq!(legacy.json()["result"]["isError"], true);
+    for (id, tool, is_error) in [(2, "tool_text", false), (3, "tool_error_text", true)] {
+        let modern = client
+            .post_modern(
+                &modern_call(json!(id), tool),
+                &[("mcp-method", "tools/call"), ("mcp-name", tool)],
+            )
+            .await;
+        assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
+        let message = modern.json();
+        assert_eq!(message["id"], id);
+        let result = &message["result"];
+        assert_eq!(result["isError"], is_error, "{result}");
+        assert_eq!(result["resultType"], "complete");
+        let said = if is_error {
+            "no such basket"
+        } else {
+            "a \"quoted\" line\n"
+        };
+        assert_eq!(result["content"], text(said)["content"], "{result}");
+    }
+    assert_eq!(client.delete(&session).await.status, StatusCode::OK);
+    let text = server.manager.metrics();
+    for version in ["2025-11-25", "2026-07-28"] {
+        let labels = format!(
+            "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"tool_error_text\",\
+             error_type=\"tool_error\",mcp_protocol_version=\"{version}\""
+        );
+        let count = format!("mcp_server_operation_duration_seconds_count{{{labels}}}");
+        assert_eq!(sample(&text, &count), Some(1.0), "{version}: {text}");
+    }
+}
+
 /// Tools run as tasks: `task_done` completes, `task_failed` fails with a
 /// JSON-RPC error, `task_tool_error` completes with `isError`.
 struct Tasked;

@@ -454,13 +454,13 @@ async fn call_tool(
     arguments: Option<&RawValue>,
 ) -> Reply {
     if name == Some("echo") {
-        // Read in place and answered as serialized: no tree either way.
+        // Read in place and answered as a text result: no tree either way.
         // Without `text`, an empty echo.
         let text = arguments.map_or("{}", RawValue::get);
         return match serde_json::from_str::<EchoArguments<'_>>(text).map(|echo| echo.text) {
             Ok(None) => text_reply(""),
             Ok(Some(text)) => match jsonrpc::string_text(text) {
-                Some(text) => text_reply(&text),
+                Some(text) => text_reply(text),
                 None => Reply::Error(RpcError::invalid_params("echo's `text` must be a string")),
             },
             Err(error) => Reply::Error(RpcError::invalid_params(format!(
@@ -496,7 +496,7 @@ async fn call_tool(
             ))),
         },
         Some("confirm") => confirm(ctx, &args),
-        Some("running") => text_reply(&SLEEPING.load(Ordering::Relaxed).to_string()),
+        Some("running") => text_reply(SLEEPING.load(Ordering::Relaxed).to_string()),
         Some("whoami") => {
             let who = ctx.principal().map_or("anonymous", |p| p.as_str());
             text_reply(&match ctx.scopes() {
@@ -553,7 +553,7 @@ async fn call_tool(
                     tokio::task::yield_now().await;
                 }
             }
-            text_reply(&format!("delivered {delivered} of {n}"))
+            text_reply(format!("delivered {delivered} of {n}"))
         }
         Some("test_reconnection") => {
             // The client gets the priming event, then the connection
@@ -618,7 +618,7 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
                     server
                         .publisher
                         .resource_updated(basket_uri(id), audience(&owner));
-                    text_reply(&format!("{count} items"))
+                    text_reply(format!("{count} items"))
                 }
                 Err(Unadded::TooLong) => Reply::Error(RpcError::invalid_params(format!(
                     "basket_add's `item` is at most {ITEM_BYTES} bytes"
@@ -636,7 +636,7 @@ fn baskets(server: &Server, ctx: &Context<Client>, name: &str, args: &Value) -> 
             }),
             None => Reply::Error(RpcError::invalid_params("basket_add needs a string `item`")),
         },
-        "basket_show" => with_basket(&|_, basket| text_reply(&basket.joined(", "))),
+        "basket_show" => with_basket(&|_, basket| text_reply(basket.joined(", "))),
         _ => return None,
     })
 }
@@ -758,7 +758,7 @@ fn confirm(ctx: &Context<Client>, args: &Value) -> Reply {
         }
         let accepted = answer["action"] == "accept" && answer["content"]["confirm"] == true;
         let verdict = if accepted { "confirmed" } else { "declined" };
-        return text_reply(&format!("{verdict} {action}"));
+        return text_reply(format!("{verdict} {action}"));
     }
     if !modern.declares("elicitation.form") {
         return Reply::Error(RpcError::missing_capability(
@@ -869,25 +869,10 @@ fn server_info() -> Value {
     json!({ "name": "sessionreg-example", "version": env!("CARGO_PKG_VERSION") })
 }
 
-/// A `tools/call` result of one text block, serialized as it is built
-/// (`Reply::Serialized`: no `Value` tree).
-fn text_reply(text: &str) -> Reply {
-    #[derive(serde::Serialize)]
-    struct Block<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        text: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    struct Called<'a> {
-        content: [Block<'a>; 1],
-        #[serde(rename = "isError")]
-        is_error: bool,
-    }
-    Reply::serialized(&Called {
-        content: [Block { kind: "text", text }],
-        is_error: false,
-    })
+/// A `tools/call` result of one text block, written straight into the
+/// answer (`Reply::ToolText`: no serialization of its own).
+fn text_reply(text: impl Into<String>) -> Reply {
+    Reply::tool_text(text)
 }
 
 fn text_content(text: &str) -> Value {

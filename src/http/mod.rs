@@ -442,7 +442,9 @@ pub use access::oauth::ResourceServer;
 pub use access::scopes::Scopes;
 pub use access::validity::{Validity, Withdrawal};
 pub use access::{AllowLists, RebindingProtection};
-pub use app::{App, Call, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply};
+pub use app::{
+    App, Call, Context, Era, HandlerError, LegacyRequest, ModernRequest, Reply, ToolText,
+};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use bus::{BusError, BusKeys, RedisBus};

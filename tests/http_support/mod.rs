@@ -223,6 +223,8 @@ impl App for TestApp {
                         "isError": true,
                     }))),
                     // The same, serialized by the handler (no tree).
+                    Some("tool_text") => Ok(Reply::tool_text("a \"quoted\" line\n")),
+                    Some("tool_error_text") => Ok(Reply::tool_error_text("no such basket")),
                     Some("tool_error_serialized") => Ok(Reply::serialized(&json!({
                         "content": [{ "type": "text", "text": "it failed" }],
                         "isError": true,

@@ -40,7 +40,9 @@ pub trait App: Send + Sync + 'static {
     /// body's size until the application asks for more.
     ///
     /// For a request, reply with [`Reply::Result`], [`Reply::Error`] or
-    /// [`Reply::Stream`]; for a notification or a response the reply is
+    /// [`Reply::Stream`] (a result serialized by the handler is a
+    /// [`Reply::Serialized`], a `tools/call`'s one text block a
+    /// [`Reply::tool_text`]: neither builds a `Value` tree); for a notification or a response the reply is
     /// ignored (the client gets `202 Accepted`). An `Err` (or a panic) ends
     /// the session with [`Reason::Failed`] and answers 500; other sessions
     /// are not affected. If the reply to `initialize` is an error, the new

@@ -9,6 +9,7 @@ pub(crate) mod discovery;
 mod legacy_request;
 mod modern_request;
 mod reply;
+mod tool_text;
 
 pub use application::App;
 pub use context::{Context, Era};
@@ -16,3 +17,4 @@ pub use legacy_request::LegacyRequest;
 pub(crate) use modern_request::CallText;
 pub use modern_request::{Call, ModernRequest};
 pub use reply::{HandlerError, Reply};
+pub use tool_text::ToolText;

@@ -1,6 +1,7 @@
 //! What a handler answers a request with ([`Reply`]), and how it fails
 //! ([`HandlerError`]).
 
+use super::ToolText;
 use crate::http::input::InputRequired;
 use crate::http::tasks::TaskWork;
 use crate::http::wire::jsonrpc::RpcError;
@@ -39,6 +40,9 @@ pub enum Reply {
     /// assert_eq!(raw.get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
     /// ```
     Serialized(Box<RawValue>),
+    /// A `tools/call` result of one text block, written straight into the
+    /// answer ([`Reply::tool_text`], [`Reply::tool_error_text`]).
+    ToolText(ToolText),
     /// `{"error": ...}` as `application/json` (HTTP 200: a JSON-RPC error,
     /// not a transport one).
     Error(RpcError),
@@ -79,6 +83,7 @@ impl fmt::Debug for Reply {
         match self {
             Reply::Result(v) => f.debug_tuple("Result").field(v).finish(),
             Reply::Serialized(raw) => f.debug_tuple("Serialized").field(raw).finish(),
+            Reply::ToolText(text) => f.debug_tuple("ToolText").field(text).finish(),
             Reply::Error(e) => f.debug_tuple("Error").field(e).finish(),
             Reply::Stream(_) => f.write_str("Stream(..)"),
             Reply::Accepted => f.write_str("Accepted"),
@@ -103,6 +108,26 @@ impl Reply {
         }
     }
 
+    /// A `tools/call` result of one text block saying `text`
+    /// ([`ToolText`]): the commonest result, with no serialization of its
+    /// own.
+    ///
+    /// ```
+    /// use sessionreg::http::Reply;
+    ///
+    /// let Reply::ToolText(text) = Reply::tool_text("hi") else { panic!() };
+    /// assert_eq!(text.text(), "hi");
+    /// ```
+    pub fn tool_text(text: impl Into<String>) -> Reply {
+        Reply::ToolText(ToolText::new(text))
+    }
+
+    /// A `tools/call` result of one text block whose tool failed
+    /// (`isError: true`, [`ToolText::error`]).
+    pub fn tool_error_text(text: impl Into<String>) -> Reply {
+        Reply::ToolText(ToolText::error(text))
+    }
+
     /// A [`Reply::Serialized`] as the [`Reply::Result`] tree it holds, for
     /// the rare steps that edit a result (a session's `initialize` whose
     /// result the layer cannot write around, a `tools/list` filtered by
@@ -117,6 +142,7 @@ impl Reply {
                     format!("the result could not be read: {error}"),
                 )),
             },
+            Reply::ToolText(text) => Reply::Result(text.to_value()),
             other => other,
         }
     }

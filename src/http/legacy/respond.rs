@@ -44,6 +44,7 @@ pub(crate) fn respond(
                 };
                 body::answer(id, &result, tool_error)
             }
+            (Some(id), Reply::ToolText(text)) => body::answer(id, &text, text.is_error()),
             (Some(id), Reply::Error(error)) => body::rpc_error(StatusCode::OK, Some(id), &error),
             (
                 Some(id),

@@ -21,6 +21,7 @@
 //!   envelope as a plain result.
 
 use crate::http::app::discovery::ServerInfo;
+use crate::http::app::ToolText;
 use crate::http::wire::jsonrpc;
 use crate::http::wire::meta::{LogLevel, META_SERVER_INFO};
 use crate::http::wire::object_members::{ObjectMembers, TopLevel};
@@ -105,14 +106,42 @@ impl Envelope {
         if names_envelope_member {
             return None;
         }
+        let message = self.written_around(|out| {
+            out.extend_from_slice(inner.as_bytes());
+            Ok(!inner.trim_ascii().is_empty())
+        });
+        (!message.is_empty()).then_some((message, tool_error))
+    }
+
+    /// The whole result message for a tool's text result, written around
+    /// its text as [`Envelope::plain_message`] writes an object (it has
+    /// neither `resultType` nor `_meta`); `None` answering a method that
+    /// takes caching hints.
+    pub(crate) fn text_message(&self, text: &ToolText) -> Option<bytes::Bytes> {
+        if CACHEABLE.contains(&&*self.method) {
+            return None;
+        }
+        let message = self.written_around(|out| {
+            text.write_members(out)?;
+            Ok(true)
+        });
+        (!message.is_empty()).then_some(message)
+    }
+
+    /// A result message whose result object holds the members `members`
+    /// writes (whether it wrote any), then the layer's: `resultType`
+    /// `"complete"` and the server's name.
+    fn written_around(
+        &self,
+        members: impl Fn(&mut Vec<u8>) -> serde_json::Result<bool>,
+    ) -> bytes::Bytes {
         let info = self.server_info.as_deref();
         let id = &self.id;
-        let message = jsonrpc::written(|out| {
+        jsonrpc::written(|out| {
             out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
             serde_json::to_writer(&mut *out, id)?;
             out.extend_from_slice(br#","result":{"#);
-            out.extend_from_slice(inner.as_bytes());
-            if !inner.trim_ascii().is_empty() {
+            if members(out)? {
                 out.push(b',');
             }
             out.extend_from_slice(br#""resultType":"complete""#);
@@ -122,8 +151,7 @@ impl Envelope {
             }
             out.extend_from_slice(b"}}");
             Ok(())
-        });
-        (!message.is_empty()).then_some((message, tool_error))
+        })
     }
 
     /// A `CreateTaskResult` (`resultType` "task", which no other result

@@ -90,6 +90,13 @@ pub(super) fn respond<A: App>(
             let enveloped = envelope.serialized(&result);
             body::answer(&envelope.id, &enveloped, enveloped.is_tool_error())
         }
+        Dispatched::Reply(Reply::ToolText(text)) => match envelope.text_message(&text) {
+            Some(message) => body::answer_bytes(message, text.is_error()),
+            None => {
+                let enveloped = envelope.result(text.to_value());
+                body::answer(&envelope.id, &enveloped, text.is_error())
+            }
+        },
         Dispatched::Reply(Reply::InputRequired(asked)) => input_required::input_required(
             &hub.sealer,
             config,
