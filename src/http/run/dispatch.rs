@@ -229,9 +229,11 @@ impl Drop for CancelOnDrop<'_> {
 /// ([`Scope::outlives_connection`]): in a task of its own at once, so a
 /// client that disconnects does not cancel it (a legacy session's), or
 /// here, driven by whoever awaits [`Started::settle`], until it answers
-/// (a 2026-07-28 request's: a handler that awaits I/O then wakes the
+/// (a session's `initialize`: a handler that awaits I/O then wakes the
 /// connection's task, not another worker's; a streamed answer's pump
-/// leaves for a task of its own). From then on it is listed by the scope,
+/// leaves for a task of its own). A 2026-07-28 request's handler runs in
+/// its request's own future instead ([`run_here`]), which hands only its
+/// streamed reply's pump to `run`'s task. From then on it is listed by the scope,
 /// and it stops when `cancel` is cancelled (the session's end,
 /// `notifications/cancelled`, the client gone) or the handler timeout
 /// passes: its future is dropped, and the request is answered with the
