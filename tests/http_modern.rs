@@ -23,6 +23,15 @@ async fn post(client: &Client, body: &Value, headers: &[(&str, &str)]) -> Answer
     client.post_modern(body, headers).await
 }
 
+/// A 2026-07-28 `tools/call` of `tool` with its headers.
+fn call_request(client: &Client, tool: &str) -> http::Request<Full<Bytes>> {
+    request(
+        client,
+        &call(tool),
+        &[("mcp-method", "tools/call"), ("mcp-name", tool)],
+    )
+}
+
 fn call(tool: &str) -> Value {
     with_meta(json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call",
                       "params": { "name": tool, "arguments": { "x": 1 } } }))
@@ -236,11 +245,7 @@ async fn cancellation_closing_the_sse_stream_drops_the_reply_stream() {
     let server = stateless_server().await;
     let client = Client::new(&server.url);
     let mut response = client
-        .send_raw(request(
-            &client,
-            &call("stream_forever"),
-            &[("mcp-method", "tools/call"), ("mcp-name", "stream_forever")],
-        ))
+        .send_raw(call_request(&client, "stream_forever"))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "text/event-stream");
@@ -344,16 +349,21 @@ async fn the_envelope_answers_removed_methods_and_discovery_itself() {
     assert_eq!(server.created(), 0);
 }
 
+/// A server whose handler timeout is `ms` milliseconds.
+async fn timed_out_after(ms: u64) -> Server {
+    Server::start_with(|b| {
+        b.serve_modern(true)
+            .handler_timeout(Some(Duration::from_millis(ms)))
+    })
+    .await
+}
+
 /// The handler timeout: a handler still waiting when it passes is dropped
 /// where it waits, its token cancelled, and the request answered `-32603`
 /// with the limit.
 #[tokio::test]
 async fn a_handler_past_the_timeout_is_dropped_and_answered_with_the_limit() {
-    let server = Server::start_with(|b| {
-        b.serve_modern(true)
-            .handler_timeout(Some(Duration::from_millis(100)))
-    })
-    .await;
+    let server = timed_out_after(100).await;
     let client = Client::new(&server.url);
     let answer = post(
         &client,
@@ -380,18 +390,10 @@ async fn a_handler_past_the_timeout_is_dropped_and_answered_with_the_limit() {
 /// the reply stream is dropped.
 #[tokio::test]
 async fn a_streamed_reply_past_the_timeout_ends_with_the_limit() {
-    let server = Server::start_with(|b| {
-        b.serve_modern(true)
-            .handler_timeout(Some(Duration::from_millis(300)))
-    })
-    .await;
+    let server = timed_out_after(300).await;
     let client = Client::new(&server.url);
     let mut response = client
-        .send_raw(request(
-            &client,
-            &call("stream_forever"),
-            &[("mcp-method", "tools/call"), ("mcp-name", "stream_forever")],
-        ))
+        .send_raw(call_request(&client, "stream_forever"))
         .await;
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let (text, _) = read_sse(response.body_mut(), Duration::from_secs(10), |t| {
