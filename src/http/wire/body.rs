@@ -31,10 +31,10 @@ use std::task::{Context, Poll};
 /// assert_eq!(Body::full("{}").size_hint().exact(), Some(2));
 /// assert!(Body::empty().is_end_stream());
 /// ```
-pub struct Body(Kind);
+pub struct Body(Held);
 
 /// What a [`Body`] holds.
-enum Kind {
+enum Held {
     Full(Full<Bytes>),
     Empty,
     Boxed(BoxBody<Bytes, Infallible>),
@@ -46,17 +46,17 @@ impl Body {
     where
         B: HttpBody<Data = Bytes, Error = Infallible> + Send + Sync + 'static,
     {
-        Body(Kind::Boxed(body.boxed()))
+        Body(Held::Boxed(body.boxed()))
     }
 
     /// A body holding `bytes`, whole.
     pub fn full(bytes: impl Into<Bytes>) -> Body {
-        Body(Kind::Full(Full::new(bytes.into())))
+        Body(Held::Full(Full::new(bytes.into())))
     }
 
     /// A body with nothing in it.
     pub fn empty() -> Body {
-        Body(Kind::Empty)
+        Body(Held::Empty)
     }
 }
 
@@ -68,16 +68,16 @@ impl Default for Body {
 
 impl From<BoxBody<Bytes, Infallible>> for Body {
     fn from(body: BoxBody<Bytes, Infallible>) -> Body {
-        Body(Kind::Boxed(body))
+        Body(Held::Boxed(body))
     }
 }
 
 impl fmt::Debug for Body {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.0 {
-            Kind::Full(_) => "Body::Full",
-            Kind::Empty => "Body::Empty",
-            Kind::Boxed(_) => "Body::Boxed",
+            Held::Full(_) => "Body::Full",
+            Held::Empty => "Body::Empty",
+            Held::Boxed(_) => "Body::Boxed",
         })
     }
 }
@@ -92,25 +92,25 @@ impl HttpBody for Body {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         // Every kind is `Unpin`: a `Full` and a `BoxBody` (a `Pin<Box>`).
         match &mut self.get_mut().0 {
-            Kind::Full(full) => Pin::new(full).poll_frame(cx),
-            Kind::Empty => Poll::Ready(None),
-            Kind::Boxed(boxed) => Pin::new(boxed).poll_frame(cx),
+            Held::Full(full) => Pin::new(full).poll_frame(cx),
+            Held::Empty => Poll::Ready(None),
+            Held::Boxed(boxed) => Pin::new(boxed).poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.0 {
-            Kind::Full(full) => full.is_end_stream(),
-            Kind::Empty => true,
-            Kind::Boxed(boxed) => boxed.is_end_stream(),
+            Held::Full(full) => full.is_end_stream(),
+            Held::Empty => true,
+            Held::Boxed(boxed) => boxed.is_end_stream(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.0 {
-            Kind::Full(full) => full.size_hint(),
-            Kind::Empty => SizeHint::with_exact(0),
-            Kind::Boxed(boxed) => boxed.size_hint(),
+            Held::Full(full) => full.size_hint(),
+            Held::Empty => SizeHint::with_exact(0),
+            Held::Boxed(boxed) => boxed.size_hint(),
         }
     }
 }
