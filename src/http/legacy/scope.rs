@@ -30,6 +30,12 @@ pub(super) struct InSession<A: App> {
 }
 
 impl<A: App> Scope for InSession<A> {
+    type Owned = Self;
+
+    fn into_owned(self) -> Self {
+        self
+    }
+
     // A session's request goes on when its client disconnects (its answer
     // waits in the session's event log, or is dropped): its own task. Not
     // `initialize`: a client that goes before its answer never learns the

@@ -34,7 +34,7 @@ impl Drop for AbortOnDrop {
 
 /// What answering a 2026-07-28 request needs beside its outcome.
 pub(super) struct Answering {
-    pub(super) envelope: std::sync::Arc<Envelope>,
+    pub(super) envelope: Envelope,
     /// What a sealed `requestState` will be bound to.
     pub(super) binds: Binds,
     pub(super) owner: Option<Principal>,

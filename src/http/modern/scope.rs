@@ -10,19 +10,32 @@ use crate::http::run::dispatch::{Scope, Stop};
 use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet, QueueLimits};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// A 2026-07-28 request's work.
-pub(super) struct Standalone {
+pub(super) struct Standalone<'e> {
     /// The envelope its streamed answer's messages go through (`None` for a
-    /// notification, which has no answer).
-    pub(super) envelope: Option<Arc<Envelope>>,
+    /// notification, which has no answer): borrowed from the request's
+    /// frame while the handler runs there; a copy of it held by a streamed
+    /// reply's pump, which runs past that frame.
+    pub(super) envelope: Option<Cow<'e, Envelope>>,
     pub(super) limits: QueueLimits,
     pub(super) counters: Arc<HttpCounters>,
 }
 
-impl Scope for Standalone {
+impl<'e> Scope for Standalone<'e> {
+    type Owned = Standalone<'static>;
+
+    fn into_owned(self) -> Standalone<'static> {
+        Standalone {
+            envelope: self.envelope.map(|e| Cow::Owned(e.into_owned())),
+            limits: self.limits,
+            counters: self.counters,
+        }
+    }
+
     // Closing the stream is the cancel: the work runs on the request's own
     // task until it answers.
     fn outlives_connection(&self) -> bool {

@@ -28,6 +28,7 @@ use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::{Method, Response};
+use std::borrow::Cow;
 use std::pin::pin;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -173,12 +174,12 @@ async fn answer<A: App>(
         binding: opened,
         params: kept,
     };
-    let envelope = Arc::new(Envelope {
+    let envelope = Envelope {
         id: request.id.clone(),
         method: method_name::kept(&request.method),
         log_level: modern.log_level,
         server_info: discovery.server_info.clone(),
-    });
+    };
     let owner = Principal::of(&parts).cloned();
     let declares_tasks = modern.declares_extension(tasks::TASKS_EXTENSION);
     if let Some(tasks) = hub
@@ -207,7 +208,7 @@ async fn answer<A: App>(
         .flatten()
         .map(|name| within(&name, tasks::TOOL_BYTES).into());
     let ctx = Context::for_modern(parts, Default::default(), modern);
-    let scope = standalone(hub, Some(Arc::clone(&envelope)));
+    let scope = standalone(hub, Some(Cow::Borrowed(&envelope)));
     // The work runs here until it answers (dropping this future, the
     // client gone, drops it and cancels its token); what goes on past the
     // answer (a streamed reply's pump) is held by the SSE body, whose drop
@@ -276,7 +277,7 @@ const LISTEN_NEEDS_BUS: &str = "listen streams need the fleet's bus, which is do
 
 /// The scope of a 2026-07-28 request's work, its streamed answer through
 /// `envelope`.
-fn standalone<A: App>(hub: &Hub<A>, envelope: Option<Arc<Envelope>>) -> Standalone {
+fn standalone<'e, A: App>(hub: &Hub<A>, envelope: Option<Cow<'e, Envelope>>) -> Standalone<'e> {
     Standalone {
         envelope,
         limits: hub.queue_limits(),

@@ -47,7 +47,15 @@ pub(crate) struct Runner<A> {
 }
 
 /// What a request's work needs from the era it runs in.
-pub(crate) trait Scope: Send + Sync + 'static {
+pub(crate) trait Scope: Send + Sync {
+    /// The scope a streamed reply's pump holds on a task of its own, past
+    /// the frame of the request that began it: this scope when it owns
+    /// what it holds; else one that does, made by [`Scope::into_owned`].
+    type Owned: Scope + 'static;
+
+    /// This scope, owning what it borrowed (for a streamed reply's pump).
+    fn into_owned(self) -> Self::Owned;
+
     /// Whether the work outlives the connection that brought it: if so,
     /// work still pending after its first poll leaves for a task of its
     /// own at once (a legacy session's request goes on when its client
@@ -238,7 +246,7 @@ impl Drop for CancelOnDrop<'_> {
 /// `notifications/cancelled`, the client gone) or the handler timeout
 /// passes: its future is dropped, and the request is answered with the
 /// [`Stop`].
-pub(crate) fn run<'r, A: App, S: Scope>(
+pub(crate) fn run<'r, A: App, S: Scope + 'static>(
     runner: &'r Arc<Runner<A>>,
     scope: S,
     ctx: Context<A::Session>,
@@ -267,7 +275,7 @@ enum Begin<S: Send + Sync + 'static> {
 /// [`run`]'s body: the work `begin` starts, first polled here, under
 /// `cancel` and the handler timeout (`deadline`, if the handler started it
 /// already).
-async fn start<A: App, S: Scope>(
+async fn start<A: App, S: Scope + 'static>(
     runner: &Arc<Runner<A>>,
     scope: S,
     begin: Begin<A::Session>,
@@ -384,6 +392,7 @@ pub(crate) async fn run_here<A: App, S: Scope, F: Handler>(
         Ok(Ok(_)) if !is_request => Dispatched::Reply(Reply::Accepted),
         Ok(Ok(Reply::Stream(stream))) => {
             let begin = Begin::Stream(stream);
+            let scope = scope.into_owned();
             let started = start(runner, scope, begin, cancel, request_id, deadline).await;
             return started.settle().await;
         }
