@@ -12,7 +12,6 @@ use crate::http::observe;
 use crate::http::run::hub::Hub;
 use crate::http::wire::jsonrpc::{Request, RpcError};
 use crate::http::wire::meta::LogLevel;
-use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
@@ -105,7 +104,7 @@ pub(super) fn read<A: App>(
         }
     };
     let modern = ModernRequest {
-        method: method_name::kept(&request.method),
+        method: request.method.clone().into_cow(),
         capabilities,
         log_level,
         progress_token,

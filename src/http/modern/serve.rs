@@ -21,7 +21,6 @@ use crate::http::wire::answered::within;
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
 use crate::http::wire::message;
-use crate::http::wire::method_name;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::RawText;
@@ -134,7 +133,7 @@ async fn answer<A: App>(
         };
     };
     if REMOVED.contains(&request.method.as_str()) {
-        return Reject::NoSuchMethod(request.method.clone()).respond(id.as_ref(), config);
+        return Reject::NoSuchMethod(request.method.to_string()).respond(id.as_ref(), config);
     }
     let discovery = &hub.discovery;
     if request.method == "server/discover" {
@@ -176,7 +175,7 @@ async fn answer<A: App>(
     };
     let envelope = Envelope {
         id: request.id.clone(),
-        method: method_name::kept(&request.method),
+        method: request.method.clone().into_cow(),
         log_level: modern.log_level,
         server_info: discovery.server_info.clone(),
     };

@@ -8,7 +8,10 @@ use serde::de::{DeserializeOwned, Deserializer};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::fmt;
+
+pub use super::method_name::MethodName;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,7 +133,7 @@ pub struct Request {
     /// The request id (a string or a number), echoed in the response.
     pub id: Value,
     /// The method, e.g. `tools/call`.
-    pub method: String,
+    pub method: MethodName,
     /// The parameters as sent (an object or an array), if any.
     pub params: Option<Box<RawValue>>,
 }
@@ -139,7 +142,7 @@ pub struct Request {
 #[derive(Debug, Clone)]
 pub struct Notification {
     /// The method, e.g. `notifications/initialized`.
-    pub method: String,
+    pub method: MethodName,
     /// The parameters as sent (an object or an array), if any.
     pub params: Option<Box<RawValue>>,
 }
@@ -403,9 +406,11 @@ impl Message {
             Some(raw) if starts_with(raw, b"\"") => {
                 // A string token, valid JSON: its text, unescaped only if
                 // it has escapes.
-                let method = string_text(raw)
-                    .ok_or_else(|| invalid("method must be a string"))?
-                    .into_owned();
+                let method = match string_text(raw) {
+                    Some(Cow::Borrowed(text)) => MethodName::new(text),
+                    Some(Cow::Owned(text)) => MethodName::from(text),
+                    None => return Err(invalid("method must be a string")),
+                };
                 Ok(match id {
                     Some(id) => Message::Request(Request { id, method, params }),
                     None => Message::Notification(Notification { method, params }),
