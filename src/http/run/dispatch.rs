@@ -295,7 +295,7 @@ async fn start<A: App, S: Scope + 'static>(
             out: None,
         };
         let stop = {
-            let work = work(runner, &scope, begin, &mut answer);
+            let work = work(runner, &scope, begin, &cancel, &mut answer);
             tokio::pin!(work);
             let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
             if first.is_ready() {
@@ -499,16 +499,19 @@ impl Report<'_> {
 }
 
 /// A request's work: the application's handler, then, for a streamed
-/// reply, the pump that carries it.
+/// reply, the pump that carries it; `cancel` is the request's token.
 async fn work<'a, A: App, S: Scope>(
     runner: &Runner<A>,
     scope: &'a S,
     begin: Begin<A::Session>,
+    cancel: &CancellationToken,
     answer: &mut Report<'a>,
 ) {
     let stream = match begin {
         Begin::Call(ctx, message, choice) => {
-            let handling = handling(runner, ctx, message, choice);
+            // The token is the context's (`run` took it); the id is
+            // `start`'s to use, not the handling's.
+            let handling = handling_with(runner, ctx, message, choice, cancel.clone(), None);
             let is_request = handling.is_request;
             match handling.await {
                 Err(error) => return fail(scope, answer, &error),
@@ -558,6 +561,22 @@ pub(crate) fn handling<A: App>(
     message: Message,
     choice: TaskChoice,
 ) -> Handling<impl Handler + '_> {
+    let cancel = ctx.cancel.clone();
+    let request_id = message.request_id();
+    handling_with(runner, ctx, message, choice, cancel, request_id)
+}
+
+/// [`handling`], with the request's token and JSON-RPC id taken already
+/// (`start`'s work holds its own: its handling gets a clone of the token
+/// and no id).
+fn handling_with<A: App>(
+    runner: &Runner<A>,
+    ctx: Context<A::Session>,
+    message: Message,
+    choice: TaskChoice,
+    cancel: CancellationToken,
+    request_id: Option<Value>,
+) -> Handling<impl Handler + '_> {
     #[cfg(feature = "oauth")]
     let filter = match &message {
         Message::Request(request) if request.method == "tools/list" => ctx
@@ -570,8 +589,8 @@ pub(crate) fn handling<A: App>(
     #[cfg(not(feature = "oauth"))]
     let filter = ();
     Handling {
-        cancel: ctx.cancel.clone(),
-        request_id: message.request_id(),
+        cancel,
+        request_id,
         is_request: matches!(message, Message::Request(_)),
         choice,
         filter,

@@ -33,8 +33,9 @@ pub(crate) fn extension_required() -> RpcError {
     RpcError::missing_capability(extension_capability())
 }
 
-/// Runs `work` inline, as the call's own answer (the client did not ask
-/// for tasks): its result, or its error.
+/// `work` started inline, as the call's own answer (the client did not
+/// ask for tasks): the future of its result, or its error, which whoever
+/// awaits the call polls (`TaskChoice::chosen`).
 pub(crate) fn inline(
     work: TaskWork,
     cancel: CancellationToken,
