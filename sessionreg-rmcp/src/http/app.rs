@@ -129,7 +129,7 @@ impl<S: ServerHandler> App for HandlerApp<S> {
                 let Some(legacy) = ctx.legacy() else {
                     return Ok(Reply::Accepted);
                 };
-                let text = wire_text(None, &note.method, note.params.as_deref());
+                let text = wire_text(None, &note.method, note.params_text());
                 let Ok(notification) =
                     serde_json::from_str::<JsonRpcNotification<ClientNotification>>(&text)
                 else {
@@ -219,9 +219,9 @@ impl<S: ServerHandler> HandlerApp<S> {
             .modern()
             .and_then(|modern| retried_params(modern, &request));
         let params = match &retried {
-            Some(Ok(params)) => Some(params.as_ref()),
+            Some(Ok(params)) => Some(params.get()),
             Some(Err(error)) => return Reply::Error(error.clone()),
-            None => request.params.as_deref(),
+            None => request.params_text(),
         };
         let text = wire_text(Some(&request.id), &request.method, params);
         let mut decoded = match decode(&text, &request.method) {
@@ -405,9 +405,9 @@ fn as_kind<R: serde::de::DeserializeOwned>(
 
 /// The JSON-RPC text of a client message, rebuilt from the layer's parts
 /// (the params are the client's own text).
-fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> String {
+fn wire_text(id: Option<&Value>, method: &str, params: Option<&str>) -> String {
     let method = Value::String(method.into());
-    let mut text = String::with_capacity(64 + params.map_or(0, |raw| raw.get().len()));
+    let mut text = String::with_capacity(64 + params.map_or(0, str::len));
     text.push_str(r#"{"jsonrpc":"2.0","method":"#);
     text.push_str(&method.to_string());
     if let Some(id) = id {
@@ -416,7 +416,7 @@ fn wire_text(id: Option<&Value>, method: &str, params: Option<&RawValue>) -> Str
     }
     if let Some(params) = params {
         text.push_str(r#","params":"#);
-        text.push_str(params.get());
+        text.push_str(params);
     }
     text.push('}');
     text
@@ -612,11 +612,7 @@ mod tests {
                 format!(r#"{{{meta},"name":"p","arguments":{{"a":"b"}}}}"#),
             ),
         ] {
-            let text = wire_text(
-                Some(&json!(3)),
-                method,
-                Some(&RawValue::from_string(params).unwrap()),
-            );
+            let text = wire_text(Some(&json!(3)), method, Some(params.as_str()));
             let known = known_kind(&text, method).is_some();
             let decoded = decode(&text, method).unwrap();
             assert_eq!(
@@ -633,11 +629,7 @@ mod tests {
     fn params_the_kind_refuses_fall_back_to_the_union() {
         // No `name`: not a CallToolRequest; rmcp's union makes it a custom
         // request, and so does the fallback.
-        let text = wire_text(
-            Some(&json!(1)),
-            "tools/call",
-            Some(&RawValue::from_string("{}".into()).unwrap()),
-        );
+        let text = wire_text(Some(&json!(1)), "tools/call", Some("{}"));
         assert!(known_kind(&text, "tools/call").is_none());
         let decoded = decode(&text, "tools/call").unwrap();
         assert!(matches!(decoded.request, ClientRequest::CustomRequest(_)));

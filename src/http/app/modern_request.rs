@@ -7,14 +7,13 @@
 
 use crate::http::input::{self, InputRequests, InputRequired};
 use crate::http::observe;
-use crate::http::wire::jsonrpc::{self, RpcError};
+use crate::http::wire::jsonrpc::{self, Params, RpcError};
 use crate::http::wire::meta::{LogLevel, META_CAPABILITIES};
 use crate::http::wire::method_name;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::Arc;
 
 /// A 2026-07-28 request, as its handler sees it.
 #[derive(Debug, Clone)]
@@ -30,29 +29,27 @@ pub struct ModernRequest {
     pub(crate) call: Option<CallText>,
 }
 
-/// Where a call's `name` and `arguments` are in its params' text: a copy
-/// the layer keeps anyway (an input request's retry is bound to the
-/// params), so the handler's view costs no pass over them.
+/// Where a call's `name` and `arguments` are in its params' text, which
+/// it shares with the request (a [`Params`] clone, no copy), so the
+/// handler's view costs no pass over them.
 #[derive(Debug, Clone)]
 pub(crate) struct CallText {
-    params: Arc<str>,
+    params: Params,
     name: Option<Range<usize>>,
     arguments: Option<Range<usize>>,
 }
 
 impl CallText {
-    /// The view of `kept`, a copy of `params`' text, where `name` and
-    /// `arguments` are members read out of `params` itself (borrowed from
-    /// it); `None` if `params` is not an object or either member is not
-    /// in it.
+    /// The view of `params`, where `name` and `arguments` are members read
+    /// out of `params` itself (borrowed from its text); `None` if `params`
+    /// is not an object or either member is not in it.
     pub(crate) fn new(
-        kept: Arc<str>,
-        params: &RawValue,
+        params: &Params,
         name: Option<&str>,
         arguments: Option<&str>,
     ) -> Option<CallText> {
         let text = params.get();
-        if !text.starts_with('{') || *kept != *text {
+        if !text.starts_with('{') {
             return None;
         }
         let base = text.as_ptr() as usize;
@@ -70,7 +67,7 @@ impl CallText {
             None => None,
         };
         Some(CallText {
-            params: kept,
+            params: params.clone(),
             name,
             arguments,
         })
@@ -78,7 +75,7 @@ impl CallText {
 
     /// The member at `range`, as raw JSON (a scan of that member alone).
     fn member(&self, range: &Option<Range<usize>>) -> Option<&RawValue> {
-        let text = self.params.get(range.clone()?)?;
+        let text = self.params.get().get(range.clone()?)?;
         serde_json::from_str::<&RawValue>(text)
             .ok()
             .filter(|raw| raw.get() != "null")
@@ -244,10 +241,9 @@ mod tests {
     }
 
     fn request_with(params: &str) -> Option<ModernRequest> {
-        let params: Box<RawValue> = serde_json::from_str(params).unwrap();
+        let params = Params::new(params).unwrap();
         let members: Members<'_> = serde_json::from_str(params.get()).unwrap();
         let call = CallText::new(
-            Arc::from(params.get()),
             &params,
             members.name.map(RawValue::get),
             members.arguments.map(RawValue::get),
@@ -281,21 +277,20 @@ mod tests {
 
     #[test]
     fn no_view_of_other_text() {
-        let params: Box<RawValue> = serde_json::from_str(r#"{"name":"a"}"#).unwrap();
-        let other: Box<RawValue> = serde_json::from_str(r#"{"name":"b"}"#).unwrap();
-        let name = |raw: &RawValue| -> Box<RawValue> {
+        let params = Params::new(r#"{"name":"a"}"#).unwrap();
+        let other = Params::new(r#"{"name":"b"}"#).unwrap();
+        let name = |raw: &Params| -> Box<RawValue> {
             let members: Members<'_> = serde_json::from_str(raw.get()).unwrap();
             members.name.unwrap().to_owned()
         };
-        // A member that is not in the params, a copy that is not theirs,
-        // params that are not an object: no view.
+        // A member that is not in the params (a copy of one that is, the
+        // member of other params), params that are not an object: no view.
         let outside = name(&other);
-        assert!(
-            CallText::new(Arc::from(params.get()), &params, Some(outside.get()), None).is_none()
-        );
-        assert!(CallText::new(Arc::from(other.get()), &params, None, None).is_none());
-        let array: Box<RawValue> = serde_json::from_str(r#"["a"]"#).unwrap();
-        assert!(CallText::new(Arc::from(array.get()), &array, None, None).is_none());
+        assert!(CallText::new(&params, Some(outside.get()), None).is_none());
+        let copied = name(&params);
+        assert!(CallText::new(&params, Some(copied.get()), None).is_none());
+        let array = Params::new(r#"["a"]"#).unwrap();
+        assert!(CallText::new(&array, None, None).is_none());
         // Any other request has none.
         let plain = ModernRequest::of_notification(
             &jsonrpc::Message::from_slice(br#"{"jsonrpc":"2.0","method":"x"}"#).unwrap(),

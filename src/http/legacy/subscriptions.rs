@@ -61,7 +61,7 @@ pub(super) fn subscribe<S>(
         "resources/unsubscribe" => false,
         _ => return Ok(()),
     };
-    let uri = subscribed_uri(request.params.as_deref(), bounds.listen_uri_bytes)
+    let uri = subscribed_uri(request.params_text(), bounds.listen_uri_bytes)
         .map_err(Reject::Malformed)?;
     let topics = &listeners.topics;
     let member = Member::Session(id);

@@ -16,7 +16,6 @@ use super::topics::Topic;
 use crate::http::wire::jsonrpc::RpcError;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -44,14 +43,11 @@ pub(crate) struct Filter {
 impl Filter {
     /// The honoured filter of a listen request's `params`; `-32602` for a
     /// filter of the wrong shape or a URI past `bounds.uri_bytes`.
-    pub(crate) fn honoured(
-        params: Option<&RawValue>,
-        bounds: FilterBounds,
-    ) -> Result<Filter, RpcError> {
+    pub(crate) fn honoured(params: Option<&str>, bounds: FilterBounds) -> Result<Filter, RpcError> {
         let Some(params) = params else {
             return Ok(Filter::default());
         };
-        let mut de = serde_json::Deserializer::from_str(params.get());
+        let mut de = serde_json::Deserializer::from_str(params);
         let filter = de
             .deserialize_option(ParamsVisitor(bounds))
             .map_err(|e| RpcError::invalid_params(format!("invalid listen filter: {e}")))?;
@@ -244,16 +240,13 @@ impl<'de> Visitor<'de> for UrisSeed {
 /// A legacy `resources/subscribe`'s (or `unsubscribe`'s) URI, read from
 /// its params' text without a tree; `-32602` past `uri_bytes` (or for
 /// params of the wrong shape).
-pub(crate) fn subscribed_uri(
-    params: Option<&RawValue>,
-    uri_bytes: usize,
-) -> Result<Box<str>, RpcError> {
+pub(crate) fn subscribed_uri(params: Option<&str>, uri_bytes: usize) -> Result<Box<str>, RpcError> {
     #[derive(Deserialize)]
     struct Params<'a> {
         #[serde(borrow)]
         uri: Cow<'a, str>,
     }
-    let params = params.map_or("null", RawValue::get);
+    let params = params.unwrap_or("null");
     let Params { uri } = serde_json::from_str(params)
         .map_err(|e| RpcError::invalid_params(format!("invalid resource subscription: {e}")))?;
     if uri.len() > uri_bytes {
@@ -274,8 +267,8 @@ mod tests {
         filter_bytes: 1024,
     };
 
-    fn raw(value: Value) -> Box<RawValue> {
-        RawValue::from_string(value.to_string()).unwrap()
+    fn raw(value: Value) -> String {
+        value.to_string()
     }
 
     fn honoured(value: Value, bounds: FilterBounds) -> Result<Filter, RpcError> {

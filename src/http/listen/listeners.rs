@@ -22,7 +22,6 @@ use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use crate::shares::{Share, Shares};
 use crate::{Reason, Registry, SessionId};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -157,7 +156,7 @@ impl Listeners {
     pub(crate) fn open(
         self: &Arc<Self>,
         id: &Value,
-        params: Option<&RawValue>,
+        params: Option<&str>,
         owner: Option<Principal>,
         term: Term,
         closing: impl Fn() -> Option<Reason>,

@@ -36,7 +36,7 @@ pub(super) fn binding_of(
 /// state, so no other request pays for the digest).
 pub(super) struct Binds {
     pub(super) binding: Option<Binding>,
-    pub(super) params: Option<std::sync::Arc<str>>,
+    pub(super) params: Option<crate::http::wire::jsonrpc::Params>,
 }
 
 /// The answer "input required": the input requests, and the
@@ -58,7 +58,11 @@ pub(super) fn input_required(
     if let Some(app_state) = &asked.state {
         let binding = match binds.binding {
             Some(binding) => binding,
-            None => match binding_of(principal, &envelope.method, binds.params.as_deref()) {
+            None => match binding_of(
+                principal,
+                &envelope.method,
+                binds.params.as_ref().map(|p| p.get()),
+            ) {
                 Ok(binding) => binding,
                 Err(error) => return Reject::Malformed(error).respond(Some(&envelope.id), config),
             },

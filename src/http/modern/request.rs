@@ -15,7 +15,6 @@ use crate::http::wire::meta::LogLevel;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// What a handler knows of a request: its `_meta`, and on a retry its input
@@ -87,12 +86,9 @@ pub(super) fn read<A: App>(
                 )));
             };
             let principal = Principal::of(parts).map(Principal::as_str);
-            let binding = input_required::binding_of(
-                principal,
-                &request.method,
-                request.params.as_deref().map(RawValue::get),
-            )
-            .map_err(bad)?;
+            let binding =
+                input_required::binding_of(principal, &request.method, request.params_text())
+                    .map_err(bad)?;
             match hub.sealer.open(&token, &binding) {
                 Ok(Opening::Opened(opened)) => {
                     observe::retry_link::link(opened.link.as_ref());

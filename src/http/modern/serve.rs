@@ -157,13 +157,10 @@ async fn answer<A: App>(
     // handler reads a call's name and arguments, as the checks read them.
     let kept = input::INPUT_METHODS
         .contains(&request.method.as_str())
-        .then(|| request.params.as_deref().map(|p| Arc::<str>::from(p.get())))
+        .then(|| request.params.clone())
         .flatten();
-    if let (Some(kept), Some(params), "tools/call" | "prompts/get") =
-        (&kept, request.params.as_deref(), request.method.as_str())
-    {
+    if let (Some(params), "tools/call" | "prompts/get") = (&kept, request.method.as_str()) {
         modern.call = CallText::new(
-            Arc::clone(kept),
             params,
             fields.params.name.map(RawText::get),
             fields.params.arguments.map(RawText::get),
@@ -260,7 +257,7 @@ fn listen<A: App>(hub: &Hub<A>, request: &Request, parts: &Parts) -> Response<Bo
     let narrow = |filter| hub.app().listen_filter(filter, parts);
     match hub.listeners.open(
         &request.id,
-        request.params.as_deref(),
+        request.params_text(),
         owner,
         term,
         closing,

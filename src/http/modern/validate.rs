@@ -53,12 +53,12 @@ pub(super) struct Fields<'a> {
 /// found without a second parse (`raw_text.rs`).
 pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
     let raw = match message {
-        Message::Request(request) => request.params.as_deref(),
-        Message::Notification(note) => note.params.as_deref(),
+        Message::Request(request) => request.params.as_ref(),
+        Message::Notification(note) => note.params.as_ref(),
         Message::Response(_) => None,
     };
     let mut fields = Fields::default();
-    let Some(mut members) = raw.and_then(|raw| RawText::of(raw).members()) else {
+    let Some(mut members) = raw.and_then(|raw| RawText::of_params(raw).members()) else {
         return Ok(fields);
     };
     let mut meta_seen = false;

@@ -68,11 +68,11 @@ impl<'a> Observed<'a> {
     /// those).
     pub(crate) fn of(message: &'a Message) -> Observed<'a> {
         let params = match message {
-            Message::Request(request) => request.params.as_deref(),
-            Message::Notification(note) => note.params.as_deref(),
+            Message::Request(request) => request.params.as_ref(),
+            Message::Notification(note) => note.params.as_ref(),
             Message::Response(_) => None,
         };
-        let Some(members) = params.and_then(|raw| RawText::of(raw).members()) else {
+        let Some(members) = params.and_then(|raw| RawText::of_params(raw).members()) else {
             return Observed::default();
         };
         let mut observed = Observed::default();

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 pub use super::method_name::MethodName;
+pub use super::params::Params;
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,7 +125,7 @@ impl std::error::Error for RpcError {}
 ///
 /// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
 /// let Ok(Message::Request(request)) = Message::from_slice(body) else { panic!() };
-/// assert_eq!(request.params.as_ref().unwrap().get(), r#"{"name":"echo"}"#);
+/// assert_eq!(request.params_text(), Some(r#"{"name":"echo"}"#));
 /// assert_eq!(request.params_as::<Call>().unwrap().name, "echo");
 /// assert_eq!(request.params_value().unwrap()["name"], "echo");
 /// ```
@@ -135,7 +136,7 @@ pub struct Request {
     /// The method, e.g. `tools/call`.
     pub method: MethodName,
     /// The parameters as sent (an object or an array), if any.
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<Params>,
 }
 
 /// A notification from the client: no id, no response.
@@ -144,7 +145,7 @@ pub struct Notification {
     /// The method, e.g. `notifications/initialized`.
     pub method: MethodName,
     /// The parameters as sent (an object or an array), if any.
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<Params>,
 }
 
 /// A response from the client to a request the server sent it.
@@ -170,16 +171,21 @@ pub enum Message {
 
 /// Reads params as `T`; absent params read as JSON `null` (so an
 /// `Option<_>` or a type with a `null` form accepts them).
-fn parse_params<'a, T: Deserialize<'a>>(params: Option<&'a RawValue>) -> Result<T, RpcError> {
-    serde_json::from_str(params.map_or("null", RawValue::get))
+fn parse_params<'a, T: Deserialize<'a>>(params: Option<&'a Params>) -> Result<T, RpcError> {
+    serde_json::from_str(params.map_or("null", Params::get))
         .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
 }
 
 impl Request {
+    /// The params' text as the client wrote it, if it sent any.
+    pub fn params_text(&self) -> Option<&str> {
+        self.params.as_ref().map(Params::get)
+    }
+
     /// The params as a `T` of the application's; `-32602 Invalid params`
     /// if they do not fit it. Absent params read as `null`.
     pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
-        parse_params(self.params.as_deref())
+        parse_params(self.params.as_ref())
     }
 
     /// The params as a [`Value`] (`Value::Null` when absent). Fails only
@@ -209,15 +215,20 @@ impl Request {
     /// assert_eq!((call.name, call.arguments.map(RawValue::get)), ("echo", Some(r#"{"text":"hi"}"#)));
     /// ```
     pub fn params_borrowed<'a, T: Deserialize<'a>>(&'a self) -> Result<T, RpcError> {
-        parse_params(self.params.as_deref())
+        parse_params(self.params.as_ref())
     }
 }
 
 impl Notification {
+    /// The params' text as the client wrote it, if it sent any.
+    pub fn params_text(&self) -> Option<&str> {
+        self.params.as_ref().map(Params::get)
+    }
+
     /// The params as a `T` of the application's; `-32602 Invalid params`
     /// if they do not fit it. Absent params read as `null`.
     pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, RpcError> {
-        parse_params(self.params.as_deref())
+        parse_params(self.params.as_ref())
     }
 
     /// The params as a [`Value`] (`Value::Null` when absent). Fails only
@@ -234,23 +245,14 @@ fn raw_eq(a: &RawValue, b: &RawValue) -> bool {
 /// Equal when the ids and methods are, and the params are the same text.
 impl PartialEq for Request {
     fn eq(&self, other: &Request) -> bool {
-        self.id == other.id
-            && self.method == other.method
-            && match (&self.params, &other.params) {
-                (Some(a), Some(b)) => raw_eq(a, b),
-                (a, b) => a.is_none() && b.is_none(),
-            }
+        self.id == other.id && self.method == other.method && self.params == other.params
     }
 }
 
 /// Equal when the methods are, and the params are the same text.
 impl PartialEq for Notification {
     fn eq(&self, other: &Notification) -> bool {
-        self.method == other.method
-            && match (&self.params, &other.params) {
-                (Some(a), Some(b)) => raw_eq(a, b),
-                (a, b) => a.is_none() && b.is_none(),
-            }
+        self.method == other.method && self.params == other.params
     }
 }
 
@@ -399,8 +401,10 @@ impl Message {
         let id = envelope.id.map(request_id).transpose()?;
         let params = match envelope.params {
             None => None,
-            Some(raw) if starts_with(raw, b"{[") => Some(raw.to_owned()),
-            Some(_) => return Err(invalid("params must be an object or an array")),
+            Some(raw) => match Params::checked(raw) {
+                Some(params) => Some(params),
+                None => return Err(invalid("params must be an object or an array")),
+            },
         };
         match envelope.method {
             Some(raw) if starts_with(raw, b"\"") => {

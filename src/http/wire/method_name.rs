@@ -208,13 +208,22 @@ mod tests {
 
     #[test]
     fn a_method_name_holds_mcps_own_text_and_copies_any_other() {
-        assert!(matches!(MethodName::new("tools/call").0, Cow::Borrowed("tools/call")));
-        assert!(matches!(MethodName::from(String::from("ping")).0, Cow::Borrowed("ping")));
+        assert!(matches!(
+            MethodName::new("tools/call").0,
+            Cow::Borrowed("tools/call")
+        ));
+        assert!(matches!(
+            MethodName::from(String::from("ping")).0,
+            Cow::Borrowed("ping")
+        ));
         let other = MethodName::from(String::from("acme/anything"));
         assert!(matches!(&other.0, Cow::Owned(m) if m == "acme/anything"));
         assert_eq!(other, "acme/anything");
         assert_eq!("acme/anything", other);
-        assert_eq!(format!("{other} {other:?}"), r#"acme/anything "acme/anything""#);
+        assert_eq!(
+            format!("{other} {other:?}"),
+            r#"acme/anything "acme/anything""#
+        );
         assert_eq!(serde_json::to_string(&other).unwrap(), r#""acme/anything""#);
         assert_ne!(MethodName::new("tools/list"), "tools/call");
     }

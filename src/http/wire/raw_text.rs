@@ -10,6 +10,7 @@
 //! text is JSON: a `RawText` is only made from a `RawValue` (or from a
 //! member found in one), which serde_json has checked.
 
+use crate::http::wire::params::Params;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
@@ -22,6 +23,12 @@ impl<'a> RawText<'a> {
     /// The text of a value serde_json has checked.
     pub(crate) fn of(raw: &'a RawValue) -> RawText<'a> {
         RawText(raw.get())
+    }
+
+    /// The text of a message's params, which serde_json checked when the
+    /// message was read.
+    pub(crate) fn of_params(params: &'a Params) -> RawText<'a> {
+        RawText(params.get())
     }
 
     /// The value's text, as the client wrote it.

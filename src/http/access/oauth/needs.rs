@@ -100,7 +100,7 @@ impl CallScopes {
         let by_method = self.methods.get(method);
         let mut by_target = None;
         if let Some(target) = Target::of(method).filter(|_| !self.targets.is_empty()) {
-            let raw = request.params.as_deref().map_or("null", |raw| raw.get());
+            let raw = request.params_text().unwrap_or("null");
             let named: Option<Named<'_>> = serde_json::from_str(raw)
                 .map_err(|e| RpcError::invalid_params(format!("invalid params: {e}")))?;
             let name = named.and_then(|named| match target {
@@ -157,14 +157,13 @@ fn push_once(list: &mut Vec<String>, scope: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::wire::jsonrpc::Request;
-    use serde_json::value::RawValue;
+    use crate::http::wire::jsonrpc::{Params, Request};
 
     fn call(method: &str, params: &str) -> Message {
         Message::Request(Request {
             id: 1.into(),
             method: method.into(),
-            params: Some(RawValue::from_string(params.into()).unwrap()),
+            params: Some(Params::new(params).unwrap()),
         })
     }
 

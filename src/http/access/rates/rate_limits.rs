@@ -111,7 +111,7 @@ impl RateLimits {
         let principal = Principal::of(parts);
         let wants_tool = !self.tools.is_empty() || !self.keyed.is_empty();
         let tool = match wants_tool && request.method == "tools/call" {
-            true => tool_name(request.params.as_deref()),
+            true => tool_name(request.params_text()),
             false => None,
         };
         // The principal's and its tool's limits in place; the keyed ones
@@ -314,8 +314,8 @@ impl Met<'_> {
 }
 
 /// The tool `params` names, if they read.
-fn tool_name(params: Option<&serde_json::value::RawValue>) -> Option<Cow<'_, str>> {
-    let raw = params.map_or("null", |raw| raw.get());
+fn tool_name(params: Option<&str>) -> Option<Cow<'_, str>> {
+    let raw = params.unwrap_or("null");
     match serde_json::from_str::<Option<ToolName<'_>>>(raw) {
         Ok(Some(ToolName { name })) => name,
         // Params the application will refuse: nothing to count.
