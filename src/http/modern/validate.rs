@@ -48,8 +48,8 @@ pub(super) struct Fields<'a> {
 
 /// Reads the members the layer needs out of a message's params (a
 /// response has none); `-32602` if one of them is given twice (the
-/// application might read the other). The params are a `RawValue`,
-/// checked by serde_json when the message was read: their members are
+/// application might read the other). The params' text ([`Params`](crate::http::jsonrpc::Params))
+/// was checked by serde_json when the message was read: their members are
 /// found without a second parse (`raw_text.rs`).
 pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
     let raw = match message {

@@ -7,8 +7,8 @@
 //! `RawValue` again costs a second pass as dear as the first. Here the
 //! validity is known, so finding where each member starts and ends is a
 //! count of brackets outside strings. The walk never decides whether a
-//! text is JSON: a `RawText` is only made from a `RawValue` (or from a
-//! member found in one), which serde_json has checked.
+//! text is JSON: a `RawText` is only made from a `RawValue` or a message's
+//! `Params` (or from a member found in one), which serde_json has checked.
 
 use crate::http::wire::params::Params;
 use serde_json::value::RawValue;
