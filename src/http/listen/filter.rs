@@ -242,12 +242,12 @@ impl<'de> Visitor<'de> for UrisSeed {
 /// params of the wrong shape).
 pub(crate) fn subscribed_uri(params: Option<&str>, uri_bytes: usize) -> Result<Box<str>, RpcError> {
     #[derive(Deserialize)]
-    struct Params<'a> {
+    struct Subscribe<'a> {
         #[serde(borrow)]
         uri: Cow<'a, str>,
     }
     let params = params.unwrap_or("null");
-    let Params { uri } = serde_json::from_str(params)
+    let Subscribe { uri } = serde_json::from_str(params)
         .map_err(|e| RpcError::invalid_params(format!("invalid resource subscription: {e}")))?;
     if uri.len() > uri_bytes {
         return Err(RpcError::invalid_params(format!(
@@ -267,12 +267,8 @@ mod tests {
         filter_bytes: 1024,
     };
 
-    fn raw(value: Value) -> String {
-        value.to_string()
-    }
-
     fn honoured(value: Value, bounds: FilterBounds) -> Result<Filter, RpcError> {
-        Filter::honoured(Some(&raw(value)), bounds)
+        Filter::honoured(Some(&value.to_string()), bounds)
     }
 
     #[test]
@@ -363,9 +359,9 @@ mod tests {
 
     #[test]
     fn a_subscription_reads_its_uri_within_the_bound() {
-        let ok = raw(json!({ "uri": "basket://1", "_meta": {} }));
+        let ok = json!({ "uri": "basket://1", "_meta": {} }).to_string();
         assert_eq!(&*subscribed_uri(Some(&ok), 16).unwrap(), "basket://1");
-        let long = raw(json!({ "uri": "u".repeat(17) }));
+        let long = json!({ "uri": "u".repeat(17) }).to_string();
         let refused = subscribed_uri(Some(&long), 16).unwrap_err();
         assert_eq!(refused.code, RpcError::INVALID_PARAMS);
         assert!(subscribed_uri(None, 16).is_err());
