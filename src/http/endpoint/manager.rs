@@ -26,6 +26,7 @@ use crate::http::input::sealing::RequestStateKeys;
 use crate::http::listen::{Publisher, Sink};
 use crate::http::observe::DurationMetrics;
 use crate::http::run::hub::Hub;
+use crate::http::run::in_place;
 #[cfg(feature = "internals")]
 use crate::http::session::entry::SessionEntry;
 use crate::http::wire::body::Body;
@@ -123,7 +124,7 @@ impl<A: App> SessionManager<A> {
     {
         let span = tracing::debug_span!("mcp", method = %request.method());
         self.start_reaper();
-        let routing = Box::pin(router::route(&self.hub, request).instrument(span));
+        let routing = in_place::boxed(|| router::route(&self.hub, request).instrument(span));
         async move {
             let response = routing.await;
             self.hub.counters.response(response.status().as_u16());

@@ -13,6 +13,7 @@ use crate::http::app::{App, HandlerError, Reply};
 use crate::http::counters::HttpCounters;
 use crate::http::observe;
 use crate::http::run::admission::{HandlerCount, HandlerGuard, HandlerTasks};
+use crate::http::run::in_place;
 use crate::http::session::running::Listed;
 use crate::http::sse::{Out, Outlet};
 use crate::http::tasks::{Chosen, TaskChoice};
@@ -287,7 +288,8 @@ async fn start<A: App, S: Scope + 'static>(
     let token = cancel.clone();
     let outlives = scope.outlives_connection();
     let shared = Arc::clone(runner);
-    let task = async move {
+    // Boxed where it is made (`in_place.rs`); polled here first.
+    let task = in_place::boxed(move || async move {
         let runner = &*shared;
         let _counted = HandlerCount::new(&runner.counters);
         let mut answer = Report {
@@ -315,12 +317,12 @@ async fn start<A: App, S: Scope + 'static>(
         // Whatever borrowed the scope (a logged stream) goes before it.
         drop(answer);
         drop(scope);
-    };
+    });
     // Polled here, the work is in the request's span already (the
     // caller's); only a task it moves to is put in that span again, so a
     // poll enters the span once, not twice (with the OpenTelemetry layer an
     // enter and its exit cost about a thousand instructions).
-    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(task);
+    let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = task;
     let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
     let work = if first.is_ready() {
         Work::Done
