@@ -288,7 +288,7 @@ async fn start<A: App, S: Scope + 'static>(
     let token = cancel.clone();
     let outlives = scope.outlives_connection();
     let shared = Arc::clone(runner);
-    // Boxed where it is made (`in_place.rs`); polled here first.
+    // Boxed where it is made (`in_place.rs`).
     let task = in_place::boxed(move || async move {
         let runner = &*shared;
         let _counted = HandlerCount::new(&runner.counters);
