@@ -13,7 +13,6 @@
 //! the safe default. No `Access-Control-Allow-Credentials`: MCP clients
 //! send their credentials in `Authorization`, not cookies.
 
-use super::origins::OriginPolicy;
 use crate::http::wire::body::{self, Body};
 use http::header::{
     HeaderMap, HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
@@ -27,13 +26,6 @@ const EXPOSE: &str = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate";
 const DEFAULT_REQUEST_HEADERS: &str = "Content-Type, Accept, Authorization, Mcp-Session-Id, \
      Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name";
 const MAX_AGE_SECONDS: u32 = 600;
-
-/// The request's `Origin`, if CORS applies to it under `policy`.
-pub(crate) fn allowed_origin(headers: &HeaderMap, policy: &OriginPolicy) -> Option<HeaderValue> {
-    let origin = headers.get(ORIGIN)?;
-    let text = origin.to_str().ok()?.trim();
-    policy.names_origin(text).then(|| origin.clone())
-}
 
 /// Whether the request is a CORS preflight.
 pub(crate) fn is_preflight(method: &Method, headers: &HeaderMap) -> bool {

@@ -2,7 +2,6 @@
 //! `Host` against the allow-lists ([`AllowLists`]) and the DNS-rebinding
 //! protection ([`RebindingProtection`]), swappable while serving.
 
-use super::cors;
 use super::origins::{self, Forbidden, OriginPolicy};
 use crate::http::wire::reject::Reject;
 use arc_swap::ArcSwap;
@@ -122,14 +121,15 @@ impl Access {
         } else {
             &policies.open
         };
-        policy
+        // The origin that passed is allowed by name: CORS answers it.
+        let origin = policy
             .check(headers, uri)
             .map_err(|forbidden| match forbidden {
                 Forbidden::Origin => Reject::ForbiddenOrigin,
                 Forbidden::Host => Reject::ForbiddenHost,
                 Forbidden::Twice(name) => Reject::DuplicateHeader(name),
             })?;
-        Ok(cors::allowed_origin(headers, policy))
+        Ok(origin.cloned())
     }
 
     /// Records the address the listener is bound to; logs what a public
