@@ -254,8 +254,11 @@ fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<&str>, Rp
         )));
     }
     match value.to_str() {
-        // Optional whitespace around a field value is not part of it.
-        Ok(text) => Ok(Some(text.trim_matches([' ', '\t']))),
+        // Optional whitespace (spaces, tabs) around a field value is not
+        // part of it; `to_str` let through no other ASCII whitespace, so
+        // `trim_ascii` trims just those, as bytes (a `char` pattern costs
+        // a request's two look-ups about a hundred instructions).
+        Ok(text) => Ok(Some(text.trim_ascii())),
         Err(_) => Err(header_mismatch(format!(
             "{name} header contains invalid characters"
         ))),

@@ -16,10 +16,12 @@ pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
     let Some(value) = headers.get(headers::name::PROTOCOL_VERSION) else {
         return Ok(Version::Legacy(DEFAULT_VERSION));
     };
+    // Spaces and tabs around it are no part of it (`to_str` lets through
+    // no other whitespace).
     let text = value
         .to_str()
         .map_err(|_| String::from("<non-ASCII>"))?
-        .trim();
+        .trim_ascii();
     Version::named(text).ok_or_else(|| text.to_string())
 }
 

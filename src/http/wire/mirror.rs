@@ -131,7 +131,9 @@ impl MirroredParams {
                         param.shown
                     ))
                 })?
-                .trim_matches([' ', '\t']);
+                // Spaces and tabs: `to_str` let through no other ASCII
+                // whitespace.
+                .trim_ascii();
             let text = decode(text).ok_or_else(|| {
                 mismatch(format!(
                     "{} header has an invalid Base64 value",
