@@ -26,7 +26,7 @@ use crate::http::input::sealing::RequestStateKeys;
 use crate::http::listen::{Publisher, Sink};
 use crate::http::observe::DurationMetrics;
 use crate::http::run::hub::Hub;
-use crate::http::run::in_place;
+use crate::http::run::recycled::recycled;
 #[cfg(feature = "internals")]
 use crate::http::session::entry::SessionEntry;
 use crate::http::wire::body::Body;
@@ -114,7 +114,8 @@ impl<A: App> SessionManager<A> {
     /// open, sized for the service's whole future: a service that awaited
     /// the routing inline would hold that much for every open connection,
     /// an idle keep-alive or a GET stream. The routing's box lives only
-    /// while its request is in flight.)
+    /// while its request is in flight; freed, it is kept by its thread for
+    /// the next routing made there, a few blocks at most.)
     pub fn handle<B>(
         &self,
         request: http::Request<B>,
@@ -124,7 +125,9 @@ impl<A: App> SessionManager<A> {
     {
         let span = tracing::debug_span!("mcp", method = %request.method());
         self.start_reaper();
-        let routing = in_place::boxed(|| router::route(&self.hub, request).instrument(span));
+        // On the heap, in a block its thread kept from an earlier routing if
+        // it did (`recycled.rs`).
+        let routing = recycled(|| router::route(&self.hub, request).instrument(span));
         async move {
             let response = routing.await;
             self.hub.counters.response(response.status().as_u16());
