@@ -41,14 +41,8 @@ pub(crate) fn recycled<F: Future>(make: impl FnOnce() -> F) -> Recycled<F> {
         0 => NonNull::<F>::dangling(),
         _ => take(layout).cast::<F>(),
     };
-    /// Gives the block back if `make` panics: nothing was written into it.
-    struct Unwritten(NonNull<u8>, Layout);
-    impl Drop for Unwritten {
-        fn drop(&mut self) {
-            give(self.0, self.1);
-        }
-    }
-    let unwritten = Unwritten(block.cast(), layout);
+    // Given back if `make` panics: nothing was written into it.
+    let unwritten = Given(block.cast(), layout);
     // SAFETY: `block` is valid for a write of an `F` (`take` gave memory of
     // `F`'s layout, or a dangling aligned pointer for a zero-sized `F`) and
     // holds nothing yet.
@@ -95,17 +89,21 @@ impl<F: Future> Future for Recycled<F> {
 
 impl<F> Drop for Recycled<F> {
     fn drop(&mut self) {
-        /// Gives the block back even if the future's drop panics.
-        struct Freed(NonNull<u8>, Layout);
-        impl Drop for Freed {
-            fn drop(&mut self) {
-                give(self.0, self.1);
-            }
-        }
-        let _freed = Freed(self.future.cast(), Layout::new::<F>());
+        // Given back even if the future's drop panics.
+        let _freed = Given(self.future.cast(), Layout::new::<F>());
         // SAFETY: the `F` is live (written in `recycled`, dropped only
         // here) and is not used again: the block is given back after.
         unsafe { self.future.as_ptr().drop_in_place() };
+    }
+}
+
+/// A block (from [`take`], for its layout, holding nothing live by the
+/// time this drops) that is [given](give) back when this drops.
+struct Given(NonNull<u8>, Layout);
+
+impl Drop for Given {
+    fn drop(&mut self) {
+        give(self.0, self.1);
     }
 }
 
