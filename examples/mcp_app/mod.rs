@@ -174,12 +174,13 @@ impl App for Server {
         request: &http::request::Parts,
     ) -> Result<Client, RpcError> {
         // The manager has checked the request's shape (params.protocolVersion).
-        // Only `clientInfo.name` is read out, borrowed; the rest (the
-        // capabilities) is walked over, not built.
+        // Only `clientInfo.name` is read out, borrowed, in one pass; the rest
+        // (the capabilities, the client's other fields) is walked over, not
+        // built. A `clientInfo` that is no object fails the read: "unknown".
         #[derive(serde::Deserialize)]
         struct Initialize<'a> {
             #[serde(borrow, rename = "clientInfo")]
-            client_info: Option<&'a RawValue>,
+            client_info: Option<ClientInfo<'a>>,
         }
         #[derive(serde::Deserialize)]
         struct ClientInfo<'a> {
@@ -190,8 +191,6 @@ impl App for Server {
             .params_borrowed::<Initialize<'_>>()
             .ok()
             .and_then(|params| params.client_info)
-            .filter(|info| info.get().starts_with('{'))
-            .and_then(|info| serde_json::from_str::<ClientInfo<'_>>(info.get()).ok())
             .and_then(|info| info.name)
             .and_then(jsonrpc::string_text)
             .map_or_else(|| "unknown".to_string(), |name| bounded_name(&name));
