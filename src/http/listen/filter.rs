@@ -84,6 +84,44 @@ impl Filter {
         }
         Value::Object(out)
     }
+
+    /// [`acknowledged`](Self::acknowledged) written as JSON text at the end
+    /// of `out`, with no tree: its members in the order a `Value`'s
+    /// (sorted) map writes them.
+    pub(crate) fn write_acknowledged(&self, out: &mut Vec<u8>) {
+        // Sorted as a `serde_json::Map` sorts them: `promptsListChanged`,
+        // `resourceSubscriptions`, `resourcesListChanged`,
+        // `toolsListChanged`.
+        let lists = |kind: ListKind| self.lists[kind.index()].then(|| kind.filter_key());
+        let mut first = true;
+        let mut member = |out: &mut Vec<u8>, name: &str| {
+            out.push(if first { b'{' } else { b',' });
+            first = false;
+            out.push(b'"');
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+        };
+        if let Some(name) = lists(ListKind::Prompts) {
+            member(out, name);
+            out.extend_from_slice(b"true");
+        }
+        if !self.uris.is_empty() {
+            member(out, "resourceSubscriptions");
+            // Writing strings into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, &self.uris);
+        }
+        for name in [lists(ListKind::Resources), lists(ListKind::Tools)]
+            .into_iter()
+            .flatten()
+        {
+            member(out, name);
+            out.extend_from_slice(b"true");
+        }
+        if first {
+            out.push(b'{');
+        }
+        out.push(b'}');
+    }
 }
 
 /// The error of a URI past the bound.
@@ -288,6 +326,25 @@ mod tests {
         let topics: Vec<Topic> = filter.list_topics().collect();
         assert_eq!(topics, vec![Topic::List(ListKind::Tools)]);
         assert_eq!(filter.uri_bytes(), 2);
+    }
+
+    /// The written acknowledgement is the tree's text, byte for byte,
+    /// whatever the kinds and URIs (escapes included).
+    #[test]
+    fn the_written_acknowledgement_is_the_trees_text() {
+        let uri_sets: [&[&str]; 3] = [&[], &["a"], &["res://\"quoted\"\\", "ünï/\u{1}"]];
+        for bits in 0..8 {
+            for uris in uri_sets {
+                let filter = Filter {
+                    lists: [bits & 1 != 0, bits & 2 != 0, bits & 4 != 0],
+                    uris: uris.iter().map(|&u| u.into()).collect(),
+                };
+                let mut written = Vec::new();
+                filter.write_acknowledged(&mut written);
+                let tree = serde_json::to_string(&filter.acknowledged()).unwrap();
+                assert_eq!(String::from_utf8(written).unwrap(), tree, "{filter:?}");
+            }
+        }
     }
 
     #[test]

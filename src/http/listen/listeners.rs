@@ -28,6 +28,31 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::runtime::Handle;
 
+/// The acknowledgement's method (2026-07-28, `subscriptions/listen`).
+const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// The acknowledgement of listen request `id` (its JSON text) for
+/// `filter`, when no span's context goes into it: written as text, the
+/// text the tree path writes (`json!`, then `serde_json`), without the
+/// tree, whose maps' nodes (about 600 bytes each, four of them) every
+/// listen allocated and freed between its stream's long-lived parts.
+fn acknowledgement(id: &str, filter: &Filter) -> Vec<u8> {
+    // The envelope's 150 bytes, the kinds' names, each URI's quotes and
+    // comma: one allocation unless a URI has escapes to write.
+    let capacity = 256 + id.len() + filter.uri_bytes() + 3 * filter.uris.len();
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"");
+    out.extend_from_slice(ACKNOWLEDGED.as_bytes());
+    out.extend_from_slice(b"\",\"params\":{\"_meta\":{\"");
+    out.extend_from_slice(META_SUBSCRIPTION_ID.as_bytes());
+    out.extend_from_slice(b"\":");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"},\"notifications\":");
+    filter.write_acknowledged(&mut out);
+    out.extend_from_slice(b"}}");
+    out
+}
+
 /// The store listen streams are, as refusals name it.
 const STORE: &str = "listen stream";
 /// What it holds, as refusals count it.
@@ -254,19 +279,28 @@ impl Listeners {
                 self.topics.leave(topic, &member);
             }
         }
-        let mut ack = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/subscriptions/acknowledged",
-            "params": {
-                "_meta": { META_SUBSCRIPTION_ID: id },
-                "notifications": filter.acknowledged(),
-            },
-        });
         // The listen request's span is current: the acknowledgement, and
         // every notification after it, carry it as their parent.
-        observe::stamp(&mut ack);
         let trace = observe::traceparent();
-        let ack = serde_json::to_string(&ack).unwrap_or_default();
+        let ack = match trace {
+            None => acknowledgement(&id_text, &filter),
+            // Stamped with the span's whole context (`tracestate` and
+            // `baggage` too), as any message the layer sends in a span.
+            Some(_) => {
+                let mut ack = json!({
+                    "jsonrpc": "2.0",
+                    "method": ACKNOWLEDGED,
+                    "params": {
+                        "_meta": { META_SUBSCRIPTION_ID: id },
+                        "notifications": filter.acknowledged(),
+                    },
+                });
+                observe::stamp(&mut ack);
+                serde_json::to_vec(&ack).unwrap_or_default()
+            }
+        };
+        // Valid UTF-8 either way: JSON text.
+        let ack = String::from_utf8_lossy(&ack);
         let ack = frame::data(ack.len(), format_args!("{ack}"));
         Ok(ListenBody::new(
             ack,
@@ -313,5 +347,35 @@ impl Listeners {
     /// `reason` (a shutdown, a drain, the bus gone); how many.
     pub(crate) fn end_all(&self, reason: Reason) -> usize {
         self.registry.terminate_all(reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The acknowledgement written without a tree is the tree's text.
+    #[test]
+    fn the_acknowledgement_is_the_trees_text() {
+        let filter = Filter {
+            lists: [true, false, true],
+            uris: vec!["file:///a\"b".into()],
+        };
+        for id in [json!(7), json!("listen-\u{e9}"), json!(null)] {
+            let id_text = serde_json::to_string(&id).unwrap();
+            let tree = json!({
+                "jsonrpc": "2.0",
+                "method": ACKNOWLEDGED,
+                "params": {
+                    "_meta": { META_SUBSCRIPTION_ID: id },
+                    "notifications": filter.acknowledged(),
+                },
+            });
+            let written = acknowledgement(&id_text, &filter);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(&tree).unwrap()
+            );
+        }
     }
 }
