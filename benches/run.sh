@@ -120,6 +120,33 @@ peers() {
     echo "node: $("$NODE" --version), @modelcontextprotocol/server $(python3 -c "import json; print(json.load(open('$PEERS_DIR/node_modules/@modelcontextprotocol/server/package.json'))['version'])")"
 }
 
+# The core without the ended-id proof (benches/experiments/no-ended-digest.patch:
+# no digest of a slot's previous secret, so an id of a freed session is
+# answered as a guess is): the floor under the memory goal that proof costs,
+# measured beside the core as it is. Built from a copy of this tree with the
+# patch applied, in a target directory of its own (the same package at
+# another path; see --snapshot). Prints the copy's path.
+UNPROVEN_TARGET="$target/bench-unproven"
+unproven_tree() {
+    local copy="$target/bench-unproven-src" commit
+    commit=$(cat .commit 2>/dev/null || git rev-parse HEAD)
+    if [ "$(cat "$copy/.unproven" 2>/dev/null)" != "$commit" ]; then
+        rm -rf "$copy" && mkdir -p "$copy"
+        tar -c --exclude=./target --exclude=./.git --exclude=./benches/peers/node_modules \
+            --exclude=./benches/peers/.venv . | tar -x -C "$copy"
+        # Outside any repository (the copy may sit in this tree's target
+        # directory, where git would find this tree and skip the paths),
+        # then checked as applied.
+        (cd "$copy" && export GIT_CEILING_DIRECTORIES="${copy%/*}" \
+            && git apply benches/experiments/no-ended-digest.patch \
+            && git apply --reverse --check benches/experiments/no-ended-digest.patch)
+        echo "$commit" > "$copy/.unproven"
+    fi
+    (cd "$copy" && CARGO_TARGET_DIR="$UNPROVEN_TARGET" cargo bench -p sessionreg \
+        --no-default-features --bench memory --no-run >&2)
+    echo "$copy"
+}
+
 # REGISTRY_RUNS whole runs (default 3), each criterion run's estimates kept;
 # ratios.py takes the median of the runs' medians of every function.
 registry() {
@@ -141,8 +168,16 @@ registry() {
     cat "$out/registry.md"
 }
 
+# Then the same figure for the core without the ended-id proof (unproven_tree),
+# one line that report.py reads.
 memory() {
-    { machine; cargo bench --bench memory -- "$@" 2>/dev/null; after; } | tee "$out/memory.md"
+    local unproven bytes
+    unproven=$(unproven_tree)
+    bytes=$(cd "$unproven" && CARGO_TARGET_DIR="$UNPROVEN_TARGET" cargo bench -p sessionreg \
+        --no-default-features --bench memory 2>/dev/null | awk -F'|' '$2 ~ /^ sessionreg $/ && !n++ {gsub(/ /, "", $3); print $3}')
+    { machine; cargo bench --bench memory -- "$@" 2>/dev/null
+      echo "sessionreg without the ended-id proof (benches/experiments/no-ended-digest.patch): $bytes bytes/session"
+      after; } | tee "$out/memory.md"
 }
 
 build_servers() {
