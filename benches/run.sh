@@ -175,6 +175,10 @@ memory() {
     unproven=$(unproven_tree)
     bytes=$(cd "$unproven" && CARGO_TARGET_DIR="$UNPROVEN_TARGET" cargo bench -p sessionreg \
         --no-default-features --bench memory 2>/dev/null | awk -F'|' '$2 ~ /^ sessionreg $/ && !n++ {gsub(/ /, "", $3); print $3}')
+    if [ -z "$bytes" ]; then
+        echo "memory: the core without the ended-id proof printed no sessionreg row ($unproven)" >&2
+        return 1
+    fi
     { machine; cargo bench --bench memory -- "$@" 2>/dev/null
       echo "sessionreg without the ended-id proof (benches/experiments/no-ended-digest.patch): $bytes bytes/session"
       after; } | tee "$out/memory.md"
