@@ -85,12 +85,16 @@ def parse_profile(path):
     return total, calls
 
 
-def server_run(server_cmd, e2e, units, modern, keep=None):
+def server_run(server_cmd, e2e, units, modern, keep=None, simulate=(), parse=None):
     """(Ir, allocator calls) of a server under callgrind driven through
-    `units` units by benches/e2e; its profile is kept at `keep` if given."""
+    `units` units by benches/e2e; its profile is kept at `keep` if given.
+    `simulate`: callgrind's options that simulate the caches and the branch
+    predictor (`--cache-sim=yes`, ...); `parse` reads the profile instead of
+    `parse_profile` (as `event_totals` does)."""
     out = keep or tempfile.mktemp(prefix="cg-", suffix=".out")
     env = dict(os.environ, RUST_LOG="warn")
-    srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + server_cmd
+    sim = list(simulate)
+    srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + sim + server_cmd
                            + ["--addr", "127.0.0.1:0", "--max-sessions", "20000",
                               "--idle-timeout-ms", "3600000"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
@@ -115,10 +119,23 @@ def server_run(server_cmd, e2e, units, modern, keep=None):
         if os.path.exists(out) and os.path.getsize(out) > 0:
             break
         time.sleep(0.1)
-    result = parse_profile(out)
+    result = (parse or parse_profile)(out)
     if keep is None:
         os.remove(out)
     return result
+
+
+def event_totals(path):
+    """Every event's total in a callgrind output file, by its name (`Ir`,
+    and with the simulation `D1mr`, `Bcm`, ...)."""
+    names, totals = [], []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("events:"):
+                names = line.split()[1:]
+            elif line.startswith(("summary:", "totals:")):
+                totals = [int(v) for v in line.split()[1:]]
+    return dict(zip(names, totals))
 
 
 def main():
