@@ -189,9 +189,14 @@ build_servers() {
     cargo build --release -p e2e-rmcp
 }
 
-# What e2e-modern and e2e-legacy measure by default: 5 rounds, each
-# server's turn 3 s, 16 connections (closed loop).
-E2E_DEFAULTS=(--rounds 5 --seconds 3 --clients 16)
+# What e2e-modern and e2e-legacy measure by default: 9 rounds, each
+# server's turn 3 s, 16 connections (closed loop). Nine, not five: the
+# goals against hyper alone are read from the median of the rounds'
+# ratios, and with five rounds, whose ratios spread from 1.40x to 1.81x
+# in one run, that median read 1.41x, 1.43x and 1.57x per tools/call in
+# three runs whose instructions per request differed by under 3%
+# (benches/HISTORY.md, 2026-12-06).
+E2E_DEFAULTS=(--rounds 9 --seconds 3 --clients 16)
 
 # 2026-07-28 requests, one POST of tools/call each and no session, by the
 # same client: mcp_server against rmcp 3.11 (its stateless path, with
@@ -337,6 +342,8 @@ callgrind() {
     python3 benches/callgrind.py --profile "$profile" --tasks-profile "$tprofile" --e2e "$e2e" \
         --mcp-server "$target/release/examples/mcp_server" --rmcp-server "$target/release/rmcp_server" \
         --hyper-floor "$target/release/hyper_floor" "$@" | tee -a "$out/callgrind.md"
+    python3 benches/cache_sim.py --e2e "$e2e" --server "mcp_server=$target/release/examples/mcp_server" \
+        --server "hyper_floor=$target/release/hyper_floor" | tee -a "$out/callgrind.md"
 }
 
 # The task stores (benches/tasks/, the dev-only member tasks-bench):
