@@ -12,7 +12,8 @@ stack size), the malloc heaps (the main one and the worker's arena),
 and the binary's read-only data (its constants, tables and vtables;
 `r--p`). The server runs on one worker thread (`TOKIO_WORKER_THREADS=1`),
 driven by benches/e2e over two connections: 200 requests to warm it, then
-`--requests` traced. Slow (lackey runs each access through Python here):
+`--requests` traced (benches/e2e checks 200 more before those, as it always
+does in `--modern`: the traced span holds `--requests` + 200). Slow (lackey runs each access through Python here):
 about a minute for 100 requests.
 
 usage: footprint.py --e2e BIN --server NAME=BIN [--server ...] [--requests N]
@@ -25,6 +26,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+# The requests benches/e2e sends to check a server's answer before its
+# rounds (`check_modern` in benches/e2e/main.rs).
+CHECKED = 200
 
 
 def drive(e2e, url, pid, requests):
@@ -74,25 +79,38 @@ def measure(server, e2e, requests):
     finally:
         srv.send_signal(signal.SIGTERM)
         srv.wait()
-    lines = []
+    lines, moved = [], collections.Counter()
+    where = {}
+
+    def label(line):
+        if line not in where:
+            address = line << 6
+            where[line] = next((name for low, high, name in maps if low <= address < high),
+                               "unmapped")
+        return where[line]
     with open(log, "rb") as f:
         f.seek(start)
         for raw in f.read(end - start).decode(errors="replace").splitlines():
-            # " L addr,size", " S ...", " M ..." (instruction fetches are "I").
+            # " L addr,size", " S ...", " M ..." (a modify: a load and a
+            # store); instruction fetches are "I".
             if raw[:2] in (" L", " S", " M"):
-                lines.append(int(raw[3:].split(",")[0], 16) >> 6)
+                address, size = raw[3:].split(",")
+                line = int(address, 16) >> 6
+                lines.append(line)
+                if raw[1] in "LM":
+                    moved[(label(line), "L")] += int(size)
+                if raw[1] in "SM":
+                    moved[(label(line), "S")] += int(size)
     os.unlink(log)
-    per = len(lines) // requests
-    where, counts, windows = {}, collections.Counter(), 0
+    served = requests + CHECKED
+    per = len(lines) // served
+    counts, windows = collections.Counter(), 0
     for at in range(0, len(lines) - per + 1, per):
         windows += 1
         for line in set(lines[at:at + per]):
-            if line not in where:
-                address = line << 6
-                where[line] = next((label for low, high, label in maps if low <= address < high),
-                                   "unmapped")
-            counts[where[line]] += 1
-    return {k: v / windows for k, v in counts.items()}, per
+            counts[label(line)] += 1
+    return ({k: (v / windows, moved[(k, "L")] / served, moved[(k, "S")] / served)
+             for k, v in counts.items()}, per)
 
 
 def main():
@@ -103,14 +121,15 @@ def main():
     o = ap.parse_args()
     for name, path in (s.split("=", 1) for s in o.server):
         counts, per = measure(path, o.e2e, o.requests)
-        total = sum(counts.values())
+        total = sum(lines for lines, _, _ in counts.values())
         print(f"\n{name}: {per:,} loads and stores a request; distinct 64-byte lines a request, "
               f"{total:,.0f} ({total * 64 / 1024:.1f} KiB):\n")
-        print("| where | lines | KiB |")
-        print("|---|---:|---:|")
-        for label, lines in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print("| where | lines | KiB | KB loaded | KB stored |")
+        print("|---|---:|---:|---:|---:|")
+        for label, (lines, loaded, stored) in sorted(counts.items(), key=lambda kv: -kv[1][0]):
             if lines >= 2:
-                print(f"| {label} | {lines:,.0f} | {lines * 64 / 1024:.1f} |")
+                print(f"| {label} | {lines:,.0f} | {lines * 64 / 1024:.1f} "
+                      f"| {loaded / 1000:.1f} | {stored / 1000:.1f} |")
 
 
 if __name__ == "__main__":
