@@ -3,7 +3,8 @@
 and store a server makes, traced by valgrind's lackey
 (`--trace-mem=yes`), cut into windows of one request's worth of
 accesses, and the distinct 64-byte lines in each window counted by the
-mapping they fall in (`/proc/<pid>/maps`, read while the server runs).
+mapping they fall in (`/proc/<pid>/maps`, read while the server runs);
+beside them, the bytes a request loads from and stores to each mapping.
 
 What `cache_sim.py`'s sweep shows as a whole (a request's L1 data misses
 fall off once the cache holds what it touches) this splits: a worker
@@ -11,10 +12,10 @@ thread's stack (an anonymous read-write mapping of Rust's 2 MiB thread
 stack size), the malloc heaps (the main one and the worker's arena),
 and the binary's read-only data (its constants, tables and vtables;
 `r--p`). The server runs on one worker thread (`TOKIO_WORKER_THREADS=1`),
-driven by benches/e2e over two connections: 200 requests to warm it, then
-`--requests` traced (benches/e2e checks 200 more before those, as it always
-does in `--modern`: the traced span holds `--requests` + 200). Slow (lackey runs each access through Python here):
-about a minute for 100 requests.
+driven by benches/e2e over two connections: one client run to warm it,
+then one traced, of `--requests` requests and the 200 that benches/e2e
+always sends first in `--modern` to check the answer. Slow: about a
+minute a server for 100 requests (lackey's trace goes through Python).
 
 usage: footprint.py --e2e BIN --server NAME=BIN [--server ...] [--requests N]
 """
@@ -60,7 +61,8 @@ def mappings(pid):
 
 
 def measure(server, e2e, requests):
-    """{label: distinct lines per request}, accesses per request."""
+    """{label: (distinct lines, bytes loaded, bytes stored) per request},
+    and the loads and stores a request makes."""
     log = tempfile.mktemp(prefix="lackey-", suffix=".log")
     env = dict(os.environ, RUST_LOG="warn", TOKIO_WORKER_THREADS="1")
     srv = subprocess.Popen(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={log}",

@@ -342,6 +342,12 @@ callgrind() {
     python3 benches/callgrind.py --profile "$profile" --tasks-profile "$tprofile" --e2e "$e2e" \
         --mcp-server "$target/release/examples/mcp_server" --rmcp-server "$target/release/rmcp_server" \
         --hyper-floor "$target/release/hyper_floor" "$@" | tee -a "$out/callgrind.md"
+    # The servers' simulated caches (benches/cache_sim.py), unless `--only`
+    # asked for something else.
+    case " $* " in
+    *" --only servers "* | *" --only=servers "*) ;;
+    *" --only"*) return 0 ;;
+    esac
     python3 benches/cache_sim.py --e2e "$e2e" --server "mcp_server=$target/release/examples/mcp_server" \
         --server "hyper_floor=$target/release/hyper_floor" | tee -a "$out/callgrind.md"
 }
