@@ -19,7 +19,9 @@ machine's L1 size also `--branch-sim=yes`. A model, not the hardware:
 no prefetcher, no second-level cache, a simple branch predictor; its counts
 rank and compare, they are not cycles.
 
-usage: cache_sim.py --e2e BIN --server NAME=BIN [--server NAME=BIN ...]
+usage: cache_sim.py --e2e BIN --server NAME=BIN [--server NAME=BIN ...] [--keep DIR]
+(`--keep`: the profiles stay in DIR, NAME-REQUEST-KIB-UNITS.out, for
+`callgrind_annotate`.)
 """
 import argparse
 import os
@@ -36,11 +38,13 @@ SWEEP = [16, 32, 48, 64]
 MACHINE = 32
 
 
-def per_request(path, e2e, modern, n, per, simulate):
-    """Each event per request, as (X(3n) - X(n)) / 2n / per."""
+def per_request(path, e2e, modern, n, per, simulate, keep=None):
+    """Each event per request, as (X(3n) - X(n)) / 2n / per; with `keep`,
+    the profile of k units stays in `{keep}-{k}.out`."""
     def run(k):
         return callgrind.server_run([path], e2e, k, modern, simulate=simulate,
-                                    parse=callgrind.event_totals)
+                                    parse=callgrind.event_totals,
+                                    keep=keep and f"{keep}-{k}.out")
     one, three = run(n), run(3 * n)
     return {k: (three[k] - one[k]) / (2 * n) / per for k in one}
 
@@ -49,7 +53,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--e2e", required=True)
     ap.add_argument("--server", action="append", required=True, help="NAME=BIN")
+    ap.add_argument("--keep", help="a directory to keep the profiles in")
     o = ap.parse_args()
+    if o.keep:
+        os.makedirs(o.keep, exist_ok=True)
     os.environ["TOKIO_WORKER_THREADS"] = "1"  # the servers inherit it
     servers = [s.split("=", 1) for s in o.server]
     print("Per request, callgrind's cache and branch simulation (`benches/cache_sim.py`, one "
@@ -65,7 +72,8 @@ def main():
                 sim = ["--cache-sim=yes", f"--D1={kib * 1024},{kib // 4},64"]
                 if kib == MACHINE:
                     sim.append("--branch-sim=yes")
-                e = per_request(path, o.e2e, modern, n, per, sim)
+                keep = o.keep and os.path.join(o.keep, f"{name}-{era.split()[0]}-{kib}")
+                e = per_request(path, o.e2e, modern, n, per, sim, keep)
                 misses.append(e["D1mr"] + e["D1mw"])
                 if kib == MACHINE:
                     at = e

@@ -13,8 +13,8 @@ stack size), the malloc heaps (the main one and the worker's arena),
 and the binary's read-only data (its constants, tables and vtables;
 `r--p`). The server runs on one worker thread (`TOKIO_WORKER_THREADS=1`),
 driven by benches/e2e over two connections: one client run to warm it,
-then one traced, of `--requests` requests and the 200 that benches/e2e
-always sends first in `--modern` to check the answer. Slow: about a
+then one traced, of `--requests` requests and those benches/e2e always
+sends first in `--modern` to check the answer (200; read from its output). Slow: about a
 minute a server for 100 requests (lackey's trace goes through Python).
 
 usage: footprint.py --e2e BIN --server NAME=BIN [--server ...] [--requests N]
@@ -22,23 +22,26 @@ usage: footprint.py --e2e BIN --server NAME=BIN [--server ...] [--requests N]
 import argparse
 import collections
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-# The requests benches/e2e sends to check a server's answer before its
-# rounds (`check_modern` in benches/e2e/main.rs).
-CHECKED = 200
-
-
 def drive(e2e, url, pid, requests):
+    """Runs the client for `requests` requests; returns how many it sent in
+    all: those and the ones it checks the answer with first (its line
+    `checked <server>: N requests, all answered`)."""
     p = subprocess.run([e2e, "--url", url, "--pid", str(pid), "--rounds", "1", "--clients", "2",
                         "--warm-up", "0", "--idle", "0", "--modern", "--requests", str(requests)],
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"footprint.py: the e2e client failed:\n{p.stdout[-1500:]}{p.stderr[-1500:]}")
+    checked = re.search(r"^checked .*: (\d+) requests, all answered$", p.stdout, re.M)
+    if checked is None:
+        sys.exit(f"footprint.py: the e2e client printed no check line:\n{p.stdout[-1500:]}")
+    return requests + int(checked.group(1))
 
 
 def mappings(pid):
@@ -75,7 +78,7 @@ def measure(server, e2e, requests):
         maps = mappings(srv.pid)
         time.sleep(0.5)
         start = os.path.getsize(log)
-        drive(e2e, url, srv.pid, requests)
+        served = drive(e2e, url, srv.pid, requests)
         time.sleep(0.5)
         end = os.path.getsize(log)
     finally:
@@ -104,7 +107,6 @@ def measure(server, e2e, requests):
                 if raw[1] in "SM":
                     moved[(label(line), "S")] += int(size)
     os.unlink(log)
-    served = requests + CHECKED
     per = len(lines) // served
     counts, windows = collections.Counter(), 0
     for at in range(0, len(lines) - per + 1, per):
