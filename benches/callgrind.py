@@ -14,7 +14,10 @@ start, the harness's checks) cancels out.
   allocator the binary installs.
 * Task operations (benches/tasks/benches/tasks_profile.rs, 1,000 running
   tasks): `life` and `get` as the timed task bench runs them (cleanups
-  included). Allocations from the counting allocator.
+  included), and the floors under a get (`floor`, `floor_window`: the
+  timed bench's `tasks_floor/slot_read` and `slot_read_window`, whose
+  instruction count this row shows equal to the store's get). Allocations
+  from the counting allocator.
 * A request of each era, server side: examples/mcp_server and rmcp 3.11
   (e2e-rmcp's rmcp_server; `--json-response` for the modern era, the same
   answer shape) and the floor, hyper alone answering the same bytes
@@ -158,7 +161,8 @@ def main():
                 rows.append((f"registry: {w}", p, ir, al))
     if o.only in (None, "tasks"):
         for w, peers, n in [("life", ["sessionreg", "sessionreg_spawn", "moka", "rmcp"], 2000),
-                            ("get", ["sessionreg", "sessionreg_parsed", "moka", "rmcp"], 5000)]:
+                            ("get", ["sessionreg", "sessionreg_parsed", "moka", "rmcp",
+                                     "floor", "floor_window"], 5000)]:
             for p in peers:
                 ir, al = per_op(lambda k: [o.tasks_profile, w, p, str(k), "1000"], n)
                 rows.append((f"task at 1k running: {w}", p, ir, al))

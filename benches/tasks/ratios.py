@@ -72,6 +72,7 @@ def main():
     life = {(p, n): opt("tasks_life", f"{p}/{n}") for p in LIFE for n in SIZES}
     get = {(p, n): opt("tasks_get", f"{p}/{n}") for p in GET for n in SIZES}
     floor = {n: opt("tasks_floor", f"slot_read/{n}") for n in SIZES}
+    window = {n: opt("tasks_floor", f"slot_read_window/{n}") for n in SIZES}
     note = f"median of {len(roots)} runs' medians" if len(roots) > 1 else "one run"
 
     def cell(x):
@@ -90,12 +91,13 @@ def main():
         print(f"| {n:,} | " + " | ".join(row) + " |")
     print()
 
-    print(f"A get of a random running task, ns ({note}); the floor: one random slot of the store's size read over the same working set (`tasks_floor/slot_read`):\n")
-    print("| running tasks | floor | " + " | ".join(GET) + " | sessionreg_parsed ÷ floor | sessionreg ÷ moka | rmcp ÷ sessionreg |")
-    print("|---:|---:|" + "---:|" * (len(GET) + 3))
+    print(f"A get of a random running task, ns ({note}); the floor: one random slot of the store's size read over the same working set (`tasks_floor/slot_read`); the window: the same read executing as many instructions as the store's get, the extra ones register-only (`slot_read_window`):\n")
+    print("| running tasks | floor | window | " + " | ".join(GET) + " | sessionreg_parsed ÷ floor | sessionreg_parsed ÷ window | sessionreg ÷ moka | rmcp ÷ sessionreg |")
+    print("|---:|---:|---:|" + "---:|" * (len(GET) + 4))
     for n in SIZES:
-        row = [cell(floor[n])] + [cell(get[(p, n)]) for p in GET]
+        row = [cell(floor[n]), cell(window[n])] + [cell(get[(p, n)]) for p in GET]
         row += [div(get[("sessionreg_parsed", n)], floor[n]),
+                div(get[("sessionreg_parsed", n)], window[n]),
                 div(get[("sessionreg", n)], get[("moka", n)]),
                 div(get[("rmcp", n)], get[("sessionreg", n)])]
         print(f"| {n:,} | " + " | ".join(row) + " |")

@@ -20,7 +20,9 @@
 //!   the parse of that id (in sessionreg's lives and gets); `slot_read/n`,
 //!   the memory hierarchy's floor under a get: one random slot of the
 //!   store's size read over the same working set, from plain `Vec`s
-//!   (`SlotFloor`);
+//!   (`SlotFloor`); `slot_read_window/n`, the same read followed by as
+//!   many register-only instructions as make it execute what the store's
+//!   get does (x86-64 only): what the instruction count alone costs there;
 //!   `parse_branchless/n`, the same with the bench's own branch-free
 //!   decoder (an experiment: what the parse could cost); `uuid_v4_string`, a v4 UUID
 //!   minted as text (rmcp's and moka's id, in their lives).
@@ -138,6 +140,15 @@ fn tasks(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let start = Instant::now();
                 floor.reads(iters);
+                start.elapsed()
+            });
+        });
+        #[cfg(target_arch = "x86_64")]
+        group.bench_function(BenchmarkId::new("slot_read_window", n), |b| {
+            let mut floor = SlotFloor::new(n);
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                floor.reads_windowed(iters);
                 start.elapsed()
             });
         });

@@ -6,7 +6,9 @@
 //!
 //! `cargo bench -p tasks-bench --bench tasks_profile -- <life|get> <peer> <ops> [<running tasks>]`,
 //! peers `sessionreg`, `sessionreg_spawn` (lives only), `sessionreg_parsed`
-//! (gets only), `moka`, `rmcp`; running tasks default 1,000. The peers and
+//! (gets only), `moka`, `rmcp`, and the floors under a get, `floor` and
+//! `floor_window` (gets only; `src/lib.rs`'s `SlotFloor`); running tasks
+//! default 1,000. The peers and
 //! their workloads are the timed bench's (`src/lib.rs`), cleanups
 //! included (every tenth of n lives, as in the timed bench). Its last
 //! stdout line, `allocations: N`, counts every allocation the program
@@ -17,7 +19,7 @@
 #[allow(dead_code)] // only the allocation count is read here
 mod counting;
 
-use tasks_bench::{timed, Moka, Parsed, Peer, Rmcp, Spawned, Store};
+use tasks_bench::{timed, Moka, Parsed, Peer, Rmcp, SlotFloor, Spawned, Store};
 
 #[global_allocator]
 static ALLOCATOR: counting::Counting = counting::Counting;
@@ -49,6 +51,10 @@ fn main() {
         "sessionreg_parsed" => run(&mut Parsed(&mut Store::prefill(n)), what, ops),
         "moka" => run(&mut Moka::prefill(n), what, ops),
         "rmcp" => run(&mut Rmcp::prefill(n), what, ops),
+        // The floors under a get (`tasks_floor/slot_read`, `slot_read_window`).
+        "floor" if what == "get" => SlotFloor::new(n).reads(ops),
+        #[cfg(target_arch = "x86_64")]
+        "floor_window" if what == "get" => SlotFloor::new(n).reads_windowed(ops),
         other => panic!("unknown peer {other}"),
     }
     println!("allocations: {}", counting::allocations());

@@ -507,6 +507,42 @@ impl SlotFloor {
             std::hint::black_box((slot[0], slot[SLOT_WORDS - 1]));
         }
     }
+
+    /// [`reads`](SlotFloor::reads) with 94 more instructions after each
+    /// read (`tasks_floor/slot_read_window`; fifteen rounds of six immediate
+    /// moves, and four): the same lines read, as many instructions executed
+    /// as the store's get (`sessionreg_parsed`'s 120 against the read's 26;
+    /// `benches/run.sh callgrind`'s task table counts both, as `floor` and
+    /// `floor_window`). The extra ones write registers only (no memory, no
+    /// dependency on the read or on each other), so they add no miss and no
+    /// chain of latency; what they take is room in the core's window of
+    /// instructions in flight, which bounds how many gets' misses overlap. Not a floor
+    /// the goal is read against: the measure of what a get's instruction
+    /// count alone costs over this working set.
+    #[cfg(target_arch = "x86_64")]
+    pub fn reads_windowed(&mut self, k: u64) {
+        let n = self.ids.len();
+        for _ in 0..k {
+            let id = std::hint::black_box(self.ids[self.picks.below(n)]);
+            let slot = &self.slots[id[0] as usize];
+            std::hint::black_box((slot[0], slot[SLOT_WORDS - 1]));
+            // SAFETY: the instructions write only the six registers the
+            // block declares as clobbered outputs; they touch no memory,
+            // the stack or the flags.
+            unsafe {
+                std::arch::asm!(
+                    ".rept 15",
+                    "mov {a:e}, 1", "mov {b:e}, 2", "mov {c:e}, 3",
+                    "mov {d:e}, 4", "mov {e:e}, 5", "mov {f:e}, 6",
+                    ".endr",
+                    "mov {a:e}, 1", "mov {b:e}, 2", "mov {c:e}, 3", "mov {d:e}, 4",
+                    a = out(reg) _, b = out(reg) _, c = out(reg) _,
+                    d = out(reg) _, e = out(reg) _, f = out(reg) _,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+        }
+    }
 }
 
 /// An experiment, not sessionreg's code: a task id's text (48 lowercase
