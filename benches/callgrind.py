@@ -14,10 +14,10 @@ start, the harness's checks) cancels out.
   allocator the binary installs.
 * Task operations (benches/tasks/benches/tasks_profile.rs, 1,000 running
   tasks): `life` and `get` as the timed task bench runs them (cleanups
-  included), and the floors under a get (`floor`, `floor_window`: the
-  timed bench's `tasks_floor/slot_read` and `slot_read_window`, whose
-  instruction count this row shows equal to the store's get). Allocations
-  from the counting allocator.
+  included), and the floors under a get (`floor` and `floor_window`: the
+  timed bench's `tasks_floor/slot_read` and `slot_read_window`; these rows
+  show the second executing as many instructions as the store's get).
+  Allocations from the counting allocator.
 * A request of each era, server side: examples/mcp_server and rmcp 3.11
   (e2e-rmcp's rmcp_server; `--json-response` for the modern era, the same
   answer shape) and the floor, hyper alone answering the same bytes

@@ -516,12 +516,14 @@ impl SlotFloor {
     /// `floor_window`). The extra ones write registers only (no memory, no
     /// dependency on the read or on each other), so they add no miss and no
     /// chain of latency; what they take is room in the core's window of
-    /// instructions in flight, which bounds how many gets' misses overlap. Not a floor
-    /// the goal is read against: the measure of what a get's instruction
-    /// count alone costs over this working set.
+    /// instructions in flight, which bounds how many gets' misses overlap.
+    /// Not a floor the goal is read against: the measure of what a get's
+    /// instruction count alone costs over this working set.
     #[cfg(target_arch = "x86_64")]
     pub fn reads_windowed(&mut self, k: u64) {
         let n = self.ids.len();
+        // The read is `reads`' own, written out: through one helper both
+        // loops executed an instruction more (27 and 121).
         for _ in 0..k {
             let id = std::hint::black_box(self.ids[self.picks.below(n)]);
             let slot = &self.slots[id[0] as usize];
