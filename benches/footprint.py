@@ -14,8 +14,9 @@ and the binary's read-only data (its constants, tables and vtables;
 `r--p`). The server runs on one worker thread (`TOKIO_WORKER_THREADS=1`),
 driven by benches/e2e over two connections: one client run to warm it,
 then one traced, of `--requests` requests and those benches/e2e always
-sends first in `--modern` to check the answer (200; read from its output). Slow: about a
-minute a server for 100 requests (lackey's trace goes through Python).
+sends first in `--modern` to check the answer (200; read from its
+output). Slow: about a minute a server for 100 requests (lackey's trace
+goes through Python).
 
 usage: footprint.py --e2e BIN --server NAME=BIN [--server ...] [--requests N]
 """
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+
 
 def drive(e2e, url, pid, requests):
     """Runs the client for `requests` requests; returns how many it sent in
@@ -93,6 +95,7 @@ def measure(server, e2e, requests):
             where[line] = next((name for low, high, name in maps if low <= address < high),
                                "unmapped")
         return where[line]
+
     with open(log, "rb") as f:
         f.seek(start)
         for raw in f.read(end - start).decode(errors="replace").splitlines():
