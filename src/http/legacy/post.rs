@@ -18,8 +18,8 @@ use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
 use http::{Response, StatusCode};
+use std::pin::pin;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// Serves one `POST` at legacy version `version`.
 pub(super) async fn serve<A, B>(
@@ -48,12 +48,9 @@ where
     let served_at = asked.as_ref().map_or(version, initialize::Asked::served_at);
     let span = observe::span::open(&message, served_at, &parts);
     let timer = observe::span::timer(&hub.durations, &message, served_at);
-    async {
-        let response = answer(hub, parts, message, version, asked).await;
-        observe::span::finish(timer, response)
-    }
-    .instrument(span)
-    .await
+    let answering = pin!(answer(hub, parts, message, version, asked));
+    let response = observe::span::polled_in(&span, answering).await;
+    span.in_scope(|| observe::span::finish(timer, response))
 }
 
 /// Answers one message of the session era, read (`asked`: what an

@@ -30,7 +30,6 @@ use http::{Method, Response};
 use std::borrow::Cow;
 use std::pin::pin;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// The methods 2026-07-28 removed (and the tasks extension's), answered
 /// 404 with `-32601` whatever the application serves.
@@ -62,13 +61,12 @@ where
     };
     // The request's span from here on; its timer from when its name is read.
     let span = observe::span::open(&message, MODERN_VERSION, &parts);
-    async {
-        let mut timer = None;
-        let response = answer(hub, parts, message, &mut timer).await;
-        observe::span::finish(timer, response)
-    }
-    .instrument(span)
-    .await
+    let mut timer = None;
+    let response = {
+        let answering = pin!(answer(hub, parts, message, &mut timer));
+        observe::span::polled_in(&span, answering).await
+    };
+    span.in_scope(|| observe::span::finish(timer, response))
 }
 
 /// Answers one 2026-07-28 message, read; `timer` gets the request's timer

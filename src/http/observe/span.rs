@@ -42,6 +42,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
@@ -205,6 +206,26 @@ pub(crate) fn timer_named(
         _ => None,
     };
     durations.start(methods::label(method), target.as_deref(), version)
+}
+
+/// Polls `answering` with the request's `span` entered, as
+/// [`tracing::Instrument`] does, but without owning it: the caller pins the
+/// answer's future where it stands (`std::pin::pin!`, inside the caller's
+/// own future). Wrapped by `Instrument` instead, the answer's future (with
+/// the async block around it that finished the span) was copied whole
+/// several times before its first poll: into the block, into
+/// `Instrumented`, and by each `.await`'s `into_future`. Unlike
+/// `Instrumented`, nothing enters the span when the caller drops the
+/// answer unfinished (a client gone mid-request): its drop runs in the
+/// caller's span.
+pub(crate) fn polled_in<'a, F: Future>(
+    span: &'a tracing::Span,
+    mut answering: Pin<&'a mut F>,
+) -> impl Future<Output = F::Output> + 'a {
+    std::future::poll_fn(move |cx| {
+        let _entered = span.enter();
+        answering.as_mut().poll(cx)
+    })
 }
 
 /// The response to a request, seen by its observers: how it was answered
