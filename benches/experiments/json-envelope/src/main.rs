@@ -55,7 +55,7 @@ struct SonicShape<'a> {
 }
 
 /// The bytes of the members kept: the checksum.
-fn kept<'a>(members: [Option<&'a str>; 6]) -> usize {
+fn kept(members: [Option<&str>; 6]) -> usize {
     members.iter().flatten().map(|raw| raw.len()).sum()
 }
 
@@ -63,12 +63,21 @@ fn read(parser: &str, text: &str) -> usize {
     match parser {
         "serde_json" => {
             let s: Shape = serde_json::from_str(text).expect("the body parses");
-            kept([s.jsonrpc, s.id, s.method, s.params, s.result, s.error].map(|m| m.map(RawValue::get)))
+            kept(
+                [s.jsonrpc, s.id, s.method, s.params, s.result, s.error]
+                    .map(|m| m.map(RawValue::get)),
+            )
         }
         "sonic_serde" => {
             let s: SonicShape = sonic_rs::from_str(text).expect("the body parses");
-            let raw = |m: &Option<LazyValue<'_>>| m.as_ref().map(|v| v.as_raw_str().len()).unwrap_or(0);
-            raw(&s.jsonrpc) + raw(&s.id) + raw(&s.method) + raw(&s.params) + raw(&s.result) + raw(&s.error)
+            let raw =
+                |m: &Option<LazyValue<'_>>| m.as_ref().map(|v| v.as_raw_str().len()).unwrap_or(0);
+            raw(&s.jsonrpc)
+                + raw(&s.id)
+                + raw(&s.method)
+                + raw(&s.params)
+                + raw(&s.result)
+                + raw(&s.error)
         }
         "sonic_iter" => {
             let mut sum = 0;
