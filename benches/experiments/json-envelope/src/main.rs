@@ -6,7 +6,8 @@
 //!
 //! * `serde_json`: the shape `Message::from_slice` reads
 //!   (src/http/wire/jsonrpc.rs), members as `&RawValue` borrowed from the
-//!   text, unknown ones skipped.
+//!   text, unknown ones skipped (a `null` member is read as absent here,
+//!   where `from_slice` keeps it: the body has none).
 //! * `sonic_serde`: the same shape through sonic-rs's serde deserializer,
 //!   members as its `LazyValue` (raw text borrowed from the body).
 //! * `sonic_iter`: sonic-rs's own object iterator over the top level, the
@@ -22,36 +23,40 @@ const BODY: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"n
 /// The members `Message::from_slice` keeps.
 const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
 
+/// The members `Message::from_slice` keeps, each as raw text borrowed
+/// from the body (`T`: serde_json's `&RawValue` or sonic-rs's `LazyValue`).
 #[derive(Deserialize)]
-struct Shape<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+struct Shape<T> {
+    #[serde(default = "absent")]
+    jsonrpc: Option<T>,
+    #[serde(default = "absent")]
+    id: Option<T>,
+    #[serde(default = "absent")]
+    method: Option<T>,
+    #[serde(default = "absent")]
+    params: Option<T>,
+    #[serde(default = "absent")]
+    result: Option<T>,
+    #[serde(default = "absent")]
+    error: Option<T>,
 }
 
-#[derive(Deserialize)]
-struct SonicShape<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<LazyValue<'a>>,
-    #[serde(borrow, default)]
-    id: Option<LazyValue<'a>>,
-    #[serde(borrow, default)]
-    method: Option<LazyValue<'a>>,
-    #[serde(borrow, default)]
-    params: Option<LazyValue<'a>>,
-    #[serde(borrow, default)]
-    result: Option<LazyValue<'a>>,
-    #[serde(borrow, default)]
-    error: Option<LazyValue<'a>>,
+/// A member the body does not have.
+fn absent<T>() -> Option<T> {
+    None
+}
+
+impl<T> Shape<T> {
+    fn members(self) -> [Option<T>; 6] {
+        [
+            self.jsonrpc,
+            self.id,
+            self.method,
+            self.params,
+            self.result,
+            self.error,
+        ]
+    }
 }
 
 /// The bytes of the members kept: the checksum.
@@ -62,22 +67,17 @@ fn kept(members: [Option<&str>; 6]) -> usize {
 fn read(parser: &str, text: &str) -> usize {
     match parser {
         "serde_json" => {
-            let s: Shape = serde_json::from_str(text).expect("the body parses");
-            kept(
-                [s.jsonrpc, s.id, s.method, s.params, s.result, s.error]
-                    .map(|m| m.map(RawValue::get)),
-            )
+            let s: Shape<&RawValue> = serde_json::from_str(text).expect("the body parses");
+            kept(s.members().map(|m| m.map(RawValue::get)))
         }
         "sonic_serde" => {
-            let s: SonicShape = sonic_rs::from_str(text).expect("the body parses");
-            let raw =
-                |m: &Option<LazyValue<'_>>| m.as_ref().map(|v| v.as_raw_str().len()).unwrap_or(0);
-            raw(&s.jsonrpc)
-                + raw(&s.id)
-                + raw(&s.method)
-                + raw(&s.params)
-                + raw(&s.result)
-                + raw(&s.error)
+            let s: Shape<LazyValue<'_>> = sonic_rs::from_str(text).expect("the body parses");
+            let members = s.members();
+            kept(
+                members
+                    .each_ref()
+                    .map(|m| m.as_ref().map(LazyValue::as_raw_str)),
+            )
         }
         "sonic_iter" => {
             let mut sum = 0;
