@@ -171,9 +171,13 @@ async fn spans_of(port: u16, n: usize) -> Vec<Closed> {
 }
 
 fn modern_call(id: Value, tool: &str) -> Value {
+    modern_call_with(id, tool, json!({ "say": "hi" }))
+}
+
+fn modern_call_with(id: Value, tool: &str, arguments: Value) -> Value {
     with_meta(json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": { "name": tool, "arguments": { "say": "hi" } },
+        "params": { "name": tool, "arguments": arguments },
     }))
 }
 
@@ -743,36 +747,6 @@ async fn a_listen_streams_span_ends_with_its_head_while_the_stream_stays_open() 
     assert_eq!(changed["method"], "notifications/tools/list_changed");
 }
 
-/// Opens a span of its own inside each call it handles (after an await,
-/// so on a later poll than the first), named for the call's tool.
-struct Traced;
-
-impl App for Traced {
-    type Session = ();
-
-    fn open(&self, _: &jsonrpc::Request, _: &http::request::Parts) -> Result<(), RpcError> {
-        Ok(())
-    }
-
-    async fn handle(&self, _: AppContext<()>, message: Message) -> Result<Reply, HandlerError> {
-        let Message::Request(request) = message else {
-            return Ok(Reply::Accepted);
-        };
-        if request.method == "initialize" {
-            return Ok(Reply::Result(json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": { "tools": {} },
-                "serverInfo": { "name": "traced", "version": "0" },
-            })));
-        }
-        let params = request.params_value().unwrap_or(Value::Null);
-        let tool = params["name"].as_str().unwrap_or("").to_owned();
-        tokio::task::yield_now().await;
-        tracing::info_span!("handler.work", tool = tool.as_str()).in_scope(|| {});
-        Ok(Reply::tool_text("traced"))
-    }
-}
-
 /// The application's handler runs inside its request's SERVER span, in
 /// both eras and on every poll: what it traces is a child of that span
 /// (the span is entered around each poll of the answer, not only its
@@ -780,28 +754,35 @@ impl App for Traced {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handlers_own_spans_are_children_of_its_requests_span_in_both_eras() {
     capture();
-    let manager = SessionManager::builder(Traced).build().unwrap();
-    let url = http_support::serve_manager(&manager).await;
-    let legacy = Client::new(&url).with_protocol_version("2025-11-25");
+    let server = Server::start().await;
+    let legacy = Client::new(&server.url).with_protocol_version("2025-11-25");
     let session = legacy.open().await;
-    let called = legacy.call(&session, "traced_legacy", json!({})).await;
+    let called = legacy
+        .call(&session, "traced", json!({ "label": "legacy" }))
+        .await;
     assert_eq!(called.status, StatusCode::OK, "{:?}", called.body);
-    let modern = Client::new(&url)
+    let modern_args = json!({ "label": "modern" });
+    let modern = Client::new(&server.url)
         .post_modern(
-            &modern_call(json!("traced-1"), "traced_modern"),
-            &[("mcp-method", "tools/call"), ("mcp-name", "traced_modern")],
+            &modern_call_with(json!("traced-1"), "traced", modern_args),
+            &[("mcp-method", "tools/call"), ("mcp-name", "traced")],
         )
         .await;
     assert_eq!(modern.status, StatusCode::OK, "{:?}", modern.body);
 
-    for tool in ["traced_legacy", "traced_modern"] {
+    for (label, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+        let request = || {
+            spans_where("mcp.server", "gen_ai.tool.name", "traced")
+                .into_iter()
+                .filter(|s| s.get("mcp.protocol.version") == Some(version))
+                .collect::<Vec<_>>()
+        };
         let found = eventually(|| {
-            spans_where("handler.work", "tool", tool).len() == 1
-                && spans_where("mcp.server", "gen_ai.tool.name", tool).len() == 1
+            spans_where("handler.work", "label", label).len() == 1 && request().len() == 1
         })
         .await;
-        let work = spans_where("handler.work", "tool", tool);
-        let request = spans_where("mcp.server", "gen_ai.tool.name", tool);
+        let work = spans_where("handler.work", "label", label);
+        let request = request();
         assert!(found, "{work:#?} {request:#?}");
         assert_eq!(
             work[0].parent,

@@ -224,6 +224,16 @@ impl App for TestApp {
                     }))),
                     // The same, serialized by the handler (no tree).
                     Some("tool_text") => Ok(Reply::tool_text("a \"quoted\" line\n")),
+                    // Opens a span of its own, `handler.work` with field
+                    // `label` (its argument), on a later poll than the
+                    // first (tests/http_observe.rs: it must be a child of
+                    // the request's span).
+                    Some("traced") => {
+                        let label = args.get("label").and_then(Value::as_str).unwrap_or("");
+                        tokio::task::yield_now().await;
+                        tracing::info_span!("handler.work", label).in_scope(|| {});
+                        Ok(Reply::tool_text("traced"))
+                    }
                     Some("tool_error_text") => Ok(Reply::tool_error_text("no such basket")),
                     Some("tool_error_serialized") => Ok(Reply::serialized(&json!({
                         "content": [{ "type": "text", "text": "it failed" }],
