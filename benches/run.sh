@@ -390,11 +390,30 @@ tasks() {
 # three listen goals from this step's JSON; its tables are summed up in
 # BENCHMARKS.md's section 8 by hand. Not a step of CI.
 LISTEN_DEFAULTS=(--rss 5000 --h2 5000 --fanout 10000 --publications 5 --rounds 3)
+# The RSS goal is read under glibc's malloc, as every server here runs; its
+# per-thread arenas keep more of our listeners' pages than hyper alone's
+# (benches/HISTORY.md, 2026-12-06 and 2026-12-07), so mcp_server and hyper
+# alone also run under mimalloc (Debian's libmimalloc2.0, preloaded, no
+# rebuild): the allocator's share, in the same run.
+mimalloc() {
+    local lib
+    lib=$(ls /usr/lib/*/libmimalloc.so.2 2>/dev/null | head -1)
+    if [ -z "$lib" ]; then
+        local sudo=()
+        if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+        echo "installing libmimalloc2.0 (Debian package)" >&2
+        "${sudo[@]}" apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq libmimalloc2.0 >/dev/null
+        lib=$(ls /usr/lib/*/libmimalloc.so.2 | head -1)
+    fi
+    echo "$lib"
+}
 listen() {
     build_servers
     peers > "$out/peers.txt"
-    local bin pbin
+    local bin pbin mi
     bin=$(bench_bin --bench listen)
+    mi=$(mimalloc)
     pbin=$(bench_bin --bench listen_publish)
     { machine; cat "$out/peers.txt"; echo "settings: ${LISTEN_DEFAULTS[*]} $*"; } | tee "$out/listen.md"
     "$bin" "${LISTEN_DEFAULTS[@]}" --json "$out/listen.json" \
@@ -402,6 +421,8 @@ listen() {
         --peer "python_sdk=$PYTHON benches/peers/python_listen_server.py --max-listeners 20000" \
         --peer "typescript_sdk=$NODE benches/peers/ts_listen_server.mjs --max-listeners 20000" \
         --floor "hyper_alone=$target/release/stream_floor" \
+        --sessionreg "mcp_server_mimalloc=env LD_PRELOAD=$mi $target/release/examples/mcp_server --max-connections 20000" \
+        --floor "hyper_alone_mimalloc=env LD_PRELOAD=$mi $target/release/stream_floor" \
         "$@" 2> >(tee "$out/listen-progress.log" >&2) | tee -a "$out/listen.md"
     after | tee -a "$out/listen.md"
     machine | tee "$out/listen-publish.md"
