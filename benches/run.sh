@@ -33,7 +33,8 @@
 #   benches/run.sh listen      # subscriptions/listen: RSS per idle listener (HTTP/1.1, HTTP/2) and
 #                              # one resources/updated to 10,000 listeners, mcp_server beside the
 #                              # Python and TypeScript SDKs' listen servers and hyper alone (the
-#                              # floor); then the publisher's cost per listener in-process up to 1M
+#                              # floor), those two also under mimalloc; then the publisher's cost
+#                              # per listener in-process up to 1M
 #                              # (criterion, callgrind, the counting allocator)
 #   benches/run.sh peers       # installs the Python and TypeScript SDK servers (benches/peers/)
 #   benches/run.sh --snapshot STEP   # any step, built from a clean `git archive HEAD`
@@ -395,17 +396,23 @@ LISTEN_DEFAULTS=(--rss 5000 --h2 5000 --fanout 10000 --publications 5 --rounds 3
 # (benches/HISTORY.md, 2026-12-06 and 2026-12-07), so mcp_server and hyper
 # alone also run under mimalloc (Debian's libmimalloc2.0, preloaded, no
 # rebuild): the allocator's share, in the same run.
+mimalloc_lib() {
+    local f
+    for f in /usr/lib/*/libmimalloc.so.2; do
+        if [ -e "$f" ]; then echo "$f"; return; fi
+    done
+}
 mimalloc() {
-    local lib
-    lib=$(ls /usr/lib/*/libmimalloc.so.2 2>/dev/null | head -1)
-    if [ -z "$lib" ]; then
+    if [ -z "$(mimalloc_lib)" ]; then
         local sudo=()
         if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
         echo "installing libmimalloc2.0 (Debian package)" >&2
-        "${sudo[@]}" apt-get update -qq
+        "${sudo[@]}" apt-get update -qq >&2
         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq libmimalloc2.0 >/dev/null
-        lib=$(ls /usr/lib/*/libmimalloc.so.2 | head -1)
     fi
+    local lib
+    lib=$(mimalloc_lib)
+    if [ -z "$lib" ]; then echo "libmimalloc.so.2 not found after installing it" >&2; return 1; fi
     echo "$lib"
 }
 listen() {
