@@ -30,42 +30,51 @@ use crate::http::wire::protocol::Version;
 use crate::http::wire::reject::{self, Reject};
 use http::request::Parts;
 use http::{Method, Response};
+use std::future::Future;
 use std::sync::Arc;
 
 /// Routes one request through the pipeline.
-pub(crate) async fn route<A, B>(hub: &Arc<Hub<A>>, request: http::Request<B>) -> Response<Body>
+#[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
+pub(crate) fn route<'a, A, B>(
+    hub: &'a Arc<Hub<A>>,
+    request: http::Request<B>,
+) -> impl Future<Output = Response<Body>> + 'a
 where
     A: App,
     B: SendBody,
 {
-    #[cfg(feature = "oauth")]
-    if let Some(metadata) = hub
-        .resource_server
-        .as_ref()
-        .and_then(|server| server.metadata_answer(request.method(), request.uri().path()))
-    {
-        // Public, for any origin: before the access checks.
-        return metadata;
-    }
-    let config = &hub.config;
-    let origin = match hub.access.check(request.headers(), request.uri()) {
-        Ok(origin) => origin,
-        Err(reject) => return reject.respond(None, config),
-    };
-    if cors::is_preflight(request.method(), request.headers()) {
-        return match origin {
-            Some(origin) => cors::preflight(origin, request.headers(), allowed_methods(hub)),
-            None => Reject::CrossOriginPreflight.respond(None, config),
+    // An async block, not an `async fn`, for the reason `modern::serve::serve`
+    // gives: the request is held once, where the block captured it.
+    async move {
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = hub
+            .resource_server
+            .as_ref()
+            .and_then(|server| server.metadata_answer(request.method(), request.uri().path()))
+        {
+            // Public, for any origin: before the access checks.
+            return metadata;
+        }
+        let config = &hub.config;
+        let origin = match hub.access.check(request.headers(), request.uri()) {
+            Ok(origin) => origin,
+            Err(reject) => return reject.respond(None, config),
         };
+        if cors::is_preflight(request.method(), request.headers()) {
+            return match origin {
+                Some(origin) => cors::preflight(origin, request.headers(), allowed_methods(hub)),
+                None => Reject::CrossOriginPreflight.respond(None, config),
+            };
+        }
+        let mut response = match authenticated(hub, request).await {
+            Ok(response) => response,
+            Err(refused) => refused,
+        };
+        if let Some(origin) = origin {
+            cors::decorate(&mut response, origin);
+        }
+        response
     }
-    let mut response = match authenticated(hub, request).await {
-        Ok(response) => response,
-        Err(refused) => refused,
-    };
-    if let Some(origin) = origin {
-        cors::decorate(&mut response, origin);
-    }
-    response
 }
 
 /// Step 4: the principal (and, from an access token, its scopes) put into
