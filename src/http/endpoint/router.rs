@@ -43,8 +43,6 @@ where
     A: App,
     B: SendBody,
 {
-    // An async block, not an `async fn`, for the reason `modern::serve::serve`
-    // gives: the request is held once, where the block captured it.
     async move {
         #[cfg(feature = "oauth")]
         if let Some(metadata) = hub
