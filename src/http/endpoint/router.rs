@@ -96,52 +96,59 @@ fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
 }
 
 /// Steps 3 to 7; `Err` is a refusal, answered as it is.
-async fn authenticated<A, B>(
-    hub: &Arc<Hub<A>>,
+///
+/// An async block, not an `async fn`, for `route`'s reason (an `async fn`
+/// keeps the request twice).
+#[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
+fn authenticated<'a, A, B>(
+    hub: &'a Arc<Hub<A>>,
     request: http::Request<B>,
-) -> Result<Response<Body>, Response<Body>>
+) -> impl Future<Output = Result<Response<Body>, Response<Body>>> + 'a
 where
     A: App,
     B: SendBody,
 {
-    let (mut parts, body) = request.into_parts();
-    let config = &hub.config;
-    if let Some(name) = header_rules::duplicated(&parts.headers) {
-        // Before the authenticator reads `Authorization`: two of them may
-        // name two principals.
-        return Err(Reject::DuplicateHeader(name).respond(None, config));
-    }
-    if let Err(refusal) = authenticate(hub, &mut parts).await {
-        return Err(refusal.respond(None, config));
-    }
-    let modern = config.modern;
-    let version = match header_rules::protocol_version(&parts.headers) {
-        Ok(Version::Modern) if !modern => {
-            Err(crate::http::wire::protocol::MODERN_VERSION.to_string())
+    async move {
+        let (mut parts, body) = request.into_parts();
+        let config = &hub.config;
+        if let Some(name) = header_rules::duplicated(&parts.headers) {
+            // Before the authenticator reads `Authorization`: two of them may
+            // name two principals.
+            return Err(Reject::DuplicateHeader(name).respond(None, config));
         }
-        other => other,
-    };
-    let version = match version {
-        Ok(version) => version,
-        Err(requested) => {
-            // The error carries the request's id when the body has one
-            // (the 2026-07-28 schema's example does).
-            let id = match parts.method == Method::POST {
-                true => {
-                    message::request_id(body, config.max_body_bytes, config.body_read_timeout).await
-                }
-                false => None,
-            };
-            let reject = Reject::UnsupportedVersion {
-                requested: reject::bounded(&requested),
-                modern,
-            };
-            return Err(reject.respond(id.as_ref(), config));
+        if let Err(refusal) = authenticate(hub, &mut parts).await {
+            return Err(refusal.respond(None, config));
         }
-    };
-    let request = http::Request::from_parts(parts, body);
-    Ok(match version {
-        Version::Modern => modern::serve(hub, request).await,
-        Version::Legacy(version) => legacy::serve(hub, request, version).await,
-    })
+        let modern = config.modern;
+        let version = match header_rules::protocol_version(&parts.headers) {
+            Ok(Version::Modern) if !modern => {
+                Err(crate::http::wire::protocol::MODERN_VERSION.to_string())
+            }
+            other => other,
+        };
+        let version = match version {
+            Ok(version) => version,
+            Err(requested) => {
+                // The error carries the request's id when the body has one
+                // (the 2026-07-28 schema's example does).
+                let id = match parts.method == Method::POST {
+                    true => {
+                        message::request_id(body, config.max_body_bytes, config.body_read_timeout)
+                            .await
+                    }
+                    false => None,
+                };
+                let reject = Reject::UnsupportedVersion {
+                    requested: reject::bounded(&requested),
+                    modern,
+                };
+                return Err(reject.respond(id.as_ref(), config));
+            }
+        };
+        let request = http::Request::from_parts(parts, body);
+        Ok(match version {
+            Version::Modern => modern::serve(hub, request).await,
+            Version::Legacy(version) => legacy::serve(hub, request, version).await,
+        })
+    }
 }

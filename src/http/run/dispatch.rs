@@ -276,14 +276,20 @@ enum Begin<S: Send + Sync + 'static> {
 /// [`run`]'s body: the work `begin` starts, first polled here, under
 /// `cancel` and the handler timeout (`deadline`, if the handler started it
 /// already).
-async fn start<A: App, S: Scope + 'static>(
-    runner: &Arc<Runner<A>>,
+///
+/// The work is boxed when this is called, not at the first poll: the
+/// future returned holds only the box and the outcome's receiver, not
+/// `begin` and `scope` (a context and a message, about 650 bytes), so the
+/// futures that await it (a 2026-07-28 request's, through `run_here`) are
+/// that much smaller.
+fn start<'r, A: App, S: Scope + 'static>(
+    runner: &'r Arc<Runner<A>>,
     scope: S,
     begin: Begin<A::Session>,
     cancel: CancellationToken,
     request_id: Option<Value>,
     deadline: Option<Instant>,
-) -> Started {
+) -> impl Future<Output = Started> + Send + 'r {
     let (outcome_tx, outcome_rx) = oneshot::channel();
     let token = cancel.clone();
     let outlives = scope.outlives_connection();
@@ -323,21 +329,23 @@ async fn start<A: App, S: Scope + 'static>(
     // poll enters the span once, not twice (with the OpenTelemetry layer an
     // enter and its exit cost about a thousand instructions).
     let mut task: Pin<Box<dyn Future<Output = ()> + Send>> = task;
-    let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
-    let work = if first.is_ready() {
-        Work::Done
-    } else {
-        let counted = runner.handlers.enter();
-        if outlives {
-            Work::Spawned(spawn(task, counted))
+    async move {
+        let first = std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx))).await;
+        let work = if first.is_ready() {
+            Work::Done
         } else {
-            Work::Here(task, counted)
+            let counted = runner.handlers.enter();
+            if outlives {
+                Work::Spawned(spawn(task, counted))
+            } else {
+                Work::Here(task, counted)
+            }
+        };
+        Started {
+            outcome: outcome_rx,
+            work,
+            cancel: token,
         }
-    };
-    Started {
-        outcome: outcome_rx,
-        work,
-        cancel: token,
     }
 }
 
@@ -351,59 +359,64 @@ async fn start<A: App, S: Scope + 'static>(
 /// client went away; the caller then drops the handler where it waits). A
 /// streamed reply's pump leaves for a task of its own, [`run`]'s, begun
 /// with the stream under the same deadline.
-pub(crate) async fn run_here<A: App, S: Scope, F: Handler>(
-    runner: &Arc<Runner<A>>,
+#[allow(clippy::manual_async_fn)] // on purpose: see the comment in its body
+pub(crate) fn run_here<'a, A: App, S: Scope + 'a, F: Handler + 'a>(
+    runner: &'a Arc<Runner<A>>,
     scope: S,
-    mut handler: Pin<&mut Handling<F>>,
-) -> Handled {
-    debug_assert!(!scope.outlives_connection());
-    let (cancel, request_id, is_request) = {
-        let this = handler.as_mut().project();
-        (
-            this.cancel.clone(),
-            this.request_id.take(),
-            *this.is_request,
-        )
-    };
-    let mut deadline = None;
-    let reply = {
-        let _counted = HandlerCount::new(&runner.counters);
-        match std::future::poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
-            Poll::Ready(reply) => Ok(reply),
-            Poll::Pending => {
-                let _running = runner.handlers.enter();
-                let _listed = request_id.as_ref().and_then(|id| scope.list(id, &cancel));
-                let armed = CancelOnDrop(Some(&cancel));
-                let bound = Bound::from(runner.timeout, None);
-                deadline = bound.deadline;
-                let reply = bound.wait(handler, &cancel, &scope).await;
-                armed.disarm();
-                reply
+    mut handler: Pin<&'a mut Handling<F>>,
+) -> impl Future<Output = Handled> + 'a {
+    // Not an `async fn`, which would keep its arguments twice (see
+    // `modern::serve::serve`).
+    async move {
+        debug_assert!(!scope.outlives_connection());
+        let (cancel, request_id, is_request) = {
+            let this = handler.as_mut().project();
+            (
+                this.cancel.clone(),
+                this.request_id.take(),
+                *this.is_request,
+            )
+        };
+        let mut deadline = None;
+        let reply = {
+            let _counted = HandlerCount::new(&runner.counters);
+            match std::future::poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await {
+                Poll::Ready(reply) => Ok(reply),
+                Poll::Pending => {
+                    let _running = runner.handlers.enter();
+                    let _listed = request_id.as_ref().and_then(|id| scope.list(id, &cancel));
+                    let armed = CancelOnDrop(Some(&cancel));
+                    let bound = Bound::from(runner.timeout, None);
+                    deadline = bound.deadline;
+                    let reply = bound.wait(handler, &cancel, &scope).await;
+                    armed.disarm();
+                    reply
+                }
             }
+        };
+        let outcome = match reply {
+            Err(stop) => {
+                stopped(stop, &cancel);
+                Dispatched::Stopped(stop)
+            }
+            Ok(Err(error)) => {
+                scope.failed(&error);
+                Dispatched::Failed
+            }
+            Ok(Ok(_)) if !is_request => Dispatched::Reply(Reply::Accepted),
+            Ok(Ok(Reply::Stream(stream))) => {
+                let begin = Begin::Stream(stream);
+                let scope = scope.into_owned();
+                let started = start(runner, scope, begin, cancel, request_id, deadline).await;
+                return started.settle().await;
+            }
+            Ok(Ok(reply)) => Dispatched::Reply(reply),
+        };
+        Handled {
+            outcome,
+            spawned: None,
+            cancel,
         }
-    };
-    let outcome = match reply {
-        Err(stop) => {
-            stopped(stop, &cancel);
-            Dispatched::Stopped(stop)
-        }
-        Ok(Err(error)) => {
-            scope.failed(&error);
-            Dispatched::Failed
-        }
-        Ok(Ok(_)) if !is_request => Dispatched::Reply(Reply::Accepted),
-        Ok(Ok(Reply::Stream(stream))) => {
-            let begin = Begin::Stream(stream);
-            let scope = scope.into_owned();
-            let started = start(runner, scope, begin, cancel, request_id, deadline).await;
-            return started.settle().await;
-        }
-        Ok(Ok(reply)) => Dispatched::Reply(reply),
-    };
-    Handled {
-        outcome,
-        spawned: None,
-        cancel,
     }
 }
 
