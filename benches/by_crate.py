@@ -14,7 +14,7 @@ Section 7 compares the totals with hyper alone's; this says which part of
 the difference is whose: the same HTTP/1 I/O (hyper, httparse, tokio,
 bytes) in both, and beside it what only ours does.
 
-usage: by_crate.py --e2e BIN --server NAME=BIN [--server NAME=BIN ...] [--requests N]
+usage: by_crate.py --e2e BIN --server NAME=BIN [--server NAME=BIN ...] [--requests N] [--keep DIR]
 """
 import argparse
 import os
