@@ -30,102 +30,109 @@ use http::request::Parts;
 use http::Response;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// Opens a session for a valid `initialize` and answers it.
-pub(super) async fn open<A: App>(
-    hub: &Arc<Hub<A>>,
+#[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
+pub(super) fn open<'a, A: App>(
+    hub: &'a Arc<Hub<A>>,
     request: Request,
     version: Result<&'static str, RpcError>,
     parts: Parts,
-) -> Response<Body> {
-    let config = &hub.config;
-    let version = match version {
-        Ok(version) => version,
-        Err(error) => return Reject::Malformed(error).respond(Some(&request.id), config),
-    };
-    if hub.phase.is_shutting_down() {
-        return Reject::ShuttingDown.respond(None, config);
-    }
-    if hub.phase.is_draining() {
-        return Reject::Draining.respond(Some(&request.id), config);
-    }
-    let opened = std::panic::catch_unwind(AssertUnwindSafe(|| hub.app().open(&request, &parts)));
-    let app_state = match opened {
-        Ok(Ok(app_state)) => app_state,
-        Ok(Err(error)) => return Reject::OpenRefused(error).respond(Some(&request.id), config),
-        Err(panic) => {
-            tracing::error!(panic = panic_message(&*panic), "App::open panicked");
-            return Reject::HandlerFailed { in_session: false }.respond(Some(&request.id), config);
+) -> impl Future<Output = Response<Body>> + 'a {
+    async move {
+        let config = &hub.config;
+        let version = match version {
+            Ok(version) => version,
+            Err(error) => return Reject::Malformed(error).respond(Some(&request.id), config),
+        };
+        if hub.phase.is_shutting_down() {
+            return Reject::ShuttingDown.respond(None, config);
         }
-    };
-    let entry = SessionEntry::new(
-        app_state,
-        hub.new_streams(),
-        Principal::of(&parts).cloned(),
-        version,
-    );
-    // Created with this request already in flight: it cannot idle out
-    // before its handler has even started.
-    let Ok(first) = hub.registry.insert_in_flight(entry) else {
-        return Reject::AtCapacity.respond(Some(&request.id), config);
-    };
-    let id = first.id();
-    // Its public part on the request's span: never the secret.
-    observe::span::record_session(id);
-    if hub.phase.is_shutting_down() {
-        // Inserted while `shutdown` swept: end it ourselves.
-        let _ = hub.registry.terminate_session(&first, Reason::Shutdown);
-        return Reject::ShuttingDown.respond(None, config);
-    }
-    let request_id = request.id.clone();
-    let outcome = super::run(hub, first, Message::Request(request), version, parts).await;
-    let outcome = match outcome {
-        Dispatched::Reply(Reply::Serialized(result)) => {
-            // The answer written around the result's text, the version
-            // first: nothing read into a tree.
-            if let Some((message, tool_error)) = versioned(&request_id, &result, version) {
-                let mut response = body::answer_bytes(message, tool_error);
-                show_id(&mut response, &id);
-                return response;
+        if hub.phase.is_draining() {
+            return Reject::Draining.respond(Some(&request.id), config);
+        }
+        let opened =
+            std::panic::catch_unwind(AssertUnwindSafe(|| hub.app().open(&request, &parts)));
+        let app_state = match opened {
+            Ok(Ok(app_state)) => app_state,
+            Ok(Err(error)) => return Reject::OpenRefused(error).respond(Some(&request.id), config),
+            Err(panic) => {
+                tracing::error!(panic = panic_message(&*panic), "App::open panicked");
+                return Reject::HandlerFailed { in_session: false }
+                    .respond(Some(&request.id), config);
             }
-            Dispatched::Reply(Reply::Serialized(result).into_tree())
+        };
+        let entry = SessionEntry::new(
+            app_state,
+            hub.new_streams(),
+            Principal::of(&parts).cloned(),
+            version,
+        );
+        // Created with this request already in flight: it cannot idle out
+        // before its handler has even started.
+        let Ok(first) = hub.registry.insert_in_flight(entry) else {
+            return Reject::AtCapacity.respond(Some(&request.id), config);
+        };
+        let id = first.id();
+        // Its public part on the request's span: never the secret.
+        observe::span::record_session(id);
+        if hub.phase.is_shutting_down() {
+            // Inserted while `shutdown` swept: end it ourselves.
+            let _ = hub.registry.terminate_session(&first, Reason::Shutdown);
+            return Reject::ShuttingDown.respond(None, config);
         }
-        other => other,
-    };
-    let outcome = match outcome {
-        Dispatched::Reply(Reply::Result(mut result)) => {
-            if let Value::Object(result) = &mut result {
-                result.insert("protocolVersion".into(), version.into());
+        let request_id = request.id.clone();
+        let outcome = super::run(hub, first, Message::Request(request), version, parts).await;
+        let outcome = match outcome {
+            Dispatched::Reply(Reply::Serialized(result)) => {
+                // The answer written around the result's text, the version
+                // first: nothing read into a tree.
+                if let Some((message, tool_error)) = versioned(&request_id, &result, version) {
+                    let mut response = body::answer_bytes(message, tool_error);
+                    show_id(&mut response, &id);
+                    return response;
+                }
+                Dispatched::Reply(Reply::Serialized(result).into_tree())
             }
-            Dispatched::Reply(Reply::Result(result))
+            other => other,
+        };
+        let outcome = match outcome {
+            Dispatched::Reply(Reply::Result(mut result)) => {
+                if let Value::Object(result) = &mut result {
+                    result.insert("protocolVersion".into(), version.into());
+                }
+                Dispatched::Reply(Reply::Result(result))
+            }
+            Dispatched::Reply(Reply::Error(error)) => {
+                // The application rejected the first request: the session
+                // ends, and its id is never shown.
+                let _ = hub.registry.terminate(&id, Reason::Rejected);
+                return Reject::OpenRefused(error).respond(Some(&request_id), config);
+            }
+            Dispatched::Reply(_) => {
+                // Not an answer to `initialize` (nothing, a task, ...).
+                let _ = hub.registry.terminate(&id, Reason::Rejected);
+                return Reject::HandlerFailed { in_session: true }
+                    .respond(Some(&request_id), config);
+            }
+            Dispatched::Stopped(_) => {
+                // Ended under it, or timed out: either way no session.
+                let _ = hub.registry.terminate(&id, Reason::Rejected);
+                outcome
+            }
+            // A failure ended the session already; a stream carries the answer.
+            Dispatched::Failed | Dispatched::Streaming(_) | Dispatched::Lost => outcome,
+        };
+        let showed_id = matches!(outcome, Dispatched::Reply(_) | Dispatched::Streaming(_));
+        let mut response = respond(outcome, Some(&request_id), &hub.sse, config);
+        if showed_id {
+            show_id(&mut response, &id);
         }
-        Dispatched::Reply(Reply::Error(error)) => {
-            // The application rejected the first request: the session
-            // ends, and its id is never shown.
-            let _ = hub.registry.terminate(&id, Reason::Rejected);
-            return Reject::OpenRefused(error).respond(Some(&request_id), config);
-        }
-        Dispatched::Reply(_) => {
-            // Not an answer to `initialize` (nothing, a task, ...).
-            let _ = hub.registry.terminate(&id, Reason::Rejected);
-            return Reject::HandlerFailed { in_session: true }.respond(Some(&request_id), config);
-        }
-        Dispatched::Stopped(_) => {
-            // Ended under it, or timed out: either way no session.
-            let _ = hub.registry.terminate(&id, Reason::Rejected);
-            outcome
-        }
-        // A failure ended the session already; a stream carries the answer.
-        Dispatched::Failed | Dispatched::Streaming(_) | Dispatched::Lost => outcome,
-    };
-    let showed_id = matches!(outcome, Dispatched::Reply(_) | Dispatched::Streaming(_));
-    let mut response = respond(outcome, Some(&request_id), &hub.sse, config);
-    if showed_id {
-        show_id(&mut response, &id);
+        response
     }
-    response
 }
 
 /// Gives the client the new session's id (`MCP-Session-Id`).

@@ -7,6 +7,7 @@ use crate::http::run::hub::Hub;
 use crate::http::wire::body::{Body, SendBody};
 use crate::http::wire::reject::Reject;
 use http::{Method, Response};
+use std::future::Future;
 use std::sync::Arc;
 
 /// The methods a legacy request may use, for `Allow` and CORS.
@@ -19,19 +20,22 @@ pub(crate) fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
 }
 
 /// Serves a request at legacy version `version`, by its method.
-pub(crate) async fn serve<A, B>(
-    hub: &Arc<Hub<A>>,
+#[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
+pub(crate) fn serve<'a, A, B>(
+    hub: &'a Arc<Hub<A>>,
     request: http::Request<B>,
     version: &'static str,
-) -> Response<Body>
+) -> impl Future<Output = Response<Body>> + 'a
 where
     A: App,
     B: SendBody,
 {
-    match *request.method() {
-        Method::POST => post::serve(hub, request, version).await,
-        Method::GET if hub.config.standalone_stream => get::serve(hub, request),
-        Method::DELETE => delete::serve(hub, request),
-        _ => Reject::MethodNotAllowed(allowed_methods(hub)).respond(None, &hub.config),
+    async move {
+        match *request.method() {
+            Method::POST => post::serve(hub, request, version).await,
+            Method::GET if hub.config.standalone_stream => get::serve(hub, request),
+            Method::DELETE => delete::serve(hub, request),
+            _ => Reject::MethodNotAllowed(allowed_methods(hub)).respond(None, &hub.config),
+        }
     }
 }
