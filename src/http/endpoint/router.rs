@@ -96,9 +96,6 @@ fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
 }
 
 /// Steps 3 to 7; `Err` is a refusal, answered as it is.
-///
-/// An async block, not an `async fn`, for `route`'s reason (an `async fn`
-/// keeps the request twice).
 #[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
 fn authenticated<'a, A, B>(
     hub: &'a Arc<Hub<A>>,

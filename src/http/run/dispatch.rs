@@ -279,9 +279,9 @@ enum Begin<S: Send + Sync + 'static> {
 ///
 /// The work is boxed when this is called, not at the first poll: the
 /// future returned holds only the box and the outcome's receiver, not
-/// `begin` and `scope` (a context and a message, about 650 bytes), so the
-/// futures that await it (a 2026-07-28 request's, through `run_here`) are
-/// that much smaller.
+/// `begin` (a context and a message) and `scope`, 640 bytes in
+/// `examples/mcp_server`, so the futures that await it (every 2026-07-28
+/// request's, through `run_here`) are that much smaller.
 fn start<'r, A: App, S: Scope + 'static>(
     runner: &'r Arc<Runner<A>>,
     scope: S,
