@@ -91,11 +91,13 @@ def by_function(path, event):
     return costs
 
 
-def per_request(binary, e2e, n, keep):
-    """{event: {row: per request}} for one server."""
+def per_request(name, binary, e2e, n, keep):
+    """{event: {row: per request}} for one server; its profiles are kept
+    as `{keep}/{name}-{requests}.out` (by its name: two builds of one
+    binary share a file name)."""
     profiles = {}
     for k in (n, 3 * n):
-        out = os.path.join(keep, f"{os.path.basename(binary)}-{k}.out")
+        out = os.path.join(keep, f"{name}-{k}.out")
         callgrind.server_run([binary], e2e, k, True, simulate=["--cache-sim=yes"],
                              parse=callgrind.event_totals, keep=out)
         profiles[k] = out
@@ -120,7 +122,9 @@ def main():
     keep = o.keep or tempfile.mkdtemp(prefix="by-crate-")
     os.makedirs(keep, exist_ok=True)
     servers = [s.split("=", 1) for s in o.server]
-    results = {name: per_request(binary, o.e2e, o.requests, keep) for name, binary in servers}
+    if len({name for name, _ in servers}) != len(servers):
+        sys.exit("by_crate.py: each --server needs a name of its own")
+    results = {name: per_request(name, binary, o.e2e, o.requests, keep) for name, binary in servers}
     names = [name for name, _ in servers]
     for event, what in EVENTS:
         rows = sorted(set().union(*(results[n][event] for n in names)),
