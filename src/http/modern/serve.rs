@@ -47,11 +47,13 @@ const REMOVED: [&str; 7] = [
 /// Serves one 2026-07-28 request: `POST` only (there is no session to
 /// `GET` or `DELETE`).
 ///
-/// A function returning an async block, not an `async fn` (as are `answer`
-/// and `router::route`): an `async fn` moves each argument into a local of
-/// its own at its first poll, and its future keeps room for both (the
-/// request's 264 bytes here; `answer`'s parts and message, 296); the block
-/// uses each where it captured it.
+/// A function returning an async block, not an `async fn`, as is every
+/// future a request is served through (`router::route` and
+/// `authenticated`, `answer`, `dispatch::run_here`, the legacy era's
+/// `serve`s, `answer` and `open`): an `async fn` moves each argument into a
+/// local of its own at its first poll, and its future keeps room for both
+/// (the request's 264 bytes here; `answer`'s parts and message, 296); the
+/// block uses each where it captured it.
 #[allow(clippy::manual_async_fn)] // on purpose: the doc says why
 pub(crate) fn serve<'a, A, B>(
     hub: &'a Arc<Hub<A>>,

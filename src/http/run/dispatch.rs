@@ -359,14 +359,12 @@ fn start<'r, A: App, S: Scope + 'static>(
 /// client went away; the caller then drops the handler where it waits). A
 /// streamed reply's pump leaves for a task of its own, [`run`]'s, begun
 /// with the stream under the same deadline.
-#[allow(clippy::manual_async_fn)] // on purpose: see the comment in its body
+#[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
 pub(crate) fn run_here<'a, A: App, S: Scope + 'a, F: Handler + 'a>(
     runner: &'a Arc<Runner<A>>,
     scope: S,
     mut handler: Pin<&'a mut Handling<F>>,
 ) -> impl Future<Output = Handled> + 'a {
-    // Not an `async fn`, which would keep its arguments twice (see
-    // `modern::serve::serve`).
     async move {
         debug_assert!(!scope.outlives_connection());
         let (cancel, request_id, is_request) = {
