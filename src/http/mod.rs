@@ -94,7 +94,14 @@
 //!   `::wrong_content_type_is_415_and_creates_nothing`,
 //!   `::oversized_body_is_413_and_creates_nothing`, `::bad_json_is_400_with_a_parse_error`,
 //!   `http_hostile::slow_bodies_get_408_and_are_shed`,
-//!   `::large_bodies_cost_their_size_and_the_limit_holds`.
+//!   `::large_bodies_cost_their_size_and_the_limit_holds`. A body is read
+//!   in one walk (jiter) that also finds the params' members the layer
+//!   reads, and only when that walk reads it as serde_json does; any other
+//!   body (a response, nesting past 200 levels, any error) is serde_json's,
+//!   so every refusal says what serde_json says.
+//!   `one_walk::tests::the_walk_agrees_with_serde_json`,
+//!   `validate::tests::the_members_the_read_found_are_those_found_here`,
+//!   `http_hostile::deeply_nested_json_is_refused_or_kept_raw_never_recursed`.
 //! * Other methods: 405 with `Allow`. `http_legacy::other_methods_are_405_with_allow`.
 //!
 //! The session era (legacy versions):

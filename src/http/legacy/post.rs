@@ -14,6 +14,7 @@ use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::headers;
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::http::wire::message;
+use crate::http::wire::one_walk::Find;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
 use http::request::Parts;
@@ -36,8 +37,8 @@ where
     async move {
         let config = &hub.config;
         let (parts, body) = request.into_parts();
-        let message = match message::read(config, &parts, body).await {
-            Ok(message) => message,
+        let message = match message::read(config, &parts, body, Find::Message).await {
+            Ok((message, _)) => message,
             Err(reject) => return reject.respond(None, config),
         };
         // The request's span and timer from here on, at the version it is

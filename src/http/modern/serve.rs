@@ -21,6 +21,7 @@ use crate::http::wire::answered::within;
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
 use crate::http::wire::message;
+use crate::http::wire::one_walk::{Find, ParamSpans};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::RawText;
@@ -69,33 +70,35 @@ where
             return Reject::MethodNotAllowed("POST").respond(None, config);
         }
         let (parts, body) = request.into_parts();
-        let message = match message::read(config, &parts, body).await {
-            Ok(message) => message,
+        let (message, spans) = match message::read(config, &parts, body, Find::ParamMembers).await {
+            Ok(read) => read,
             Err(reject) => return reject.respond(None, config),
         };
         // The request's span from here on; its timer from when its name is read.
         let span = observe::span::open(&message, MODERN_VERSION, &parts);
         let mut timer = None;
         let response = {
-            let answering = pin!(answer(hub, parts, message, &mut timer));
+            let answering = pin!(answer(hub, parts, message, spans, &mut timer));
             observe::span::polled_in(&span, answering).await
         };
         span.in_scope(|| observe::span::finish(timer, response))
     }
 }
 
-/// Answers one 2026-07-28 message, read; `timer` gets the request's timer
-/// once its name is read (before any refusal).
+/// Answers one 2026-07-28 message, read (with where its params' members
+/// are, if the read found them); `timer` gets the request's timer once its
+/// name is read (before any refusal).
 #[allow(clippy::manual_async_fn)] // on purpose: see `serve`
 fn answer<'a, A: App>(
     hub: &'a Arc<Hub<A>>,
     parts: Parts,
     message: Message,
+    spans: Option<ParamSpans>,
     timer: &'a mut Option<OperationTimer>,
 ) -> impl Future<Output = Response<Body>> + 'a {
     async move {
         let config = &hub.config;
-        let fields = validate::fields(&message);
+        let fields = validate::fields(&message, spans.as_ref());
         if let Some(method) = message.method() {
             let name = fields.as_ref().ok().and_then(|f| f.params.name);
             let name = name.map(RawText::get);

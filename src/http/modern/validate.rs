@@ -5,9 +5,8 @@
 use crate::http::wire::header_rules;
 use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
-use crate::http::wire::meta::{
-    META_CAPABILITIES, META_LOG_LEVEL, META_PROGRESS_TOKEN, META_VERSION,
-};
+use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
+use crate::http::wire::one_walk::{ParamSpans, META_READ, PARAMS_READ};
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::{MemberWalk, RawText};
 use http::HeaderMap;
@@ -18,7 +17,7 @@ use std::borrow::Cow;
 /// here, and the handler's view in `read`), as raw text borrowed from the
 /// message: found once, the rest passed over, nothing built. A member that
 /// is there is `Some`, even as `null`.
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 pub(super) struct CheckedParams<'a> {
     pub(super) name: Option<RawText<'a>>,
     pub(super) uri: Option<RawText<'a>>,
@@ -29,7 +28,7 @@ pub(super) struct CheckedParams<'a> {
 }
 
 /// The members of `params._meta` the layer reads.
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 pub(super) struct Meta<'a> {
     version: Option<RawText<'a>>,
     pub(super) capabilities: Option<RawText<'a>>,
@@ -38,7 +37,7 @@ pub(super) struct Meta<'a> {
 }
 
 /// What the layer reads of one message's params, read once.
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 pub(super) struct Fields<'a> {
     pub(super) params: CheckedParams<'a>,
     pub(super) meta: Meta<'a>,
@@ -47,20 +46,38 @@ pub(super) struct Fields<'a> {
 }
 
 /// Reads the members the layer needs out of a message's params (a
-/// response has none); `-32602` if one of them is given twice (the
-/// application might read the other). The params' text ([`Params`](crate::http::jsonrpc::Params))
-/// was checked by serde_json when the message was read: their members are
-/// found without a second parse (`raw_text.rs`).
-pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
+/// response has none): where the read of the body found them (`spans`,
+/// [`one_walk`](crate::http::wire::one_walk)), or found here; `-32602` if
+/// one of them is given twice (the application might read the other). The
+/// params' text ([`Params`](crate::http::jsonrpc::Params)) was checked when
+/// the message was read: their members are found without a second parse
+/// (`raw_text.rs`).
+pub(super) fn fields<'a>(
+    message: &'a Message,
+    spans: Option<&ParamSpans>,
+) -> Result<Fields<'a>, RpcError> {
     let raw = match message {
         Message::Request(request) => request.params.as_ref(),
         Message::Notification(note) => note.params.as_ref(),
         Message::Response(_) => None,
     };
+    let Some(raw) = raw else {
+        return Ok(Fields::default());
+    };
+    if let Some(spans) = spans {
+        let text = raw.get();
+        return Ok(Fields {
+            params: CheckedParams::of(spans.params(text)),
+            meta: Meta::of(spans.meta(text)),
+            meta_is_object: spans.meta_is_object(),
+        });
+    }
     let mut fields = Fields::default();
-    let Some(mut members) = raw.and_then(|raw| RawText::of_params(raw).members()) else {
+    let Some(mut members) = RawText::of_params(raw).members() else {
         return Ok(fields);
     };
+    let mut params = [None; PARAMS_READ.len()];
+    let mut meta = [None; META_READ.len()];
     let mut meta_seen = false;
     while let Some(name) = members.name() {
         let name = name.text();
@@ -70,43 +87,63 @@ pub(super) fn fields(message: &Message) -> Result<Fields<'_>, RpcError> {
             }
             // An object is walked once, for its members, and passed.
             match members.value_members() {
-                Some(mut meta) => {
+                Some(mut walk) => {
                     fields.meta_is_object = true;
-                    read_meta(&mut meta, &mut fields.meta)?;
-                    members.resume_after(meta);
+                    read_meta(&mut walk, &mut meta)?;
+                    members.resume_after(walk);
                 }
                 None => _ = members.value(),
             }
             continue;
         }
         let Some(value) = members.value() else { break };
-        let params = &mut fields.params;
-        let slot = match &*name {
-            "name" => &mut params.name,
-            "uri" => &mut params.uri,
-            "taskId" => &mut params.task_id,
-            "arguments" => &mut params.arguments,
-            "inputResponses" => &mut params.input_responses,
-            "requestState" => &mut params.request_state,
-            _ => continue,
-        };
-        once(slot, value, &name)?;
+        if let Some(at) = PARAMS_READ.iter().position(|read| *read == name) {
+            once(&mut params[at], value, &name)?;
+        }
     }
+    fields.params = CheckedParams::of(params);
+    fields.meta = Meta::of(meta);
     Ok(fields)
 }
 
+impl<'a> CheckedParams<'a> {
+    /// The members of [`PARAMS_READ`], in its order.
+    fn of(read: [Option<RawText<'a>>; PARAMS_READ.len()]) -> CheckedParams<'a> {
+        let [name, uri, task_id, arguments, input_responses, request_state] = read;
+        CheckedParams {
+            name,
+            uri,
+            task_id,
+            arguments,
+            input_responses,
+            request_state,
+        }
+    }
+}
+
+impl<'a> Meta<'a> {
+    /// The members of [`META_READ`], in its order.
+    fn of(read: [Option<RawText<'a>>; META_READ.len()]) -> Meta<'a> {
+        let [version, capabilities, log_level, progress_token] = read;
+        Meta {
+            version,
+            capabilities,
+            log_level,
+            progress_token,
+        }
+    }
+}
+
 /// Reads the members of `params._meta` the layer needs.
-fn read_meta<'a>(members: &mut MemberWalk<'a>, meta: &mut Meta<'a>) -> Result<(), RpcError> {
+fn read_meta<'a>(
+    members: &mut MemberWalk<'a>,
+    meta: &mut [Option<RawText<'a>>; META_READ.len()],
+) -> Result<(), RpcError> {
     for (name, value) in members {
         let name = name.text();
-        let slot = match &*name {
-            META_VERSION => &mut meta.version,
-            META_CAPABILITIES => &mut meta.capabilities,
-            META_LOG_LEVEL => &mut meta.log_level,
-            META_PROGRESS_TOKEN => &mut meta.progress_token,
-            _ => continue,
-        };
-        once(slot, value, &name)?;
+        if let Some(at) = META_READ.iter().position(|read| *read == name) {
+            once(&mut meta[at], value, &name)?;
+        }
     }
     Ok(())
 }
@@ -314,11 +351,11 @@ mod tests {
 
     /// The checks as `serve` runs them: the fields read once, then checked.
     fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
-        super::check_headers(headers, message, &fields(message)?)
+        super::check_headers(headers, message, &fields(message, None)?)
     }
 
     fn check_meta(message: &Message) -> Result<(), RpcError> {
-        super::check_meta(message, &fields(message)?)
+        super::check_meta(message, &fields(message, None)?)
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
@@ -450,8 +487,27 @@ mod tests {
             let body =
                 format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
             let message = Message::from_slice(body.as_bytes()).unwrap();
-            let error = fields(&message).err().expect("refused");
+            let error = fields(&message, None).expect_err("refused");
             assert_eq!(error.code, jsonrpc::RpcError::INVALID_PARAMS, "{params}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// The members the read of a body found are the members found
+        /// here; where it found one given twice (no spans), this walk
+        /// refuses it.
+        #[test]
+        fn the_members_the_read_found_are_those_found_here(
+            body in crate::http::wire::one_walk::tests::body()
+        ) {
+            if let Some((message, spans)) = crate::http::wire::one_walk::read(body.as_bytes(), crate::http::wire::one_walk::Find::ParamMembers) {
+                let here = fields(&message, None);
+                match spans {
+                    Some(spans) => proptest::prop_assert_eq!(fields(&message, Some(&spans)), here),
+                    None => proptest::prop_assert!(here.is_err()),
+                }
+            }
         }
     }
 

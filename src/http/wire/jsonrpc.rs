@@ -390,12 +390,7 @@ impl Message {
                 parse_error(&error)
             }
         })?;
-        let version_ok = envelope.jsonrpc.is_some_and(|v| {
-            v.get() == "\"2.0\""
-                || (starts_with(v, b"\"")
-                    && serde_json::from_str::<String>(v.get()).is_ok_and(|v| v == "2.0"))
-        });
-        if !version_ok {
+        if !envelope.jsonrpc.is_some_and(|v| is_version_2(v.get())) {
             return Err(invalid("jsonrpc must be \"2.0\""));
         }
         let id = envelope.id.map(request_id).transpose()?;
@@ -468,14 +463,26 @@ impl Message {
     }
 }
 
+/// Whether a `jsonrpc` member's text (valid JSON) is the string `"2.0"`,
+/// escaped or not.
+pub(crate) fn is_version_2(text: &str) -> bool {
+    text == "\"2.0\""
+        || (text.starts_with('"') && serde_json::from_str::<String>(text).is_ok_and(|v| v == "2.0"))
+}
+
 /// A request id out of its raw text: a string or a number, nothing else.
 pub(crate) fn request_id(raw: &RawValue) -> Result<Value, RpcError> {
-    if starts_with(raw, b"\"") {
-        let text = serde_json::from_str(raw.get()).map_err(|e| parse_error(&e))?;
+    request_id_of(raw.get())
+}
+
+/// [`request_id`] of a value's text known to be valid JSON.
+pub(crate) fn request_id_of(text: &str) -> Result<Value, RpcError> {
+    if text.starts_with('"') {
+        let text = serde_json::from_str(text).map_err(|e| parse_error(&e))?;
         return Ok(Value::String(text));
     }
-    if starts_with(raw, b"-0123456789") {
-        if let Ok(number) = serde_json::from_str(raw.get()) {
+    if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        if let Ok(number) = serde_json::from_str(text) {
             return Ok(Value::Number(number));
         }
     }

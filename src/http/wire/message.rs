@@ -1,10 +1,11 @@
 //! A `POST`'s one JSON-RPC message, in both eras: what the request's
 //! headers must say first (`Accept`, `Content-Type`), its body read within
-//! its bounds (`request_body.rs`), parsed (`jsonrpc.rs`).
+//! its bounds (`request_body.rs`), parsed (`one_walk.rs`, `jsonrpc.rs`).
 
 use crate::http::wire::config::Config;
 use crate::http::wire::header_rules;
 use crate::http::wire::jsonrpc::{self, Message};
+use crate::http::wire::one_walk::{self, Find, ParamSpans};
 use crate::http::wire::reject::Reject;
 use crate::http::wire::request_body;
 use http::header::CONTENT_LENGTH;
@@ -15,12 +16,15 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Reads the one message of a `POST`.
+/// Reads the one message of a `POST`, with where the members of its
+/// params the layer reads are when `find` asks and the one walk found them
+/// (`one_walk.rs`).
 pub(crate) async fn read<B: HttpBody>(
     config: &Config,
     parts: &Parts,
     body: B,
-) -> Result<Message, Reject> {
+    find: Find,
+) -> Result<(Message, Option<ParamSpans>), Reject> {
     let headers = &parts.headers;
     if !header_rules::accepts_post(headers) {
         return Err(Reject::NotAcceptable(
@@ -42,8 +46,14 @@ pub(crate) async fn read<B: HttpBody>(
     )
     .await?;
     // The message holds copies of what it needs (params as raw text): the
-    // body goes before the handler runs, however long.
-    Message::from_slice(&bytes).map_err(Reject::Malformed)
+    // body goes before the handler runs, however long. A body the one walk
+    // does not take is serde_json's, which says why it is refused.
+    match one_walk::read(&bytes, find) {
+        Some(read) => Ok(read),
+        None => Message::from_slice(&bytes)
+            .map(|message| (message, None))
+            .map_err(Reject::Malformed),
+    }
 }
 
 /// The `id` of the JSON-RPC request in a body, if it can be read (within

@@ -22,6 +22,7 @@ pub(crate) mod meta;
 pub(crate) mod method_name;
 pub(crate) mod mirror;
 pub(crate) mod object_members;
+pub(crate) mod one_walk;
 pub(crate) mod params;
 pub(crate) mod principal;
 pub(crate) mod protocol;

@@ -42,7 +42,12 @@ impl Params {
     /// from a message's body), copied once; `None` unless it is an object
     /// or an array.
     pub(crate) fn checked(raw: &RawValue) -> Option<Params> {
-        let text = raw.get();
+        Params::of_checked(raw.get())
+    }
+
+    /// [`Params::checked`] of a value's text checked as JSON by another
+    /// reader (the one walk over a body, `one_walk.rs`).
+    pub(crate) fn of_checked(text: &str) -> Option<Params> {
         matches!(text.as_bytes().first(), Some(b'{' | b'[')).then(|| Params(Arc::from(text)))
     }
 

@@ -8,7 +8,8 @@
 //! validity is known, so finding where each member starts and ends is a
 //! count of brackets outside strings. The walk never decides whether a
 //! text is JSON: a `RawText` is only made from a `RawValue` or a message's
-//! `Params` (or from a member found in one), which serde_json has checked.
+//! `Params` (or from a member found in one), which serde_json or jiter has
+//! checked, or from a member the one walk over a body found (`one_walk.rs`).
 
 use crate::http::wire::params::Params;
 use serde_json::value::RawValue;
@@ -23,6 +24,12 @@ impl<'a> RawText<'a> {
     /// The text of a value serde_json has checked.
     pub(crate) fn of(raw: &'a RawValue) -> RawText<'a> {
         RawText(raw.get())
+    }
+
+    /// A value's text the one walk over a body found (`one_walk.rs`): jiter
+    /// checked it as JSON, and the body as UTF-8.
+    pub(crate) fn walked(text: &'a str) -> RawText<'a> {
+        RawText(text)
     }
 
     /// The text of a message's params, which serde_json checked when the
