@@ -2,7 +2,7 @@
 //! envelope's parts (`jsonrpc.rs`, `meta.rs`, `protocol.rs`), the members
 //! of JSON text already checked (`raw_text.rs`), headers and their rules
 //! (`headers.rs`, `header_rules.rs`, `mirror.rs`), a `POST`'s body and its
-//! one message (`request_body.rs`, `message.rs`, `body.rs`), who sent it
+//! one message (`request_body.rs`, `message.rs`, `one_walk.rs`, `body.rs`), who sent it
 //! (`principal.rs`), every refusal (`reject.rs`), every bound and default
 //! (`config.rs`, `config_error.rs`), when a store's places free
 //! (`free_times.rs`), and a panic's text (`caught.rs`).
