@@ -32,8 +32,8 @@ impl<'a> RawText<'a> {
         RawText(text)
     }
 
-    /// The text of a message's params, which serde_json checked when the
-    /// message was read.
+    /// The text of a message's params, which serde_json or the one walk
+    /// (jiter) checked when the message was read.
     pub(crate) fn of_params(params: &'a Params) -> RawText<'a> {
         RawText(params.get())
     }
