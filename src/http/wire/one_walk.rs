@@ -14,6 +14,8 @@
 //! ([`Message::from_slice`]), which says why it is refused, or keeps it (a
 //! client's response, a value nested 500,000 levels deep in a member nobody
 //! reads): every body the walk does not take gets the answer it got before.
+//! A body refused so is read twice, at most twice one read's work on a body
+//! within `max_body_bytes`: the price of serde_json's errors, word for word.
 
 use crate::http::wire::jsonrpc::{self, Message, MethodName, Notification, Request};
 use crate::http::wire::meta::{
