@@ -21,7 +21,7 @@ use crate::http::wire::answered::within;
 use crate::http::wire::body::{self, Body, SendBody};
 use crate::http::wire::jsonrpc::{Message, Request};
 use crate::http::wire::message;
-use crate::http::wire::one_walk::{Find, ParamSpans};
+use crate::http::wire::one_walk::{Find, MemberExtents};
 use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::RawText;
@@ -70,7 +70,7 @@ where
             return Reject::MethodNotAllowed("POST").respond(None, config);
         }
         let (parts, body) = request.into_parts();
-        let (message, spans) = match message::read(config, &parts, body, Find::ParamMembers).await {
+        let (message, found) = match message::read(config, &parts, body, Find::ParamMembers).await {
             Ok(read) => read,
             Err(reject) => return reject.respond(None, config),
         };
@@ -78,7 +78,7 @@ where
         let span = observe::span::open(&message, MODERN_VERSION, &parts);
         let mut timer = None;
         let response = {
-            let answering = pin!(answer(hub, parts, message, spans, &mut timer));
+            let answering = pin!(answer(hub, parts, message, found, &mut timer));
             observe::span::polled_in(&span, answering).await
         };
         span.in_scope(|| observe::span::finish(timer, response))
@@ -93,12 +93,12 @@ fn answer<'a, A: App>(
     hub: &'a Arc<Hub<A>>,
     parts: Parts,
     message: Message,
-    spans: Option<ParamSpans>,
+    extents: Option<MemberExtents>,
     timer: &'a mut Option<OperationTimer>,
 ) -> impl Future<Output = Response<Body>> + 'a {
     async move {
         let config = &hub.config;
-        let fields = validate::fields(&message, spans.as_ref());
+        let fields = validate::fields(&message, extents.as_ref());
         if let Some(method) = message.method() {
             let name = fields.as_ref().ok().and_then(|f| f.params.name);
             let name = name.map(RawText::get);

@@ -6,7 +6,7 @@ use crate::http::wire::header_rules;
 use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
-use crate::http::wire::one_walk::{ParamSpans, META_READ, PARAMS_READ};
+use crate::http::wire::one_walk::{MemberExtents, META_READ, PARAMS_READ};
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::{MemberWalk, RawText};
 use http::HeaderMap;
@@ -46,7 +46,7 @@ pub(super) struct Fields<'a> {
 }
 
 /// Reads the members the layer needs out of a message's params (a
-/// response has none): where the read of the body found them (`spans`,
+/// response has none): where the read of the body found them (`extents`,
 /// [`one_walk`](crate::http::wire::one_walk)), or found here; `-32602` if
 /// one of them is given twice (the application might read the other). The
 /// params' text ([`Params`](crate::http::jsonrpc::Params)) was checked when
@@ -54,7 +54,7 @@ pub(super) struct Fields<'a> {
 /// (`raw_text.rs`).
 pub(super) fn fields<'a>(
     message: &'a Message,
-    spans: Option<&ParamSpans>,
+    extents: Option<&MemberExtents>,
 ) -> Result<Fields<'a>, RpcError> {
     let raw = match message {
         Message::Request(request) => request.params.as_ref(),
@@ -64,12 +64,12 @@ pub(super) fn fields<'a>(
     let Some(raw) = raw else {
         return Ok(Fields::default());
     };
-    if let Some(spans) = spans {
+    if let Some(extents) = extents {
         let text = raw.get();
         return Ok(Fields {
-            params: CheckedParams::of(spans.params(text)),
-            meta: Meta::of(spans.meta(text)),
-            meta_is_object: spans.meta_is_object(),
+            params: CheckedParams::of(extents.params(text)),
+            meta: Meta::of(extents.meta(text)),
+            meta_is_object: extents.meta_is_object(),
         });
     }
     let mut fields = Fields::default();
@@ -341,6 +341,7 @@ fn mismatch(header: &str, value: &str, body: &str) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::wire::one_walk::{self, Find};
     use http::HeaderValue;
     use serde_json::json;
     use serde_json::Value;
@@ -495,16 +496,16 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
         /// The members the read of a body found are the members found
-        /// here; where it found one given twice (no spans), this walk
+        /// here; where it found one given twice (no extents), this walk
         /// refuses it.
         #[test]
         fn the_members_the_read_found_are_those_found_here(
-            body in crate::http::wire::one_walk::tests::body()
+            body in one_walk::tests::body()
         ) {
-            if let Some((message, spans)) = crate::http::wire::one_walk::read(body.as_bytes(), crate::http::wire::one_walk::Find::ParamMembers) {
+            if let Some((message, extents)) = one_walk::read(body.as_bytes(), Find::ParamMembers) {
                 let here = fields(&message, None);
-                match spans {
-                    Some(spans) => proptest::prop_assert_eq!(fields(&message, Some(&spans)), here),
+                match extents {
+                    Some(extents) => proptest::prop_assert_eq!(fields(&message, Some(&extents)), here),
                     None => proptest::prop_assert!(here.is_err()),
                 }
             }

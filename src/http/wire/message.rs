@@ -5,7 +5,7 @@
 use crate::http::wire::config::Config;
 use crate::http::wire::header_rules;
 use crate::http::wire::jsonrpc::{self, Message};
-use crate::http::wire::one_walk::{self, Find, ParamSpans};
+use crate::http::wire::one_walk::{self, Find, MemberExtents};
 use crate::http::wire::reject::Reject;
 use crate::http::wire::request_body;
 use http::header::CONTENT_LENGTH;
@@ -24,7 +24,7 @@ pub(crate) async fn read<B: HttpBody>(
     parts: &Parts,
     body: B,
     find: Find,
-) -> Result<(Message, Option<ParamSpans>), Reject> {
+) -> Result<(Message, Option<MemberExtents>), Reject> {
     let headers = &parts.headers;
     if !header_rules::accepts_post(headers) {
         return Err(Reject::NotAcceptable(

@@ -1,6 +1,6 @@
 //! A well-formed message's body read in one walk (jiter): the envelope's
 //! members, and where the members of its params and their `_meta` that the
-//! layer reads are ([`ParamSpans`]), found in the pass that checks the JSON.
+//! layer reads are ([`MemberExtents`]), found in the pass that checks the JSON.
 //!
 //! serde_json keeps the params as a `RawValue` by walking them in full, and
 //! the layer then walks them again for their members (`raw_text.rs`); here
@@ -27,7 +27,7 @@ use jiter::{Jiter, Peek};
 use std::borrow::Cow;
 
 /// The members of a message's params the layer reads, in the order of
-/// [`ParamSpans::params`].
+/// [`MemberExtents::params`].
 pub(crate) const PARAMS_READ: [&str; 6] = [
     "name",
     "uri",
@@ -38,7 +38,7 @@ pub(crate) const PARAMS_READ: [&str; 6] = [
 ];
 
 /// The members of `params._meta` the layer reads, in the order of
-/// [`ParamSpans::meta`].
+/// [`MemberExtents::meta`].
 pub(crate) const META_READ: [&str; 4] = [
     META_VERSION,
     META_CAPABILITIES,
@@ -49,16 +49,16 @@ pub(crate) const META_READ: [&str; 4] = [
 /// Where a member's value is in its params' text (bytes `start..end`);
 /// `end == 0` when the member is not there (a value is at least a byte).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-struct Span {
+struct Extent {
     start: u32,
     end: u32,
 }
 
-impl Span {
-    /// Sets the span; `false` if it was set already (the member is given twice).
+impl Extent {
+    /// Sets the extent; `false` if it was set already (the member is given twice).
     fn set(&mut self, start: u32, end: u32) -> bool {
         let first = self.end == 0;
-        *self = Span { start, end };
+        *self = Extent { start, end };
         first
     }
 
@@ -75,25 +75,25 @@ impl Span {
 /// Where the members of a message's params that the layer reads are, as the
 /// walk found them: for the message read with them, whose params' text
 /// they index. Every member is given at most once (a body where one is
-/// given twice gets no spans: the layer's own walk refuses it, saying which).
+/// given twice gets no extents: the layer's own walk refuses it, saying which).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-pub(crate) struct ParamSpans {
-    params: [Span; PARAMS_READ.len()],
-    meta: [Span; META_READ.len()],
+pub(crate) struct MemberExtents {
+    params: [Extent; PARAMS_READ.len()],
+    meta: [Extent; META_READ.len()],
     /// Whether `params._meta` is there as an object.
     meta_is_object: bool,
 }
 
-impl ParamSpans {
+impl MemberExtents {
     /// The values of [`PARAMS_READ`] in `params` (the text of the params
-    /// these spans were found in).
+    /// these extents were found in).
     pub(crate) fn params<'a>(&self, params: &'a str) -> [Option<RawText<'a>>; PARAMS_READ.len()] {
-        self.params.map(|span| span.within(params))
+        self.params.map(|extent| extent.within(params))
     }
 
     /// The values of [`META_READ`] in `params`.
     pub(crate) fn meta<'a>(&self, params: &'a str) -> [Option<RawText<'a>>; META_READ.len()] {
-        self.meta.map(|span| span.within(params))
+        self.meta.map(|extent| extent.within(params))
     }
 
     /// Whether `params._meta` is there as an object.
@@ -111,7 +111,7 @@ const PARAMS: usize = 3;
 
 /// What a name of the envelope is to the walk.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Member {
+enum EnvelopeMember {
     /// Kept, at this place.
     Kept(usize),
     /// `result` or `error`: a response, left to serde_json.
@@ -120,14 +120,14 @@ enum Member {
     Other,
 }
 
-fn member(name: &str) -> Member {
+fn member(name: &str) -> EnvelopeMember {
     match name {
-        "jsonrpc" => Member::Kept(JSONRPC),
-        "id" => Member::Kept(ID),
-        "method" => Member::Kept(METHOD),
-        "params" => Member::Kept(PARAMS),
-        "result" | "error" => Member::Outcome,
-        _ => Member::Other,
+        "jsonrpc" => EnvelopeMember::Kept(JSONRPC),
+        "id" => EnvelopeMember::Kept(ID),
+        "method" => EnvelopeMember::Kept(METHOD),
+        "params" => EnvelopeMember::Kept(PARAMS),
+        "result" | "error" => EnvelopeMember::Outcome,
+        _ => EnvelopeMember::Other,
     }
 }
 
@@ -144,13 +144,13 @@ pub(crate) enum Find {
 /// Reads `body` as a request or a notification in one walk, with where its
 /// params' members are if `find` asks (and none is given twice); `None` for
 /// a body it does not take (the module's doc), for serde_json to read.
-pub(crate) fn read(body: &[u8], find: Find) -> Option<(Message, Option<ParamSpans>)> {
+pub(crate) fn read(body: &[u8], find: Find) -> Option<(Message, Option<MemberExtents>)> {
     // The whole body checked as UTF-8 first: jiter does not check the
     // strings it passes over, and every text below is sliced from this one.
     let text = std::str::from_utf8(body).ok()?;
     let mut jiter = Jiter::new(body);
     let mut kept: [Option<&str>; 4] = [None; 4];
-    let mut spans = (find == Find::ParamMembers).then(ParamSpans::default);
+    let mut extents = (find == Find::ParamMembers).then(MemberExtents::default);
     // A key borrows the jiter (an escaped one is decoded into its tape):
     // only what it names outlives the next call.
     let mut next = jiter.next_object().ok()?.map(member);
@@ -158,14 +158,14 @@ pub(crate) fn read(body: &[u8], find: Find) -> Option<(Message, Option<ParamSpan
         let peek = jiter.peek().ok()?;
         let start = jiter.current_index();
         match name {
-            Member::Outcome => return None,
-            Member::Kept(PARAMS) if spans.is_some() && peek == Peek::Object => {
-                let mut found = ParamSpans::default();
-                spans = walk_params(&mut jiter, start, &mut found)?.then_some(found);
+            EnvelopeMember::Outcome => return None,
+            EnvelopeMember::Kept(PARAMS) if extents.is_some() && peek == Peek::Object => {
+                let mut found = MemberExtents::default();
+                extents = walk_params(&mut jiter, start, &mut found)?.then_some(found);
             }
             _ => jiter.known_skip(peek).ok()?,
         }
-        if let Member::Kept(at) = name {
+        if let EnvelopeMember::Kept(at) = name {
             let value = text.get(start..jiter.current_index())?;
             if kept[at].replace(value).is_some() {
                 return None;
@@ -193,13 +193,13 @@ pub(crate) fn read(body: &[u8], find: Find) -> Option<(Message, Option<ParamSpan
         Some(id) => Message::Request(Request { id, method, params }),
         None => Message::Notification(Notification { method, params }),
     };
-    Some((message, spans))
+    Some((message, extents))
 }
 
 /// Walks the params object whose `{` is at `base` (the jiter just past its
-/// peek), putting where each member read is into `spans`; `None` if the
+/// peek), putting where each member read is into `extents`; `None` if the
 /// JSON is refused, `Some(false)` if a member read is given twice.
-fn walk_params(jiter: &mut Jiter<'_>, base: usize, spans: &mut ParamSpans) -> Option<bool> {
+fn walk_params(jiter: &mut Jiter<'_>, base: usize, extents: &mut MemberExtents) -> Option<bool> {
     let mut once = true;
     let mut meta_seen = false;
     let mut next = jiter.known_object().ok()?.map(param_member);
@@ -210,8 +210,8 @@ fn walk_params(jiter: &mut Jiter<'_>, base: usize, spans: &mut ParamSpans) -> Op
             ParamMember::Meta => {
                 once &= !std::mem::replace(&mut meta_seen, true);
                 if peek == Peek::Object {
-                    spans.meta_is_object = true;
-                    once &= walk_meta(jiter, base, &mut spans.meta)?;
+                    extents.meta_is_object = true;
+                    once &= walk_meta(jiter, base, &mut extents.meta)?;
                 } else {
                     jiter.known_skip(peek).ok()?;
                 }
@@ -219,7 +219,7 @@ fn walk_params(jiter: &mut Jiter<'_>, base: usize, spans: &mut ParamSpans) -> Op
             ParamMember::Read(at) => {
                 jiter.known_skip(peek).ok()?;
                 let end = offset(jiter.current_index(), base)?;
-                once &= spans.params[at].set(start, end);
+                once &= extents.params[at].set(start, end);
             }
             ParamMember::Other => jiter.known_skip(peek).ok()?,
         }
@@ -233,7 +233,7 @@ fn walk_params(jiter: &mut Jiter<'_>, base: usize, spans: &mut ParamSpans) -> Op
 fn walk_meta(
     jiter: &mut Jiter<'_>,
     base: usize,
-    meta: &mut [Span; META_READ.len()],
+    meta: &mut [Extent; META_READ.len()],
 ) -> Option<bool> {
     let mut once = true;
     let mut next = jiter.known_object().ok()?.map(meta_member);
@@ -289,20 +289,20 @@ pub(crate) mod tests {
     const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
     /// A request the walk takes is the message serde_json reads, and the
-    /// spans find the members the layer's own walk finds.
+    /// extents find the members the layer's own walk finds.
     #[test]
     fn a_request_is_read_as_serde_json_reads_it_with_its_members_found() {
         let body = format!(
             r#" {{"jsonrpc":"2.0", "id" : 7,"x":[1,{{"a":null}}],"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{META}, "taskId": "t"}}}} "#
         );
-        let (message, spans) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
+        let (message, extents) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
         assert_eq!(message, Message::from_slice(body.as_bytes()).unwrap());
         let Message::Request(request) = &message else {
             panic!("{message:?}")
         };
         let text = request.params_text().unwrap();
-        let spans = spans.expect("no member given twice");
-        let params = spans.params(text).map(|v| v.map(RawText::get));
+        let extents = extents.expect("no member given twice");
+        let params = extents.params(text).map(|v| v.map(RawText::get));
         assert_eq!(
             params,
             [
@@ -314,22 +314,22 @@ pub(crate) mod tests {
                 None
             ]
         );
-        let meta = spans.meta(text).map(|v| v.map(RawText::get));
+        let meta = extents.meta(text).map(|v| v.map(RawText::get));
         assert_eq!(meta, [Some(r#""2026-07-28""#), Some("{}"), None, None]);
-        assert!(spans.meta_is_object());
+        assert!(extents.meta_is_object());
     }
 
     /// Escaped names and values are read as their text says.
     #[test]
     fn escapes_are_read_as_serde_json_reads_them() {
         let body = r#"{"json\u0072pc":"2.\u0030","id":"a\"b","method":"tools\/call","params":{"n\u0061me":"x"}}"#;
-        let (message, spans) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
+        let (message, extents) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
         assert_eq!(message, Message::from_slice(body.as_bytes()).unwrap());
         let Message::Request(request) = &message else {
             panic!()
         };
         assert_eq!(request.method.as_str(), "tools/call");
-        let name = spans.unwrap().params(request.params_text().unwrap())[0];
+        let name = extents.unwrap().params(request.params_text().unwrap())[0];
         assert_eq!(name.map(RawText::get), Some(r#""x""#));
     }
 
@@ -365,9 +365,9 @@ pub(crate) mod tests {
     }
 
     /// A member read given twice, in the params or their `_meta`: the
-    /// message is read, its spans are not (the layer's walk refuses it).
+    /// message is read, its extents are not (the layer's walk refuses it).
     #[test]
-    fn a_member_read_twice_gives_no_spans() {
+    fn a_member_read_twice_gives_no_extents() {
         for params in [
             r#"{"name":"a","name":"b"}"#.to_string(),
             format!(r#"{{"_meta":{META},"_meta":{META}}}"#),
@@ -375,14 +375,14 @@ pub(crate) mod tests {
             r#"{"_meta":{"progressToken":1,"progressToken":2}}"#.into(),
         ] {
             let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{params}}}"#);
-            let (message, spans) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
+            let (message, extents) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
             assert_eq!(message, Message::from_slice(body.as_bytes()).unwrap());
-            assert_eq!(spans, None, "{params}");
+            assert_eq!(extents, None, "{params}");
         }
         // Params that are an array, or `_meta` that is not an object.
         let body = r#"{"jsonrpc":"2.0","method":"x","params":[1,{"name":2}]}"#;
-        let (_, spans) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
-        assert_eq!(spans, Some(ParamSpans::default()));
+        let (_, extents) = read(body.as_bytes(), Find::ParamMembers).expect("taken");
+        assert_eq!(extents, Some(MemberExtents::default()));
         let body = r#"{"jsonrpc":"2.0","method":"x","params":{"_meta":null}}"#;
         assert!(!read(body.as_bytes(), Find::ParamMembers)
             .unwrap()
@@ -573,9 +573,9 @@ pub(crate) mod tests {
             // Asked for the message alone, the walk takes the same bodies.
             let alone = read(body.as_bytes(), Find::Message);
             prop_assert_eq!(alone.clone().map(|(message, _)| message), walked.map(|(message, _)| message));
-            if let Some((message, spans)) = alone {
+            if let Some((message, extents)) = alone {
                 prop_assert_eq!(Ok(message), serde);
-                prop_assert_eq!(spans, None);
+                prop_assert_eq!(extents, None);
             }
         }
     }
