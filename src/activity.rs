@@ -1,10 +1,10 @@
 //! Idle time: one word per session with its in-flight count and last activity.
 //!
 //! ```text
-//!  63                      25   24      23     22            0
-//! +--------------------------+-------+--------+--------------+
-//! | stamp, or claim (39)     | rough | closed | in flight(23)|
-//! +--------------------------+-------+--------+--------------+
+//!  63    62                       24   23      22            0
+//! +------+--------------------------+-------+--------------+
+//! | open | stamp, or claim (39)     | rough | in flight(23)|
+//! +------+--------------------------+-------+--------------+
 //! ```
 //!
 //! A session is idle only when nothing is in flight *and* its last activity is
@@ -17,11 +17,14 @@
 //! the activity it records. So a session is never found idle earlier than it
 //! is.
 //!
-//! The top field is a stamp (milliseconds) while the word is exact. While it
-//! is rough it holds no time (none is needed: a reading taken after the rough
-//! mark is later than any stamp before it) but a *claim*: 0, or the thread
-//! id plus one of the thread making the stamp exact. Making a rough stamp
-//! exact is three steps, each a reason the result cannot be early:
+//! The stamp field is a stamp (milliseconds) while the word is exact. While
+//! it is rough it holds no time (none is needed: a reading taken after the
+//! rough mark is later than any stamp before it) but a *claim*: unclaimed (the
+//! field's largest value), or the largest value less the thread id plus one
+//! of the thread making the stamp exact. Counted down from the top, a claim
+//! reads later than any stamp a registry younger than 17 years makes, so a
+//! lookup's one comparison finds a rough word recent (below). Making a rough
+//! stamp exact is three steps, each a reason the result cannot be early:
 //!
 //! 1. **claim**: a CAS from the rough word (nothing in flight) to the same
 //!    word claimed by this thread. It may succeed on a word that a request's
@@ -52,10 +55,20 @@
 //! that end, so a CAS that expects it (an expiry, a touch, an exact request
 //! end) decides on a stamp no earlier than every activity before it.
 //!
-//! `closed` makes "idle" and "a request starts" mutually exclusive: whoever
-//! expires a session first sets it, with a CAS that expects zero in flight, and
-//! a request can only enter while it is clear. So an expiry never lands under
-//! a running request, and a request never starts on a session being expired.
+//! `open` makes "idle" and "a request starts" mutually exclusive: whoever
+//! expires a session first clears it, with a CAS that expects zero in flight,
+//! and a request can only enter while it is set. So an expiry never lands
+//! under a running request, and a request never starts on a session being
+//! expired.
+//!
+//! The field order serves a lookup, which must find out whether a session is
+//! idle on every call: as a number, an open word is above every closed one,
+//! and among open words, one with a later stamp (or rough) is above one with
+//! an earlier stamp. So a lookup compares the word with one number the
+//! clock keeps from its latest reading ([`recent_above`]): above it, the
+//! session is recent or rough at that reading and nothing else is looked at;
+//! at or below it, the session is closed, or idle, or in flight over an old
+//! stamp, and [`Activity::check`] looks at each field.
 //!
 //! Orderings: a request's end is Release, and a claim and an expiry are
 //! Acquire (above, and at `try_expire`); everything else is Relaxed: these are all RMWs
@@ -71,14 +84,21 @@ use std::time::Duration;
 pub(crate) const MAX_STAMP: u64 = STAMP.max();
 
 const IN_FLIGHT: Field = Field::lowest(23);
-const CLOSED: Field = IN_FLIGHT.then(1);
-const ROUGH: Field = CLOSED.then(1);
+const ROUGH: Field = IN_FLIGHT.then(1);
 /// The stamp of an exact word; the claim of a rough one (`STAMP`'s bits).
 const STAMP: Field = ROUGH.then(39);
-const _: () = assert!(STAMP.end() == 64);
+/// Set while requests may start; cleared, for good, by an expiry. The top
+/// bit, so that every open word is above every closed one.
+const OPEN: Field = STAMP.then(1);
+const _: () = assert!(OPEN.end() == 64);
 
-/// The claim of a rough word that nobody is stamping.
-const UNCLAIMED: u64 = 0;
+/// The claim of a rough word that nobody is stamping: the largest, so that
+/// every rough word reads later than the stamps before it.
+const UNCLAIMED: u64 = STAMP.max();
+
+/// A word no activity word is above: every lookup looks at each field
+/// (a manual clock, whose time moves without a reading).
+pub(crate) const NONE_RECENT: u64 = u64::MAX;
 
 /// The longest idle timeout the stamp can measure (about 8.7 years).
 pub(crate) const MAX_TIMEOUT: Duration = Duration::from_millis(STAMP.max() / 2);
@@ -145,8 +165,8 @@ impl Activity {
     #[inline]
     pub(crate) fn reset(&self, stamp: Option<u64>, in_flight: u64) {
         let word = match stamp {
-            Some(stamp) => STAMP.set(0, stamp),
-            None => rough(0),
+            Some(stamp) => STAMP.set(OPEN.mask(), stamp),
+            None => rough(OPEN.mask()),
         };
         self.0
             .store(IN_FLIGHT.set(word, in_flight), Ordering::Relaxed);
@@ -158,7 +178,7 @@ impl Activity {
     pub(crate) fn enter(&self, limit: u64) -> Enter {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
-            if CLOSED.get(word) == 1 {
+            if OPEN.get(word) == 0 {
                 return Enter::Closed;
             }
             if IN_FLIGHT.get(word) >= limit {
@@ -213,7 +233,7 @@ impl Activity {
     pub(crate) fn touch(&self, read: impl Fn() -> u64) {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
-            if CLOSED.get(word) == 1 || IN_FLIGHT.get(word) > 0 {
+            if OPEN.get(word) == 0 || IN_FLIGHT.get(word) > 0 {
                 return;
             }
             if ROUGH.get(word) == 1 {
@@ -311,13 +331,21 @@ impl Activity {
         is_idle(self.0.load(Ordering::Relaxed), now, timeout)
     }
 
-    /// What a lookup must do about expiry, asking for the time (`now`) only
-    /// for a session that could be idle: nothing in flight, an exact stamp.
-    /// A lookup confirms an expiry with [`try_expire`](Self::try_expire).
+    /// What a lookup must do about expiry. `recent` is [`recent_above`] of
+    /// a reading taken no later than now (or [`NONE_RECENT`]); the time
+    /// (`now`) is asked for only for a session that could be idle: open,
+    /// nothing in flight, an exact stamp. A lookup confirms an expiry with
+    /// [`try_expire`](Self::try_expire).
     #[inline]
-    pub(crate) fn check(&self, now: impl FnOnce() -> u64, timeout: u64) -> Check {
+    pub(crate) fn check(&self, recent: u64, now: impl FnOnce() -> u64, timeout: u64) -> Check {
         let word = self.0.load(Ordering::Relaxed);
-        if CLOSED.get(word) == 1 {
+        if word > recent {
+            // Open, and rough or stamped less than the timeout before a
+            // reading taken no later than now: not idle at that reading,
+            // which is as much as the fields below would tell with it.
+            return Check::Busy;
+        }
+        if OPEN.get(word) == 0 {
             return Check::Closed;
         }
         if IN_FLIGHT.get(word) > 0 || ROUGH.get(word) == 1 {
@@ -341,7 +369,7 @@ impl Activity {
     pub(crate) fn try_expire(&self, now: u64, timeout: u64) -> Expire {
         let mut word = self.0.load(Ordering::Relaxed);
         loop {
-            if CLOSED.get(word) == 1 {
+            if OPEN.get(word) == 0 {
                 return Expire::Expired;
             }
             if !is_idle(word, now, timeout) {
@@ -349,7 +377,7 @@ impl Activity {
             }
             match self.0.compare_exchange_weak(
                 word,
-                CLOSED.set(word, 1),
+                OPEN.set(word, 0),
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
@@ -360,11 +388,31 @@ impl Activity {
     }
 }
 
-/// The claim a thread with id `tid` stamps with: its id plus one (never
-/// [`UNCLAIMED`]); `None` for a thread in teardown, whose id is shared.
+/// The claim a thread with id `tid` stamps with: [`UNCLAIMED`] less its id
+/// plus one (never [`UNCLAIMED`], distinct for each id); `None` for a thread
+/// in teardown, whose id is shared.
 fn claim_of(tid: usize) -> Option<u64> {
-    let claim = (tid as u64).checked_add(1)?;
-    (tid != tid::SHARED && claim <= STAMP.max()).then_some(claim)
+    let below = (tid as u64).checked_add(1)?;
+    (tid != tid::SHARED && below <= UNCLAIMED).then(|| UNCLAIMED - below)
+}
+
+/// The number a lookup compares a session's word with after a reading of
+/// `latest` ([`Activity::check`]): an open word whose stamp is less than
+/// `timeout` before `latest`, or a rough one, is above it; a closed word, or
+/// one that may be idle at `latest`, is not. It grows with `latest`, so the
+/// largest of those a clock has kept is that of its latest reading.
+pub(crate) fn recent_above(latest: u64, timeout: u64) -> u64 {
+    match latest.checked_sub(timeout) {
+        // Nothing is idle yet: every open word is above.
+        None => OPEN.mask() - 1,
+        // Above: open, and a stamp (or claim) past `idle_since`.
+        Some(idle_since) => {
+            OPEN.mask()
+                | STAMP.set(0, idle_since.min(STAMP.max()))
+                | ROUGH.mask()
+                | IN_FLIGHT.mask()
+        }
+    }
 }
 
 /// `word`, rough and unclaimed (a request's end that read no clock).
@@ -385,11 +433,11 @@ fn exact(word: u64, now: u64) -> u64 {
 }
 
 fn is_rough_idle(word: u64) -> bool {
-    ROUGH.get(word) == 1 && IN_FLIGHT.get(word) == 0 && CLOSED.get(word) == 0
+    ROUGH.get(word) == 1 && IN_FLIGHT.get(word) == 0 && OPEN.get(word) == 1
 }
 
 fn is_idle(word: u64, now: u64, timeout: u64) -> bool {
-    CLOSED.get(word) == 0
+    OPEN.get(word) == 1
         && ROUGH.get(word) == 0
         && IN_FLIGHT.get(word) == 0
         && now.saturating_sub(STAMP.get(word)) >= timeout
@@ -417,7 +465,7 @@ mod tests {
         assert_eq!(activity.enter(u64::MAX), Enter::Closed);
         assert!(!activity.looks_idle(210, 10), "closed: not for the reaper");
         assert_eq!(
-            activity.check(|| unreachable!("closed: no clock read"), 10),
+            activity.check(NONE_RECENT, || unreachable!("closed: no clock read"), 10),
             Check::Closed,
             "closed: not for lookups"
         );
@@ -456,7 +504,10 @@ mod tests {
         // However late, a rough stamp is not evidence of idleness, and a
         // lookup reads no clock for it.
         assert!(!activity.looks_idle(1_000, 10));
-        assert_eq!(activity.check(|| unreachable!("rough"), 10), Check::Busy);
+        assert_eq!(
+            activity.check(NONE_RECENT, || unreachable!("rough"), 10),
+            Check::Busy
+        );
         assert_eq!(activity.try_expire(1_000, 10), Expire::Active);
         // Made exact at the time the sweep saw it: idle from there on.
         activity.make_exact(|| 1_000);
@@ -471,8 +522,8 @@ mod tests {
         activity.exit(Some(500));
         assert!(!activity.is_rough());
         assert_eq!(activity.try_expire(509, 10), Expire::Active);
-        assert_eq!(activity.check(|| 509, 10), Check::Busy);
-        assert_eq!(activity.check(|| 510, 10), Check::Idle(510));
+        assert_eq!(activity.check(NONE_RECENT, || 509, 10), Check::Busy);
+        assert_eq!(activity.check(NONE_RECENT, || 510, 10), Check::Idle(510));
         assert_eq!(activity.try_expire(510, 10), Expire::Expired);
     }
 
@@ -484,11 +535,14 @@ mod tests {
         let activity = Activity::new();
         activity.reset(None, 0);
         // Another thread (id 41) claimed it, then stopped before stamping.
-        let claimed = STAMP.set(activity.0.load(Ordering::Relaxed), 42);
+        let claimed = STAMP.set(activity.0.load(Ordering::Relaxed), claim_of(41).unwrap());
         activity.0.store(claimed, Ordering::Relaxed);
         assert!(activity.is_rough());
         assert!(!activity.looks_idle(u64::MAX / 2, 10));
-        assert_eq!(activity.check(|| unreachable!("rough"), 10), Check::Busy);
+        assert_eq!(
+            activity.check(NONE_RECENT, || unreachable!("rough"), 10),
+            Check::Busy
+        );
         assert_eq!(activity.try_expire(1_000, 10), Expire::Active);
         activity.make_exact(|| 1_000);
         assert!(!activity.is_rough());
@@ -507,6 +561,61 @@ mod tests {
         assert_eq!(activity.try_expire(610, 10), Expire::Expired);
     }
 
+    /// A lookup's first comparison decides nothing the fields would not
+    /// decide with the same reading: a word above `recent_above(latest,
+    /// timeout)` is one the full check finds busy at `latest`; a closed word
+    /// is never above; and an open, exact word with nothing in flight at or
+    /// below it is idle at `latest` (the comparison lets through only what
+    /// the fields must look at). One case apart, where the comparison is the
+    /// later: a stamp later than the reading (a lookup that loaded an older
+    /// reading than a sweep's stamp) with a zero timeout, which the fields'
+    /// saturating difference finds idle, and the comparison busy.
+    #[test]
+    fn the_first_comparison_agrees_with_the_fields() {
+        let stamps = [0, 1, 9, 10, 11, 989, 990, 991, 1_000, STAMP.max() - 1];
+        let claims = [UNCLAIMED, claim_of(0).unwrap(), claim_of(41).unwrap()];
+        let latests = [0, 5, 10, 999, 1_000, 1_001, MAX_STAMP];
+        let timeouts = [0, 1, 10, 1_000, MAX_TIMEOUT.as_millis() as u64];
+        for (open, rough, in_flight) in (0..2)
+            .flat_map(|o| (0..2).map(move |r| (o, r)))
+            .flat_map(|(o, r)| [0, 1, IN_FLIGHT.max()].map(|n| (o, r, n)))
+        {
+            let fields = match rough {
+                1 => &claims[..],
+                _ => &stamps[..],
+            };
+            for &stamp in fields {
+                let word = OPEN.set(
+                    STAMP.set(ROUGH.set(IN_FLIGHT.set(0, in_flight), rough), stamp),
+                    open,
+                );
+                for latest in latests {
+                    for timeout in timeouts {
+                        let recent = recent_above(latest, timeout);
+                        let full =
+                            Activity(AtomicU64::new(word)).check(NONE_RECENT, || latest, timeout);
+                        let case = format!("word {word:#x}, latest {latest}, timeout {timeout}");
+                        let fast = Activity(AtomicU64::new(word)).check(recent, || latest, timeout);
+                        if rough == 0 && stamp > latest && timeout == 0 {
+                            assert_eq!(fast, if open == 1 { Check::Busy } else { full }, "{case}");
+                            continue;
+                        }
+                        assert_eq!(fast, full, "{case}");
+                        if word > recent {
+                            assert_eq!(full, Check::Busy, "{case}");
+                            assert_eq!(open, 1, "{case}: a closed word above");
+                        } else if open == 1 && rough == 0 && in_flight == 0 {
+                            assert_eq!(full, Check::Idle(latest), "{case}");
+                        }
+                    }
+                }
+            }
+        }
+        // The number grows with the reading.
+        assert!(recent_above(999, 1_000) < recent_above(1_000, 1_000));
+        assert!(recent_above(1_000, 1_000) < recent_above(1_001, 1_000));
+    }
+
     #[test]
     fn a_rough_request_end_restarts_idle_time_at_the_next_sweep() {
         let activity = Activity::new();
@@ -518,7 +627,10 @@ mod tests {
         // However old the exact stamp before it, the session is not idle:
         // its last activity is later than that stamp.
         assert!(!activity.looks_idle(1_000, 10));
-        assert_eq!(activity.check(|| unreachable!("rough"), 10), Check::Busy);
+        assert_eq!(
+            activity.check(NONE_RECENT, || unreachable!("rough"), 10),
+            Check::Busy
+        );
         assert_eq!(activity.try_expire(1_000, 10), Expire::Active);
         // The next sweep reads 1_000 after seeing it rough: idle from there.
         activity.make_exact(|| 1_000);

@@ -5,11 +5,12 @@
 //! reaper's sweep replaces a rough stamp with a reading it takes after
 //! seeing it rough, and a touch reads the clock. A lookup decides expiry
 //! against the latest reading any of those took (`recent_ms`), which is
-//! never later than the time now. Why that keeps every idle decision from
-//! being early, and how late one can be, is in the design notes ("Idle
-//! time").
+//! never later than the time now, first with one comparison of the
+//! session's word with the number that reading gives (`recent_word`, see
+//! `activity.rs`). Why that keeps every idle decision from being early, and
+//! how late one can be, is in the design notes ("Idle time").
 
-use crate::activity::MAX_STAMP;
+use crate::activity::{self, MAX_STAMP, NONE_RECENT};
 use crate::sync::{Arc, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::time::Duration;
@@ -96,11 +97,25 @@ impl Clock {
 pub(crate) struct IdleClock {
     clock: Clock,
     timeout_ms: Option<u64>,
+    /// What a lookup compares a session's word with first
+    /// ([`activity::recent_above`] of the latest reading, the system clock
+    /// with a timeout), or [`NONE_RECENT`] (a manual clock, whose time moves
+    /// without a reading; no timeout). Written at most once per reading that
+    /// moved it, on a line of its own, as `Clock::Coarse::latest`.
+    recent: CachePadded<AtomicU64>,
 }
 
 impl IdleClock {
     pub(crate) fn new(clock: Clock, timeout_ms: Option<u64>) -> IdleClock {
-        IdleClock { clock, timeout_ms }
+        let recent = match (&clock, timeout_ms) {
+            (Clock::Coarse { .. }, Some(timeout)) => activity::recent_above(0, timeout),
+            _ => NONE_RECENT,
+        };
+        IdleClock {
+            clock,
+            timeout_ms,
+            recent: CachePadded::new(AtomicU64::new(recent)),
+        }
     }
 
     /// The idle timeout in milliseconds, if sessions expire.
@@ -109,10 +124,34 @@ impl IdleClock {
         self.timeout_ms
     }
 
-    /// The clock, for the sweeps' readings and the lookups' `recent_ms`.
+    /// The time now, read from the clock (a sweep's reading, a stamp made
+    /// exact), kept for the lookups that follow.
+    pub(crate) fn now_ms(&self) -> u64 {
+        let ms = self.clock.now_ms();
+        if let (Clock::Coarse { .. }, Some(timeout)) = (&self.clock, self.timeout_ms) {
+            let word = activity::recent_above(ms, timeout);
+            // Relaxed, and never moved back, as `latest` (see
+            // `Clock::now_ms`): a lookup that loads an older word compares
+            // with an earlier reading, still no later than now.
+            if word > self.recent.load(Ordering::Relaxed) {
+                self.recent.fetch_max(word, Ordering::Relaxed);
+            }
+        }
+        ms
+    }
+
+    /// The time a lookup decides expiry with (see [`Clock::recent_ms`]).
     #[inline]
-    pub(crate) fn clock(&self) -> &Clock {
-        &self.clock
+    pub(crate) fn recent_ms(&self) -> u64 {
+        self.clock.recent_ms()
+    }
+
+    /// What a lookup compares a session's word with first (see
+    /// [`Activity::check`](crate::activity::Activity::check)).
+    #[inline]
+    pub(crate) fn recent_word(&self) -> u64 {
+        // Relaxed: see `now_ms`.
+        self.recent.load(Ordering::Relaxed)
     }
 
     /// The time for an exact activity stamp (a touch), or 0 when sessions
@@ -121,7 +160,7 @@ impl IdleClock {
     #[inline]
     pub(crate) fn exact_stamp(&self) -> u64 {
         match self.timeout_ms {
-            Some(_) => self.clock.now_ms(),
+            Some(_) => self.now_ms(),
             None => 0,
         }
     }
@@ -260,5 +299,27 @@ mod tests {
         assert_eq!(clock.recent_ms(), read);
         assert!(clock.recent_ms() < clock.now_ms());
         assert_eq!(clock.stamp(), None, "hot paths read no clock");
+    }
+
+    /// The number a lookup compares a session's word with first follows
+    /// the readings, as `recent_ms` does; with a manual clock, whose time
+    /// moves without a reading, or without a timeout, no word is above it.
+    #[test]
+    fn the_lookups_first_comparison_follows_the_readings() {
+        let idle = IdleClock::new(Clock::coarse(), Some(10));
+        assert_eq!(idle.recent_word(), activity::recent_above(0, 10));
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(idle.recent_word(), activity::recent_above(0, 10));
+        let read = idle.now_ms();
+        assert!(read >= 20);
+        assert_eq!(idle.recent_word(), activity::recent_above(read, 10));
+        assert_eq!(idle.recent_ms(), read);
+        assert!(activity::recent_above(read, 10) > activity::recent_above(0, 10));
+        let manual = IdleClock::new(Clock::Manual(ManualClock::new()), Some(10));
+        assert_eq!(manual.recent_word(), NONE_RECENT);
+        assert_eq!(manual.now_ms(), 0);
+        assert_eq!(manual.recent_word(), NONE_RECENT);
+        let never = IdleClock::new(Clock::coarse(), None);
+        assert_eq!(never.recent_word(), NONE_RECENT);
     }
 }

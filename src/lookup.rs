@@ -209,10 +209,12 @@ impl<S> Registry<S> {
 
     /// With a reference held on `slot`: if the session is idle past the
     /// timeout, or another thread has begun expiring it, ends it and gives
-    /// the reference back. The check is inline and reads no clock: it compares
-    /// a session that could be idle (nothing in flight, an exact stamp: see
-    /// `activity.rs`) with the latest reading a sweep or a touch took, never
-    /// later than now (`Clock::recent_ms`); ending the session is not inline.
+    /// the reference back. The check is inline and reads no clock: it
+    /// compares the session's word with the number kept from the latest
+    /// reading a sweep or a touch took (one comparison for a session recent
+    /// or rough then), and a session that could be idle (nothing in flight,
+    /// an exact stamp: see `activity.rs`) with that reading, never later
+    /// than now (`Clock::recent_ms`); ending the session is not inline.
     #[inline(always)]
     pub(crate) fn unless_expired(
         &self,
@@ -220,8 +222,11 @@ impl<S> Registry<S> {
         slot: &Slot<S>,
         timeout: u64,
     ) -> Result<(), Miss> {
-        let clock = self.storage().clock.clock();
-        match slot.activity.check(|| clock.recent_ms(), timeout) {
+        let clock = &self.storage().clock;
+        match slot
+            .activity
+            .check(clock.recent_word(), || clock.recent_ms(), timeout)
+        {
             Check::Busy => Ok(()),
             Check::Idle(now) => self.expire(id, slot, now, timeout),
             Check::Closed => self.end_expired(id, slot),

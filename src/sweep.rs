@@ -172,7 +172,7 @@ impl<S> Registry<S> {
         let clock = &self.storage().clock;
         let timeout = clock.timeout_ms()?;
         Some(Reap {
-            now: clock.clock().now_ms(),
+            now: clock.now_ms(),
             timeout,
         })
     }
@@ -207,7 +207,7 @@ impl<S> Registry<S> {
             // meanwhile, so that its slot is not reused under the stamp; if
             // the word moved, the next sweep looks again.
             if slot.lifecycle.try_acquire(word) == Acquire::Acquired {
-                let clock = self.storage().clock.clock();
+                let clock = &self.storage().clock;
                 slot.activity.make_exact(|| clock.now_ms());
                 self.release_caught(index, slot, caught);
             }

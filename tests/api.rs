@@ -187,6 +187,32 @@ fn no_session_is_found_idle_early_when_hot_paths_read_no_clock() {
     assert_eq!(registry.stats().terminated(Reason::IdleTimeout), 2);
 }
 
+/// With the system clock, a lookup first compares the session's word with
+/// a number kept from the latest reading (`activity.rs`): a rough session,
+/// or one stamped less than the timeout before that reading, is handed out
+/// on that comparison; one stamped by a sweep at that reading is looked at
+/// field by field, and with a zero timeout (idle as soon as nothing is in
+/// flight) found idle.
+#[test]
+fn with_the_system_clock_a_lookup_decides_with_the_latest_reading() {
+    for (timeout, idle) in [(Duration::ZERO, true), (Duration::from_secs(3600), false)] {
+        let registry = Registry::builder().idle_timeout(timeout).build().unwrap();
+        let id = registry.insert(()).unwrap();
+        drop(registry.get(&id).unwrap().begin().unwrap());
+        assert!(registry.get(&id).is_some(), "rough: not idle");
+        // The sweep makes the stamp exact with its reading, and ends nothing.
+        assert_eq!(registry.reap_idle(), 0);
+        match idle {
+            true => assert_eq!(registry.lookup(&id).unwrap_err(), Miss::Expired),
+            false => assert!(registry.get(&id).is_some()),
+        }
+        assert_eq!(
+            registry.stats().terminated(Reason::IdleTimeout),
+            u64::from(idle)
+        );
+    }
+}
+
 /// A touch makes a rough stamp exact at once (it reads the clock).
 #[test]
 fn a_touch_starts_the_idle_time_of_a_session_never_used() {
