@@ -432,15 +432,24 @@ fn exact(word: u64, now: u64) -> u64 {
     ROUGH.set(STAMP.set(word, stamp), 0)
 }
 
+/// The word's flags (open, rough, in flight) as the low 25 bits of one
+/// number: `open` is the top bit, rotated to the bottom, so that a sweep
+/// tests all three on every slot with one small mask.
+fn flags(word: u64) -> u64 {
+    const _: () = assert!(OPEN.end() == 64 && ROUGH.end() == IN_FLIGHT.end() + 1);
+    word.rotate_left(1) & ((1 << (ROUGH.end() + 1)) - 1)
+}
+
+/// [`flags`] of an open word with nothing in flight, rough or exact.
+const OPEN_ROUGH_IDLE: u64 = 1 | ROUGH.mask() << 1;
+const OPEN_EXACT_IDLE: u64 = 1;
+
 fn is_rough_idle(word: u64) -> bool {
-    ROUGH.get(word) == 1 && IN_FLIGHT.get(word) == 0 && OPEN.get(word) == 1
+    flags(word) == OPEN_ROUGH_IDLE
 }
 
 fn is_idle(word: u64, now: u64, timeout: u64) -> bool {
-    OPEN.get(word) == 1
-        && ROUGH.get(word) == 0
-        && IN_FLIGHT.get(word) == 0
-        && now.saturating_sub(STAMP.get(word)) >= timeout
+    flags(word) == OPEN_EXACT_IDLE && now.saturating_sub(STAMP.get(word)) >= timeout
 }
 
 #[cfg(all(test, not(sessionreg_loom)))]
