@@ -25,7 +25,7 @@ use moka::sync::Cache;
 use rmcp::model::{CallToolResult, ContentBlock, TaskStatus};
 use rmcp::task_manager::{TaskManager, TaskOptions};
 use serde_json::{json, Value};
-use sessionreg::{Ended, ManualClock, Running, SessionId, TaskStore};
+use sessionreg::{Ended, Running, SessionId, TaskStore};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -40,13 +40,11 @@ pub const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 /// run.
 pub const RETENTION: Duration = Duration::from_secs(3_600);
 
-/// The retention of [`Store`]'s tasks in the timed bench. Nothing expires
-/// by it either: the store's manual clock moves only in [`Peer::cleanup`],
-/// by this and a millisecond each time. Short, because the clock's stamps
-/// have 39 bits of milliseconds (17 years): with an hour a cleanup, the
-/// 150,000-odd cleanups of a run's lives at 1k saturated them, and the
-/// ended tasks were never freed.
-pub const STORE_RETENTION: Duration = Duration::from_secs(1);
+/// The retention of [`Store`]'s tasks in the timed bench: none, so that
+/// [`Peer::cleanup`]'s two sweeps free every ended task (the first makes
+/// its rough stamp exact, the second finds it idle for zero). No running
+/// task expires by it: a running task is in flight.
+pub const STORE_RETENTION: Duration = Duration::ZERO;
 
 /// The tool result every task ends with: `CallToolResult` with one text
 /// item, as a `serde_json::Value` (what the HTTP layer stores).
@@ -295,13 +293,13 @@ pub fn timed<P: Peer>(peer: &mut P, iters: u64, lives: bool) -> Duration {
 ///
 /// A get: `parse_id` of the text id, `get`, the outcome read.
 ///
-/// Built with a manual clock stamping as the system clock does
-/// (`with_rough_stamps`: no operation reads it), so that the cleanup can
-/// move time past the retention and reap the ended tasks, leaving the
-/// running ones (never reaped: they are in flight).
+/// On the system clock, as a server's store runs (no operation reads it;
+/// a lookup decides expiry with one comparison, `activity.rs`), with no
+/// retention ([`STORE_RETENTION`]), so that the cleanup's sweeps reap the
+/// ended tasks, leaving the running ones (never reaped: they are in
+/// flight).
 pub struct Store {
     store: TaskStore<Entry, Value>,
-    clock: ManualClock,
     held: Vec<Running<Entry, Value>>,
     ids: Texts,
     parsed: Vec<SessionId>,
@@ -315,12 +313,10 @@ pub struct Store {
 impl Store {
     /// A store holding `n` running tasks.
     pub fn prefill(n: usize) -> Store {
-        let clock = ManualClock::new();
         let batch = batch(n);
         let store = TaskStore::builder()
             .capacity(n + batch as usize + 1)
             .retention(STORE_RETENTION)
-            .manual_clock(&clock.with_rough_stamps())
             .build()
             .expect("a valid store");
         let held: Vec<_> = (0..n)
@@ -333,7 +329,6 @@ impl Store {
         }
         Store {
             store,
-            clock,
             held,
             ids,
             parsed,
@@ -637,10 +632,8 @@ impl Peer for Store {
 
     fn cleanup(&mut self) {
         // The first sweep starts the ended tasks' idle time, the second,
-        // past the retention, frees them.
+        // a reading no earlier and no retention, frees them.
         self.store.reap();
-        self.clock
-            .advance(STORE_RETENTION + Duration::from_millis(1));
         let freed = self.store.reap();
         assert_eq!(freed as u64, self.ended);
         assert_eq!(self.store.stats().registry.live, self.held.len() as u64);
