@@ -440,8 +440,9 @@ fn flags(word: u64) -> u64 {
     word.rotate_left(1) & ((1 << (ROUGH.end() + 1)) - 1)
 }
 
-/// [`flags`] of an open word with nothing in flight, rough or exact.
+/// [`flags`] of an open, rough word with nothing in flight.
 const OPEN_ROUGH_IDLE: u64 = 1 | ROUGH.mask() << 1;
+/// [`flags`] of an open, exact word with nothing in flight.
 const OPEN_EXACT_IDLE: u64 = 1;
 
 fn is_rough_idle(word: u64) -> bool {
