@@ -453,10 +453,10 @@ impl<A: App> Builder<A> {
     /// a JSON-RPC error naming the limit; the principal's next request is
     /// allowed once the rate gives it room, and no other principal
     /// notices. Bursts of [`rate_burst`](Builder::rate_burst). On one
-    /// node, this node's count; with a fleet's [`bus`](Builder::bus), the
-    /// fleet's (Redis decides each request; while it cannot, each node
-    /// keeps its share). Requests without a principal (no authenticator)
-    /// are not limited by it (see
+    /// node, this node's count; with a fleet's bus (`Builder::bus`, feature
+    /// `redis`), the fleet's (Redis decides each request; while it cannot,
+    /// each node keeps its share). Requests without a principal (no
+    /// authenticator) are not limited by it (see
     /// [`keyed_rate_limit`](Builder::keyed_rate_limit)).
     pub fn rate_limit(mut self, rate: Option<crate::http::Rate>) -> Self {
         self.config.rate_limit = rate;
@@ -492,8 +492,9 @@ impl<A: App> Builder<A> {
     /// of its own name (refused at build otherwise). Checked beside
     /// [`rate_limit`](Builder::rate_limit) and
     /// [`tool_rate_limit`](Builder::tool_rate_limit), on requests with or
-    /// without a principal, decided by the fleet with a
-    /// [`bus`](Builder::bus). With one, [`serve`](crate::http::serve) puts
+    /// without a principal, decided by the fleet with a bus
+    /// (`Builder::bus`, feature `redis`). With one,
+    /// [`serve`](crate::http::serve) puts
     /// each request's [`ClientAddr`](crate::http::ClientAddr) in it.
     pub fn keyed_rate_limit(mut self, limit: crate::http::KeyedRateLimit) -> Self {
         self.config.keyed_rate_limits.push(limit);
