@@ -37,6 +37,10 @@ pub(crate) struct Pages<S> {
     occupancy_shift: u32,
     shard_bits: u32,
     page_shift: u32,
+    /// `page_len - 1`: a slot's offset in its page is its index's low bits.
+    /// (Kept, not computed from `page_shift`: three instructions fewer on
+    /// every lookup and every handle's access to its slot.)
+    offset_mask: u64,
 }
 
 impl<S> Pages<S> {
@@ -59,6 +63,7 @@ impl<S> Pages<S> {
             occupancy_shift: run.trailing_zeros(),
             shard_bits: shards.trailing_zeros(),
             page_shift: page.trailing_zeros(),
+            offset_mask: page - 1,
         }
     }
 
@@ -98,14 +103,10 @@ impl<S> Pages<S> {
         self.occupancy_of((index >> self.page_shift) as usize)
     }
 
-    fn offset_mask(&self) -> u64 {
-        (1 << self.page_shift) - 1
-    }
-
     /// The global index of the `local`-th slot of shard `shard`.
     pub(crate) fn index(&self, shard: u64, local: u64) -> u64 {
         let page = ((local >> self.page_shift) << self.shard_bits) | shard;
-        (page << self.page_shift) | (local & self.offset_mask())
+        (page << self.page_shift) | (local & self.offset_mask)
     }
 
     /// The shard that the slot at global `index` belongs to.
@@ -118,7 +119,7 @@ impl<S> Pages<S> {
     #[inline]
     fn locate(&self, index: u64) -> Option<(&AtomicPtr<Slot<S>>, usize)> {
         let page = (index >> self.page_shift) as usize;
-        let offset = (index & self.offset_mask()) as usize;
+        let offset = (index & self.offset_mask) as usize;
         Some((self.table.get(page)?, offset))
     }
 
