@@ -69,7 +69,7 @@ pub struct SessionId {
 }
 
 // Three words, aligned as one: no `u128` (16-byte alignment) in the id, so
-// a handle (two pointers and an id) is five words with no padding.
+// that whatever holds one beside word-sized fields needs no padding.
 const _: () = assert!(std::mem::size_of::<SessionId>() == 24);
 const _: () = assert!(std::mem::align_of::<SessionId>() == 8);
 

@@ -128,8 +128,8 @@ impl<S> Registry<S> {
         match self.create(MadeWith(make), true) {
             // SAFETY: `create` with `in_flight` published the session
             // holding a reference for us, and counted one request in flight.
-            Ok((id, slot)) => Ok(InFlight::counted(unsafe {
-                Session::from_held(self.storage, slot, id)
+            Ok((id, _)) => Ok(InFlight::counted(unsafe {
+                Session::from_held(self.storage, id.index())
             })),
             Err(MadeWith(make)) => Err(self.at_capacity(make)),
         }
@@ -173,8 +173,8 @@ impl<S> Registry<S> {
         match self.create(Given(value), true) {
             // SAFETY: `create` with `in_flight` published the session
             // holding a reference for us, and counted one request in flight.
-            Ok((id, slot)) => Ok(InFlight::counted(unsafe {
-                Session::from_held(self.storage, slot, id)
+            Ok((id, _)) => Ok(InFlight::counted(unsafe {
+                Session::from_held(self.storage, id.index())
             })),
             Err(Given(value)) => Err(self.at_capacity(value)),
         }

@@ -36,12 +36,9 @@ impl<S> Registry<S> {
                     match slot.lifecycle.try_acquire(word) {
                         Acquire::Changed(now) => word = now,
                         Acquire::Acquired => {
-                            // The reference pins the session, and with it the
-                            // generation and secret its id is made of.
-                            let id = self.id_of(index, slot, word);
                             // SAFETY: `try_acquire` took a reference on the
-                            // slot at `id.index()` for us; the handle owns it.
-                            return Some(unsafe { Session::from_held(self.storage, slot, id) });
+                            // slot at `index` for us; the handle owns it.
+                            return Some(unsafe { Session::from_held(self.storage, index) });
                         }
                     }
                 }

@@ -26,10 +26,8 @@ impl<S> Registry<S> {
 
     /// Like [`get`](Registry::get), saying why nothing was found.
     //
-    // Inlined into the caller whole, as `insert` is: the handle (40 bytes)
-    // then stays in registers instead of being returned through memory and
-    // reloaded by the caller with wider loads than the stores that wrote it,
-    // which stalls on store forwarding. The expiry check, which may end the
+    // Inlined into the caller whole, as `insert` is: the lookup's checks
+    // fold into the caller's code. The expiry check, which may end the
     // session, is skipped when there is no idle timeout.
     #[inline(always)]
     pub fn lookup(&self, id: &SessionId) -> Result<Session<S>, Miss> {
@@ -44,7 +42,7 @@ impl<S> Registry<S> {
         }
         // SAFETY: `acquire` took a reference on this slot for us, and
         // `unless_expired` did not give it back.
-        Ok(unsafe { Session::from_held(self.storage, slot, *id) })
+        Ok(unsafe { Session::from_held(self.storage, id.index()) })
     }
 
     /// Like [`lookup`](Registry::lookup), but the session is handed out only
@@ -78,7 +76,7 @@ impl<S> Registry<S> {
         };
         // SAFETY: `acquire` took a reference on this slot for us; the handle
         // gives it back when dropped.
-        let session = unsafe { Session::from_held(self.storage, slot, *id) };
+        let session = unsafe { Session::from_held(self.storage, id.index()) };
         match catch_unwind(AssertUnwindSafe(|| accept(&session))) {
             Ok(true) => {}
             Ok(false) => return Err(self.reject(Miss::Principal)),

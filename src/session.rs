@@ -37,12 +37,15 @@ use std::ptr::NonNull;
 /// ```
 pub struct Session<S> {
     storage: NonNull<Storage<S>>,
-    slot: NonNull<Slot<S>>,
-    id: SessionId,
+    /// The slot's global index: the slot is found from it (`slot`), and the
+    /// id rebuilt with it (`id`).
+    index: u64,
 }
 
-// Two pointers and a 24-byte id: five words, no padding (see `id.rs`).
-const _: () = assert!(std::mem::size_of::<Session<()>>() == 40);
+// Two words, passed and returned in registers: a handle that also carried
+// its slot and its 24-byte id was copied through memory, where a copy could
+// stall on store forwarding (see `benches/HISTORY.md`, "A handle's copy").
+const _: () = assert!(std::mem::size_of::<Session<()>>() == 16);
 
 // SAFETY: a `Session` gives shared access to `S` from whichever thread holds
 // it (so `S: Sync`), and the last handle may drop the value on its thread (so
@@ -56,18 +59,11 @@ impl<S> Session<S> {
     ///
     /// # Safety
     ///
-    /// The caller holds a reference on the slot at `id.index()` of `storage`
-    /// (which `slot` points to), and hands it over to the new handle.
-    pub(crate) unsafe fn from_held(
-        storage: NonNull<Storage<S>>,
-        slot: &Slot<S>,
-        id: SessionId,
-    ) -> Session<S> {
-        Session {
-            storage,
-            slot: NonNull::from(slot),
-            id,
-        }
+    /// The caller holds a reference on the slot at `index` of `storage`,
+    /// and hands it over to the new handle.
+    #[inline]
+    pub(crate) unsafe fn from_held(storage: NonNull<Storage<S>>, index: u64) -> Session<S> {
+        Session { storage, index }
     }
 
     /// The storage this handle's session lives in.
@@ -82,9 +78,9 @@ impl<S> Session<S> {
 
     #[inline]
     fn slot(&self) -> &Slot<S> {
-        // SAFETY: this handle holds a reference on the slot, so the storage
-        // (and the page the slot sits in) outlives it.
-        unsafe { self.slot.as_ref() }
+        // SAFETY: this handle holds a reference on the slot at `index`, so
+        // its page is installed, and the storage outlives the handle.
+        unsafe { self.storage().shards.held(self.index) }
     }
 
     /// The storage this handle's session lives in; the handle's reference
@@ -96,8 +92,19 @@ impl<S> Session<S> {
     }
 
     /// The session's id.
+    ///
+    /// Rebuilt from the session's slot (a handle is two words and does not
+    /// carry it): a few loads, no atomic read-modify-write.
     pub fn id(&self) -> SessionId {
-        self.id
+        let slot = self.slot();
+        // The handle's reference pins the generation and the secret: the
+        // slot holds this session until the last handle is gone.
+        SessionId::new(
+            self.index,
+            slot.lifecycle.load().generation(),
+            self.storage().node,
+            slot.secret(),
+        )
     }
 
     /// Whether the session has ended (by any path). Its value stays readable
@@ -186,8 +193,7 @@ impl<S> Clone for Session<S> {
         self.slot().lifecycle.clone_ref();
         Session {
             storage: self.storage,
-            slot: self.slot,
-            id: self.id,
+            index: self.index,
         }
     }
 }
@@ -195,16 +201,17 @@ impl<S> Clone for Session<S> {
 impl<S> Drop for Session<S> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: this handle holds a reference on the slot at `id.index()`
-        // of a live storage, and gives it up here, never to use it again.
-        unsafe { storage::release(self.storage, self.id.index(), self.slot, By::Handle) }
+        let slot = NonNull::from(self.slot());
+        // SAFETY: this handle holds a reference on the slot at `index` of a
+        // live storage, and gives it up here, never to use it again.
+        unsafe { storage::release(self.storage, self.index, slot, By::Handle) }
     }
 }
 
 impl<S: fmt::Debug> fmt::Debug for Session<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("terminated", &self.is_terminated())
             .field("value", &**self)
             .finish()
@@ -268,7 +275,7 @@ impl<S> Drop for InFlight<S> {
 impl<S> fmt::Debug for InFlight<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InFlight")
-            .field("id", &self.session.id)
+            .field("id", &self.session.id())
             .finish()
     }
 }

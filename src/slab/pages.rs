@@ -142,6 +142,33 @@ impl<S> Pages<S> {
         Some(unsafe { &*page.add(offset) })
     }
 
+    /// The slot at global `index`, for a caller that holds a reference on
+    /// it: no bounds check, no check for a page.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds a reference on the slot at `index` of this table
+    /// (which therefore is within it, in an installed page).
+    #[inline]
+    pub(crate) unsafe fn held(&self, index: u64) -> &Slot<S> {
+        let page = (index >> self.page_shift) as usize;
+        let offset = (index & self.offset_mask) as usize;
+        debug_assert!(page < self.table.len());
+        // SAFETY: a held slot's index is within the table (the caller's
+        // promise).
+        let cell = unsafe { self.table.get_unchecked(page) };
+        // Relaxed: the reference was taken on a slot of this page after the
+        // page was seen installed (an Acquire load, in `get` or
+        // `get_or_install`), and that happens before this holder's use of
+        // it; a cell is written once, so coherence alone makes this load
+        // return that same pointer.
+        let page = cell.load(Ordering::Relaxed);
+        debug_assert!(!page.is_null());
+        // SAFETY: an installed page is an allocation of `page_len` slots
+        // that stays until the table is dropped, and `offset < page_len`.
+        unsafe { &*page.add(offset) }
+    }
+
     /// The slot at global `index`, allocating its page if nobody has yet.
     ///
     /// # Panics

@@ -60,6 +60,18 @@ impl<S> Shards<S> {
         self.pages.get(index)
     }
 
+    /// The slot at global `index`, which the caller holds (see
+    /// `Pages::held`).
+    ///
+    /// # Safety
+    ///
+    /// As for `Pages::held`.
+    #[inline]
+    pub(crate) unsafe fn held(&self, index: u64) -> &Slot<S> {
+        // SAFETY: the caller's promise.
+        unsafe { self.pages.held(index) }
+    }
+
     /// The shard a thread with id `tid` inserts into first.
     pub(crate) fn home_shard(&self, tid: usize) -> usize {
         tid & (self.shards.len() - 1)

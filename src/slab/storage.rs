@@ -136,9 +136,7 @@ pub(crate) enum By {
 ///
 /// Inline: it is one RMW, in every handle's drop. [`retire`], the rare case
 /// for a handle, stays out of line, so that the drop around this inlines
-/// into its caller and the handle's fields never go back through memory
-/// (where reloading the id with wider loads than the stores that wrote it
-/// stalls on store forwarding).
+/// into its caller.
 #[inline]
 pub(crate) unsafe fn release<S>(
     storage: NonNull<Storage<S>>,
