@@ -138,7 +138,7 @@ fn answer<'a, A: App>(
                     Message::Request(call) => {
                         let subscribed = super::subscriptions::subscribe(
                             &hub.listeners,
-                            request.id(),
+                            || request.id(),
                             &request,
                             call,
                             config,

@@ -49,9 +49,13 @@ impl Drop for ListChanges {
 /// request is refused here, saying which (`Err`), and the application is
 /// not asked; otherwise it answers the request as before. A session that
 /// has ended joins nothing (see [`Subscriptions`](crate::http::session::entry::Subscriptions)).
+///
+/// `id` gives the session's id, asked for only by those two methods (a
+/// handle rebuilds it from the slot: a few loads every other request need
+/// not pay).
 pub(super) fn subscribe<S>(
     listeners: &Listeners,
-    id: SessionId,
+    id: impl FnOnce() -> SessionId,
     entry: &SessionEntry<S>,
     request: &Request,
     bounds: &Config,
@@ -64,7 +68,7 @@ pub(super) fn subscribe<S>(
     let uri = subscribed_uri(request.params_text(), bounds.listen_uri_bytes)
         .map_err(Reject::Malformed)?;
     let topics = &listeners.topics;
-    let member = Member::Session(id);
+    let member = Member::Session(id());
     let mut subscriptions = entry
         .subscriptions
         .lock()
