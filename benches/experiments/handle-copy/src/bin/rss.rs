@@ -44,6 +44,7 @@ fn sessions(n: usize) {
 
 fn blocks(size: usize, align: usize, n: usize) {
     const BY_HAND: usize = 64 * 1024;
+    assert!(size > 0, "a block of at least one byte");
     let mut kept = Vec::with_capacity(n);
     let before = resident_kib();
     for _ in 0..n {
@@ -54,7 +55,7 @@ fn blocks(size: usize, align: usize, n: usize) {
             Layout::from_size_align(size, align)
         }
         .expect("a layout");
-        // SAFETY: the layout's size is not zero.
+        // SAFETY: the layout's size is not zero (asserted above).
         let block = unsafe { alloc(layout) };
         assert!(!block.is_null(), "out of memory");
         let at = if by_hand {
