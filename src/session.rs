@@ -99,12 +99,8 @@ impl<S> Session<S> {
         let slot = self.slot();
         // The handle's reference pins the generation and the secret: the
         // slot holds this session until the last handle is gone.
-        SessionId::new(
-            self.index,
-            slot.lifecycle.load().generation(),
-            self.storage().node,
-            slot.secret(),
-        )
+        self.storage()
+            .id_of(self.index, slot, slot.lifecycle.load())
     }
 
     /// Whether the session has ended (by any path). Its value stays readable

@@ -16,7 +16,7 @@ use crate::id::SessionId;
 use crate::panic::{resume, Caught};
 use crate::reason::Reason;
 use crate::registry::Registry;
-use crate::slab::lifecycle::{Acquire, Holding, Terminate, Word};
+use crate::slab::lifecycle::{Acquire, Holding, Terminate};
 use crate::slab::slot::Slot;
 use crate::sync::Ordering;
 use crate::terminate::Hold;
@@ -219,7 +219,7 @@ impl<S> Registry<S> {
                 Acquire::Changed(now) => word = now,
                 Acquire::Acquired => {
                     // The reference pins the session: this is its id.
-                    let id = self.id_of(index, slot, word);
+                    let id = self.storage().id_of(index, slot, word);
                     if slot.activity.try_expire(reap.now, reap.timeout) == Expire::Expired {
                         return self.end_caught(slot, id, caught);
                     }
@@ -305,7 +305,7 @@ impl<S> Registry<S> {
                     continue;
                 }
             };
-            let id = self.id_of(index, slot, word);
+            let id = self.storage().id_of(index, slot, word);
             let finish = || self.finish(slot, id, reason, hold);
             if let Err(panic) = catch_unwind(AssertUnwindSafe(finish)) {
                 caught.get_or_insert(panic);
@@ -313,11 +313,5 @@ impl<S> Registry<S> {
             return true;
         }
         false
-    }
-
-    /// The id of the session in `slot`, whose word was `word`, for a caller
-    /// that holds the slot (so the secret is that session's).
-    pub(crate) fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
-        SessionId::new(index, word.generation(), self.storage().node, slot.secret())
     }
 }

@@ -13,7 +13,8 @@
 
 use crate::clock::IdleClock;
 use crate::config::Config;
-use crate::slab::lifecycle::{Finished, Release};
+use crate::id::SessionId;
+use crate::slab::lifecycle::{Finished, Release, Word};
 use crate::slab::shards::Shards;
 use crate::slab::slot::Slot;
 use crate::stats::Counters;
@@ -54,6 +55,14 @@ impl<S> Storage<S> {
             sweep_cursor: CachePadded::new(AtomicU64::new(0)),
             pending: AtomicU64::new(REGISTRY_HOLDS),
         }
+    }
+
+    /// The id of the session in `slot`, the slot at `index`, whose word was
+    /// `word`, for a caller that holds the slot (so the generation and the
+    /// secret are that session's).
+    #[inline]
+    pub(crate) fn id_of(&self, index: u64, slot: &Slot<S>, word: Word) -> SessionId {
+        SessionId::new(index, word.generation(), self.node, slot.secret())
     }
 
     /// Takes a free slot, trying shard `home` first: the caller owns the slot
