@@ -118,9 +118,18 @@ impl<S> Pages<S> {
     /// in the page.
     #[inline]
     fn locate(&self, index: u64) -> Option<(&AtomicPtr<Slot<S>>, usize)> {
-        let page = (index >> self.page_shift) as usize;
-        let offset = (index & self.offset_mask) as usize;
+        let (page, offset) = self.split(index);
         Some((self.table.get(page)?, offset))
+    }
+
+    /// The table entry of the slot at global `index`, and its offset in
+    /// that page.
+    #[inline]
+    fn split(&self, index: u64) -> (usize, usize) {
+        (
+            (index >> self.page_shift) as usize,
+            (index & self.offset_mask) as usize,
+        )
     }
 
     /// The slot at global `index`, if its page exists.
@@ -151,8 +160,7 @@ impl<S> Pages<S> {
     /// (which therefore is within it, in an installed page).
     #[inline]
     pub(crate) unsafe fn held(&self, index: u64) -> &Slot<S> {
-        let page = (index >> self.page_shift) as usize;
-        let offset = (index & self.offset_mask) as usize;
+        let (page, offset) = self.split(index);
         debug_assert!(page < self.table.len());
         // SAFETY: a held slot's index is within the table (the caller's
         // promise).
