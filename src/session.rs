@@ -275,3 +275,47 @@ impl<S> fmt::Debug for InFlight<S> {
             .finish()
     }
 }
+
+#[cfg(all(test, not(sessionreg_loom)))]
+mod tests {
+    use crate::{Reason, Registry};
+    use std::collections::HashSet;
+
+    /// A handle carries no id and rebuilds it from its slot: every way of
+    /// getting a handle gives back the session's own id, over many pages
+    /// and shards, after the session ended, and for the next session in a
+    /// reused slot.
+    #[test]
+    fn a_handle_rebuilds_its_own_id() {
+        let registry = Registry::builder()
+            .capacity(5000)
+            .shards(4)
+            .node_id(0x2a)
+            .build()
+            .unwrap();
+        let ids: Vec<_> = (0..3000).map(|i| registry.insert(i).unwrap()).collect();
+        let held: Vec<_> = ids.iter().map(|id| registry.get(id).unwrap()).collect();
+        for (id, session) in ids.iter().zip(&held) {
+            assert_eq!(session.id(), *id);
+            assert_eq!(session.clone().id(), *id);
+        }
+        let live: HashSet<_> = registry.live().map(|s| s.id()).collect();
+        assert_eq!(live, ids.iter().copied().collect());
+        for id in &ids[..1500] {
+            assert!(registry.terminate(id, Reason::Deleted).is_won());
+        }
+        // Ended, but held: the generation and the secret stay the session's.
+        for (id, session) in ids.iter().zip(&held) {
+            assert_eq!(session.id(), *id);
+        }
+        drop(held);
+        // The freed slots' next sessions: new ids, which their handles give.
+        let again: Vec<_> = (0..1500).map(|i| registry.insert(i).unwrap()).collect();
+        for id in &again {
+            assert!(!ids.contains(id));
+            assert_eq!(registry.get(id).unwrap().id(), *id);
+        }
+        let first = registry.insert_in_flight(7).unwrap();
+        assert_eq!(registry.get(&first.id()).unwrap().id(), first.id());
+    }
+}
