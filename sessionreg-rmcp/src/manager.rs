@@ -138,6 +138,12 @@ impl RegistrySessionManager {
     /// End a session with `close_session` (rmcp's `DELETE`) rather than the
     /// handle's `close`: the handle stops the worker, which ends the session
     /// as [`Reason::Failed`].
+    ///
+    /// What the handle asks of the worker waits for the worker's answer:
+    /// bound it (`tokio::time::timeout`) if the session may end meanwhile.
+    /// rmcp's handle can miss the worker's exit when the two meet (an ask
+    /// sent as the worker drops its channel is never answered); the
+    /// manager's own asks also end when the worker is told to stop.
     pub fn session(&self, id: &str) -> Option<LocalSessionHandle> {
         Some(self.lookup(id)?.handle.clone())
     }
@@ -249,8 +255,7 @@ impl SessionManager for RegistrySessionManager {
         // 404 for `initialize`, so a session gone already is a plain error.
         let request = self.begin(id).ok_or(Error::SessionNotFound)?;
         request
-            .handle
-            .initialize(message)
+            .ask(request.handle.initialize(message))
             .await
             .map_err(Error::Session)
     }
@@ -297,13 +302,19 @@ impl SessionManager for RegistrySessionManager {
         let Some(request) = self.begin(id) else {
             return self.gone(InFlightStream::ended());
         };
-        let answers = match request.handle.establish_request_wise_channel().await {
+        let answers = match request
+            .ask(request.handle.establish_request_wise_channel())
+            .await
+        {
             Ok(answers) => answers,
             Err(e) => return self.failed(&request, Error::Session(e), InFlightStream::ended()),
         };
         if let Err(e) = request
-            .handle
-            .push_message(message, answers.http_request_id)
+            .ask(
+                request
+                    .handle
+                    .push_message(message, answers.http_request_id),
+            )
             .await
         {
             return self.failed(&request, Error::Session(e), InFlightStream::ended());
@@ -319,7 +330,10 @@ impl SessionManager for RegistrySessionManager {
         let Some(request) = self.begin(id) else {
             return self.gone(());
         };
-        match request.handle.push_message(message, None).await {
+        match request
+            .ask(request.handle.push_message(message, None))
+            .await
+        {
             Ok(()) => Ok(()),
             Err(e) => self.failed(&request, Error::Session(e), ()),
         }
@@ -332,7 +346,7 @@ impl SessionManager for RegistrySessionManager {
         let Some(request) = self.begin(id) else {
             return self.gone(InFlightStream::ended());
         };
-        match request.handle.establish_common_channel().await {
+        match request.ask(request.handle.establish_common_channel()).await {
             Ok(stream) => Ok(InFlightStream::new(stream.inner, request)),
             Err(e) => self.failed(&request, Error::Session(e), InFlightStream::ended()),
         }
@@ -355,7 +369,7 @@ impl SessionManager for RegistrySessionManager {
             };
         }
         let last: EventId = last_event_id.parse().map_err(Error::InvalidEventId)?;
-        match request.handle.resume(last).await {
+        match request.ask(request.handle.resume(last)).await {
             Ok(stream) => Ok(InFlightStream::new(stream.inner, request)),
             Err(e) => self.failed(&request, Error::Session(e), InFlightStream::ended()),
         }

@@ -31,7 +31,12 @@ async fn delete_racing_an_in_flight_call() {
         };
         tokio::time::sleep(Duration::from_millis(i % 13)).await;
         let delete = client.delete(&id).await;
-        let call = call.await.unwrap();
+        // A bound on waiting, not on time: a call whose stream never opens
+        // or never ends fails here, with its iteration, instead of hanging.
+        let call = tokio::time::timeout(Duration::from_secs(60), call)
+            .await
+            .unwrap_or_else(|_| panic!("iteration {i}: the call never ended ({delete:?})"))
+            .unwrap();
         assert_eq!(delete.status, StatusCode::ACCEPTED, "{delete:?}");
         match call.status {
             StatusCode::OK => match call.answer() {
