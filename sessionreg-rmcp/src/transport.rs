@@ -105,9 +105,9 @@ impl Transport<RoleServer> for SessionTransport {
         // runs only once `initialize_session` has handed the worker its
         // request): `initialize_session` holds that request in flight
         // until the worker has taken the answer, so the creation's count
-        // can go now. (The worker's own future is returned as it is: a
-        // wrapper holding the count would carry the message twice in every
-        // serve loop's state.)
+        // can go now. (Not held by the future returned: a future made to
+        // hold it would carry the message twice in every serve loop's
+        // state; the one returned holds the worker's, and the stop token.)
         self.creating = None;
         // A result sent means the handshake went through (the first one is
         // `initialize`'s): a later exit of the worker is a failure, not a
@@ -115,9 +115,24 @@ impl Transport<RoleServer> for SessionTransport {
         if matches!(item, JsonRpcMessage::Response(_)) {
             self.answered = true;
         }
-        let ended = self.session.as_ref().is_none_or(Session::is_terminated);
-        match &mut self.worker {
-            Some(worker) if !ended => Either::Left(worker.send(item)),
+        match (&mut self.worker, &self.session) {
+            (Some(worker), Some(session)) if !session.is_terminated() => {
+                let sent = worker.send(item);
+                let stop = session.worker.clone();
+                Either::Left(async move {
+                    // The worker answers each message on a oneshot that its
+                    // exit is meant to drop; a message pushed as it exits
+                    // can outlive it unanswered (see `Entry::ask`), and
+                    // rmcp's serve loop would wait for this future until
+                    // its drain gives up (5 s). Once the session has ended
+                    // the message goes nowhere anyway: stop waiting.
+                    tokio::select! {
+                        biased;
+                        sent = sent => sent,
+                        () = stop.cancelled() => Ok(()),
+                    }
+                })
+            }
             _ => {
                 tracing::debug!("dropped a message for a session that has ended");
                 Either::Right(std::future::ready(Ok(())))
@@ -158,5 +173,56 @@ impl Drop for SessionTransport {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::transport::streamable_http_server::session::local::{
+        create_local_session, SessionConfig,
+    };
+    use sessionreg::Registry;
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Waker};
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_message_the_worker_holds_is_let_go_when_the_session_ends() {
+        // A worker still waiting for `initialize` takes a message from the
+        // serve loop but never answers it until it exits.
+        let (handle, worker) = create_local_session("s", SessionConfig::default());
+        let stop = CancellationToken::new();
+        let registry = Registry::builder()
+            .on_close(|_, entry: &Entry, _| entry.worker.cancel())
+            .build()
+            .unwrap();
+        let state = Arc::new(State::new(registry, None));
+        let creating = state
+            .registry()
+            .insert_in_flight(Entry {
+                handle,
+                worker: stop.clone(),
+                restored: false,
+            })
+            .ok()
+            .unwrap();
+        let session = (*creating).clone();
+        let worker = WorkerTransport::spawn_with_ct(worker, stop);
+        let mut transport = SessionTransport::new(worker, creating, Arc::downgrade(&state));
+        let answer = serde_json::from_value(serde_json::json!(
+            {"jsonrpc": "2.0", "id": 1, "result": {}}
+        ))
+        .unwrap();
+        let mut sent = pin!(transport.send(answer));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(sent.as_mut().poll(&mut cx).is_pending());
+        let _ = state
+            .registry()
+            .terminate_session(&session, Reason::Deleted);
+        // Polled before the worker's task could run (one thread, no
+        // yield): only the stop token can end the wait here.
+        assert!(matches!(sent.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
     }
 }
