@@ -23,8 +23,8 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// What the worker answers to `call` (a request made through
-    /// [`handle`](Self::handle)), or, once the worker has been told to stop,
+    /// What the worker answers to `call`, a request made through this
+    /// entry's [`handle`](Self::handle), or, once the worker has been told to stop,
     /// [`SessionError::SessionServiceTerminated`] without waiting further.
     ///
     /// rmcp's handle sends each request on the worker's event channel with
@@ -40,15 +40,19 @@ impl Entry {
     /// landed as a call began (about once in five thousand sessions, with
     /// both cores busy). Whatever ends the session, or the worker, cancels
     /// the stop token, so every wait on the worker ends with it.
-    pub(crate) async fn ask<T>(
-        &self,
-        call: impl Future<Output = Result<T, SessionError>>,
-    ) -> Result<T, SessionError> {
+    pub(crate) async fn ask<'a, T, F>(
+        &'a self,
+        call: impl FnOnce(&'a LocalSessionHandle) -> F,
+    ) -> Result<T, SessionError>
+    where
+        F: Future<Output = Result<T, SessionError>>,
+    {
+        let asked = call(&self.handle);
         tokio::select! {
             // An answer that is there wins over the stop seen at the same
             // time: the worker gave it before it exited.
             biased;
-            answer = call => answer,
+            answer = asked => answer,
             () = self.worker.cancelled() => Err(SessionError::SessionServiceTerminated),
         }
     }
@@ -80,7 +84,7 @@ mod tests {
     #[test]
     fn a_request_nobody_answers_ends_when_the_worker_is_told_to_stop() {
         let entry = entry();
-        let mut asked = pin!(entry.ask(std::future::pending::<Result<(), SessionError>>()));
+        let mut asked = pin!(entry.ask(|_| std::future::pending::<Result<(), SessionError>>()));
         assert!(
             poll_once(asked.as_mut()).is_pending(),
             "waits while the worker runs"
@@ -96,7 +100,7 @@ mod tests {
     async fn an_answer_given_before_the_stop_is_kept() {
         let entry = entry();
         entry.worker.cancel();
-        let answer = entry.ask(async { Ok::<_, SessionError>(7) }).await;
+        let answer = entry.ask(|_| async { Ok::<_, SessionError>(7) }).await;
         assert_eq!(answer.unwrap(), 7);
     }
 }

@@ -255,7 +255,7 @@ impl SessionManager for RegistrySessionManager {
         // 404 for `initialize`, so a session gone already is a plain error.
         let request = self.begin(id).ok_or(Error::SessionNotFound)?;
         request
-            .ask(request.handle.initialize(message))
+            .ask(|handle| handle.initialize(message))
             .await
             .map_err(Error::Session)
     }
@@ -303,18 +303,14 @@ impl SessionManager for RegistrySessionManager {
             return self.gone(InFlightStream::ended());
         };
         let answers = match request
-            .ask(request.handle.establish_request_wise_channel())
+            .ask(|handle| handle.establish_request_wise_channel())
             .await
         {
             Ok(answers) => answers,
             Err(e) => return self.failed(&request, Error::Session(e), InFlightStream::ended()),
         };
         if let Err(e) = request
-            .ask(
-                request
-                    .handle
-                    .push_message(message, answers.http_request_id),
-            )
+            .ask(|handle| handle.push_message(message, answers.http_request_id))
             .await
         {
             return self.failed(&request, Error::Session(e), InFlightStream::ended());
@@ -331,7 +327,7 @@ impl SessionManager for RegistrySessionManager {
             return self.gone(());
         };
         match request
-            .ask(request.handle.push_message(message, None))
+            .ask(|handle| handle.push_message(message, None))
             .await
         {
             Ok(()) => Ok(()),
@@ -346,7 +342,10 @@ impl SessionManager for RegistrySessionManager {
         let Some(request) = self.begin(id) else {
             return self.gone(InFlightStream::ended());
         };
-        match request.ask(request.handle.establish_common_channel()).await {
+        match request
+            .ask(|handle| handle.establish_common_channel())
+            .await
+        {
             Ok(stream) => Ok(InFlightStream::new(stream.inner, request)),
             Err(e) => self.failed(&request, Error::Session(e), InFlightStream::ended()),
         }
@@ -369,7 +368,7 @@ impl SessionManager for RegistrySessionManager {
             };
         }
         let last: EventId = last_event_id.parse().map_err(Error::InvalidEventId)?;
-        match request.ask(request.handle.resume(last)).await {
+        match request.ask(|handle| handle.resume(last)).await {
             Ok(stream) => Ok(InFlightStream::new(stream.inner, request)),
             Err(e) => self.failed(&request, Error::Session(e), InFlightStream::ended()),
         }
