@@ -5,14 +5,40 @@
 mod support;
 
 use http::StatusCode;
+use mcp_test_client::Reply;
 use serde_json::json;
 use sessionreg::Reason;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use support::{eventually, text_of, Server};
+use support::{eventually, text_of, Client, Server};
 
 const ITERATIONS: u64 = 120;
+
+/// Opens a session, calls `sleep` in it and `DELETE`s it meanwhile: the
+/// call sleeps 0..=9 ms and leaves after 0..=3 ms, the DELETE leaves after
+/// 0..=12 ms (by `i`), so it lands before the call reaches the manager,
+/// while the handler runs, or after the answer. The DELETE's reply and the
+/// call's.
+async fn delete_during_a_call(client: &Client, i: u64) -> (Reply, Reply) {
+    let id = client.open().await;
+    let call = {
+        let (client, id) = (client.clone(), id.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(i % 4)).await;
+            client.call(&id, "sleep", json!({ "ms": i % 10 })).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(i % 13)).await;
+    let delete = client.delete(&id).await;
+    // A bound on waiting, not on time: a call whose stream never opens or
+    // never ends fails here, with its iteration, instead of hanging.
+    let call = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .unwrap_or_else(|_| panic!("{i}: the call of {id} never ended ({delete:?})"))
+        .unwrap();
+    (delete, call)
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_racing_an_in_flight_call() {
@@ -20,25 +46,7 @@ async fn delete_racing_an_in_flight_call() {
     let client = server.client();
     let (mut answered, mut cut, mut not_found) = (0, 0, 0);
     for i in 0..ITERATIONS {
-        let id = client.open().await;
-        // The call sleeps 0..=9 ms and leaves after 0..=3 ms; the DELETE
-        // leaves after 0..=12 ms: it lands before the call reaches the
-        // manager, while the handler runs, or after the answer.
-        let call = {
-            let (client, id) = (client.clone(), id.clone());
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(i % 4)).await;
-                client.call(&id, "sleep", json!({ "ms": i % 10 })).await
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(i % 13)).await;
-        let delete = client.delete(&id).await;
-        // A bound on waiting, not on time: a call whose stream never opens
-        // or never ends fails here, with its iteration, instead of hanging.
-        let call = tokio::time::timeout(Duration::from_secs(60), call)
-            .await
-            .unwrap_or_else(|_| panic!("iteration {i}: the call never ended ({delete:?})"))
-            .unwrap();
+        let (delete, call) = delete_during_a_call(&client, i).await;
         assert_eq!(delete.status, StatusCode::ACCEPTED, "{delete:?}");
         match call.status {
             StatusCode::OK => match call.answer() {
@@ -95,22 +103,8 @@ async fn delete_racing_calls_on_busy_cores() {
             let client = server.client();
             tokio::spawn(async move {
                 for i in (0..SESSIONS).map(|i| i + lane * 7) {
-                    let id = client.open().await;
-                    let call = {
-                        let (client, id) = (client.clone(), id.clone());
-                        tokio::spawn(async move {
-                            tokio::time::sleep(Duration::from_millis(i % 4)).await;
-                            client.call(&id, "sleep", json!({ "ms": i % 10 })).await
-                        })
-                    };
-                    tokio::time::sleep(Duration::from_millis(i % 13)).await;
-                    let delete = client.delete(&id).await;
+                    let (delete, call) = delete_during_a_call(&client, i).await;
                     assert_eq!(delete.status, StatusCode::ACCEPTED, "{delete:?}");
-                    // A bound on waiting, as above.
-                    let call = tokio::time::timeout(Duration::from_secs(60), call)
-                        .await
-                        .unwrap_or_else(|_| panic!("lane {lane}, {i}: the call never ended"))
-                        .unwrap();
                     assert!(
                         matches!(call.status, StatusCode::OK | StatusCode::NOT_FOUND),
                         "lane {lane}, {i}: {call:?}"
