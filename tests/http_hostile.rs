@@ -20,7 +20,7 @@ mod http_support;
 use http::StatusCode;
 use http_support::{
     assert_clean, eventually, initialize_body, served, short_bounds, short_connections, with_meta,
-    Answer, Client, Server, ACCEPT_BOTH, SHORT,
+    Answer, Server, ACCEPT_BOTH, SHORT,
 };
 use serde_json::json;
 use sessionreg::http::Connections;
@@ -157,7 +157,7 @@ async fn slow_bodies_get_408_and_are_shed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_mid_body_leaks_nothing() {
     let server = Server::start_short(|b| b).await;
-    let client = Client::new(&server.url);
+    let client = server.client();
     let id = client.initialize().await;
     for i in 0..100 {
         let mut stream = connect(&server).await;
@@ -188,7 +188,7 @@ async fn a_client_that_disconnects_mid_body_leaks_nothing() {
 async fn many_sessions_each_holding_a_stream() {
     const SESSIONS: usize = 200;
     let server = Server::start_short(|b| b.idle_timeout(Some(REAP))).await;
-    let client = Client::new(&server.url);
+    let client = server.client();
     let mut streams = Vec::new();
     for _ in 0..SESSIONS {
         let id = client.initialize().await;
@@ -217,7 +217,7 @@ async fn many_sessions_each_holding_a_stream() {
 async fn a_get_client_that_stops_reading_is_cut_off() {
     let server =
         Server::start_short(|b| b.idle_timeout(Some(REAP)).stream_queue(16, 64 * 1024)).await;
-    let client = Client::new(&server.url);
+    let client = server.client();
     let id = client.initialize().await;
     // A raw GET stream with a tiny receive buffer, never read.
     let socket = TcpSocket::new_v4().unwrap();
@@ -286,7 +286,7 @@ async fn a_get_client_that_stops_reading_is_cut_off() {
 async fn long_calls_past_the_session_cap_get_429_and_the_session_serves_on() {
     const CALLS: usize = 300;
     let server = Server::start_short(|b| b).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let id = client.initialize().await;
     let mut calls = JoinSet::new();
     for _ in 0..CALLS {
@@ -371,7 +371,7 @@ async fn past_the_cap(server: &Server, mut calls: JoinSet<Answer>, cap: usize) {
 async fn handlers_past_the_global_cap_get_503() {
     const CAP: usize = 20;
     let server = Server::start_short(|b| b.max_handlers(CAP)).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let sessions = [client.initialize().await, client.initialize().await];
     let mut calls = JoinSet::new();
     for i in 0..60 {
@@ -394,7 +394,7 @@ async fn handlers_past_the_global_cap_get_503() {
 async fn modern_handlers_past_the_global_cap_get_503() {
     const CAP: usize = 20;
     let server = Server::start_short(|b| b.max_handlers(CAP)).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let body = with_meta(json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": "gate", "arguments": {} },
@@ -423,7 +423,7 @@ async fn an_initialize_flood_meets_capacity_then_the_reaper_frees_it() {
             .idle_timeout(Some(Duration::from_secs(3)))
     })
     .await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let mut flood = JoinSet::new();
     for _ in 0..CAPACITY + 30 {
         let client = Arc::clone(&client);
@@ -463,7 +463,7 @@ fn padded(method: &str, size: usize) -> String {
 async fn large_bodies_cost_their_size_and_the_limit_holds() {
     const MAX: usize = 4 * 1024 * 1024;
     let server = Server::start_short(|b| b.body_read_timeout(Some(Duration::from_secs(20)))).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let id = client.initialize().await;
     let array = Arc::new(format!("[{}0]", "0,".repeat((MAX - 3) / 2)));
     let mut posts = JoinSet::new();
@@ -523,7 +523,7 @@ async fn deeply_nested_json_is_refused_or_kept_raw_never_recursed() {
     // Megabyte bodies: a body read timeout that a loaded machine meets (the
     // point here is their depth, not their pace).
     let server = Server::start_short(|b| b.body_read_timeout(Some(Duration::from_secs(20)))).await;
-    let client = Client::new(&server.url);
+    let client = server.client();
     let id = client.initialize().await;
     let depth = 500_000;
     let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
@@ -671,14 +671,8 @@ async fn soak_hostile_clients_at_scale() {
     )
     .await;
     // The server closes a keep-alive connection idle for the header read
-    // timeout (1 s); a client that kept it pooled longer could send on it
-    // just as the server closes it and read a reset (hyper's pool cannot
-    // see a close still in flight). Retire idle connections sooner, as a
-    // client configured for this server would.
-    let pool = mcp_test_client::http_builder()
-        .pool_idle_timeout(Duration::from_millis(400))
-        .build_http();
-    let client = Arc::new(Client::with_http(pool, &server.url));
+    // timeout (1 s): the client retires its idle connections sooner.
+    let client = Arc::new(server.client());
 
     // 5,000 sessions with a stream each.
     let before = rss_bytes();
@@ -821,7 +815,7 @@ async fn running_handlers_end_with_their_session() {
     const CAP: usize = 20;
     let server =
         Server::start_short(|b| b.max_handlers(CAP).max_requests_per_session(CAP / 2)).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let sessions = [client.initialize().await, client.initialize().await];
     let mut calls = JoinSet::new();
     for i in 0..CAP {
@@ -881,7 +875,7 @@ async fn running_handlers_end_with_their_session() {
 async fn failure_and_shutdown_end_the_running_handlers() {
     let mut server =
         Server::start_on("127.0.0.1:0", short_bounds, short_connections(), SHORT).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let failing = client.initialize().await;
     let hanging = {
         let (client, id) = (Arc::clone(&client), failing.clone());
@@ -926,7 +920,7 @@ async fn failure_and_shutdown_end_the_running_handlers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notifications_cancelled_ends_the_named_request() {
     let server = Server::start_short(|b| b).await;
-    let client = Arc::new(Client::new(&server.url));
+    let client = Arc::new(server.client());
     let id = client.initialize().await;
     let hanging = {
         let (client, id) = (Arc::clone(&client), id.clone());

@@ -683,7 +683,7 @@ async fn usable_as_a_tower_service() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_oversized_non_ascii_and_duplicated_session_ids() {
     let server = Server::start_short(|b| b).await;
-    let client = Client::new(&server.url);
+    let client = server.client();
     let id = client.initialize().await;
     let oversized = "a".repeat(40_000);
     let non_ascii = b"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";

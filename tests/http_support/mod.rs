@@ -433,6 +433,16 @@ impl Server {
         .await
     }
 
+    /// A client of this server on a pool of its own that retires idle
+    /// connections after [`POOL_IDLE`], before a server with
+    /// [`short_connections`] closes them.
+    pub fn client(&self) -> Client {
+        let pool = mcp_test_client::http_builder()
+            .pool_idle_timeout(POOL_IDLE)
+            .build_http();
+        Client::with_http(pool, &self.url)
+    }
+
     /// With the short bounds of [`short_bounds`] and
     /// [`short_connections`], then `configure`.
     pub async fn start_short(configure: impl FnOnce(Builder) -> Builder) -> Server {
@@ -597,10 +607,18 @@ pub fn short_connections() -> Connections {
         .idle_timeout(Some(SHORT))
 }
 
+/// How long [`Server::client`] keeps an idle connection pooled: well under
+/// [`SHORT`], the keep-alive bound of a server with [`short_connections`].
+/// HTTP/1.1 leaves a race to the client: a request sent on a kept-alive
+/// connection just as the server closes it for idleness gets no response
+/// (RFC 9112 §9.3.1). A client configured for its server retires idle
+/// connections first; hyper-util's pool, by default, keeps them 90 s.
+pub const POOL_IDLE: Duration = Duration::from_millis(100);
+
 /// A well-behaved client's whole session, from a fresh client: initialize,
 /// initialized, a tool call, DELETE.
 pub async fn served(server: &Server) {
-    let client = Client::new(&server.url);
+    let client = server.client();
     let id = client.initialize().await;
     assert_eq!(client.initialized(&id).await.status, StatusCode::ACCEPTED);
     let echo = client.call(&id, "echo", json!({ "text": "hi" })).await;
