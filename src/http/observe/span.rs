@@ -262,12 +262,17 @@ pub(crate) fn finish(
             }
         }
     }
-    let streamed = response
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
-    match (timer, streamed) {
-        (Some(timer), true) => response.map(|body| Body::new(Timed { body, timer })),
+    // A stream is a boxed body; a whole answer (`Full`, `Empty`) is not, so
+    // its headers are not looked up (a hashed lookup on every request).
+    let streamed = |response: &Response<Body>| {
+        response.body().is_boxed()
+            && response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"))
+    };
+    match timer {
+        Some(timer) if streamed(&response) => response.map(|body| Body::new(Timed { body, timer })),
         _ => response,
     }
 }

@@ -58,6 +58,12 @@ impl Body {
     pub fn empty() -> Body {
         Body(Held::Empty)
     }
+
+    /// Whether the body is boxed (made by [`new`](Self::new): a stream, or
+    /// a body of the caller's own), not held whole or empty.
+    pub(crate) fn is_boxed(&self) -> bool {
+        matches!(self.0, Held::Boxed(_))
+    }
 }
 
 impl Default for Body {
