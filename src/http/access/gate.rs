@@ -4,8 +4,9 @@
 
 use super::origins::{self, Forbidden, OriginPolicy};
 use crate::http::wire::reject::Reject;
+use crate::http::wire::request_headers::Seen;
 use arc_swap::ArcSwap;
-use http::{HeaderMap, HeaderValue, Uri};
+use http::{HeaderValue, Uri};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -99,13 +100,10 @@ impl Access {
         }
     }
 
-    /// Checks a request's `Origin` and `Host`; on success, the `Origin` to
-    /// answer with CORS headers (one allowed by name), if any.
-    pub(crate) fn check(
-        &self,
-        headers: &HeaderMap,
-        uri: &Uri,
-    ) -> Result<Option<HeaderValue>, Reject> {
+    /// Checks a request's `Origin` and `Host` (as the one pass over its
+    /// headers found them); on success, the `Origin` to answer with CORS
+    /// headers (one allowed by name), if any.
+    pub(crate) fn check(&self, seen: &Seen<'_>, uri: &Uri) -> Result<Option<HeaderValue>, Reject> {
         let loopback = match self.protection {
             RebindingProtection::On => true,
             RebindingProtection::Off => false,
@@ -123,7 +121,7 @@ impl Access {
         };
         // The origin that passed is allowed by name: CORS answers it.
         let origin = policy
-            .check(headers, uri)
+            .check(seen, uri)
             .map_err(|forbidden| match forbidden {
                 Forbidden::Origin => Reject::ForbiddenOrigin,
                 Forbidden::Host => Reject::ForbiddenHost,

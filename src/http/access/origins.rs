@@ -2,8 +2,9 @@
 //! the loopback rule of DNS-rebinding protection, and what counts as a
 //! loopback name or a public address.
 
-use http::header::{HeaderName, HeaderValue, HOST, ORIGIN};
-use http::{HeaderMap, Uri};
+use crate::http::wire::request_headers::Seen;
+use http::header::HeaderValue;
+use http::Uri;
 
 /// Which `Origin` and `Host` values a server answers (DNS-rebinding
 /// protection). A request whose `Origin` or `Host` is not allowed gets 403.
@@ -48,7 +49,8 @@ impl OriginPolicy {
             || (self.loopback_only && origin_host(origin).is_some_and(is_loopback_host))
     }
 
-    /// Checks a request's `Origin` and `Host`.
+    /// Checks a request's `Origin` and `Host` (as the one pass over its
+    /// headers found them).
     ///
     /// A present `Origin` is always checked, whatever the bind and the
     /// rebinding protection (the transport page: servers MUST validate it,
@@ -67,17 +69,17 @@ impl OriginPolicy {
     /// origin CORS answers, so nothing looks it up again.
     pub(crate) fn check<'h>(
         &self,
-        headers: &'h HeaderMap,
+        seen: &Seen<'h>,
         uri: &Uri,
     ) -> Result<Option<&'h HeaderValue>, Forbidden> {
-        let origin = once(headers, &ORIGIN, "Origin")?;
+        let origin = seen.origin.once().map_err(|_| Forbidden::Twice("Origin"))?;
         if let Some(origin) = origin {
             let origin = origin.to_str().map_err(|_| Forbidden::Origin)?.trim();
             if !self.names_origin(origin) {
                 return Err(Forbidden::Origin);
             }
         }
-        let host = match once(headers, &HOST, "Host")? {
+        let host = match seen.host.once().map_err(|_| Forbidden::Twice("Host"))? {
             Some(h) => Some(h.to_str().map_err(|_| Forbidden::Host)?.trim()),
             None => uri.authority().map(|a| a.as_str()),
         };
@@ -93,21 +95,6 @@ impl OriginPolicy {
             }
         }
         Ok(origin)
-    }
-}
-
-/// The one value of header `name` (shown as `shown`), if any; two or more
-/// are [`Forbidden::Twice`].
-fn once<'a>(
-    headers: &'a HeaderMap,
-    name: &HeaderName,
-    shown: &'static str,
-) -> Result<Option<&'a HeaderValue>, Forbidden> {
-    let mut values = headers.get_all(name).iter();
-    let first = values.next();
-    match values.next() {
-        Some(_) => Err(Forbidden::Twice(shown)),
-        None => Ok(first),
     }
 }
 
@@ -187,7 +174,8 @@ pub(crate) fn is_public(ip: std::net::IpAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
+    use http::header::HOST;
+    use http::HeaderMap;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -207,19 +195,19 @@ mod tests {
         for host in ["localhost:8080", "127.0.0.1:1", "[::1]:3000", "localhost"] {
             let mut h = HeaderMap::new();
             h.insert(HOST, HeaderValue::from_str(host).unwrap());
-            assert_eq!(policy.check(&h, &uri), Ok(None), "{host}");
+            assert_eq!(policy.check(&Seen::scan(&h), &uri), Ok(None), "{host}");
         }
         let h = headers(&[("host", "evil.example.com")]);
-        assert_eq!(policy.check(&h, &uri), Err(Forbidden::Host));
+        assert_eq!(policy.check(&Seen::scan(&h), &uri), Err(Forbidden::Host));
         let h = headers(&[
             ("host", "localhost:1"),
             ("origin", "https://evil.example.com"),
         ]);
-        assert_eq!(policy.check(&h, &uri), Err(Forbidden::Origin));
+        assert_eq!(policy.check(&Seen::scan(&h), &uri), Err(Forbidden::Origin));
         let h = headers(&[("host", "localhost:1"), ("origin", "http://localhost:5173")]);
         // The origin that passed, for CORS to answer.
         assert_eq!(
-            policy.check(&h, &uri),
+            policy.check(&Seen::scan(&h), &uri),
             Ok(Some(&HeaderValue::from_static("http://localhost:5173")))
         );
         let listed = OriginPolicy {
@@ -228,22 +216,22 @@ mod tests {
         };
         let h = headers(&[("host", "localhost:1"), ("origin", "https://app.example")]);
         assert_eq!(
-            listed.check(&h, &uri),
+            listed.check(&Seen::scan(&h), &uri),
             Ok(Some(&HeaderValue::from_static("https://app.example")))
         );
         assert_eq!(
-            OriginPolicy::default().check(&headers(&[("host", "x.y")]), &uri),
+            OriginPolicy::default().check(&Seen::scan(&headers(&[("host", "x.y")])), &uri),
             Ok(None)
         );
         // An Origin is checked by every policy, the open one too.
         let h = headers(&[("host", "x.y"), ("origin", "https://x.y")]);
         assert_eq!(
-            OriginPolicy::default().check(&h, &uri),
+            OriginPolicy::default().check(&Seen::scan(&h), &uri),
             Err(Forbidden::Origin)
         );
         let h = headers(&[("host", "x.y"), ("origin", "null")]);
         assert_eq!(
-            OriginPolicy::default().check(&h, &uri),
+            OriginPolicy::default().check(&Seen::scan(&h), &uri),
             Err(Forbidden::Origin)
         );
     }
@@ -282,7 +270,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                policy.check(&headers(&pairs), &uri),
+                policy.check(&Seen::scan(&headers(&pairs)), &uri),
                 Err(Forbidden::Twice(twice)),
                 "{pairs:?}"
             );

@@ -28,6 +28,7 @@ use crate::http::wire::header_rules;
 use crate::http::wire::message;
 use crate::http::wire::protocol::Version;
 use crate::http::wire::reject::{self, Reject};
+use crate::http::wire::request_headers::{Carried, Seen};
 use http::request::Parts;
 use http::{Method, Response};
 use std::future::Future;
@@ -54,7 +55,10 @@ where
             return metadata;
         }
         let config = &hub.config;
-        let origin = match hub.access.check(request.headers(), request.uri()) {
+        // The headers every step below reads, found once; what is read
+        // after this block is taken out owned (the request moves on).
+        let seen = Seen::scan(request.headers());
+        let origin = match hub.access.check(&seen, request.uri()) {
             Ok(origin) => origin,
             Err(reject) => return reject.respond(None, config),
         };
@@ -64,7 +68,10 @@ where
                 None => Reject::CrossOriginPreflight.respond(None, config),
             };
         }
-        let mut response = match authenticated(hub, request).await {
+        // Held here, lent to the steps below (not moved into each one's
+        // future in turn).
+        let carried = Carried::of(&seen, request.headers(), request.method());
+        let mut response = match authenticated(hub, request, &carried).await {
             Ok(response) => response,
             Err(refused) => refused,
         };
@@ -100,6 +107,7 @@ fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
 fn authenticated<'a, A, B>(
     hub: &'a Arc<Hub<A>>,
     request: http::Request<B>,
+    carried: &'a Carried,
 ) -> impl Future<Output = Result<Response<Body>, Response<Body>>> + 'a
 where
     A: App,
@@ -117,11 +125,11 @@ where
             return Err(refusal.respond(None, config));
         }
         let modern = config.modern;
-        let version = match header_rules::protocol_version(&parts.headers) {
+        let version = match &carried.version {
             Ok(Version::Modern) if !modern => {
                 Err(crate::http::wire::protocol::MODERN_VERSION.to_string())
             }
-            other => other,
+            other => other.clone(),
         };
         let version = match version {
             Ok(version) => version,
@@ -144,8 +152,8 @@ where
         };
         let request = http::Request::from_parts(parts, body);
         Ok(match version {
-            Version::Modern => modern::serve(hub, request).await,
-            Version::Legacy(version) => legacy::serve(hub, request, version).await,
+            Version::Modern => modern::serve(hub, request, carried.post, &carried.mcp).await,
+            Version::Legacy(version) => legacy::serve(hub, request, version, carried.post).await,
         })
     }
 }

@@ -57,7 +57,8 @@ fn stream<A: App, B>(hub: &Hub<A>, request: http::Request<B>) -> Result<Response
         },
     };
     // A client that can resume gets a priming event and `retry`.
-    let version = header_rules::protocol_version(headers).unwrap_or(Version::Modern);
+    let version = header_rules::protocol_version(headers.get(headers::name::PROTOCOL_VERSION))
+        .unwrap_or(Version::Modern);
     let priming = (logging && version.resumes()).then_some(hub.config.sse_retry);
     let outlet = match session.streams.open_get(last_event_id, priming) {
         Ok(outlet) => outlet,

@@ -17,18 +17,21 @@ use crate::http::wire::message;
 use crate::http::wire::one_walk::Find;
 use crate::http::wire::principal::Principal;
 use crate::http::wire::reject::Reject;
+use crate::http::wire::request_headers::PostHeaders;
 use http::request::Parts;
 use http::{Response, StatusCode};
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 
-/// Serves one `POST` at legacy version `version`.
+/// Serves one `POST` at legacy version `version` (`headers`: what the
+/// router found of its headers).
 #[allow(clippy::manual_async_fn)] // on purpose: see `modern::serve::serve`
 pub(super) fn serve<'a, A, B>(
     hub: &'a Arc<Hub<A>>,
     request: http::Request<B>,
     version: &'static str,
+    headers: PostHeaders,
 ) -> impl Future<Output = Response<Body>> + 'a
 where
     A: App,
@@ -37,7 +40,7 @@ where
     async move {
         let config = &hub.config;
         let (parts, body) = request.into_parts();
-        let message = match message::read(config, &parts, body, Find::Message).await {
+        let message = match message::read(config, headers, body, Find::Message).await {
             Ok((message, _)) => message,
             Err(reject) => return reject.respond(None, config),
         };

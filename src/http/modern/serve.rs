@@ -26,8 +26,9 @@ use crate::http::wire::principal::Principal;
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::RawText;
 use crate::http::wire::reject::Reject;
+use crate::http::wire::request_headers::{McpHeaders, PostHeaders};
 use http::request::Parts;
-use http::{Method, Response};
+use http::Response;
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::pin;
@@ -59,6 +60,8 @@ const REMOVED: [&str; 7] = [
 pub(crate) fn serve<'a, A, B>(
     hub: &'a Arc<Hub<A>>,
     request: http::Request<B>,
+    post: Option<PostHeaders>,
+    mcp: &'a McpHeaders,
 ) -> impl Future<Output = Response<Body>> + 'a
 where
     A: App,
@@ -66,11 +69,14 @@ where
 {
     async move {
         let config = &hub.config;
-        if request.method() != Method::POST {
+        // What the router found of a `POST`'s headers; `None` for any
+        // other method.
+        let Some(headers) = post else {
             return Reject::MethodNotAllowed("POST").respond(None, config);
-        }
+        };
         let (parts, body) = request.into_parts();
-        let (message, found) = match message::read(config, &parts, body, Find::ParamMembers).await {
+        let (message, found) = match message::read(config, headers, body, Find::ParamMembers).await
+        {
             Ok(read) => read,
             Err(reject) => return reject.respond(None, config),
         };
@@ -78,7 +84,7 @@ where
         let span = observe::span::open(&message, MODERN_VERSION, &parts);
         let mut timer = None;
         let response = {
-            let answering = pin!(answer(hub, parts, message, found, &mut timer));
+            let answering = pin!(answer(hub, parts, mcp, message, found, &mut timer));
             observe::span::polled_in(&span, answering).await
         };
         span.in_scope(|| observe::span::finish(timer, response))
@@ -86,12 +92,14 @@ where
 }
 
 /// Answers one 2026-07-28 message, read (with where its params' members
-/// are, if the read found them); `timer` gets the request's timer once its
-/// name is read (before any refusal).
+/// are, if the read found them; `mcp`: its `Mcp-Method` and `Mcp-Name`, as
+/// the router found them); `timer` gets the request's timer once its name
+/// is read (before any refusal).
 #[allow(clippy::manual_async_fn)] // on purpose: see `serve`
 fn answer<'a, A: App>(
     hub: &'a Arc<Hub<A>>,
     parts: Parts,
+    mcp: &'a McpHeaders,
     message: Message,
     extents: Option<MemberExtents>,
     timer: &'a mut Option<OperationTimer>,
@@ -118,7 +126,7 @@ fn answer<'a, A: App>(
         // both read (and the handler's view below) are read out of the body once.
         let fields = match fields.and_then(|fields| {
             validate::check_meta(&message, &fields)?;
-            validate::check_headers(&parts.headers, &message, &fields)?;
+            validate::check_headers(&parts.headers, mcp, &message, &fields)?;
             Ok(fields)
         }) {
             Ok(fields) => fields,

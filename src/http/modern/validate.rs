@@ -3,14 +3,14 @@
 //! before the application sees it.
 
 use crate::http::wire::header_rules;
-use crate::http::wire::headers::name::{MCP_METHOD, MCP_NAME};
+use crate::http::wire::headers::{MCP_METHOD, MCP_NAME};
 use crate::http::wire::jsonrpc::{self, Message, RpcError};
 use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
 use crate::http::wire::one_walk::{MemberExtents, META_READ, PARAMS_READ};
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::{MemberWalk, RawText};
+use crate::http::wire::request_headers::{McpHeaders, Single};
 use http::HeaderMap;
-use http::HeaderName;
 use std::borrow::Cow;
 
 /// The members of a 2026-07-28 message's params the layer reads (its checks
@@ -169,6 +169,7 @@ fn twice(name: &str) -> RpcError {
 /// The checks of "Server Validation" on a 2026-07-28 message.
 pub(super) fn check_headers(
     headers: &HeaderMap,
+    mcp: &McpHeaders,
     message: &Message,
     fields: &Fields<'_>,
 ) -> Result<(), RpcError> {
@@ -188,7 +189,7 @@ pub(super) fn check_headers(
             "{name} header given more than once"
         )));
     }
-    match header_text(headers, MCP_METHOD)? {
+    match header_text(&mcp.method, MCP_METHOD)? {
         Some(value) if value != method.as_str() => {
             return Err(mismatch("Mcp-Method", value, method));
         }
@@ -197,7 +198,7 @@ pub(super) fn check_headers(
         None => {}
     }
     if let Some(target) = named_target(method, &fields.params) {
-        match header_text(headers, MCP_NAME)? {
+        match header_text(&mcp.name, MCP_NAME)? {
             Some(value) => {
                 let value = decode_sentinel(value)?;
                 if value != target {
@@ -280,16 +281,16 @@ fn named_target<'a>(method: &str, checked: &CheckedParams<'a>) -> Option<Cow<'a,
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space
 /// and tab), which "Server Validation" counts as a failure.
-fn header_text(headers: &HeaderMap, name: HeaderName) -> Result<Option<&str>, RpcError> {
-    let mut values = headers.get_all(&name).iter();
-    let Some(value) = values.next() else {
-        return Ok(None);
+fn header_text<'h>(header: &'h Single, name: &str) -> Result<Option<&'h str>, RpcError> {
+    let value = match header {
+        Single::Absent => return Ok(None),
+        Single::One(value) => value,
+        Single::Repeated => {
+            return Err(header_mismatch(format!(
+                "{name} header given more than once"
+            )))
+        }
     };
-    if values.next().is_some() {
-        return Err(header_mismatch(format!(
-            "{name} header given more than once"
-        )));
-    }
     match value.to_str() {
         // Optional whitespace (spaces, tabs) around a field value is not
         // part of it; `to_str` let through no other ASCII whitespace, so
@@ -342,6 +343,7 @@ fn mismatch(header: &str, value: &str, body: &str) -> RpcError {
 mod tests {
     use super::*;
     use crate::http::wire::one_walk::{self, Find};
+    use crate::http::wire::request_headers::Seen;
     use http::HeaderValue;
     use serde_json::json;
     use serde_json::Value;
@@ -352,7 +354,8 @@ mod tests {
 
     /// The checks as `serve` runs them: the fields read once, then checked.
     fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
-        super::check_headers(headers, message, &fields(message, None)?)
+        let mcp = McpHeaders::of(&Seen::scan(headers));
+        super::check_headers(headers, &mcp, message, &fields(message, None)?)
     }
 
     fn check_meta(message: &Message) -> Result<(), RpcError> {

@@ -5,15 +5,15 @@
 
 use crate::http::wire::headers;
 use crate::http::wire::protocol::{Version, DEFAULT_VERSION};
-use http::header::{HeaderName, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use http::HeaderMap;
+use http::header::{HeaderName, ACCEPT, AUTHORIZATION};
+use http::{HeaderMap, HeaderValue};
 
-/// Reads `MCP-Protocol-Version`: absent means [`DEFAULT_VERSION`]; any
+/// Reads `MCP-Protocol-Version` (its first value): absent means [`DEFAULT_VERSION`]; any
 /// served version is accepted, not only the one a session negotiated (real
 /// clients send an older one on some requests). `Err` carries the
 /// unsupported value.
-pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Version, String> {
-    let Some(value) = headers.get(headers::name::PROTOCOL_VERSION) else {
+pub(crate) fn protocol_version(value: Option<&HeaderValue>) -> Result<Version, String> {
+    let Some(value) = value else {
         return Ok(Version::Legacy(DEFAULT_VERSION));
     };
     // Spaces and tabs around it are no part of it (`to_str` lets through
@@ -117,22 +117,20 @@ const POST_ACCEPT_SPELLINGS: [&[u8]; 3] = [
 ];
 
 /// Whether the `Accept` headers admit both answers a `POST` may get
-/// ([`POST_MIMES`]): [`accepts_all`], with the common spellings of one
-/// header recognised first.
-pub(crate) fn accepts_post(headers: &HeaderMap) -> bool {
-    let mut values = headers.get_all(ACCEPT).iter();
-    if let (Some(value), None) = (values.next(), values.next()) {
-        if POST_ACCEPT_SPELLINGS.contains(&value.as_bytes()) {
-            return true;
-        }
+/// ([`POST_MIMES`]): [`accepts_all`] over `headers`, with the common
+/// spellings of `only` (the request's `Accept` if it has exactly one)
+/// recognised first.
+pub(crate) fn accepts_post(only: Option<&HeaderValue>, headers: &HeaderMap) -> bool {
+    if only.is_some_and(|value| POST_ACCEPT_SPELLINGS.contains(&value.as_bytes())) {
+        return true;
     }
     accepts_all(headers, &POST_MIMES)
 }
 
-/// Whether `Content-Type` is `application/json` (parameters such as
-/// `charset` allowed).
-pub(crate) fn is_json(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(CONTENT_TYPE) else {
+/// Whether `Content-Type` (its first value) is `application/json`
+/// (parameters such as `charset` allowed).
+pub(crate) fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    let Some(value) = content_type else {
         return false;
     };
     // As every client we know spells it: no parsing needed.
@@ -148,7 +146,7 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
+    use http::header::CONTENT_TYPE;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -202,8 +200,9 @@ mod tests {
         for values in cases {
             let pairs: Vec<_> = values.iter().map(|v| ("accept", *v)).collect();
             let h = headers(&pairs);
+            let only = (values.len() == 1).then(|| h.get(ACCEPT)).flatten();
             assert_eq!(
-                accepts_post(&h),
+                accepts_post(only, &h),
                 accepts_all(&h, &POST_MIMES),
                 "Accept {values:?}"
             );
@@ -217,16 +216,22 @@ mod tests {
 
     #[test]
     fn versions() {
-        assert_eq!(
-            protocol_version(&HeaderMap::new()),
-            Ok(Version::Legacy(DEFAULT_VERSION))
-        );
+        assert_eq!(protocol_version(None), Ok(Version::Legacy(DEFAULT_VERSION)));
         let h = headers(&[("mcp-protocol-version", "2024-11-05")]);
-        assert_eq!(protocol_version(&h), Ok(Version::Legacy("2024-11-05")));
+        assert_eq!(
+            protocol_version(h.get("mcp-protocol-version")),
+            Ok(Version::Legacy("2024-11-05"))
+        );
         let h = headers(&[("mcp-protocol-version", " 2026-07-28 ")]);
-        assert_eq!(protocol_version(&h), Ok(Version::Modern));
+        assert_eq!(
+            protocol_version(h.get("mcp-protocol-version")),
+            Ok(Version::Modern)
+        );
         let h = headers(&[("mcp-protocol-version", "1999-01-01")]);
-        assert_eq!(protocol_version(&h), Err("1999-01-01".to_string()));
+        assert_eq!(
+            protocol_version(h.get("mcp-protocol-version")),
+            Err("1999-01-01".to_string())
+        );
     }
 
     #[test]
@@ -237,7 +242,8 @@ mod tests {
             "Application/JSON",
             " application/json ;charset=UTF-8",
         ] {
-            assert!(is_json(&headers(&[("content-type", json)])), "{json}");
+            let h = headers(&[("content-type", json)]);
+            assert!(is_json(h.get(CONTENT_TYPE)), "{json}");
         }
         for other in [
             "text/plain",
@@ -245,9 +251,10 @@ mod tests {
             "application/json-seq",
             "",
         ] {
-            assert!(!is_json(&headers(&[("content-type", other)])), "{other}");
+            let h = headers(&[("content-type", other)]);
+            assert!(!is_json(h.get(CONTENT_TYPE)), "{other}");
         }
-        assert!(!is_json(&HeaderMap::new()));
+        assert!(!is_json(None));
     }
 
     #[test]

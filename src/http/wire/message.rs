@@ -3,44 +3,38 @@
 //! its bounds (`request_body.rs`), parsed (`one_walk.rs`, `jsonrpc.rs`).
 
 use crate::http::wire::config::Config;
-use crate::http::wire::header_rules;
 use crate::http::wire::jsonrpc::{self, Message};
 use crate::http::wire::one_walk::{self, Find, MemberExtents};
 use crate::http::wire::reject::Reject;
 use crate::http::wire::request_body;
-use http::header::CONTENT_LENGTH;
-use http::request::Parts;
+use crate::http::wire::request_headers::PostHeaders;
 use hyper::body::Body as HttpBody;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Reads the one message of a `POST`, with where the members of its
+/// Reads the one message of a `POST` (`headers`: what the router found
+/// of its headers), with where the members of its
 /// params the layer reads are when `find` asks and the one walk found them
 /// (`one_walk.rs`).
 pub(crate) async fn read<B: HttpBody>(
     config: &Config,
-    parts: &Parts,
+    headers: PostHeaders,
     body: B,
     find: Find,
 ) -> Result<(Message, Option<MemberExtents>), Reject> {
-    let headers = &parts.headers;
-    if !header_rules::accepts_post(headers) {
+    if !headers.accepts {
         return Err(Reject::NotAcceptable(
             "Accept must list application/json and text/event-stream",
         ));
     }
-    if !header_rules::is_json(headers) {
+    if !headers.json {
         return Err(Reject::NotJson);
     }
-    let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
     let bytes = request_body::read(
         body,
-        declared,
+        headers.declared_length,
         config.max_body_bytes,
         config.body_read_timeout,
     )

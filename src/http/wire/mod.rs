@@ -1,7 +1,8 @@
 //! The leaves every level stands on: JSON-RPC messages and the MCP
 //! envelope's parts (`jsonrpc.rs`, `meta.rs`, `protocol.rs`), the members
 //! of JSON text already checked (`raw_text.rs`), headers and their rules
-//! (`headers.rs`, `header_rules.rs`, `mirror.rs`), a `POST`'s body and its
+//! (`headers.rs`, `header_rules.rs`, `mirror.rs`, `request_headers.rs`: those
+//! a request's way reads, found in one pass), a `POST`'s body and its
 //! one message (`request_body.rs`, `message.rs`, `one_walk.rs`, `body.rs`), who sent it
 //! (`principal.rs`), every refusal (`reject.rs`), every bound and default
 //! (`config.rs`, `config_error.rs`), when a store's places free
@@ -30,4 +31,5 @@ pub(crate) mod rate;
 pub(crate) mod raw_text;
 pub(crate) mod reject;
 pub(crate) mod request_body;
+pub(crate) mod request_headers;
 pub(crate) mod unix_time;
