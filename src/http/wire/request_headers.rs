@@ -79,8 +79,8 @@ pub(crate) struct Seen<'h> {
 }
 
 impl<'h> Seen<'h> {
-    /// One pass over `headers`: each name compared with the eight, as text
-    /// (a name the map holds is lowercase).
+    /// One pass over `map`: each name compared with the eight, as text (a
+    /// name the map holds is lowercase).
     pub(crate) fn scan(map: &'h HeaderMap) -> Seen<'h> {
         let mut seen = Seen::default();
         for (name, value) in map {
@@ -169,7 +169,10 @@ pub(crate) struct Carried {
 /// `Mcp-Method` and `Mcp-Name`, for the 2026-07-28 validation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct McpHeaders {
+    /// `Mcp-Method`: the body's `method`.
     pub(crate) method: Single,
+    /// `Mcp-Name`: the body's target (a tool's or prompt's name, a
+    /// resource's URI, a task's id).
     pub(crate) name: Single,
 }
 
