@@ -27,14 +27,23 @@ use http::Response;
 /// idle clock starts from that moment; the session itself stays. So when
 /// the credential it was opened with expires or is withdrawn: the stream
 /// ends, counted by reason, and the session stays.
-pub(super) fn serve<A: App, B>(hub: &Hub<A>, request: http::Request<B>) -> Response<Body> {
-    match stream(hub, request) {
+pub(super) fn serve<A: App, B>(
+    hub: &Hub<A>,
+    request: http::Request<B>,
+    version: &'static str,
+) -> Response<Body> {
+    match stream(hub, request, version) {
         Ok(response) => response,
         Err(reject) => reject.respond(None, &hub.config),
     }
 }
 
-fn stream<A: App, B>(hub: &Hub<A>, request: http::Request<B>) -> Result<Response<Body>, Reject> {
+/// The stream, at the legacy `version` the router read.
+fn stream<A: App, B>(
+    hub: &Hub<A>,
+    request: http::Request<B>,
+    version: &'static str,
+) -> Result<Response<Body>, Reject> {
     let headers = request.headers();
     if !header_rules::accepts(headers, "text/event-stream") {
         return Err(Reject::NotAcceptable("Accept must list text/event-stream"));
@@ -57,9 +66,7 @@ fn stream<A: App, B>(hub: &Hub<A>, request: http::Request<B>) -> Result<Response
         },
     };
     // A client that can resume gets a priming event and `retry`.
-    let version = header_rules::protocol_version(headers.get(headers::name::PROTOCOL_VERSION))
-        .unwrap_or(Version::Modern);
-    let priming = (logging && version.resumes()).then_some(hub.config.sse_retry);
+    let priming = (logging && Version::Legacy(version).resumes()).then_some(hub.config.sse_retry);
     let outlet = match session.streams.open_get(last_event_id, priming) {
         Ok(outlet) => outlet,
         Err(OpenError::Conflict) => return Err(Reject::StreamConnected),

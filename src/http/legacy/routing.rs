@@ -39,7 +39,7 @@ where
             return post::serve(hub, request, version, headers).await;
         }
         match *request.method() {
-            Method::GET if hub.config.standalone_stream => get::serve(hub, request),
+            Method::GET if hub.config.standalone_stream => get::serve(hub, request, version),
             Method::DELETE => delete::serve(hub, request),
             _ => Reject::MethodNotAllowed(allowed_methods(hub)).respond(None, &hub.config),
         }
