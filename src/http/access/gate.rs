@@ -4,7 +4,7 @@
 
 use super::origins::{self, Forbidden, OriginPolicy};
 use crate::http::wire::reject::Reject;
-use crate::http::wire::request_headers::Seen;
+use crate::http::wire::request_headers::RequestHeaders;
 use arc_swap::ArcSwap;
 use http::{HeaderValue, Uri};
 use std::net::SocketAddr;
@@ -103,7 +103,11 @@ impl Access {
     /// Checks a request's `Origin` and `Host` (as the one pass over its
     /// headers found them); on success, the `Origin` to answer with CORS
     /// headers (one allowed by name), if any.
-    pub(crate) fn check(&self, seen: &Seen<'_>, uri: &Uri) -> Result<Option<HeaderValue>, Reject> {
+    pub(crate) fn check(
+        &self,
+        seen: &RequestHeaders<'_>,
+        uri: &Uri,
+    ) -> Result<Option<HeaderValue>, Reject> {
         let loopback = match self.protection {
             RebindingProtection::On => true,
             RebindingProtection::Off => false,

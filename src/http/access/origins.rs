@@ -2,7 +2,7 @@
 //! the loopback rule of DNS-rebinding protection, and what counts as a
 //! loopback name or a public address.
 
-use crate::http::wire::request_headers::Seen;
+use crate::http::wire::request_headers::RequestHeaders;
 use http::header::HeaderValue;
 use http::Uri;
 
@@ -69,7 +69,7 @@ impl OriginPolicy {
     /// origin CORS answers, so nothing looks it up again.
     pub(crate) fn check<'h>(
         &self,
-        seen: &Seen<'h>,
+        seen: &RequestHeaders<'h>,
         uri: &Uri,
     ) -> Result<Option<&'h HeaderValue>, Forbidden> {
         let origin = seen.origin.once().map_err(|_| Forbidden::Twice("Origin"))?;
@@ -195,19 +195,29 @@ mod tests {
         for host in ["localhost:8080", "127.0.0.1:1", "[::1]:3000", "localhost"] {
             let mut h = HeaderMap::new();
             h.insert(HOST, HeaderValue::from_str(host).unwrap());
-            assert_eq!(policy.check(&Seen::scan(&h), &uri), Ok(None), "{host}");
+            assert_eq!(
+                policy.check(&RequestHeaders::scan(&h), &uri),
+                Ok(None),
+                "{host}"
+            );
         }
         let h = headers(&[("host", "evil.example.com")]);
-        assert_eq!(policy.check(&Seen::scan(&h), &uri), Err(Forbidden::Host));
+        assert_eq!(
+            policy.check(&RequestHeaders::scan(&h), &uri),
+            Err(Forbidden::Host)
+        );
         let h = headers(&[
             ("host", "localhost:1"),
             ("origin", "https://evil.example.com"),
         ]);
-        assert_eq!(policy.check(&Seen::scan(&h), &uri), Err(Forbidden::Origin));
+        assert_eq!(
+            policy.check(&RequestHeaders::scan(&h), &uri),
+            Err(Forbidden::Origin)
+        );
         let h = headers(&[("host", "localhost:1"), ("origin", "http://localhost:5173")]);
         // The origin that passed, for CORS to answer.
         assert_eq!(
-            policy.check(&Seen::scan(&h), &uri),
+            policy.check(&RequestHeaders::scan(&h), &uri),
             Ok(Some(&HeaderValue::from_static("http://localhost:5173")))
         );
         let listed = OriginPolicy {
@@ -216,22 +226,23 @@ mod tests {
         };
         let h = headers(&[("host", "localhost:1"), ("origin", "https://app.example")]);
         assert_eq!(
-            listed.check(&Seen::scan(&h), &uri),
+            listed.check(&RequestHeaders::scan(&h), &uri),
             Ok(Some(&HeaderValue::from_static("https://app.example")))
         );
         assert_eq!(
-            OriginPolicy::default().check(&Seen::scan(&headers(&[("host", "x.y")])), &uri),
+            OriginPolicy::default()
+                .check(&RequestHeaders::scan(&headers(&[("host", "x.y")])), &uri),
             Ok(None)
         );
         // An Origin is checked by every policy, the open one too.
         let h = headers(&[("host", "x.y"), ("origin", "https://x.y")]);
         assert_eq!(
-            OriginPolicy::default().check(&Seen::scan(&h), &uri),
+            OriginPolicy::default().check(&RequestHeaders::scan(&h), &uri),
             Err(Forbidden::Origin)
         );
         let h = headers(&[("host", "x.y"), ("origin", "null")]);
         assert_eq!(
-            OriginPolicy::default().check(&Seen::scan(&h), &uri),
+            OriginPolicy::default().check(&RequestHeaders::scan(&h), &uri),
             Err(Forbidden::Origin)
         );
     }
@@ -270,7 +281,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                policy.check(&Seen::scan(&headers(&pairs)), &uri),
+                policy.check(&RequestHeaders::scan(&headers(&pairs)), &uri),
                 Err(Forbidden::Twice(twice)),
                 "{pairs:?}"
             );

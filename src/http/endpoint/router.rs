@@ -28,7 +28,7 @@ use crate::http::wire::header_rules;
 use crate::http::wire::message;
 use crate::http::wire::protocol::Version;
 use crate::http::wire::reject::{self, Reject};
-use crate::http::wire::request_headers::{Carried, Seen};
+use crate::http::wire::request_headers::{HeaderFindings, RequestHeaders};
 use http::request::Parts;
 use http::{Method, Response};
 use std::future::Future;
@@ -57,7 +57,7 @@ where
         let config = &hub.config;
         // The headers every step below reads, found once; what is read
         // after this block is taken out owned (the request moves on).
-        let seen = Seen::scan(request.headers());
+        let seen = RequestHeaders::scan(request.headers());
         let origin = match hub.access.check(&seen, request.uri()) {
             Ok(origin) => origin,
             Err(reject) => return reject.respond(None, config),
@@ -70,8 +70,8 @@ where
         }
         // Held here, lent to the steps below (not moved into each one's
         // future in turn).
-        let carried = Carried::of(&seen, request.headers(), request.method());
-        let mut response = match authenticated(hub, request, &carried).await {
+        let findings = HeaderFindings::of(&seen, request.headers(), request.method());
+        let mut response = match authenticated(hub, request, &findings).await {
             Ok(response) => response,
             Err(refused) => refused,
         };
@@ -107,7 +107,7 @@ fn allowed_methods<A: App>(hub: &Hub<A>) -> &'static str {
 fn authenticated<'a, A, B>(
     hub: &'a Arc<Hub<A>>,
     request: http::Request<B>,
-    carried: &'a Carried,
+    findings: &'a HeaderFindings,
 ) -> impl Future<Output = Result<Response<Body>, Response<Body>>> + 'a
 where
     A: App,
@@ -125,7 +125,7 @@ where
             return Err(refusal.respond(None, config));
         }
         let modern = config.modern;
-        let version = match &carried.version {
+        let version = match &findings.version {
             Ok(Version::Modern) if !modern => {
                 Err(crate::http::wire::protocol::MODERN_VERSION.to_string())
             }
@@ -152,8 +152,8 @@ where
         };
         let request = http::Request::from_parts(parts, body);
         Ok(match version {
-            Version::Modern => modern::serve(hub, request, carried.post, &carried.mcp).await,
-            Version::Legacy(version) => legacy::serve(hub, request, version, carried.post).await,
+            Version::Modern => modern::serve(hub, request, findings.post, &findings.mcp).await,
+            Version::Legacy(version) => legacy::serve(hub, request, version, findings.post).await,
         })
     }
 }

@@ -9,7 +9,7 @@ use crate::http::wire::meta::{META_CAPABILITIES, META_VERSION};
 use crate::http::wire::one_walk::{MemberExtents, META_READ, PARAMS_READ};
 use crate::http::wire::protocol::MODERN_VERSION;
 use crate::http::wire::raw_text::{MemberWalk, RawText};
-use crate::http::wire::request_headers::{McpHeaders, Single};
+use crate::http::wire::request_headers::{McpHeaders, SingleValued};
 use http::HeaderMap;
 use std::borrow::Cow;
 
@@ -281,11 +281,11 @@ fn named_target<'a>(method: &str, checked: &CheckedParams<'a>) -> Option<Cow<'a,
 
 /// A header's value as text; `Err` if it is not visible ASCII (plus space
 /// and tab), which "Server Validation" counts as a failure.
-fn header_text<'h>(header: &'h Single, name: &str) -> Result<Option<&'h str>, RpcError> {
+fn header_text<'h>(header: &'h SingleValued, name: &str) -> Result<Option<&'h str>, RpcError> {
     let value = match header {
-        Single::Absent => return Ok(None),
-        Single::One(value) => value,
-        Single::Repeated => {
+        SingleValued::Absent => return Ok(None),
+        SingleValued::One(value) => value,
+        SingleValued::Repeated => {
             return Err(header_mismatch(format!(
                 "{name} header given more than once"
             )))
@@ -343,7 +343,7 @@ fn mismatch(header: &str, value: &str, body: &str) -> RpcError {
 mod tests {
     use super::*;
     use crate::http::wire::one_walk::{self, Find};
-    use crate::http::wire::request_headers::Seen;
+    use crate::http::wire::request_headers::RequestHeaders;
     use http::HeaderValue;
     use serde_json::json;
     use serde_json::Value;
@@ -354,7 +354,7 @@ mod tests {
 
     /// The checks as `serve` runs them: the fields read once, then checked.
     fn check_headers(headers: &HeaderMap, message: &Message) -> Result<(), RpcError> {
-        let mcp = McpHeaders::of(&Seen::scan(headers));
+        let mcp = McpHeaders::of(&RequestHeaders::scan(headers));
         super::check_headers(headers, &mcp, message, &fields(message, None)?)
     }
 

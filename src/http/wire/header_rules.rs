@@ -8,10 +8,10 @@ use crate::http::wire::protocol::{Version, DEFAULT_VERSION};
 use http::header::{HeaderName, ACCEPT, AUTHORIZATION};
 use http::{HeaderMap, HeaderValue};
 
-/// Reads `MCP-Protocol-Version` (its first value): absent means [`DEFAULT_VERSION`]; any
-/// served version is accepted, not only the one a session negotiated (real
-/// clients send an older one on some requests). `Err` carries the
-/// unsupported value.
+/// Reads `MCP-Protocol-Version` (its first value): absent means
+/// [`DEFAULT_VERSION`]; any served version is accepted, not only the one a
+/// session negotiated (real clients send an older one on some requests).
+/// `Err` carries the unsupported value.
 pub(crate) fn protocol_version(value: Option<&HeaderValue>) -> Result<Version, String> {
     let Some(value) = value else {
         return Ok(Version::Legacy(DEFAULT_VERSION));

@@ -1,7 +1,7 @@
 //! The request headers the layer reads on a request's way (the router's
-//! checks, a `POST`'s message, the 2026-07-28 validation), found in one pass
-//! over the map ([`Seen::scan`]), and what the rest of the way needs of
-//! them, owned ([`Carried`]).
+//! checks, a `POST`'s message, the 2026-07-28 validation), found in one
+//! pass over the map ([`RequestHeaders::scan`]), and what the rest of the
+//! way needs of them, owned ([`HeaderFindings`]).
 //!
 //! A `HeaderMap` lookup hashes the name it is given: a 2026-07-28
 //! `tools/call` asked after eight names, about 1,300 instructions, where
@@ -13,9 +13,9 @@
 //!
 //! The values found borrow the map, and the request moves on (its parts go
 //! to the application at the end): what is read after the router is taken
-//! out first, as [`Carried`], owned, which the router's future holds and
-//! lends to the steps below it (moved into each one's future instead, it
-//! was copied at every level).
+//! out first, as [`HeaderFindings`], owned, which the router's future
+//! holds and lends to the steps below it (moved into each one's future
+//! instead, it was copied at every level).
 
 use crate::http::wire::header_rules;
 use crate::http::wire::headers;
@@ -25,12 +25,12 @@ use http::{HeaderMap, HeaderValue};
 /// One header as the pass found it: its first value, and whether it has
 /// another.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Found<'h> {
+pub(crate) struct FoundHeader<'h> {
     first: Option<&'h HeaderValue>,
     repeated: bool,
 }
 
-impl<'h> Found<'h> {
+impl<'h> FoundHeader<'h> {
     /// The first value, if any (what `HeaderMap::get` answers).
     pub(crate) fn first(self) -> Option<&'h HeaderValue> {
         self.first
@@ -59,30 +59,30 @@ pub(crate) struct Repeated;
 
 /// The headers the layer reads from a request, found in one pass.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Seen<'h> {
+pub(crate) struct RequestHeaders<'h> {
     /// `Origin` (the access checks; CORS).
-    pub(crate) origin: Found<'h>,
+    pub(crate) origin: FoundHeader<'h>,
     /// `Host` (the access checks).
-    pub(crate) host: Found<'h>,
+    pub(crate) host: FoundHeader<'h>,
     /// `MCP-Protocol-Version` (the router).
-    pub(crate) protocol_version: Found<'h>,
+    pub(crate) protocol_version: FoundHeader<'h>,
     /// `Accept` (a `POST`'s message).
-    pub(crate) accept: Found<'h>,
+    pub(crate) accept: FoundHeader<'h>,
     /// `Content-Type` (a `POST`'s message).
-    pub(crate) content_type: Found<'h>,
+    pub(crate) content_type: FoundHeader<'h>,
     /// `Content-Length` (a `POST`'s message).
-    pub(crate) content_length: Found<'h>,
+    pub(crate) content_length: FoundHeader<'h>,
     /// `Mcp-Method` (2026-07-28 validation).
-    pub(crate) mcp_method: Found<'h>,
+    pub(crate) mcp_method: FoundHeader<'h>,
     /// `Mcp-Name` (2026-07-28 validation).
-    pub(crate) mcp_name: Found<'h>,
+    pub(crate) mcp_name: FoundHeader<'h>,
 }
 
-impl<'h> Seen<'h> {
+impl<'h> RequestHeaders<'h> {
     /// One pass over `map`: each name compared with the eight, as text (a
     /// name the map holds is lowercase).
-    pub(crate) fn scan(map: &'h HeaderMap) -> Seen<'h> {
-        let mut seen = Seen::default();
+    pub(crate) fn scan(map: &'h HeaderMap) -> RequestHeaders<'h> {
+        let mut seen = RequestHeaders::default();
         for (name, value) in map {
             let found = match name.as_str() {
                 "origin" => &mut seen.origin,
@@ -116,7 +116,7 @@ pub(crate) struct PostHeaders {
 impl PostHeaders {
     /// Read from what the pass found (`headers`, the map it went over, for
     /// an `Accept` given more than once).
-    pub(crate) fn of(seen: &Seen<'_>, headers: &HeaderMap) -> PostHeaders {
+    pub(crate) fn of(seen: &RequestHeaders<'_>, headers: &HeaderMap) -> PostHeaders {
         PostHeaders {
             accepts: header_rules::accepts_post(seen.accept.once().ok().flatten(), headers),
             json: header_rules::is_json(seen.content_type.first()),
@@ -132,7 +132,7 @@ impl PostHeaders {
 /// A header of one value at most, owned: `Mcp-Method` and `Mcp-Name`,
 /// checked against the body once it is read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Single {
+pub(crate) enum SingleValued {
     /// Not given.
     #[default]
     Absent,
@@ -143,19 +143,19 @@ pub(crate) enum Single {
     Repeated,
 }
 
-impl Single {
-    fn of(found: Found<'_>) -> Single {
+impl SingleValued {
+    fn of(found: FoundHeader<'_>) -> SingleValued {
         match found.once() {
-            Ok(None) => Single::Absent,
-            Ok(Some(value)) => Single::One(value.clone()),
-            Err(Repeated) => Single::Repeated,
+            Ok(None) => SingleValued::Absent,
+            Ok(Some(value)) => SingleValued::One(value.clone()),
+            Err(Repeated) => SingleValued::Repeated,
         }
     }
 }
 
 /// What the request's way reads of its headers after the router, owned.
 #[derive(Debug)]
-pub(crate) struct Carried {
+pub(crate) struct HeaderFindings {
     /// The protocol version `MCP-Protocol-Version` names
     /// ([`header_rules::protocol_version`]).
     pub(crate) version: Result<Version, String>,
@@ -170,33 +170,37 @@ pub(crate) struct Carried {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct McpHeaders {
     /// `Mcp-Method`: the body's `method`.
-    pub(crate) method: Single,
+    pub(crate) method: SingleValued,
     /// `Mcp-Name`: the body's target (a tool's or prompt's name, a
     /// resource's URI, a task's id).
-    pub(crate) name: Single,
+    pub(crate) name: SingleValued,
 }
 
 impl McpHeaders {
     /// From what the pass found.
-    pub(crate) fn of(seen: &Seen<'_>) -> McpHeaders {
+    pub(crate) fn of(seen: &RequestHeaders<'_>) -> McpHeaders {
         McpHeaders {
-            method: Single::of(seen.mcp_method),
-            name: Single::of(seen.mcp_name),
+            method: SingleValued::of(seen.mcp_method),
+            name: SingleValued::of(seen.mcp_name),
         }
     }
 }
 
-impl Carried {
+impl HeaderFindings {
     /// Taken from what the pass found over `headers`, for a request of
     /// method `method`.
-    pub(crate) fn of(seen: &Seen<'_>, headers: &HeaderMap, method: &http::Method) -> Carried {
+    pub(crate) fn of(
+        seen: &RequestHeaders<'_>,
+        headers: &HeaderMap,
+        method: &http::Method,
+    ) -> HeaderFindings {
         let version = header_rules::protocol_version(seen.protocol_version.first());
         let post = (method == http::Method::POST).then(|| PostHeaders::of(seen, headers));
         let mcp = match version {
             Ok(Version::Modern) => McpHeaders::of(seen),
             _ => McpHeaders::default(),
         };
-        Carried { version, post, mcp }
+        HeaderFindings { version, post, mcp }
     }
 }
 
@@ -249,8 +253,8 @@ mod tests {
         ];
         for pairs in cases {
             let headers = map(pairs);
-            let seen = Seen::scan(&headers);
-            let names: [(&HeaderName, Found<'_>); 8] = [
+            let seen = RequestHeaders::scan(&headers);
+            let names: [(&HeaderName, FoundHeader<'_>); 8] = [
                 (&ORIGIN, seen.origin),
                 (&HOST, seen.host),
                 (&headers::name::PROTOCOL_VERSION, seen.protocol_version),
@@ -279,8 +283,8 @@ mod tests {
             ("mcp-name", "a"),
             ("mcp-name", "b"),
         ]);
-        let seen = Seen::scan(&headers);
-        let post = Carried::of(&seen, &headers, &http::Method::POST);
+        let seen = RequestHeaders::scan(&headers);
+        let post = HeaderFindings::of(&seen, &headers, &http::Method::POST);
         assert_eq!(post.version, Ok(Version::Modern));
         let expected = PostHeaders {
             accepts: true,
@@ -290,23 +294,24 @@ mod tests {
         assert_eq!(post.post, Some(expected));
         assert_eq!(
             post.mcp.method,
-            Single::One(HeaderValue::from_static("tools/call"))
+            SingleValued::One(HeaderValue::from_static("tools/call"))
         );
-        assert_eq!(post.mcp.name, Single::Repeated);
-        let get = Carried::of(&seen, &headers, &http::Method::GET);
+        assert_eq!(post.mcp.name, SingleValued::Repeated);
+        let get = HeaderFindings::of(&seen, &headers, &http::Method::GET);
         assert_eq!(get.post, None);
         // Only 2026-07-28 reads `Mcp-Method` and `Mcp-Name`.
         let legacy = map(&[
             ("mcp-protocol-version", "2025-11-25"),
             ("mcp-method", "tools/call"),
         ]);
-        let carried = Carried::of(&Seen::scan(&legacy), &legacy, &http::Method::POST);
-        assert_eq!(carried.mcp, McpHeaders::default());
+        let findings =
+            HeaderFindings::of(&RequestHeaders::scan(&legacy), &legacy, &http::Method::POST);
+        assert_eq!(findings.mcp, McpHeaders::default());
         let expected = PostHeaders {
             accepts: false,
             json: false,
             declared_length: None,
         };
-        assert_eq!(carried.post, Some(expected));
+        assert_eq!(findings.post, Some(expected));
     }
 }
